@@ -1,0 +1,168 @@
+"""The kafka-audit command line (typer). Exit codes live in auditor.exitcodes.
+
+Heavy modules (sqlframe, duckdb, pyspark) are imported inside the commands that need
+them, so `kafka-audit rules` and `--help` start fast and never start a JVM.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from auditor import __version__, exitcodes
+from auditor.errors import AuditorError, UsageError
+
+app = typer.Typer(
+    name="kafka-audit",
+    help="Kafka cluster configuration linter and static auditor.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+rules_app = typer.Typer(help="List and explain the rules.", no_args_is_help=False, invoke_without_command=True)
+app.add_typer(rules_app, name="rules")
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class FailOn(str, Enum):
+    info = "info"
+    warning = "warning"
+    error = "error"
+    critical = "critical"
+    never = "never"
+
+
+class EngineName(str, Enum):
+    duckdb = "duckdb"
+    spark = "spark"
+
+
+class RulesFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+def _version(value: bool):
+    if value:
+        typer.echo(f"kafka-audit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
+):
+    """Collect a snapshot of a Kafka cluster, then lint it: exit 0 clean, 1 findings, 2 usage, 3 incomplete."""
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"{output}: cannot write ({e.strerror or e})") from None
+
+
+@app.command()
+def check(
+    target: Annotated[Path, typer.Argument(help="A snapshot directory, or a directory holding several.")],
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.text,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
+    fail_on: Annotated[FailOn | None, typer.Option(help="Lowest severity that fails the run (exit 1). Default: the config's fail_on, else error.")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml (default: ./kafka-audit.toml or [tool.kafka-audit] in ./pyproject.toml).")] = None,
+    engine: Annotated[EngineName, typer.Option(help="duckdb (embedded, default) or spark.")] = EngineName.duckdb,
+    master: Annotated[str | None, typer.Option(help="Spark master URL (implies --engine spark).")] = None,
+):
+    """Audit one or more snapshots and report findings."""
+    from auditor.config import find_config
+    from auditor.engine import open_engine
+    from auditor.engine.runner import run_audit
+    from auditor.render import render
+    from auditor.snapshot.io import discover, open_snapshot
+
+    cfg = find_config(config)
+    refs = [open_snapshot(p) for p in discover(target)]
+    engine_name = "spark" if master else engine.value
+    with open_engine(engine_name, master=master) as eng:
+        result = run_audit(eng, refs, cfg)
+    _write(render(fmt.value, result), output)
+    threshold = fail_on.value if fail_on else cfg.fail_on
+    raise typer.Exit(exitcodes.for_result(failing=result.failing(threshold), incomplete=result.is_incomplete))
+
+
+@rules_app.callback()
+def rules_default(ctx: typer.Context,
+                  fmt: Annotated[RulesFormat, typer.Option("--format", "-f")] = RulesFormat.table):
+    """With no subcommand: the same as `rules list`."""
+    if ctx.invoked_subcommand is None:
+        rules_list(fmt)
+
+
+@rules_app.command("list")
+def rules_list(fmt: Annotated[RulesFormat, typer.Option("--format", "-f")] = RulesFormat.table):
+    """Every rule: code, name, severity, category, summary."""
+    from auditor import rulesdoc
+
+    sys.stdout.write(rulesdoc.render_list(fmt.value))
+
+
+@rules_app.command("explain")
+def rules_explain(
+    rule: Annotated[str, typer.Argument(help="A rule code (REP002) or name (min-isr-equals-rf).")],
+    fmt: Annotated[RulesFormat, typer.Option("--format", "-f")] = RulesFormat.table,
+):
+    """A rule's full documentation: why, remediation, example, parameters."""
+    from auditor import rulesdoc
+    from auditor.registry import load_rules, resolve
+
+    load_rules()
+    matches = resolve(rule, "rules explain")
+    if len(matches) != 1:
+        raise UsageError(f"rules explain: '{rule}' names {len(matches)} rules; give one code or name")
+    sys.stdout.write(rulesdoc.render_one(matches[0], fmt.value))
+
+
+def main() -> None:
+    """Console entry point: one-line errors with the right exit code, never a traceback for bad input."""
+    try:
+        # standalone_mode=False: click returns the exit code instead of exiting itself.
+        code = app(standalone_mode=False)
+    except AuditorError as e:
+        typer.echo(f"kafka-audit: {e}", err=True)
+        sys.exit(e.exit_code)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        typer.echo("kafka-audit: aborted", err=True)
+        sys.exit(exitcodes.USAGE)
+    except KeyboardInterrupt:
+        typer.echo("kafka-audit: interrupted", err=True)
+        sys.exit(130)
+    except Exception as e:  # click usage errors and anything unexpected
+        if callable(getattr(e, "show", None)) and hasattr(e, "exit_code"):  # click.ClickException
+            e.show()
+            sys.exit(exitcodes.USAGE)
+        if os.environ.get("KAFKA_AUDIT_DEBUG"):
+            raise
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        typer.echo(f"kafka-audit: internal error: {type(e).__name__}: {first} (set KAFKA_AUDIT_DEBUG=1 for details)", err=True)
+        sys.exit(exitcodes.USAGE)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""The configuration file: ``kafka-audit.toml`` or ``[tool.kafka-audit]`` in pyproject.toml.
+
+    select = ["REP", "PAR001"]          # codes, names or code prefixes (default: all)
+    ignore = ["PAR007"]
+    fail_on = "error"                   # default for --fail-on
+
+    [severity]
+    REP004 = "error"
+
+    [params.THR003]                     # or [params.network-threads-low]
+    cores_per_network_thread = 4
+
+    [[exemptions]]
+    rules = ["REP003"]                  # optional: all rules when absent
+    cluster = "^dev-"                   # regex (search) on the cluster name; optional
+    resource = "^scratch\\."            # regex (search) on the resource name; optional
+    reason = "dev clusters run RF 1 by design"   # mandatory
+    expires = 2027-01-31                # optional; an expired exemption no longer applies
+
+Every rule reference is checked: an unknown one is a usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from auditor.errors import UsageError
+from auditor.findings import FAIL_ON, SEVERITIES
+from auditor.registry import Rule, load_rules, resolve
+
+_KEYS = {"select", "ignore", "fail_on", "severity", "params", "exemptions"}
+
+
+@dataclass(frozen=True)
+class Exemption:
+    reason: str
+    rules: tuple[str, ...] = ()  # codes; empty = every rule
+    cluster: str | None = None
+    resource: str | None = None
+    expires: dt.date | None = None
+
+    def active(self, today: dt.date) -> bool:
+        return self.expires is None or today <= self.expires
+
+
+@dataclass
+class AuditConfig:
+    source: str = "defaults"
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_on: str = "error"
+    severity: dict[str, str] = field(default_factory=dict)  # code -> severity
+    params: dict[str, dict] = field(default_factory=dict)  # code -> overrides
+    exemptions: list[Exemption] = field(default_factory=list)
+
+    def rules(self, scopes: tuple[str, ...] = ("cluster",)) -> list[Rule]:
+        """Selected rules of the given scopes, in code order."""
+        all_rules = load_rules()
+        chosen = {r.code for ref in self.select for r in resolve(ref, self.source)} if self.select else set(all_rules)
+        chosen -= {r.code for ref in self.ignore for r in resolve(ref, self.source)}
+        return [all_rules[c] for c in sorted(chosen) if all_rules[c].scope in scopes]
+
+    def severity_of(self, rule: Rule) -> str:
+        return self.severity.get(rule.code, rule.severity)
+
+    def params_of(self, rule: Rule) -> MappingProxyType:
+        return rule.bind(self.params.get(rule.code), self.source)
+
+    def active_exemptions(self, today: dt.date | None = None) -> tuple[list[Exemption], list[Exemption]]:
+        today = today or dt.date.today()
+        active = [e for e in self.exemptions if e.active(today)]
+        return active, [e for e in self.exemptions if not e.active(today)]
+
+
+def find_config(explicit: str | None, cwd: Path | None = None) -> AuditConfig:
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise UsageError(f"{path}: config file not found")
+        return load_config(path)
+    cwd = cwd or Path.cwd()
+    if (cwd / "kafka-audit.toml").is_file():
+        return load_config(cwd / "kafka-audit.toml")
+    if (cwd / "pyproject.toml").is_file():
+        try:
+            data = tomllib.loads((cwd / "pyproject.toml").read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+            return AuditConfig()  # not ours to judge when it has no section for us
+        section = data.get("tool", {}).get("kafka-audit")
+        if isinstance(section, dict):
+            return parse_config(section, f"{cwd / 'pyproject.toml'} [tool.kafka-audit]")
+    return AuditConfig()
+
+
+def load_config(path: Path) -> AuditConfig:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: not valid TOML ({e})") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path}: unreadable ({e})") from None
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("kafka-audit", {})
+    return parse_config(data, str(path))
+
+
+def parse_config(data: dict, where: str) -> AuditConfig:
+    unknown = set(data) - _KEYS
+    if unknown:
+        raise UsageError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))}")
+    cfg = AuditConfig(source=where)
+    cfg.select = _str_list(data.get("select", []), where, "select")
+    cfg.ignore = _str_list(data.get("ignore", []), where, "ignore")
+    for ref in cfg.select + cfg.ignore:
+        resolve(ref, where)
+    cfg.fail_on = data.get("fail_on", cfg.fail_on)
+    if cfg.fail_on not in FAIL_ON:
+        raise UsageError(f"{where}: fail_on must be one of {', '.join(FAIL_ON)}")
+    for ref, sev in _table(data, "severity", where).items():
+        if sev not in SEVERITIES:
+            raise UsageError(f"{where}: severity of {ref} must be one of {', '.join(SEVERITIES)}")
+        for r in resolve(ref, where):
+            cfg.severity[r.code] = sev
+    for ref, overrides in _table(data, "params", where).items():
+        rules = resolve(ref, where)
+        if len(rules) != 1 or not isinstance(overrides, dict):
+            raise UsageError(f"{where}: [params.{ref}] must name one rule and hold its parameters")
+        rules[0].bind(overrides, where)  # validate now, not mid-run
+        cfg.params[rules[0].code] = dict(overrides)
+    exemptions = data.get("exemptions", [])
+    if not isinstance(exemptions, list):
+        raise UsageError(f"{where}: exemptions must be an array of tables ([[exemptions]])")
+    cfg.exemptions = [_exemption(e, i, where) for i, e in enumerate(exemptions, 1)]
+    return cfg
+
+
+def _exemption(raw, index: int, where: str) -> Exemption:
+    at = f"{where}: exemption #{index}"
+    if not isinstance(raw, dict):
+        raise UsageError(f"{at} must be a table")
+    unknown = set(raw) - {"rules", "cluster", "resource", "reason", "expires"}
+    if unknown:
+        raise UsageError(f"{at}: unknown key(s) {', '.join(sorted(unknown))}")
+    reason = raw.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise UsageError(f"{at} needs a reason")
+    codes = tuple(sorted({r.code for ref in _str_list(raw.get("rules", []), at, "rules") for r in resolve(ref, at)}))
+    for key in ("cluster", "resource"):
+        pattern = raw.get(key)
+        if pattern is not None:
+            if not isinstance(pattern, str):
+                raise UsageError(f"{at}: {key} must be a regular expression string")
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise UsageError(f"{at}: {key} is not a valid regular expression ({e})") from None
+    expires = raw.get("expires")
+    if isinstance(expires, str):
+        try:
+            expires = dt.date.fromisoformat(expires)
+        except ValueError:
+            raise UsageError(f"{at}: expires must be a date (YYYY-MM-DD)") from None
+    if expires is not None and not isinstance(expires, dt.date):
+        raise UsageError(f"{at}: expires must be a date (YYYY-MM-DD)")
+    return Exemption(reason.strip(), codes, raw.get("cluster"), raw.get("resource"), expires)
+
+
+def _str_list(value, where: str, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{where}: {key} must be a list of rule codes or names")
+    return tuple(value)
+
+
+def _table(data: dict, key: str, where: str) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: [{key}] must be a table")
+    return value

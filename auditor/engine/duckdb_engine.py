@@ -1,0 +1,64 @@
+"""DuckDB in-process through sqlframe: the embedded engine. Never imports pyspark."""
+
+from __future__ import annotations
+
+from auditor.engine.base import VIEW_PREFIX, Engine
+from auditor.snapshot.schema import Table, duckdb_type
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+class DuckDBEngine(Engine):
+    name = "duckdb"
+
+    def __init__(self, threads: int | None = None):
+        import duckdb
+        from sqlframe.duckdb import DuckDBSession
+
+        self.conn = duckdb.connect(database=":memory:")
+        if threads:
+            self.conn.execute(f"SET threads = {int(threads)}")
+        # Snapshots are local files; never let DuckDB fetch extensions from the network.
+        self.conn.execute("SET autoinstall_known_extensions = false")
+        self.session = DuckDBSession(conn=self.conn)
+
+    def materialize(self, df, name: str, *, reuse: bool = False):
+        table = VIEW_PREFIX + name
+        self.conn.execute(f"CREATE OR REPLACE TABLE {table} AS {self.sql_of(df)}")
+        return self.session.table(table)
+
+    def _columns(self, table: Table) -> str:
+        return ", ".join(f"CAST({c.name} AS {duckdb_type(c.type)}) AS {c.name}" for c in table.columns)
+
+    def _register_rows(self, table: Table, rows: list[dict]) -> None:
+        view = VIEW_PREFIX + table.name
+        cols = ", ".join(f"{c.name} {duckdb_type(c.type)}" for c in table.columns)
+        self.conn.execute(f"CREATE OR REPLACE TABLE {view} ({cols})")
+        if rows:
+            marks = ", ".join("?" for _ in table.columns)
+            self.conn.executemany(f"INSERT INTO {view} VALUES ({marks})", [[r.get(c.name) for c in table.columns] for r in rows])
+
+    def _register_files(self, table: Table, parquet: list[str], jsonl: list[str]) -> None:
+        selects = []
+        if parquet:
+            files = ", ".join(_quote(f) for f in parquet)
+            selects.append(f"SELECT {self._columns(table)} FROM read_parquet([{files}], union_by_name = true)")
+        if jsonl:
+            files = ", ".join(_quote(f) for f in jsonl)
+            columns = ", ".join(f"{_quote(c.name)}: {_quote(duckdb_type(c.type))}" for c in table.columns)
+            selects.append(
+                f"SELECT {self._columns(table)} FROM read_json([{files}], format = 'newline_delimited', "
+                f"columns = {{{columns}}})"
+            )
+        if not selects:
+            selects.append(f"SELECT {self._columns(table)} FROM (SELECT {', '.join('NULL AS ' + c.name for c in table.columns)}) WHERE false")
+        self.conn.execute(f"CREATE OR REPLACE VIEW {VIEW_PREFIX}{table.name} AS " + " UNION ALL ".join(selects))
+        # Surface unreadable files now, with their names, rather than mid-check.
+        self.conn.execute(f"SELECT count(*) FROM {VIEW_PREFIX}{table.name}").fetchall()
+
+    def close(self) -> None:
+        # sqlframe keeps one active session per process; stop() closes the connection and
+        # clears it. Closing explicitly also keeps duckdb's binding quiet at exit.
+        self.session.stop()

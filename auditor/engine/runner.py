@@ -1,0 +1,106 @@
+"""Run the selected rules over loaded tables: one lazy DataFrame of findings.
+
+Every rule's DataFrame is given its code, name and (possibly overridden) severity, the
+rules are unioned into one plan, cluster names joined in, exemptions marked and the
+fingerprint computed, all inside the engine. Only ``collect_findings`` is an action, and
+the fleet job writes the same DataFrame to Parquet instead of collecting it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from functools import reduce
+
+from sqlframe.base import functions as F
+
+from auditor.config import AuditConfig
+from auditor.engine.base import Engine, Tables
+from auditor.engine.frames import join
+from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
+from auditor.registry import Rule
+from auditor.snapshot.io import SnapshotRef
+
+
+def findings_frame(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None):
+    frames = []
+    for rule in rules:
+        df = rule.func(tables, config.params_of(rule))
+        missing = [c for c in CHECK_COLUMNS if c not in df.columns]
+        if missing:
+            raise TypeError(f"rule {rule.code} returned a DataFrame without {missing}")
+        shaped = df.select(
+            F.lit(rule.code).alias("rule"),
+            F.lit(rule.name).alias("name"),
+            F.lit(config.severity_of(rule)).alias("severity"),
+            *[F.col(c).cast("string") for c in CHECK_COLUMNS],
+        )
+        # Each rule's findings become an engine table, so the union below is a small plan.
+        frames.append(tables.materialize(shaped, "findings_" + rule.code.lower()))
+    if not frames:
+        frames.append(_empty_findings(tables))
+    union = reduce(lambda a, b: a.unionByName(b), frames)
+    clusters = tables.clusters.select("cluster_id", F.col("cluster_name").alias("cluster"))
+    out = join(union, clusters, "cluster_id", "left").withColumn(
+        "cluster", F.coalesce(F.col("cluster"), F.col("cluster_id"))
+    )
+    active, _expired = config.active_exemptions(today)
+    exempted = F.lit(None).cast("string")
+    for ex in reversed(active):  # the first matching exemption names the reason
+        cond = F.lit(True)
+        if ex.rules:
+            cond = cond & F.col("rule").isin(*ex.rules)
+        if ex.cluster:
+            cond = cond & F.col("cluster").rlike(ex.cluster)
+        if ex.resource:
+            cond = cond & F.col("resource_name").rlike(ex.resource)
+        exempted = F.when(cond, F.lit(ex.reason)).otherwise(exempted)
+    key = F.concat_ws("|", F.col("rule"), F.col("cluster"), F.col("resource_type"), F.col("resource_name"))
+    return out.select(
+        "rule", "name", "severity", "cluster_id", "cluster", "resource_type", "resource_name", "message", "evidence",
+        F.substring(F.sha2(key, 256), 1, 32).alias("fingerprint"),
+        exempted.alias("exempted_by"),
+    )
+
+
+def _empty_findings(tables: Tables):
+    return tables.clusters.where(F.lit(False)).select(
+        F.lit("").alias("rule"), F.lit("").alias("name"), F.lit("").alias("severity"),
+        *[F.lit("").alias(c) if c != "cluster_id" else F.col("cluster_id") for c in CHECK_COLUMNS],
+    )
+
+
+def collect_findings(frame) -> tuple[list[Finding], int]:
+    """(findings that are not exempted, how many were exempted). An action."""
+    findings, exempted = [], 0
+    for row in frame.collect():
+        data = row.asDict()
+        if data.pop("exempted_by"):
+            exempted += 1
+        else:
+            findings.append(Finding.from_row(data))
+    return findings, exempted
+
+
+def incomplete_sources(refs: Sequence[SnapshotRef]) -> list[dict]:
+    return [
+        {"cluster": r.manifest.cluster_name, **{k: e.get(k) for k in ("source", "target", "message")}}
+        for r in refs for e in r.manifest.errors
+    ]
+
+
+def run_audit(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConfig,
+              scopes: tuple[str, ...] = ("cluster",)) -> AuditResult:
+    tables = engine.load(refs)
+    findings, exempted = collect_findings(findings_frame(tables, config.rules(scopes), config))
+    _active, expired = config.active_exemptions()
+    notes = [f"exemption expired on {e.expires}: {e.reason}" for e in expired]
+    return AuditResult(
+        findings=findings,
+        clusters=[{"id": r.manifest.cluster_id, "name": r.manifest.cluster_name, **{
+            k: v for k, v in r.manifest.cluster.items() if k not in ("id", "name")}} for r in refs],
+        incomplete=incomplete_sources(refs),
+        engine=engine.name,
+        exempted=exempted,
+        notes=notes,
+    )

@@ -1,0 +1,75 @@
+"""Spark through sqlframe's Spark session: local[*], a cluster master, or spark-submit's session.
+
+pyspark is imported here and nowhere else, so the embedded path never starts a JVM.
+"""
+
+from __future__ import annotations
+
+import os
+
+from auditor.engine.base import VIEW_PREFIX, Engine
+from auditor.snapshot.schema import Table, spark_ddl
+
+
+class SparkEngine(Engine):
+    name = "spark"
+
+    def __init__(self, master: str | None = None, conf: dict | None = None):
+        if master is None or master.startswith("local"):
+            # Otherwise Spark binds to the external interface.
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        from pyspark.sql import SparkSession as PySparkSession
+        from sqlframe.spark import SparkSession
+
+        builder = PySparkSession.builder.appName("kafka-auditor")
+        if master:
+            builder = builder.master(master)
+        elif "PYSPARK_GATEWAY_PORT" not in os.environ and "spark.master" not in (conf or {}):
+            # Under spark-submit (which sets the gateway variables) the master comes from
+            # spark-submit's own --master; otherwise default to all local cores.
+            builder = builder.master("local[*]")
+        settings = {
+            "spark.sql.shuffle.partitions": "16",  # snapshots are small per cluster; AQE coalesces further
+            "spark.sql.adaptive.enabled": "true",
+            "spark.sql.session.timeZone": "UTC",
+        }
+        settings.update(conf or {})
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        self.spark = builder.getOrCreate()
+        self.spark.sparkContext.setLogLevel("ERROR")
+        self.session = SparkSession(self.spark)
+
+    def materialize(self, df, name: str, *, reuse: bool = False):
+        view = VIEW_PREFIX + name
+        frame = self.spark.sql(self.sql_of(df))
+        if reuse:
+            frame = frame.cache()
+        frame.createOrReplaceTempView(view)
+        return self.session.table(view)
+
+    def _register_rows(self, table: Table, rows: list[dict]) -> None:
+        df = self.spark.createDataFrame([[r.get(c.name) for c in table.columns] for r in rows], spark_ddl(table))
+        df.createOrReplaceTempView(VIEW_PREFIX + table.name)
+
+    def _register_files(self, table: Table, parquet: list[str], jsonl: list[str]) -> None:
+        ddl = spark_ddl(table)
+        frames = []
+        if parquet:
+            frames.append(self.spark.read.schema(ddl).parquet(*parquet))
+        if jsonl:
+            frames.append(self.spark.read.schema(ddl).option("mode", "FAILFAST").json(jsonl))
+        if not frames:
+            frames.append(self.spark.createDataFrame([], ddl))
+        df = frames[0]
+        for other in frames[1:]:
+            df = df.unionByName(other)
+        df.select(*table.names).createOrReplaceTempView(VIEW_PREFIX + table.name)
+
+    def close(self) -> None:
+        # The Spark session belongs to the process (tests and spark-submit reuse it), so it
+        # keeps running; only sqlframe's process-wide active session is released.
+        from sqlframe.base.session import _BaseSession
+
+        if _BaseSession._instance is self.session:
+            _BaseSession._instance = None

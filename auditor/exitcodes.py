@@ -1,0 +1,12 @@
+"""Exit codes of every kafka-audit command, defined once (shared/DESIGN.md)."""
+
+OK = 0  # nothing at or above --fail-on
+FINDINGS = 1  # findings at or above --fail-on
+USAGE = 2  # usage or config error, unreadable or corrupt input
+INCOMPLETE = 3  # a source failed: the audit is incomplete; wins over 0 and 1
+
+
+def for_result(*, failing: bool, incomplete: bool) -> int:
+    if incomplete:
+        return INCOMPLETE
+    return FINDINGS if failing else OK

@@ -1,0 +1,35 @@
+"""Plain text for terminals and CI logs: findings grouped by cluster, worst first."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from auditor.findings import SEVERITY_RANK, AuditResult
+
+_MARK = {"critical": "CRIT", "error": "ERR ", "warning": "WARN", "info": "INFO"}
+
+
+def render(result: AuditResult, **_options) -> str:
+    lines: list[str] = []
+    for item in result.incomplete:
+        target = f" {item['target']}" if item.get("target") else ""
+        lines.append(f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed: {item['message']}")
+    if result.incomplete:
+        lines.append("")
+    by_cluster = sorted(result.findings, key=lambda f: (f.cluster, -SEVERITY_RANK[f.severity], f.rule, f.resource_name))
+    for cluster, items in groupby(by_cluster, key=lambda f: f.cluster):
+        items = list(items)
+        lines.append(f"{cluster} ({len(items)} finding{'s' if len(items) != 1 else ''})")
+        for f in items:
+            lines.append(f"  {_MARK[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}")
+        lines.append("")
+    clean = sorted({c["name"] for c in result.clusters} - {f.cluster for f in result.findings})
+    if clean:
+        lines.append(f"no findings: {', '.join(clean)}")
+    s = result.summary()
+    counts = ", ".join(f"{s[k]} {k}" for k in ("critical", "error", "warning", "info"))
+    status = "INCOMPLETE" if result.is_incomplete else "complete"
+    extra = f", {result.exempted} exempted" if result.exempted else ""
+    lines.append(f"{len(result.clusters)} cluster(s) audited ({status}, engine {result.engine}): {counts}{extra}")
+    lines.extend(f"note: {n}" for n in result.notes)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,234 @@
+"""Declared schemas of the snapshot tables: the contract between collecting and checking.
+
+Every table is declared once here, as Spark DDL types. The Parquet writer, the JSON Lines
+reader, DuckDB and Spark all derive their types from this module; nothing is inferred.
+Every table carries ``cluster_id`` so that a fleet is read as one scan per table.
+
+The ``clusters`` and ``source_errors`` tables are not files: they are derived from each
+snapshot's manifest.json at load time, so the manifest stays the single source of truth
+for what a snapshot is and which of its sources failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # Spark DDL type: string, int, bigint, double, boolean, array<int>, array<string>
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    columns: tuple[Column, ...]
+    doc: str = ""
+    from_manifest: bool = False
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+def _t(name: str, doc: str, *cols: tuple[str, str] | tuple[str, str, str], from_manifest: bool = False) -> Table:
+    columns = (Column("cluster_id", "string", "cluster id from the manifest"),) + tuple(Column(*c) for c in cols)
+    return Table(name, columns, doc, from_manifest)
+
+
+TABLES: dict[str, Table] = {
+    t.name: t
+    for t in (
+        _t(
+            "clusters",
+            "one row per snapshot, from manifest.json",
+            ("cluster_name", "string"),
+            ("environment", "string"),
+            ("tier", "string"),
+            ("platform", "string", "apache | msk | confluent | strimzi"),
+            ("kafka_version", "string"),
+            ("metadata_mode", "string", "zookeeper | kraft"),
+            ("msk_instance_type", "string", "kafka.m5.large etc. when platform is msk"),
+            ("az_count", "int"),
+            ("collected_at", "string"),
+            from_manifest=True,
+        ),
+        _t(
+            "source_errors",
+            "one row per source that failed during collection, from manifest.json",
+            ("source", "string"),
+            ("target", "string"),
+            ("message", "string"),
+            from_manifest=True,
+        ),
+        _t(
+            "brokers",
+            "registered (live) brokers",
+            ("broker_id", "int"),
+            ("host", "string"),
+            ("port", "int"),
+            ("rack", "string"),
+            ("cores", "int"),
+            ("log_dirs", "array<string>"),
+            ("version", "string"),
+        ),
+        _t(
+            "configs",
+            "every config entry, long form; secrets are never stored (value null, is_sensitive true)",
+            ("entity_type", "string", "broker | topic | cluster_default"),
+            ("entity_name", "string", "broker id, topic name, or '' for the cluster default"),
+            ("key", "string"),
+            ("value", "string"),
+            ("source", "string", "STATIC_BROKER_CONFIG | DYNAMIC_BROKER_CONFIG | DYNAMIC_DEFAULT_BROKER_CONFIG | TOPIC_CONFIG | DEFAULT_CONFIG"),
+            ("is_sensitive", "boolean"),
+            ("file", "string", "file the value was read from, when it came from a file"),
+            ("line", "int"),
+        ),
+        _t(
+            "topics",
+            "topics",
+            ("topic", "string"),
+            ("partitions", "int"),
+            ("replication_factor", "int"),
+            ("is_internal", "boolean"),
+            ("topic_id", "string"),
+        ),
+        _t(
+            "partitions",
+            "partition state as the brokers serve it in metadata",
+            ("topic", "string"),
+            ("partition", "int"),
+            ("leader", "int", "-1 when leaderless"),
+            ("leader_epoch", "int"),
+            ("replicas", "array<int>"),
+            ("isr", "array<int>"),
+            ("offline_replicas", "array<int>"),
+            ("adding_replicas", "array<int>"),
+            ("removing_replicas", "array<int>"),
+        ),
+        _t(
+            "zk_state",
+            "per-partition state znodes (/brokers/topics/T/partitions/P/state) as ZooKeeper holds them",
+            ("topic", "string"),
+            ("partition", "int"),
+            ("leader", "int"),
+            ("leader_epoch", "int"),
+            ("isr", "array<int>"),
+            ("controller_epoch", "int"),
+            ("zk_version", "int"),
+        ),
+        _t(
+            "controller",
+            "the active controller: /controller and /controller_epoch (ZooKeeper) or the quorum (KRaft)",
+            ("mode", "string", "zookeeper | kraft"),
+            ("controller_id", "int", "-1 when there is none"),
+            ("controller_epoch", "int"),
+            ("voters", "array<int>", "KRaft quorum voters"),
+            ("reassignment_pending", "boolean", "/admin/reassign_partitions exists"),
+        ),
+        _t(
+            "log_dirs",
+            "log directories per broker",
+            ("broker_id", "int"),
+            ("path", "string"),
+            ("error", "string", "null when healthy, else the error (KAFKA_STORAGE_ERROR ...)"),
+            ("device", "string"),
+            ("total_bytes", "bigint"),
+            ("used_bytes", "bigint"),
+        ),
+        _t(
+            "metrics",
+            "broker metrics (Prometheus/JMX exporter samples), normalised names",
+            ("broker_id", "int"),
+            ("name", "string"),
+            ("labels", "string", "JSON object"),
+            ("value", "double"),
+        ),
+        _t(
+            "client_software",
+            "KIP-511 client software inventory per broker and listener",
+            ("broker_id", "int"),
+            ("listener", "string"),
+            ("client_name", "string"),
+            ("client_version", "string"),
+            ("connections", "int"),
+        ),
+        _t(
+            "consumer_groups",
+            "consumer groups and their coordinator partition of __consumer_offsets",
+            ("group_id", "string"),
+            ("state", "string"),
+            ("members", "int"),
+            ("coordinator_partition", "int", "abs(String.hashCode(group_id)) % offsets.topic.num.partitions"),
+        ),
+    )
+}
+
+# Tables stored as files inside a snapshot directory.
+FILE_TABLES = [t for t in TABLES.values() if not t.from_manifest]
+
+_SCALARS = {"string", "int", "bigint", "double", "boolean"}
+
+
+def element_type(ddl: str) -> str | None:
+    if ddl.startswith("array<") and ddl.endswith(">"):
+        return ddl[len("array<") : -1]
+    return None
+
+
+def spark_ddl(table: Table) -> str:
+    return ", ".join(f"`{c.name}` {c.type}" for c in table.columns)
+
+
+_DUCK = {"string": "VARCHAR", "int": "INTEGER", "bigint": "BIGINT", "double": "DOUBLE", "boolean": "BOOLEAN"}
+
+
+def duckdb_type(ddl: str) -> str:
+    inner = element_type(ddl)
+    return f"{_DUCK[inner]}[]" if inner else _DUCK[ddl]
+
+
+def arrow_schema(table: Table):
+    import pyarrow as pa
+
+    scalar = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "double": pa.float64(), "boolean": pa.bool_()}
+
+    def typ(ddl: str):
+        inner = element_type(ddl)
+        return pa.list_(scalar[inner]) if inner else scalar[ddl]
+
+    return pa.schema([pa.field(c.name, typ(c.type)) for c in table.columns])
+
+
+def python_check(ddl: str, value) -> bool:
+    """Does a JSON value fit a declared type? (null always fits)"""
+    if value is None:
+        return True
+    inner = element_type(ddl)
+    if inner:
+        return isinstance(value, list) and all(python_check(inner, v) for v in value)
+    if ddl == "string":
+        return isinstance(value, str)
+    if ddl in ("int", "bigint"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            return False
+        limit = 2**31 if ddl == "int" else 2**63
+        return -limit <= value < limit
+    if ddl == "double":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if ddl == "boolean":
+        return isinstance(value, bool)
+    raise ValueError(f"undeclared type {ddl}")
+
+
+assert all((element_type(c.type) or c.type) in _SCALARS for t in TABLES.values() for c in t.columns)

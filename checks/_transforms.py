@@ -1,0 +1,206 @@
+"""Shared DataFrame transforms: effective configuration, versions, partition views.
+
+Every function is DataFrame-in, DataFrame-out, with no actions. Checks reach these through
+``tables.derived(name, fn)`` so one run builds each transform once.
+
+Effective configuration (shared/DESIGN.md) resolves, for a key:
+    topic override > dynamic per-broker > dynamic cluster default > static server.properties
+    > Kafka's default for the cluster's version.
+A topic without an override falls back to its cluster's broker-level value. Where brokers
+disagree on that value (CFG003 reports such drift), the value most brokers have is used,
+ties broken by the lowest value; its source says where it came from.
+"""
+
+from __future__ import annotations
+
+from checks._api import F, Window, join
+from checks._defaults import DEFAULTS, TOPIC_FALLBACK
+
+# Precedence of config layers; lower wins.
+TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT = 0, 1, 2, 3, 4
+SOURCE_NAMES = {
+    TOPIC: "topic override",
+    DYNAMIC_BROKER: "dynamic broker config",
+    DYNAMIC_DEFAULT: "dynamic cluster default",
+    STATIC: "server.properties",
+    KAFKA_DEFAULT: "Kafka default",
+}
+
+
+def try_int(col_name: str):
+    """Parse a config string as int, null when malformed. Spark 4 runs with ANSI mode on, so
+    a plain cast of a malformed value would abort the whole job."""
+    return F.expr(f"try_cast(trim({col_name}) AS INT)")
+
+
+def try_long(col_name: str):
+    return F.expr(f"try_cast(trim({col_name}) AS BIGINT)")
+
+
+def try_double(col_name: str):
+    return F.expr(f"try_cast(trim({col_name}) AS DOUBLE)")
+
+
+def try_bool(col_name: str):
+    return F.when(F.lower(F.trim(F.col(col_name))) == "true", F.lit(True)).when(
+        F.lower(F.trim(F.col(col_name))) == "false", F.lit(False)
+    )
+
+
+def with_version_number(df, src: str, out: str):
+    """Add column ``out``: version column ``src`` as a number ('3.6.1', 'v2.8.0', '3.7-IV1' ->
+    3006001, 2008000, 3007000); null when it does not start with digits."""
+    tmp = f"__{out}_parts"
+    df = df.withColumn(tmp, F.split(F.regexp_extract(F.col(src), r"^v?(\d+\.\d+(\.\d+)?)", 1), r"\."))
+    num = (
+        F.expr(f"try_cast(element_at({tmp}, 1) AS INT)") * F.lit(1_000_000)
+        + F.coalesce(F.expr(f"try_cast(element_at({tmp}, 2) AS INT)"), F.lit(0)) * F.lit(1000)
+        + F.coalesce(F.expr(f"try_cast(element_at({tmp}, 3) AS INT)"), F.lit(0))
+    )
+    return df.withColumn(out, num).drop(tmp)
+
+
+def kafka_defaults(t):
+    """Per cluster and key: Kafka's default for the cluster's version (latest when unknown)."""
+    rows = [
+        {"key": d.key, "value": d.value, "since": int(a) * 1_000_000 + int(b) * 1000 + int(c)}
+        for d in DEFAULTS
+        for a, b, c in [d.since.split(".")]
+    ]
+    defaults = t.session.createDataFrame(rows, schema="key string, value string, since int")
+    clusters = with_version_number(t.clusters.select("cluster_id", "kafka_version"), "kafka_version", "v")
+    joined = clusters.crossJoin(defaults).where(F.col("v").isNull() | (F.col("since") <= F.col("v")))
+    w = Window.partitionBy("cluster_id", "key").orderBy(F.col("since").desc())
+    return (
+        joined.withColumn("_rn", F.row_number().over(w))
+        .where(F.col("_rn") == 1)
+        .select("cluster_id", "key", "value")
+    )
+
+
+def broker_settings(t):
+    """Effective broker-level config, long: cluster_id, broker_id, key, value, prec."""
+    c = t.configs.where(F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
+    broker_id = try_int("entity_name")
+    dynamic = c.where((F.col("entity_type") == "broker") & (F.col("source") == "DYNAMIC_BROKER_CONFIG")).select(
+        "cluster_id", broker_id.alias("broker_id"), "key", "value", F.lit(DYNAMIC_BROKER).alias("prec")
+    )
+    static = c.where(
+        (F.col("entity_type") == "broker") & (F.coalesce(F.col("source"), F.lit("STATIC_BROKER_CONFIG")) == "STATIC_BROKER_CONFIG")
+    ).select("cluster_id", broker_id.alias("broker_id"), "key", "value", F.lit(STATIC).alias("prec"))
+    brokers = t.brokers.select("cluster_id", "broker_id")
+    cluster_default = join(
+        c.where(F.col("entity_type") == "cluster_default").select("cluster_id", "key", "value"), brokers, "cluster_id"
+    ).select("cluster_id", "broker_id", "key", "value", F.lit(DYNAMIC_DEFAULT).alias("prec"))
+    defaults = join(t.derived("kafka_defaults", kafka_defaults), brokers, "cluster_id").select(
+        "cluster_id", "broker_id", "key", "value", F.lit(KAFKA_DEFAULT).alias("prec")
+    )
+    layers = dynamic.unionByName(static).unionByName(cluster_default).unionByName(defaults)
+    w = Window.partitionBy("cluster_id", "broker_id", "key").orderBy(F.col("prec").asc())
+    return (
+        layers.withColumn("_rn", F.row_number().over(w))
+        .where(F.col("_rn") == 1)
+        .select("cluster_id", "broker_id", "key", F.trim(F.col("value")).alias("value"), "prec")
+    )
+
+
+def cluster_settings(t):
+    """Per cluster and key: the broker-level value most brokers have (see module doc).
+    Clusters without broker rows still resolve dynamic cluster defaults and Kafka defaults."""
+    per_broker = (
+        t.derived("broker_settings", broker_settings)
+        .groupBy("cluster_id", "key", "value")
+        .agg(F.count(F.lit(1)).alias("weight"), F.min("prec").alias("prec"))
+    )
+    c = t.configs.where(F.col("entity_type") == "cluster_default").select(
+        "cluster_id", "key", F.trim(F.col("value")).alias("value"), F.lit(0).cast("bigint").alias("weight"),
+        F.lit(DYNAMIC_DEFAULT).alias("prec"),
+    )
+    d = t.derived("kafka_defaults", kafka_defaults).select(
+        "cluster_id", "key", "value", F.lit(0).cast("bigint").alias("weight"), F.lit(KAFKA_DEFAULT).alias("prec")
+    )
+    w = Window.partitionBy("cluster_id", "key").orderBy(F.col("weight").desc(), F.col("prec").asc(), F.col("value").asc())
+    return (
+        per_broker.unionByName(c).unionByName(d)
+        .withColumn("_rn", F.row_number().over(w))
+        .where(F.col("_rn") == 1)
+        .select("cluster_id", "key", "value", "prec")
+    )
+
+
+def topic_settings(t):
+    """One row per topic with its effective topic-level settings, typed, and their sources:
+    min_insync_replicas (int), unclean_leader_election_enable (boolean), cleanup_policy."""
+    rows = [{"key": k, "fallback": v} for k, v in TOPIC_FALLBACK.items()]
+    keys = t.session.createDataFrame(rows, schema="key string, fallback string")
+    topics = t.topics.select("cluster_id", "topic")
+    overrides = t.configs.where(F.col("entity_type") == "topic").select(
+        "cluster_id", F.col("entity_name").alias("topic"), "key", F.trim(F.col("value")).alias("o_value")
+    )
+    cluster = t.derived("cluster_settings", cluster_settings).select(
+        "cluster_id", F.col("key").alias("fallback"), F.col("value").alias("c_value"), F.col("prec").alias("c_prec")
+    )
+    long = (
+        join(join(topics.crossJoin(keys), overrides, ["cluster_id", "topic", "key"], "left"),
+             cluster, ["cluster_id", "fallback"], "left")
+        .select(
+            "cluster_id", "topic", "key",
+            F.coalesce(F.col("o_value"), F.col("c_value")).alias("value"),
+            F.when(F.col("o_value").isNotNull(), F.lit(TOPIC)).otherwise(F.col("c_prec")).alias("prec"),
+        )
+    )
+    source = F.when(F.col("prec") == TOPIC, F.lit(SOURCE_NAMES[TOPIC]))
+    for prec in (DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT):
+        source = source.when(F.col("prec") == prec, F.lit(SOURCE_NAMES[prec]))
+    long = long.withColumn("source", source)
+    aggs = []
+    for key in TOPIC_FALLBACK:
+        col = key.replace(".", "_")
+        aggs.append(F.max(F.when(F.col("key") == key, F.col("value"))).alias(col + "_raw"))
+        aggs.append(F.max(F.when(F.col("key") == key, F.col("source"))).alias(col + "_source"))
+    wide = long.groupBy("cluster_id", "topic").agg(*aggs)
+    return wide.select(
+        "*",
+        try_int("min_insync_replicas_raw").alias("min_insync_replicas"),
+        try_bool("unclean_leader_election_enable_raw").alias("unclean_leader_election_enable"),
+        F.col("cleanup_policy_raw").alias("cleanup_policy"),
+    )
+
+
+def topic_replication(t):
+    """Per topic: replica counts from partition assignments (min and max over partitions),
+    falling back to the topics table's replication factor when partitions were not collected."""
+    per_topic = t.partitions.groupBy("cluster_id", "topic").agg(
+        F.min(F.size("replicas")).alias("rf_min"),
+        F.max(F.size("replicas")).alias("rf_max"),
+        F.count(F.lit(1)).alias("partition_count"),
+        F.sum(F.when(F.size("replicas") == 1, F.lit(1)).otherwise(F.lit(0))).alias("single_replica_partitions"),
+    )
+    topics = t.topics.select("cluster_id", "topic", "replication_factor", "partitions", "is_internal")
+    return (
+        join(topics, per_topic, ["cluster_id", "topic"], "left")
+        .select(
+            "cluster_id", "topic", F.coalesce(F.col("is_internal"), F.col("topic").startswith("__")).alias("is_internal"),
+            F.coalesce(F.col("rf_min"), F.col("replication_factor")).alias("rf_min"),
+            F.coalesce(F.col("rf_max"), F.col("replication_factor")).alias("rf_max"),
+            F.coalesce(F.col("partition_count"), F.col("partitions")).alias("partition_count"),
+            F.coalesce(F.col("single_replica_partitions"),
+                       F.when(F.col("replication_factor") == 1, F.col("partitions")).otherwise(F.lit(0))
+                       ).alias("single_replica_partitions"),
+        )
+    )
+
+
+def topic_durability(t):
+    """topic_replication joined with topic_settings: what replication rules read."""
+    return join(t.derived("topic_replication", topic_replication), t.derived("topic_settings", topic_settings),
+                ["cluster_id", "topic"])
+
+
+def int_list(col):
+    """'[1,2,3]'-style text of an int array, for messages (identical on both engines)."""
+    return F.concat(F.lit("["), F.coalesce(F.array_join(col.cast("array<string>"), ","), F.lit("")), F.lit("]"))
+
+
+def partition_name(topic="topic", partition="partition"):
+    return F.concat_ws("-", F.col(topic), F.col(partition).cast("string"))

@@ -1,0 +1,24 @@
+"""AUD: the audit itself."""
+
+from auditor.registry import rule
+from checks._api import F, emit, ev
+
+
+@rule("AUD001", "audit-incomplete", "critical")
+def audit_incomplete(t, p):
+    """A source failed or timed out while the snapshot was collected: the audit is incomplete.
+
+    Why: an audit that silently skips a source reports a cluster as healthy without having
+    looked at it. A failed ZooKeeper read hides a split-brain; a failed Admin API call hides
+    every topic. The command exits 3 whenever this fires, whatever else it found.
+
+    Remediation: fix the named source (address, credentials, timeout, ACLs for Describe on
+    the cluster and topics) and collect again. Only a complete snapshot can pass.
+
+    Example: `zookeeper zk-1.internal:2181: timed out after 10s reading /brokers/topics`.
+    """
+    e = t.source_errors
+    name = F.concat_ws(" ", F.col("source"), F.col("target"))
+    msg = F.concat(F.lit("source "), name, F.lit(" failed: "), F.coalesce(F.col("message"), F.lit("unknown error")),
+                   F.lit("; the audit is incomplete"))
+    return emit(e, "source", name, msg, ev(source=F.col("source"), target=F.col("target"), error=F.col("message")))
