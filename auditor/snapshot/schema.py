@@ -174,6 +174,18 @@ TABLES: dict[str, Table] = {
     )
 }
 
+# Canonical metric names in the ``metrics`` table. Collectors map each exporter's names
+# (JMX exporter, MSK open monitoring, node exporter) onto these; rules read only these.
+METRICS: dict[str, str] = {
+    "cpu_count": "logical CPUs of the broker host (node exporter: count of node_cpu_seconds_total{mode=idle})",
+    "cpu_user_system_percent": "CPU user + system, percent of all cores (0-100)",
+    "network_processor_avg_idle_percent": "kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent (0-1)",
+    "request_handler_avg_idle_percent": "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent (0-1)",
+    "request_queue_size": "kafka.network:type=RequestChannel,name=RequestQueueSize",
+    "connection_count": "kafka.server:type=socket-server-metrics,listener=L,name=connection-count; labels {listener}",
+    "offline_log_directory_count": "kafka.log:type=LogManager,name=OfflineLogDirectoryCount",
+}
+
 # Tables stored as files inside a snapshot directory.
 FILE_TABLES = [t for t in TABLES.values() if not t.from_manifest]
 

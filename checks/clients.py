@@ -1,0 +1,1 @@
+"""CLI: client software seen by the brokers (KIP-511)."""

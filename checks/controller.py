@@ -1,0 +1,1 @@
+"""CTL: controller and metadata (ZooKeeper and KRaft)."""

@@ -1,0 +1,1 @@
+"""MSK: Amazon MSK limits."""

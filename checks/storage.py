@@ -1,0 +1,1 @@
+"""DSK: storage and JBOD (incident 2)."""

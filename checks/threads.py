@@ -1,0 +1,1 @@
+"""THR: broker request threads and queues (incident 4)."""
