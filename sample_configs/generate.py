@@ -329,4 +329,4 @@ def main(root: Path = ROOT) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT)

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from auditor.engine.plans import PlanCache
 from auditor.errors import SnapshotError
 from auditor.snapshot.io import SnapshotRef
 from auditor.snapshot.schema import TABLES, Table
@@ -18,18 +19,20 @@ VIEW_PREFIX = "kafka_audit_"
 
 
 class Tables:
-    """The snapshot tables of one run, as DataFrames, plus memoised derived DataFrames.
+    """The snapshot tables of one run, as DataFrames, plus compiled shared transforms.
 
     Checks receive this. ``tables.partitions`` or ``tables["partitions"]`` is the partitions
-    table across every loaded cluster; ``tables.derived(name, build)`` builds a shared
-    transform once per run (effective configs, ...), so the engine can reuse its plan.
+    table across every loaded cluster. ``tables.derived(name, build)`` is a shared transform
+    (effective configs, ...) compiled once, materialised by the engine, and read by every
+    rule that needs it from a table reference instead of its whole plan.
     """
 
     def __init__(self, engine: Engine, refs: Sequence[SnapshotRef]):
         self._engine = engine
         self.refs = list(refs)
         self._frames: dict[str, Any] = {}
-        self._derived: dict[str, Any] = {}
+        self._built: dict[str, Any] = {}
+        self._deps: list[list[str]] = []  # the derived names each plan under compilation reads
 
     @property
     def session(self):
@@ -47,20 +50,57 @@ class Tables:
             raise AttributeError(name)
         return self[name]
 
-    def materialize(self, df, name: str):
-        return self._engine.materialize(df, name)
-
     def derived(self, name: str, build: Callable[[Tables], Any]):
-        """A shared transform, built once per run and materialised by the engine: every rule
-        that reads it starts from a table reference, not from the transform's whole plan."""
-        if name not in self._derived:
-            self._derived[name] = self._engine.materialize(build(self), "derived_" + name, reuse=True)
-        return self._derived[name]
+        """A shared transform. ``build`` must depend on the snapshot only (not on rule params)."""
+        if self._deps and name not in self._deps[-1]:
+            self._deps[-1].append(name)
+        if name not in self._built:
+            self.compile("derived_" + name, lambda: build(self), reuse=True)
+            self._built[name] = None
+        if self._built[name] is None:  # looked up lazily: a catalog lookup costs ~50 ms
+            self._built[name] = self._engine.session.table(VIEW_PREFIX + "derived_" + name)
+        return self._built[name]
+
+    def compile(self, table: str, build: Callable[[], Any], *, params: dict | None = None,
+                severity: str | None = None, reuse: bool = False) -> str:
+        """Materialise ``build()`` as engine table ``table``, from the plan cache when it holds
+        the compiled SQL of this exact code, dialect, params and severity."""
+        cache = self._engine.plan_cache
+        key = cache.key("plan", table, params, severity)
+        entry = cache.get(key)
+        if entry is not None and self._restore(entry["deps"]):
+            cache.hits += 1
+            self._engine.create(table, entry["sql"], reuse=reuse)
+        else:
+            cache.misses += 1
+            self._deps.append([])
+            try:
+                df = build()
+            finally:
+                deps = self._deps.pop()
+            sql = self._engine.sql_of(df)
+            self._engine.create(table, sql, reuse=reuse)
+            cache.put(key, sql, deps)
+        return VIEW_PREFIX + table
+
+    def _restore(self, deps: list[str]) -> bool:
+        """Create the derived tables a cached plan reads, from the cache; False if one is gone."""
+        cache = self._engine.plan_cache
+        for name in deps:
+            if name in self._built:
+                continue
+            entry = cache.get(cache.key("plan", "derived_" + name, None, None))
+            if entry is None or not self._restore(entry["deps"]):
+                return False
+            self._engine.create("derived_" + name, entry["sql"], reuse=True)
+            self._built[name] = None
+        return True
 
 
 class Engine:
     name = "base"
     session: Any
+    plan_cache: PlanCache
 
     def load(self, refs: Sequence[SnapshotRef]) -> Tables:
         """Register every snapshot table as a view over all refs, with declared types."""
@@ -82,11 +122,10 @@ class Engine:
                     raise SnapshotError(f"{files}: table '{table.name}' could not be read: {_first_line(e)}") from None
         return Tables(self, refs)
 
-    def materialize(self, df, name: str, *, reuse: bool = False):
-        """Compute ``df`` into an engine-side table (or cached view) and return a DataFrame
-        reading it. Keeps sqlframe's plans small: sqlframe copies a DataFrame's whole
-        expression tree on each operation, so building on top of deep plans is quadratic.
-        ``reuse``: read by several rules, worth caching on Spark."""
+    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
+        """Compute ``sql`` into an engine-side table (DuckDB) or temp view (Spark, cached when
+        ``reuse``) named VIEW_PREFIX + name. Materialising keeps sqlframe's plans small:
+        it copies a DataFrame's whole expression tree on each operation."""
         raise NotImplementedError
 
     def sql_of(self, df) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from auditor.engine.base import VIEW_PREFIX, Engine
+from auditor.engine.plans import PlanCache
 from auditor.snapshot.schema import Table, duckdb_type
 
 
@@ -13,7 +14,7 @@ def _quote(s: str) -> str:
 class DuckDBEngine(Engine):
     name = "duckdb"
 
-    def __init__(self, threads: int | None = None):
+    def __init__(self, threads: int | None = None, plan_cache: bool = True):
         import duckdb
         from sqlframe.duckdb import DuckDBSession
 
@@ -23,11 +24,10 @@ class DuckDBEngine(Engine):
         # Snapshots are local files; never let DuckDB fetch extensions from the network.
         self.conn.execute("SET autoinstall_known_extensions = false")
         self.session = DuckDBSession(conn=self.conn)
+        self.plan_cache = PlanCache("duckdb", enabled=plan_cache)
 
-    def materialize(self, df, name: str, *, reuse: bool = False):
-        table = VIEW_PREFIX + name
-        self.conn.execute(f"CREATE OR REPLACE TABLE {table} AS {self.sql_of(df)}")
-        return self.session.table(table)
+    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
+        self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS {sql}")
 
     def _columns(self, table: Table) -> str:
         return ", ".join(f"CAST({c.name} AS {duckdb_type(c.type)}) AS {c.name}" for c in table.columns)

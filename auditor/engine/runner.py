@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from functools import reduce
 
 from sqlframe.base import functions as F
 
 from auditor.config import AuditConfig
-from auditor.engine.base import Engine, Tables
+from auditor.engine.base import VIEW_PREFIX, Engine, Tables
 from auditor.engine.frames import join
 from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
 from auditor.registry import Rule
@@ -23,25 +22,22 @@ from auditor.snapshot.io import SnapshotRef
 
 
 def findings_frame(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None):
-    frames = []
+    compiled = []
     for rule in rules:
-        df = rule.func(tables, config.params_of(rule))
-        missing = [c for c in CHECK_COLUMNS if c not in df.columns]
-        if missing:
-            raise TypeError(f"rule {rule.code} returned a DataFrame without {missing}")
-        shaped = df.select(
-            F.lit(rule.code).alias("rule"),
-            F.lit(rule.name).alias("name"),
-            F.lit(config.severity_of(rule)).alias("severity"),
-            *[F.col(c).cast("string") for c in CHECK_COLUMNS],
-        )
-        # Each rule's findings become an engine table, so the union below is a small plan.
-        frames.append(tables.materialize(shaped, "findings_" + rule.code.lower()))
-    if not frames:
-        frames.append(_empty_findings(tables))
-    union = reduce(lambda a, b: a.unionByName(b), frames)
+        params, severity = config.params_of(rule), config.severity_of(rule)
+        # Each rule's findings become an engine table: the union below stays a small plan.
+        compiled.append(tables.compile("findings_" + rule.code.lower(),
+                                       lambda r=rule, p=params, s=severity: _shaped(tables, r, p, s),
+                                       params=dict(params), severity=severity))
+    columns = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
+    union = " UNION ALL ".join(f"SELECT {columns} FROM {name}" for name in compiled)
+    if not compiled:  # no rule selected: an empty result with the same columns
+        union = f"SELECT {', '.join('CAST(NULL AS STRING) AS ' + c for c in columns.split(', '))} WHERE 1 = 0"
+    engine = tables._engine
+    engine.create("findings_all", union)
+    findings = engine.session.table(VIEW_PREFIX + "findings_all")
     clusters = tables.clusters.select("cluster_id", F.col("cluster_name").alias("cluster"))
-    out = join(union, clusters, "cluster_id", "left").withColumn(
+    out = join(findings, clusters, "cluster_id", "left").withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.col("cluster_id"))
     )
     active, _expired = config.active_exemptions(today)
@@ -63,10 +59,16 @@ def findings_frame(tables: Tables, rules: Sequence[Rule], config: AuditConfig, t
     )
 
 
-def _empty_findings(tables: Tables):
-    return tables.clusters.where(F.lit(False)).select(
-        F.lit("").alias("rule"), F.lit("").alias("name"), F.lit("").alias("severity"),
-        *[F.lit("").alias(c) if c != "cluster_id" else F.col("cluster_id") for c in CHECK_COLUMNS],
+def _shaped(tables: Tables, rule: Rule, params, severity: str):
+    df = rule.func(tables, params)
+    missing = [c for c in CHECK_COLUMNS if c not in df.columns]
+    if missing:
+        raise TypeError(f"rule {rule.code} returned a DataFrame without {missing}")
+    return df.select(
+        F.lit(rule.code).alias("rule"),
+        F.lit(rule.name).alias("name"),
+        F.lit(severity).alias("severity"),
+        *[F.col(c).cast("string") for c in CHECK_COLUMNS],
     )
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 
 from auditor.engine.base import VIEW_PREFIX, Engine
+from auditor.engine.plans import PlanCache
 from auditor.snapshot.schema import Table, spark_ddl
 
 
 class SparkEngine(Engine):
     name = "spark"
 
-    def __init__(self, master: str | None = None, conf: dict | None = None):
+    def __init__(self, master: str | None = None, conf: dict | None = None, plan_cache: bool = True):
         if master is None or master.startswith("local"):
             # Otherwise Spark binds to the external interface.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -39,14 +40,13 @@ class SparkEngine(Engine):
         self.spark = builder.getOrCreate()
         self.spark.sparkContext.setLogLevel("ERROR")
         self.session = SparkSession(self.spark)
+        self.plan_cache = PlanCache("spark", enabled=plan_cache)
 
-    def materialize(self, df, name: str, *, reuse: bool = False):
-        view = VIEW_PREFIX + name
-        frame = self.spark.sql(self.sql_of(df))
+    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
+        frame = self.spark.sql(sql)
         if reuse:
             frame = frame.cache()
-        frame.createOrReplaceTempView(view)
-        return self.session.table(view)
+        frame.createOrReplaceTempView(VIEW_PREFIX + name)
 
     def _register_rows(self, table: Table, rows: list[dict]) -> None:
         df = self.spark.createDataFrame([[r.get(c.name) for c in table.columns] for r in rows], spark_ddl(table))
