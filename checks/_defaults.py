@@ -47,6 +47,14 @@ DEFAULTS: tuple[Default, ...] = (
     Default("log.dirs", None, "list"),
     Default("log.dir", "/tmp/kafka-logs", "string"),
     Default("broker.rack", None, "string"),
+    # CFG003 (broker-config-drift) compares these across brokers; an unset key counts as its default.
+    Default("log.retention.hours", "168", "int"),
+    Default("log.retention.bytes", "-1", "long"),
+    Default("message.max.bytes", "1000012", "int", "0.0.0", "Kafka docs (before 0.11.0)"),
+    Default("message.max.bytes", "1048588", "int", "0.11.0", "Kafka docs, since 0.11.0"),
+    Default("delete.topic.enable", "false", "boolean", "0.0.0", "Kafka docs (before 1.0.0)"),
+    Default("delete.topic.enable", "true", "boolean", "1.0.0", "Kafka docs, since 1.0.0 (KIP-162)"),
+    Default("compression.type", "producer", "string"),
 )
 
 # Topic-level settings and the broker setting a topic falls back to when it has no override.

@@ -204,3 +204,65 @@ def int_list(col):
 
 def partition_name(topic="topic", partition="partition"):
     return F.concat_ws("-", F.col(topic), F.col(partition).cast("string"))
+
+
+# -- versions as numbers, broker log directories (threads, storage, clients, msk) ---------
+
+# Leading "major.minor[.patch]" with an optional "v"; no backslashes, so the pattern reads
+# the same in Spark and DuckDB SQL; at most 6 digits per part, so the number cannot overflow.
+_VERSION_RE = r"^[vV]?([0-9]{1,6})[.]([0-9]{1,6})([.]([0-9]{1,6}))?"
+
+
+def version_key(col):
+    """A version string column as a comparable number, like with_version_number but as a
+    Column and safe on any input: 'v1.43.3' -> 1043003, '1.27.0' -> 1027000,
+    '2.16.1-rdkafka-2.16.0' -> 2016001, '3.7-IV2' -> 3007000; null for 'dev', 'unknown', ''
+    or null. Never fails: every cast reads at most 7 digits."""
+    c = F.trim(F.col(col) if isinstance(col, str) else col)
+
+    def part(i):
+        return F.concat(F.lit("0"), F.regexp_extract(c, _VERSION_RE, i)).cast("bigint")
+
+    return F.when(c.rlike(_VERSION_RE), part(1) * F.lit(1_000_000) + part(2) * F.lit(1000) + part(4))
+
+
+def version_number(version: str) -> int | None:
+    """A version literal (a rule parameter such as '1.43.3' or '2.1') encoded like
+    version_key, so that columns and parameters compare as plain integers."""
+    import re
+
+    m = re.match(_VERSION_RE, version.strip())
+    if not m:
+        return None
+    return int(m.group(1)) * 1_000_000 + int(m.group(2)) * 1000 + int(m.group(4) or 0)
+
+
+def rdkafka_version_key(name, version):
+    """The librdkafka version of a librdkafka-based client as a number: the part after
+    '-rdkafka-' ('2.16.1-rdkafka-2.16.0' -> 2016000), or the version itself for a client
+    named 'librdkafka'; null otherwise."""
+    v = F.col(version)
+    suffix = F.regexp_extract(v, "-rdkafka-(v?[0-9]{1,6}[.][0-9]{1,6}([.][0-9]{1,6})?)", 1)
+    return F.when(suffix != "", version_key(suffix)).when(F.lower(F.trim(F.col(name))) == "librdkafka", version_key(v))
+
+
+def broker_log_dirs(t):
+    """Per broker: its log directories, from DescribeLogDirs (log_dirs table), the brokers
+    table and the effective log.dirs setting, paths normalised (trailing '/' removed).
+    Columns: cluster_id, broker_id, log_dir_count, log_dir_paths (sorted)."""
+    table = t.log_dirs.select("cluster_id", "broker_id", F.col("path").alias("p"))
+    registered = t.brokers.select("cluster_id", "broker_id", F.explode(F.col("log_dirs")).alias("p"))
+    configured = (
+        t.derived("broker_settings", broker_settings)
+        .where((F.col("key") == "log.dirs") & F.col("value").isNotNull())
+        .select("cluster_id", "broker_id", F.explode(F.split(F.col("value"), ",")).alias("p"))
+    )
+    paths = (
+        table.unionByName(registered).unionByName(configured)
+        .select("cluster_id", "broker_id", F.regexp_replace(F.trim(F.col("p")), "/+$", "").alias("p"))
+        .where(F.col("broker_id").isNotNull() & F.col("p").isNotNull() & (F.col("p") != ""))
+    )
+    return paths.groupBy("cluster_id", "broker_id").agg(
+        F.countDistinct("p").alias("log_dir_count"),
+        F.sort_array(F.collect_set("p")).alias("log_dir_paths"),
+    )

@@ -1,1 +1,287 @@
-"""CFG: configuration hygiene."""
+"""CFG: configuration hygiene.
+
+CFG001 and CFG002 read the configuration entries a user or a file set (``configs`` rows;
+the DEFAULT_CONFIG rows DescribeConfigs reports are Kafka's own and skipped) against the
+table of keys Kafka knows, ``checks/_kafka_keys.py``, loaded as a DataFrame.
+"""
+
+from auditor.registry import Param, rule
+from checks import _kafka_keys as kafka_keys
+from checks._api import F, Window, emit, ev, join, text
+from checks._transforms import (
+    SOURCE_NAMES,
+    broker_settings,
+    cluster_settings,
+    int_list,
+    kafka_defaults,
+    try_int,
+)
+
+# Keys every broker of a cluster must agree on (CFG003): they decide topic creation,
+# durability, retention and the inter-broker protocol, all cluster-wide in effect.
+UNIFORM_KEYS = (
+    "min.insync.replicas", "default.replication.factor", "unclean.leader.election.enable",
+    "log.retention.hours", "log.retention.minutes", "log.retention.ms", "log.retention.bytes",
+    "log.cleanup.policy", "num.partitions", "auto.create.topics.enable", "delete.topic.enable",
+    "inter.broker.protocol.version", "log.message.format.version", "message.max.bytes",
+    "offsets.topic.replication.factor", "transaction.state.log.replication.factor",
+    "transaction.state.log.min.isr", "auto.leader.rebalance.enable", "compression.type",
+)
+LISTENER_PREFIX = "^listener[.]name[.][^.]+[.]"
+
+
+def kafka_key_table(t):
+    """The known-keys table (checks/_kafka_keys.py) as a DataFrame: scope, key, type."""
+    return t.session.createDataFrame(kafka_keys.rows(), schema=kafka_keys.SCHEMA)
+
+
+def config_entries(t):
+    """Config entries set by a user or a file (not Kafka's reported defaults), with:
+    scope (broker|topic), base_key (the key without a ``listener.name.X.`` prefix),
+    entity (a label: 'broker 1', 'topic orders', 'cluster default')."""
+    c = t.configs.where(F.col("key").isNotNull() & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG"))
+    topic = F.col("entity_type") == "topic"
+    entity = (
+        F.when(topic, F.concat(F.lit("topic "), F.coalesce(F.col("entity_name"), F.lit(""))))
+        .when(F.col("entity_type") == "cluster_default", F.lit("cluster default"))
+        .otherwise(F.concat(F.lit("broker "), F.coalesce(F.col("entity_name"), F.lit(""))))
+    )
+    return c.select(
+        "cluster_id", "entity_type", "entity_name", "key", "value", "source", "is_sensitive", "file", "line",
+        F.when(topic, F.lit("topic")).otherwise(F.lit("broker")).alias("scope"),
+        F.regexp_replace(F.col("key"), LISTENER_PREFIX, "").alias("base_key"),
+        entity.alias("entity"),
+    )
+
+
+def _valid(typ, key, v):
+    """Does trimmed value ``v`` parse the way Kafka's ConfigDef parses ``typ`` (and, for the
+    keys in CHOICES, is it one of the allowed values)? No backslashes in patterns, so they
+    read the same in Spark and DuckDB SQL."""
+    integral = v.rlike("^[+-]?[0-9]+$")
+    number = F.expr("try_cast(regexp_replace(trim(value), '^[+]', '') AS DECIMAL(38,0))")
+
+    def in_range(name):
+        lo, hi = kafka_keys.RANGES[name]
+        return integral & number.between(F.lit(str(lo)).cast("decimal(38,0)"), F.lit(str(hi)).cast("decimal(38,0)"))
+
+    double = v.rlike("^[+-]?(NaN|Infinity|([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)$")
+    ok = (
+        F.when(typ.isin("short", "int", "long"),
+               F.when(typ == "short", in_range("short")).when(typ == "int", in_range("int")).otherwise(in_range("long")))
+        .when(typ == "double", double)
+        .when(typ == "boolean", F.lower(v).isin("true", "false"))
+        .otherwise(F.lit(True))
+    )
+    # One flat CASE over the restricted keys: nesting `ok` in each branch would double the
+    # expression per key (the plan grew to 600 KB of SQL and exhausted Spark's driver heap).
+    allowed = None
+    for name, choices in kafka_keys.CHOICES.items():
+        alt = "(" + "|".join(choices) + ")"
+        check = v.rlike(f"^({alt}( *, *{alt})*)?$") if _is_list(name) else v.isin(*choices)
+        allowed = F.when(key == name, check) if allowed is None else allowed.when(key == name, check)
+    if allowed is not None:
+        ok = ok & allowed.otherwise(F.lit(True))
+    return F.coalesce(ok, F.lit(False))
+
+
+def _is_list(key: str) -> bool:
+    return kafka_keys.BROKER_KEYS.get(key, kafka_keys.TOPIC_KEYS.get(key)) == "list"
+
+
+def _expected(typ, key):
+    out = typ
+    for name, choices in kafka_keys.CHOICES.items():
+        what = ("a list of " if _is_list(name) else "one of ") + ", ".join(choices)
+        out = F.when(key == name, F.lit(what)).otherwise(out)
+    return out
+
+
+@rule("CFG001", "malformed-config-value", "error")
+def malformed_config_value(t, p):
+    """A configuration value does not parse for its key's type: Kafka refuses it.
+
+    Why: Kafka parses every setting with its declared type (int, long, double, boolean, a
+    fixed set of values) when the broker starts or the change is applied. A static value
+    that does not parse (`num.io.threads=16 # doubled`, `log.retention.hours=7d`,
+    `unclean.leader.election.enable=yes`) stops the broker from starting at its next
+    restart, typically the next rolling patch. The audit itself continues: every rule
+    reads such a value as unset, so its other findings may assume Kafka's default.
+
+    Remediation: fix the value in server.properties (or with `kafka-configs --alter
+    --entity-type brokers|topics ... --add-config KEY=VALUE`) to the type the finding names:
+    integers without units or decimals, `true`/`false`, or one of the listed values. Keys
+    under `listener.name.<listener>.` are checked as the key they override.
+
+    Example: `log.retention.hours=7d` on broker 2 (expected an int).
+    """
+    keys = t.derived("kafka_keys", kafka_key_table).select(
+        F.col("scope"), F.col("key").alias("base_key"), F.col("type").alias("expected_type"))
+    c = t.derived("config_entries", config_entries).where(
+        F.col("value").isNotNull() & (F.col("is_sensitive").isNull() | ~F.col("is_sensitive")))
+    d = join(c, keys, ["scope", "base_key"])
+    d = d.where(~_valid(F.col("expected_type"), F.col("base_key"), F.trim(F.col("value"))))
+    expected = _expected(F.col("expected_type"), F.col("base_key"))
+    msg = text(F.col("key"), "=", F.col("value"), " on ", F.col("entity"), " is not a valid value (expected ", expected,
+               "): Kafka refuses it (a broker with it in server.properties does not start), and this audit reads it as unset")
+    evidence = ev(entity_type=F.col("entity_type"), entity_name=F.col("entity_name"), key=F.col("key"),
+                  value=F.col("value"), expected=expected, source=F.col("source"), file=F.col("file"), line=F.col("line"))
+    return emit(d, "config", F.concat(F.col("entity"), F.lit(": "), F.col("key")), msg, evidence)
+
+
+@rule("CFG002", "unknown-config-key", "warning", params=(
+    Param("unchecked_prefixes", kafka_keys.UNCHECKED_PREFIXES,
+          "key prefixes never reported: per-listener overrides, the ssl./sasl. families, plugin namespaces"),
+    Param("unchecked_suffixes", kafka_keys.UNCHECKED_SUFFIXES, "key suffixes never reported (secrets)"),
+    Param("suggest_distance", 3, "largest edit distance at which a known key is suggested as the intended one"),
+))
+def unknown_config_key(t, p):
+    """A configuration key Kafka does not know, usually a typo: the intended setting is not applied.
+
+    Why: Kafka ignores unknown broker keys (it only logs them as unused at startup), so a
+    typo such as `num.io.thread=32` silently leaves the real setting at its default, and
+    the change review that approved "32 I/O threads" was never in effect. The known keys
+    are the union of Kafka 0.11 to 4.1 broker and topic configs (checks/_kafka_keys.py,
+    with its sources). Keys under `listener.name.<listener>.`, the `ssl.` and `sasl.`
+    families, keys ending in `.password` or `.secret` and plugin namespaces (`confluent.`,
+    `cruise.control.`, `metrics.jmx.`, `rlmm.config.`, ...) are never reported; the
+    prefixes, suffixes and the suggestion distance are parameters.
+
+    Remediation: correct the key to the name Kafka documents (the finding suggests the
+    closest known key), in server.properties or with `kafka-configs --alter
+    --delete-config WRONG --add-config RIGHT=VALUE`; for a plugin's own namespace, add
+    its prefix to this rule's `unchecked_prefixes` parameter.
+
+    Example: `num.io.thread=32` on brokers 1-6 (did you mean num.io.threads?).
+    """
+    known = t.derived("kafka_keys", kafka_key_table)
+    c = t.derived("config_entries", config_entries)
+    d = join(c, known.select("scope", "key", F.lit(True).alias("is_known")), ["scope", "key"], "left")
+    skip = F.lit(False)
+    for prefix in p["unchecked_prefixes"]:
+        skip = skip | F.col("key").startswith(prefix)
+    for suffix in p["unchecked_suffixes"]:
+        skip = skip | F.col("key").endswith(suffix)
+    d = d.where(F.col("is_known").isNull() & ~skip & (F.trim(F.col("key")) != ""))
+    resource = F.when(F.col("scope") == "topic", F.concat(F.col("entity"), F.lit(": "), F.col("key"))).otherwise(F.col("key"))
+    g = d.groupBy("cluster_id", "scope", "key", resource.alias("resource")).agg(
+        F.sort_array(F.collect_set("entity")).alias("entities"),
+        # null-free (DuckDB's collect_set keeps a null where Spark's drops it)
+        F.array_remove(F.sort_array(F.collect_set(F.coalesce(F.col("file"), F.lit("")))), "").alias("files"),
+        F.array_remove(F.sort_array(F.collect_set(F.coalesce(F.col("source"), F.lit("")))), "").alias("sources"),
+    )
+    candidates = known.select(F.col("scope").alias("k_scope"), F.col("key").alias("suggestion"))
+    pairs = (
+        g.select("cluster_id", "resource", F.col("scope").alias("u_scope"), F.col("key").alias("u_key"))
+        .crossJoin(candidates)
+        .where(F.col("u_scope") == F.col("k_scope"))
+        # a broker key set on a topic ('log.retention.ms') is closest to its topic form ('retention.ms')
+        .withColumn("distance", F.least(
+            F.levenshtein(F.col("u_key"), F.col("suggestion")),
+            F.levenshtein(F.regexp_replace(F.col("u_key"), "^log[.]", ""), F.col("suggestion"))))
+        .where(F.col("distance") <= p["suggest_distance"])
+    )
+    w = Window.partitionBy("cluster_id", "resource").orderBy(F.col("distance").asc(), F.col("suggestion").asc())
+    best = pairs.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") == 1).select(
+        "cluster_id", "resource", "suggestion")
+    g = join(g, best, ["cluster_id", "resource"], "left")
+    hint = F.when(F.col("suggestion").isNotNull(), text(" (did you mean ", F.col("suggestion"), "?)")).otherwise(F.lit(""))
+    msg = text("unknown ", F.col("scope"), " config key '", F.col("key"), "' on ", F.array_join(F.col("entities"), ", "),
+               hint, ": Kafka ignores it, so the setting it was meant to change keeps its default")
+    evidence = ev(key=F.col("key"), scope=F.col("scope"), set_on=F.col("entities"), files=F.col("files"),
+                  sources=F.col("sources"), suggestion=F.col("suggestion"))
+    return emit(g, "config", F.col("resource"), msg, evidence)
+
+
+def _configured_brokers(t):
+    """Brokers whose configuration was collected: broker ids of the broker config entries."""
+    return (
+        t.configs.where(F.col("entity_type") == "broker")
+        .select("cluster_id", try_int("entity_name").alias("broker_id"))
+        .where(F.col("broker_id").isNotNull())
+        .distinct()
+    )
+
+
+@rule("CFG003", "broker-config-drift", "warning", params=(
+    Param("keys", UNIFORM_KEYS, "broker settings that must be identical on every broker of a cluster"),
+))
+def broker_config_drift(t, p):
+    """Brokers of one cluster disagree on a setting that must be cluster-wide.
+
+    Why: settings such as min.insync.replicas, default.replication.factor,
+    unclean.leader.election.enable, log retention or inter.broker.protocol.version act
+    cluster-wide: which broker creates a topic, leads a partition or coordinates a group
+    decides which value applies. A value that differs on one broker (a forgotten dynamic
+    per-broker override, a server.properties not rolled out everywhere) makes behaviour
+    depend on leadership and changes silently when leaders move. Only brokers whose
+    configuration was collected are compared; an unset key counts as Kafka's default for
+    the cluster's version, or as "(not set)" when Kafka's default depends on the broker.
+    The compared keys are a parameter.
+
+    Remediation: set the key once for the cluster, as a dynamic cluster default
+    (`kafka-configs --alter --entity-type brokers --entity-default --add-config KEY=VALUE`)
+    and remove per-broker overrides (`kafka-configs --alter --entity-type brokers
+    --entity-name ID --delete-config KEY`), or make server.properties identical and roll
+    the brokers (static keys such as inter.broker.protocol.version).
+
+    Example: log.retention.hours=168 on brokers 1, 2, 3 and 72 on broker 4.
+    """
+    keys = t.session.createDataFrame([{"key": k} for k in p["keys"]], schema="key string")
+    grid = t.derived("configured_brokers", _configured_brokers).crossJoin(keys)
+    bs = t.derived("broker_settings", broker_settings).select(
+        "cluster_id", "broker_id", "key", F.col("value").alias("b_value"))
+    cd = t.configs.where(F.col("entity_type") == "cluster_default").groupBy("cluster_id", "key").agg(
+        F.max(F.trim(F.col("value"))).alias("d_value"))
+    kd = t.derived("kafka_defaults", kafka_defaults).select("cluster_id", "key", F.col("value").alias("k_value"))
+    g = join(join(join(grid, bs, ["cluster_id", "broker_id", "key"], "left"), cd, ["cluster_id", "key"], "left"),
+             kd, ["cluster_id", "key"], "left")
+    value = F.lower(F.trim(F.coalesce(F.col("b_value"), F.col("d_value"), F.col("k_value"), F.lit("(not set)"))))
+    per_value = g.groupBy("cluster_id", "key", value.alias("value")).agg(
+        F.sort_array(F.collect_list("broker_id")).alias("brokers"))
+    per_key = per_value.groupBy("cluster_id", "key").agg(
+        F.count(F.lit(1)).alias("n_values"),
+        F.sort_array(F.collect_list(text(F.col("value"), " on brokers ", int_list(F.col("brokers"))))).alias("parts"),
+        F.sort_array(F.collect_list(F.struct(F.col("value").alias("value"), F.col("brokers").alias("brokers")))).alias("values"),
+    ).where(F.col("n_values") > 1)
+    msg = text("brokers disagree on ", F.col("key"), ": ", F.array_join(F.col("parts"), "; "))
+    return emit(per_key, "config", F.col("key"), msg, ev(key=F.col("key"), values=F.col("values")))
+
+
+def _source_name(prec):
+    out = F.lit(None).cast("string")
+    for code, name in SOURCE_NAMES.items():
+        out = F.when(prec == code, F.lit(name)).otherwise(out)
+    return out
+
+
+@rule("CFG004", "replication-defaults-unset", "warning")
+def replication_defaults_unset(t, p):
+    """default.replication.factor or min.insync.replicas is 1 on a cluster of several brokers.
+
+    Why: both default to 1 in Apache Kafka. With default.replication.factor=1 every topic
+    created without an explicit factor (auto-created topics, tools, frameworks) gets one
+    replica: it goes offline at each restart of its broker and a lost disk loses it. With
+    min.insync.replicas=1 an acks=all write is acknowledged once the leader alone has it.
+    Both are fine on a single-broker development cluster, hence the broker count condition.
+
+    Remediation: set default.replication.factor=3 and min.insync.replicas=2 (RF - 1) as
+    cluster defaults: `kafka-configs --alter --entity-type brokers --entity-default
+    --add-config default.replication.factor=3,min.insync.replicas=2` (both are dynamic),
+    and in server.properties so new brokers agree. Existing topics keep their factor:
+    REP003 lists those with a single replica.
+
+    Example: a 6-broker cluster with no default.replication.factor in server.properties.
+    """
+    s = t.derived("cluster_settings", cluster_settings).where(
+        F.col("key").isin("default.replication.factor", "min.insync.replicas") & (try_int("value") == 1))
+    ids = t.brokers.select("cluster_id", "broker_id").unionByName(t.derived("configured_brokers", _configured_brokers))
+    counts = ids.groupBy("cluster_id").agg(F.countDistinct("broker_id").alias("broker_count"))
+    d = join(s, counts, "cluster_id").where(F.col("broker_count") > 1)
+    source = _source_name(F.col("prec"))
+    effect = F.when(F.col("key") == "default.replication.factor",
+                    F.lit("topics created without an explicit replication factor get a single replica")).otherwise(
+        F.lit("acks=all writes are acknowledged by the leader alone"))
+    msg = text(F.col("key"), "=1 (", source, ") on a cluster of ", F.col("broker_count"), " brokers: ", effect)
+    return emit(d, "config", F.col("key"), msg,
+                ev(key=F.col("key"), value=F.col("value"), source=source, brokers=F.col("broker_count")))

@@ -1,1 +1,140 @@
-"""MSK: Amazon MSK limits."""
+"""MSK: Amazon MSK limits.
+
+These rules look only at clusters whose manifest says platform "msk". Partition limits
+depend on the broker size (msk_instance_type, for example kafka.m5.large); they are the
+parameters ``limits`` / ``recommended``: entries "SUFFIX=COUNT" where SUFFIX matches the end
+of the instance type ("t3.small" matches kafka.t3.small, "xlarge" matches kafka.m5.xlarge and
+kafka.m7g.xlarge, but not kafka.m5.2xlarge). Only standard brokers (kafka.*) are judged;
+Express brokers (express.*) have other limits.
+Source: AWS, "Best practices for Standard brokers: right-size your cluster, number of
+partitions per broker".
+"""
+
+from auditor.errors import UsageError
+from auditor.registry import Param, rule
+from checks._api import F, emit, ev, join, text
+
+_BIG = ("4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")
+UPDATE_LIMITS = ("t3.small=300", "large=1500", "xlarge=1500", "2xlarge=3000", *(f"{s}=6000" for s in _BIG))
+RECOMMENDED = ("t3.small=300", "large=1000", "xlarge=1000", "2xlarge=2000", *(f"{s}=4000" for s in _BIG))
+
+
+def _instance_type():
+    return F.lower(F.trim(F.col("msk_instance_type")))
+
+
+def _limit_for(entries, where: str):
+    """A Column: the count for the cluster's instance type, from "SUFFIX=COUNT" entries
+    (the longest matching suffix wins); null for an unknown or non-standard type."""
+    parsed = []
+    for entry in entries:
+        suffix, sep, count = str(entry).partition("=")
+        if not sep or not suffix.strip() or not count.strip().isdigit():
+            raise UsageError(f"{where}: entry {entry!r} must look like 'xlarge=1500'")
+        parsed.append((suffix.strip().lower().removeprefix("kafka."), int(count)))
+    itype = _instance_type()
+    out = None
+    for suffix, count in sorted(parsed, key=lambda e: -len(e[0])):
+        cond = itype.startswith("kafka.") & itype.endswith("." + suffix)
+        out = F.when(cond, F.lit(count)) if out is None else out.when(cond, F.lit(count))
+    return out if out is not None else F.lit(None).cast("int")
+
+
+def msk_broker_partitions(t):
+    """Per broker of an MSK cluster: partition replicas it hosts (leaders and followers, as
+    MSK counts them), with the cluster's instance type."""
+    msk = t.clusters.where(F.lower(F.col("platform")) == "msk").select("cluster_id", "msk_instance_type")
+    replicas = t.partitions.select("cluster_id", F.explode(F.col("replicas")).alias("broker_id"))
+    counts = join(replicas, msk.select("cluster_id"), "cluster_id").groupBy("cluster_id", "broker_id").agg(
+        F.count(F.lit(1)).alias("partition_replicas"))
+    return join(counts, msk, "cluster_id")
+
+
+def _over(t, entries, where):
+    d = t.derived("msk_broker_partitions", msk_broker_partitions).withColumn("partition_limit", _limit_for(entries, where))
+    return d.where(F.col("partition_replicas") > F.col("partition_limit"))
+
+
+def _evidence():
+    return ev(partitions=F.col("partition_replicas"), limit=F.col("partition_limit"), instance_type=F.col("msk_instance_type"))
+
+
+@rule("MSK001", "partitions-over-update-limit", "error", params=(
+    Param("limits", UPDATE_LIMITS, "maximum partitions (replicas) per broker for updates, per broker size "
+                                   "('SUFFIX=COUNT' entries matched against the end of msk_instance_type)"),
+))
+def partitions_over_update_limit(t, p):
+    """A broker of an MSK cluster hosts more partitions than MSK allows for updates at its size.
+
+    Why: above the per-broker partition limit for its size (t3.small 300, m5/m7g large and
+    xlarge 1500, 2xlarge 3000, 4xlarge and larger 6000), MSK refuses configuration
+    updates, Kafka version upgrades and moves to a smaller broker size, so you cannot
+    change or upgrade the cluster when you need to. Partitions count every replica (leaders and followers).
+    The limits per size are the parameter `limits`.
+
+    Remediation: bring the broker below the limit before the next maintenance: delete
+    unused topics, reduce partition counts of new topics (existing ones cannot shrink:
+    recreate them), add brokers and rebalance with `kafka-reassign-partitions` (or
+    Cruise Control), or move to a larger broker size (`aws kafka update-broker-type`;
+    scaling up stays allowed above the limit, scaling down does not).
+
+    Example: kafka.m5.large broker with 1700 partition replicas (limit 1500).
+    """
+    d = _over(t, p["limits"], "MSK001 limits")
+    msg = text("broker ", F.col("broker_id"), " hosts ", F.col("partition_replicas"), " partitions, above the ",
+               F.col("partition_limit"), " MSK allows on ", F.col("msk_instance_type"),
+               ": MSK refuses configuration updates, version upgrades and downsizing")
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg, _evidence())
+
+
+@rule("MSK002", "partitions-over-recommended", "warning", params=(
+    Param("recommended", RECOMMENDED, "recommended maximum partitions (replicas) per broker, per broker size "
+                                      "('SUFFIX=COUNT' entries matched against the end of msk_instance_type)"),
+))
+def partitions_over_recommended(t, p):
+    """A broker of an MSK cluster hosts more partitions than AWS recommends for its size.
+
+    Why: AWS recommends at most 300 partitions per broker on t3.small, 1000 on
+    large/xlarge, 2000 on 2xlarge and 4000 on 4xlarge and larger. Above that, CPU and
+    memory go to partition overhead, restarts and leader elections take longer (every
+    MSK patch restarts each broker) and the update limit (MSK001) is close. The counts
+    per size are the parameter `recommended`. Above the hard limit MSK001 fires as well.
+
+    Remediation: delete unused topics, create new topics with fewer partitions, add
+    brokers and rebalance (`kafka-reassign-partitions`, Cruise Control), or move to a
+    larger broker size (`aws kafka update-broker-type`).
+
+    Example: kafka.m5.large broker with 1200 partition replicas (recommended 1000).
+    """
+    d = _over(t, p["recommended"], "MSK002 recommended")
+    msg = text("broker ", F.col("broker_id"), " hosts ", F.col("partition_replicas"),
+               " partitions, above the ", F.col("partition_limit"), " AWS recommends for ", F.col("msk_instance_type"))
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg, _evidence())
+
+
+@rule("MSK003", "cpu-headroom", "warning", params=(
+    Param("max_cpu_percent", 60.0, "CPU user + system (percent) above which a broker lacks headroom"),
+))
+def cpu_headroom(t, p):
+    """A broker of an MSK cluster uses more CPU (user + system) than leaves headroom for a rolling restart.
+
+    Why: during an MSK patch or a broker failure the remaining brokers take over the
+    restarted broker's leaders and clients. AWS recommends keeping CPU user + system below
+    60% so that they can; above it, latency climbs and the ISR shrinks exactly during the
+    maintenance window. The threshold is the parameter `max_cpu_percent` (a heuristic).
+
+    Remediation: reduce load (fewer partitions, batching and compression on producers,
+    fewer connection storms), add brokers and rebalance, or move to a larger broker size
+    (`aws kafka update-broker-type`), before the next maintenance window.
+
+    Example: broker 2 of kafka.m5.large at 72% CPU user + system.
+    """
+    cpu = t.metrics.where(F.col("name") == "cpu_user_system_percent").groupBy("cluster_id", "broker_id").agg(
+        F.avg("value").alias("cpu"))
+    msk = t.clusters.where(F.lower(F.col("platform")) == "msk").select("cluster_id", "msk_instance_type")
+    d = join(cpu.where(F.col("cpu") > p["max_cpu_percent"]), msk, "cluster_id")
+    pct = F.round(F.col("cpu"), 1)
+    msg = text("broker ", F.col("broker_id"), " runs at ", pct, "% CPU user + system (above ",
+               str(p["max_cpu_percent"]).removesuffix(".0"), "%): no headroom to take over a restarting broker's load")
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg,
+                ev(cpu_user_system_percent=pct, instance_type=F.col("msk_instance_type")))

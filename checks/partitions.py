@@ -1,8 +1,8 @@
 """PAR: live partition state, as the brokers serve it and as ZooKeeper holds it."""
 
-from auditor.registry import rule
+from auditor.registry import Param, rule
 from checks._api import F, emit, ev, join, text
-from checks._transforms import int_list, partition_name
+from checks._transforms import cluster_settings, int_list, partition_name, topic_settings
 
 
 @rule("PAR001", "leaderless-partition", "critical")
@@ -38,3 +38,238 @@ def leaderless_partition(t, p):
     evidence = ev(leader=F.col("leader"), zookeeper_leader=F.col("zk_leader"), leader_epoch=F.col("leader_epoch"),
                   replicas=F.col("replicas"), isr=F.col("isr"), offline_replicas=F.col("offline_replicas"))
     return emit(d, "partition", partition_name(), msg, evidence)
+
+
+# -- shared view for PAR002..PAR006 -------------------------------------------------------
+
+COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
+
+
+def partition_health(t):
+    """One row per partition (as the brokers serve it) with what PAR002-PAR006 judge:
+    ISR size, replication factor (replicas minus replicas being added, as Kafka counts it
+    during a reassignment), the topic's effective min.insync.replicas and whether the
+    partition is leaderless (leader -1 in metadata or ZooKeeper, or a leader that is not
+    a registered broker, judged only when brokers were collected)."""
+    keys = ["cluster_id", "topic", "partition"]
+    live = t.brokers.select("cluster_id", F.col("broker_id").alias("leader"), F.lit(True).alias("leader_live"))
+    known = t.brokers.groupBy("cluster_id").agg(F.count(F.lit(1)).alias("broker_count"))
+    zk = t.zk_state.select("cluster_id", "topic", "partition", F.col("leader").alias("zk_leader"))
+    settings = t.derived("topic_settings", topic_settings).select(
+        "cluster_id", "topic", "min_insync_replicas", "min_insync_replicas_source")
+    d = join(join(join(join(t.partitions, zk, keys, "left"), live, ["cluster_id", "leader"], "left"),
+                  known, "cluster_id", "left"), settings, ["cluster_id", "topic"], "left")
+    adding = F.when(F.col("adding_replicas").isNotNull(), F.size("adding_replicas")).otherwise(F.lit(0))
+    unregistered = (F.col("leader") >= 0) & F.col("leader_live").isNull() & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0)
+    leaderless = (F.col("leader") < 0) | (F.col("zk_leader") < 0) | unregistered
+    return d.select(
+        "cluster_id", "topic", "partition", "leader", "zk_leader", "leader_epoch", "replicas", "isr",
+        "offline_replicas", "adding_replicas", "removing_replicas", "min_insync_replicas", "min_insync_replicas_source",
+        F.when(F.col("isr").isNotNull(), F.size("isr")).alias("isr_size"),
+        F.when(F.col("replicas").isNotNull(), F.size("replicas") - adding).alias("replication_factor"),
+        F.coalesce(leaderless, F.lit(False)).alias("leaderless"),
+    )
+
+
+def _health(t):
+    return t.derived("partition_health", partition_health)
+
+
+def _isr_evidence(**extra):
+    return ev(isr=F.col("isr"), isr_size=F.col("isr_size"), replicas=F.col("replicas"),
+              replication_factor=F.col("replication_factor"), min_insync_replicas=F.col("min_insync_replicas"),
+              min_insync_replicas_source=F.col("min_insync_replicas_source"), leader=F.col("leader"), **extra)
+
+
+def _min_isr_text():
+    return text("min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"), ")")
+
+
+@rule("PAR002", "coordinator-unavailable", "critical")
+def coordinator_unavailable(t, p):
+    """A `__consumer_offsets` or `__transaction_state` partition is leaderless or under min ISR: the groups mapped to it have no working coordinator.
+
+    Why: every consumer group is coordinated by the leader of one `__consumer_offsets`
+    partition, abs(Java String.hashCode(group.id)) % offsets.topic.num.partitions (default
+    50); transactional ids map the same way onto `__transaction_state`
+    (transaction.state.log.num.partitions). When that partition has no leader, its groups
+    cannot join, rebalance or commit offsets (COORDINATOR_NOT_AVAILABLE) and stop consuming,
+    while every other group looks fine (incident 3: a controller split-brain left
+    `__consumer_offsets-17` at leader -1). Below min.insync.replicas offset commits and
+    transaction markers fail with NOT_ENOUGH_REPLICAS. The finding lists the consumer
+    groups whose coordinator partition it is (computed by the collector).
+
+    Remediation: restore a leader first: check that the replicas' brokers are registered
+    (`/brokers/ids`), run `kafka-leader-election --election-type preferred --topic
+    __consumer_offsets --partition 17` (unclean only when no in-sync replica can come back),
+    and when ZooKeeper and the brokers disagree (CTL002) restart the active controller to
+    force a fresh election. Then restart the stalled consumers of the listed groups.
+
+    Example: `__consumer_offsets-17` with leader -1 and ISR [3]; groups `bid-optimizer-12`
+    and `budget-pacer-40` map to partition 17.
+    """
+    h = _health(t).where(F.col("topic").isin(*COORDINATOR_TOPICS) & (
+        F.col("leaderless") | (F.col("isr_size") < F.col("min_insync_replicas"))))
+    groups = (
+        t.consumer_groups.where(F.col("group_id").isNotNull() & F.col("coordinator_partition").isNotNull())
+        .groupBy("cluster_id", F.col("coordinator_partition").alias("partition"))
+        .agg(F.sort_array(F.collect_set("group_id")).alias("groups"))
+        .withColumn("topic", F.lit("__consumer_offsets"))
+    )
+    d = join(h, groups, ["cluster_id", "topic", "partition"], "left")
+    group_count = F.when(F.col("groups").isNotNull(), F.size("groups")).otherwise(F.lit(0))
+    isr = int_list(F.col("isr"))
+    state = (
+        F.when(F.col("leader") < 0, text("no leader (leader ", F.col("leader"), ", ISR ", isr, ")"))
+        .when(F.col("zk_leader") < 0, text("no leader in ZooKeeper (the brokers still serve leader ", F.col("leader"),
+                                           ", ISR ", isr, ")"))
+        .when(F.col("leaderless"), text("leader ", F.col("leader"), " is not a registered broker (ISR ", isr, ")"))
+        .otherwise(text("ISR ", isr, " below ", _min_isr_text()))
+    )
+    who = F.when(F.col("topic") == "__transaction_state",
+                 F.lit(": transactional ids mapped to it cannot begin, commit or abort transactions")).when(
+        group_count > 0, text(": ", group_count.cast("string"), " consumer group(s) lost their coordinator: ",
+                              F.array_join(F.col("groups"), ", "))).otherwise(
+        F.lit(": consumer groups mapped to it lose their coordinator (none of the collected groups maps here)"))
+    msg = text(state, who)
+    evidence = _isr_evidence(zookeeper_leader=F.col("zk_leader"), leaderless=F.col("leaderless"),
+                             consumer_groups=F.col("groups"), consumer_group_count=group_count)
+    return emit(d, "partition", partition_name(), msg, evidence)
+
+
+@rule("PAR003", "under-min-isr", "critical")
+def under_min_isr(t, p):
+    """A partition's ISR is smaller than its effective min.insync.replicas: acks=all writes to it fail now.
+
+    Why: the leader rejects every acks=all produce request with NOT_ENOUGH_REPLICAS while
+    fewer than min.insync.replicas replicas are in sync. Producers retry and then fail,
+    and on `__consumer_offsets` offset commits fail too. This is the live state, not a
+    risk: writes are failing while it lasts.
+
+    Remediation: bring the out-of-sync replicas back: check the brokers missing from the
+    ISR (down? offline log dir? replica fetcher lag, `kafka-replica-verification`). Do not
+    lower min.insync.replicas to make writes pass unless you accept that an acknowledged
+    write may then live on fewer disks.
+
+    Example: `orders-3` with replicas [1, 2, 3], ISR [1] and min.insync.replicas=2.
+    """
+    h = _health(t).where(F.col("isr_size") < F.col("min_insync_replicas"))
+    msg = text("ISR ", int_list(F.col("isr")), " has ", F.col("isr_size"), " replica(s), below ", _min_isr_text(),
+               ": acks=all writes fail with NOT_ENOUGH_REPLICAS; replicas ", int_list(F.col("replicas")))
+    return emit(h, "partition", partition_name(), msg, _isr_evidence())
+
+
+@rule("PAR004", "at-min-isr", "warning")
+def at_min_isr(t, p):
+    """A partition's ISR is exactly at its effective min.insync.replicas, below its replication factor: one more failure blocks writes.
+
+    Why: a replica is already out of sync. The next broker restart or failure among the
+    remaining in-sync replicas drops the ISR below min.insync.replicas and acks=all writes
+    start failing. A rolling restart (an MSK patch) in this state blocks producers.
+
+    Remediation: find why the missing replicas left the ISR (broker down, disk failure,
+    fetcher lag: `kafka-topics --describe --at-min-isr-partitions`) and restore them
+    before any maintenance; postpone rolling restarts until the ISR is full again.
+
+    Example: `orders-5` with replicas [2, 3, 1], ISR [2, 3] and min.insync.replicas=2.
+    """
+    h = _health(t).where((F.col("isr_size") == F.col("min_insync_replicas"))
+                         & (F.col("min_insync_replicas") < F.col("replication_factor")))
+    msg = text("ISR ", int_list(F.col("isr")), " of replicas ", int_list(F.col("replicas")), " is at ",
+               _min_isr_text(), ": one more replica failure blocks acks=all writes")
+    return emit(h, "partition", partition_name(), msg, _isr_evidence())
+
+
+@rule("PAR005", "under-replicated", "warning")
+def under_replicated(t, p):
+    """A partition has fewer in-sync replicas than replicas: it is under-replicated.
+
+    Why: a replica that is not in the ISR does not hold the latest writes. Until it catches
+    up the partition survives fewer failures than its replication factor promises, and a
+    rolling restart can take it below min.insync.replicas or offline. Replicas being added
+    by a reassignment are not counted, as in `kafka-topics --under-replicated-partitions`.
+
+    Remediation: find the missing brokers (`kafka-topics --describe
+    --under-replicated-partitions`): restart a stopped broker, replace a failed disk
+    (offline log dir), or look at replica fetcher lag (num.replica.fetchers,
+    replica.lag.time.max.ms) when the broker is up but cannot keep up.
+
+    Example: `shipments.events-7` with replicas [4, 5, 6] and ISR [5, 6] after a disk of
+    broker 4 failed.
+    """
+    h = _health(t).where(F.col("isr_size") < F.col("replication_factor"))
+    missing = F.array_except(F.col("replicas"), F.coalesce(F.col("isr"), F.col("replicas")))
+    msg = text("ISR ", int_list(F.col("isr")), " has ", F.col("isr_size"), " of ", F.col("replication_factor"),
+               " replicas; replicas ", int_list(F.col("replicas")))
+    return emit(h, "partition", partition_name(), msg,
+                _isr_evidence(out_of_sync=F.sort_array(missing), offline_replicas=F.col("offline_replicas")))
+
+
+@rule("PAR006", "offline-replicas", "error")
+def offline_replicas(t, p):
+    """Metadata reports offline replicas for a partition: a log directory holding it failed.
+
+    Why: since KIP-112 a broker with several log dirs (JBOD) keeps running when one disk
+    fails, and reports the replicas on that disk as offline. Those replicas are gone until
+    the disk is replaced; clients that do not retry KAFKA_STORAGE_ERROR can keep failing
+    (incident 2), and the partition runs with less redundancy.
+
+    Remediation: find the failed log dir (`kafka-log-dirs --describe`, the broker's log
+    for "Stopping serving logs in dir"), replace the disk or remove it from log.dirs, and
+    restart the broker so the replicas are rebuilt; or move the replicas to healthy
+    disks or brokers with `kafka-reassign-partitions`.
+
+    Example: `tracking.positions-12` with replicas [4, 5, 6] and offline replicas [4].
+    """
+    h = _health(t).where(F.col("offline_replicas").isNotNull() & (F.size("offline_replicas") > 0))
+    msg = text("replica(s) ", int_list(F.sort_array(F.col("offline_replicas"))),
+               " offline (failed log dir); replicas ", int_list(F.col("replicas")), ", ISR ", int_list(F.col("isr")))
+    return emit(h, "partition", partition_name(), msg, _isr_evidence(offline_replicas=F.col("offline_replicas")))
+
+
+@rule("PAR007", "preferred-leader-imbalance", "info",
+      params=(Param("max_imbalance_percent", 10,
+                    "largest share (percent) of a broker's preferred partitions it may not lead; "
+                    "Kafka's leader.imbalance.per.broker.percentage default"),))
+def preferred_leader_imbalance(t, p):
+    """A broker does not lead more than 10% (a parameter) of the partitions it is the preferred leader of.
+
+    Why: the first replica of each partition is its preferred leader, and assignments
+    spread preferred leaders evenly over brokers. After restarts or failures leadership
+    moves to other replicas; the brokers that took over carry more produce and fetch load
+    while the preferred one idles. Kafka's controller measures it the same way (per
+    preferred broker: partitions it should lead but does not) and moves leadership back
+    when the share exceeds leader.imbalance.per.broker.percentage (default 10) and
+    auto.leader.rebalance.enable is true. The threshold is the rule parameter
+    `max_imbalance_percent` (default 10); more than that fires, exactly 10% does not.
+
+    Remediation: if the broker is up and in the ISR, run a preferred leader election:
+    `kafka-leader-election --bootstrap-server B --election-type preferred
+    --all-topic-partitions`, and keep auto.leader.rebalance.enable=true. If the broker is
+    down (not registered), bring it back first. Persistent imbalance with a live broker
+    means its replicas do not stay in sync.
+
+    Example: broker 5 is the preferred leader of 23 partitions and leads none of them
+    after a restart.
+    """
+    parts = t.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
+        "cluster_id", F.element_at(F.col("replicas"), 1).alias("broker_id"), "leader")
+    not_led = F.when(F.col("leader").isNull() | (F.col("leader") != F.col("broker_id")), F.lit(1)).otherwise(F.lit(0))
+    per_broker = parts.groupBy("cluster_id", "broker_id").agg(
+        F.count(F.lit(1)).alias("preferred_partitions"), F.sum(not_led).alias("not_led"))
+    live = t.brokers.select("cluster_id", "broker_id", F.lit(True).alias("registered"))
+    rebalance = t.derived("cluster_settings", cluster_settings).where(
+        F.col("key") == "auto.leader.rebalance.enable").select("cluster_id", F.col("value").alias("auto_rebalance"))
+    threshold = p["max_imbalance_percent"]
+    d = join(join(per_broker.where(F.col("not_led") * F.lit(100) > F.col("preferred_partitions") * F.lit(threshold)),
+                  live, ["cluster_id", "broker_id"], "left"), rebalance, "cluster_id", "left")
+    percent = F.round(F.col("not_led").cast("double") * F.lit(100).cast("double") / F.col("preferred_partitions").cast("double"), 1)
+    msg = text("broker ", F.col("broker_id"), " is the preferred leader of ", F.col("preferred_partitions"),
+               " partition(s) but does not lead ", F.col("not_led"), " of them (", percent, "% > ", str(threshold), "%)",
+               F.when(F.col("registered").isNull(), F.lit("; the broker is not registered (down)")).otherwise(F.lit("")),
+               F.when(F.lower(F.col("auto_rebalance")) == "false",
+                      F.lit("; auto.leader.rebalance.enable=false")).otherwise(F.lit("")))
+    evidence = ev(preferred_partitions=F.col("preferred_partitions"), not_led_by_preferred=F.col("not_led"),
+                  imbalance_percent=percent, threshold_percent=F.lit(threshold),
+                  broker_registered=F.col("registered").isNotNull(), auto_leader_rebalance_enable=F.col("auto_rebalance"))
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)

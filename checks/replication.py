@@ -1,8 +1,15 @@
 """REP: replication and durability, from assignments and effective topic configuration."""
 
-from auditor.registry import rule
-from checks._api import F, emit, ev, text
-from checks._transforms import topic_durability
+from auditor.registry import Param, rule
+from checks._api import F, emit, ev, join, text
+from checks._transforms import (
+    cluster_settings,
+    int_list,
+    partition_name,
+    topic_durability,
+    topic_replication,
+    try_int,
+)
 
 
 def _durability(t):
@@ -81,3 +88,274 @@ def single_replica(t, p):
     msg = text(F.col("single_replica_partitions"), " of ", F.col("partition_count"),
                " partition(s) have a single replica: offline whenever their broker restarts")
     return emit(d, "topic", F.col("topic"), msg, _evidence())
+
+
+# -- REP004-REP010 -------------------------------------------------------------------------
+
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
+
+
+def replica_brokers(t):
+    """One row per replica of every partition: cluster_id, topic, partition, rf (replica
+    count), replica (broker id), registered (the broker is in the brokers table), rack."""
+    reps = t.partitions.select("cluster_id", "topic", "partition", F.size("replicas").alias("rf"),
+                               F.explode(F.col("replicas")).alias("replica"))
+    brokers = t.brokers.select("cluster_id", F.col("broker_id").alias("replica"), F.lit(True).alias("registered"),
+                               F.col("rack").alias("rack"))
+    return join(reps, brokers, ["cluster_id", "replica"], "left").select(
+        "cluster_id", "topic", "partition", "rf", "replica",
+        F.coalesce(F.col("registered"), F.lit(False)).alias("registered"), "rack")
+
+
+def broker_counts(t):
+    """Per cluster: registered (live) brokers and distinct racks among them."""
+    return t.brokers.groupBy("cluster_id").agg(
+        F.countDistinct("broker_id").alias("broker_count"), F.countDistinct("rack").alias("rack_count"))
+
+
+def _counts(t):
+    return t.derived("broker_counts", broker_counts)
+
+
+@rule("REP004", "min-isr-one", "warning")
+def min_isr_one(t, p):
+    """min.insync.replicas is 1 on a topic with three or more replicas: an acknowledged write can live on one disk.
+
+    Why: with min.insync.replicas=1 a leader acknowledges an acks=all write as soon as it
+    alone has it whenever its followers have fallen out of the ISR (a slow disk, a network
+    blip, a restart). If that leader's disk then fails, acknowledged data is gone although
+    the topic has three replicas. Kafka's default is 1, so every topic without an override
+    inherits it.
+
+    Remediation: set min.insync.replicas to replication factor - 1 (RF 3: 2), on the topic
+    (`kafka-configs --alter --entity-type topics --entity-name T --add-config
+    min.insync.replicas=2`) or for the whole cluster (`--entity-type brokers
+    --entity-default`), and produce with acks=all.
+
+    Example: topic `payments.ledger` with RF 3 inheriting min.insync.replicas=1.
+    """
+    d = _durability(t).where((F.col("min_insync_replicas") == 1) & (F.col("rf_max") >= 3))
+    msg = text("min.insync.replicas=1 (", F.col("min_insync_replicas_source"), ") with ", F.col("rf_max"),
+               " replicas: an acks=all write can be acknowledged by the leader alone and lost with its disk")
+    return emit(d, "topic", F.col("topic"), msg, _evidence())
+
+
+@rule("REP005", "unclean-leader-election", "warning", params=(
+    Param("msk_unset_is_true", True,
+          "on MSK, treat a value that only Kafka's default supplies as true: the default MSK configuration "
+          "of older clusters sets unclean.leader.election.enable=true"),
+))
+def unclean_leader_election(t, p):
+    """Unclean leader election is enabled: an out-of-sync replica may become leader and drop acknowledged writes.
+
+    Why: with unclean.leader.election.enable=true, when every in-sync replica is down Kafka
+    elects a replica that is behind. The partition comes back sooner, but every write it
+    had not replicated (acknowledged ones included) is truncated away, and consumers may
+    see offsets go backwards. Kafka's default is false since 0.11.0; the default MSK
+    configuration of older clusters sets it to true, so on MSK an unset value is read as
+    true (a parameter).
+
+    Remediation: set it to false on the topic (`kafka-configs --alter --entity-type topics
+    --entity-name T --add-config unclean.leader.election.enable=false`) or cluster-wide
+    (`--entity-type brokers --entity-default`, or in the MSK cluster configuration), and
+    use `kafka-leader-election --election-type unclean` by hand when availability must win.
+
+    Example: topic `orders` inheriting unclean.leader.election.enable=true from an MSK default configuration.
+    """
+    clusters = t.clusters.select("cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"))
+    d = join(_durability(t), clusters, "cluster_id", "left")
+    from_default = F.col("unclean_leader_election_enable_source") == "Kafka default"
+    msk_default = F.lit(p["msk_unset_is_true"]) & (F.col("platform") == "msk") & from_default
+    d = d.where(F.coalesce(F.col("unclean_leader_election_enable"), F.lit(False)) | msk_default)
+    source = F.when(msk_default, F.lit("MSK default configuration")).otherwise(F.col("unclean_leader_election_enable_source"))
+    msg = text("unclean.leader.election.enable=true (", source,
+               "): if every in-sync replica fails, a lagging replica becomes leader and acknowledged writes are lost")
+    return emit(d, "topic", F.col("topic"), msg,
+                ev(unclean_leader_election_enable=F.lit(True), source=source, replication_factor=F.col("rf_min")))
+
+
+@rule("REP006", "internal-topic-durability", "error")
+def internal_topic_durability(t, p):
+    """Kafka's internal topics (consumer offsets, transaction state) are less durable than the data they protect.
+
+    Why: `__consumer_offsets` holds every consumer group's position and `__transaction_state`
+    every transaction's outcome. With fewer than 3 replicas one broker failure makes part of
+    them unavailable: groups mapped to a partition lose their coordinator, transactions
+    hang. offsets.topic.replication.factor and transaction.state.log.replication.factor
+    decide the factor when the topic is created (often by the first consumer, on a young
+    cluster); transaction.state.log.min.isr at or above the factor blocks every
+    transaction commit as soon as one replica is out of sync. Fires on the topics'
+    actual replica counts and on the settings that will create them.
+
+    Remediation: raise the internal topic's replication factor with
+    `kafka-reassign-partitions` (a JSON listing 3 replicas per partition), and set
+    offsets.topic.replication.factor=3, transaction.state.log.replication.factor=3 and
+    transaction.state.log.min.isr=2 in server.properties (static settings: rolling restart).
+
+    Example: `__consumer_offsets` created with replication factor 1 on a cluster that began with one broker.
+    """
+    rep = t.derived("topic_replication", topic_replication)
+    topics = rep.where(F.col("topic").isin(*INTERNAL_TOPICS) & (F.col("rf_min") < 3))
+    topic_findings = emit(
+        topics, "topic", F.col("topic"),
+        text(F.col("topic"), " has ", F.col("rf_min"), " replica(s) (fewer than 3): one broker failure makes part of it "
+             "unavailable and stalls the consumer groups or transactions mapped there"),
+        ev(replication_factor=F.col("rf_min"), replication_factor_max=F.col("rf_max"), partitions=F.col("partition_count")))
+
+    keys = ("offsets.topic.replication.factor", "transaction.state.log.replication.factor", "transaction.state.log.min.isr")
+    s = t.derived("cluster_settings", cluster_settings).where(F.col("key").isin(*keys))
+    wide = s.groupBy("cluster_id").agg(
+        *[F.max(F.when(F.col("key") == k, F.col("value"))).alias(k.replace(".", "_")) for k in keys])
+    ts = rep.where(F.col("topic") == "__transaction_state").select("cluster_id", F.col("rf_min").alias("ts_rf"))
+    w = join(wide, ts, "cluster_id", "left").select(
+        "cluster_id", "ts_rf",
+        try_int("offsets_topic_replication_factor").alias("otrf"),
+        try_int("transaction_state_log_replication_factor").alias("tsrf"),
+        try_int("transaction_state_log_min_isr").alias("tsmin"))
+    w = w.withColumn("ts_effective_rf", F.coalesce(F.col("ts_rf"), F.col("tsrf")))
+    evidence = ev(offsets_topic_replication_factor=F.col("otrf"), transaction_state_log_replication_factor=F.col("tsrf"),
+                  transaction_state_log_min_isr=F.col("tsmin"), transaction_state_replicas=F.col("ts_rf"))
+    otrf = emit(w.where(F.col("otrf") < 3), "config", F.lit("offsets.topic.replication.factor"),
+                text("offsets.topic.replication.factor=", F.col("otrf"),
+                     " (below 3): __consumer_offsets is created with that many replicas"), evidence)
+    tsrf = emit(w.where(F.col("tsrf") < 3), "config", F.lit("transaction.state.log.replication.factor"),
+                text("transaction.state.log.replication.factor=", F.col("tsrf"),
+                     " (below 3): __transaction_state is created with that many replicas"), evidence)
+    tsmin = emit(w.where(F.col("tsmin") >= F.col("ts_effective_rf")), "config", F.lit("transaction.state.log.min.isr"),
+                 text("transaction.state.log.min.isr=", F.col("tsmin"), " is not below the ",
+                      F.when(F.col("ts_rf").isNotNull(), F.lit("replica count of __transaction_state (")).otherwise(
+                          F.lit("transaction.state.log.replication.factor (")),
+                      F.col("ts_effective_rf"), "): one replica out of sync blocks every transaction commit"), evidence)
+    return topic_findings.unionByName(otrf).unionByName(tsrf).unionByName(tsmin)
+
+
+@rule("REP007", "replicas-share-rack", "warning", params=(
+    Param("max_listed", 20, "how many affected partitions the finding lists by number (all are counted)"),
+))
+def replicas_share_rack(t, p):
+    """A topic has partitions whose replicas sit in fewer racks than they could: one rack (AZ) outage takes them offline.
+
+    Why: with broker.rack set, Kafka spreads a new topic's replicas over racks, but manual
+    reassignments, tools that ignore racks, brokers added without broker.rack or racks
+    added later leave partitions with two replicas in one rack. When that rack (an
+    availability zone) fails, those partitions lose more replicas than needed: below
+    min.insync.replicas they refuse acks=all writes, with all replicas in it they go
+    offline. A partition fires when it spans fewer distinct racks than min(replication
+    factor, racks in the cluster), counting a replica on a broker of unknown rack (not
+    registered, no broker.rack) as if it were in a rack of its own. Only clusters with
+    more than one rack are judged. One finding per topic; how many of its partitions it
+    lists by number is a parameter (all are counted).
+
+    Remediation: reassign the listed partitions so each replica is in a different rack:
+    `kafka-reassign-partitions --generate` with rack-aware placement (the default when
+    brokers have broker.rack), or Cruise Control's RackAwareGoal; set broker.rack on every
+    broker.
+
+    Example: `orders-3` with replicas [1, 4, 2] where brokers 1 and 4 are both in use1-az1.
+    """
+    r = t.derived("replica_brokers", replica_brokers)
+    per_partition = r.groupBy("cluster_id", "topic", "partition").agg(
+        F.max("rf").alias("rf"),
+        F.countDistinct("rack").alias("racks_used"),
+        F.sum(F.when(F.col("rack").isNull(), F.lit(1)).otherwise(F.lit(0))).alias("unknown_rack"),
+    )
+    d = join(per_partition, _counts(t).select("cluster_id", "rack_count"), "cluster_id")
+    d = d.where((F.col("rack_count") > 1)
+                & (F.col("racks_used") + F.col("unknown_rack") < F.least(F.col("rf"), F.col("rack_count"))))
+    per_topic = d.groupBy("cluster_id", "topic").agg(
+        F.count(F.lit(1)).alias("affected"),
+        F.sort_array(F.collect_list("partition")).alias("partitions"),
+        F.min("racks_used").alias("min_racks_used"),
+        F.max("rf").alias("rf"),
+        F.max("rack_count").alias("rack_count"),
+    )
+    listed = F.slice(F.col("partitions"), 1, p["max_listed"])
+    more = F.when(F.size("partitions") > p["max_listed"], F.lit(", ...")).otherwise(F.lit(""))
+    msg = text(F.col("affected"), " partition(s) keep replicas in fewer racks than min(RF ", F.col("rf"), ", ",
+               F.col("rack_count"), " racks) (partitions ", F.array_join(listed.cast("array<string>"), ","), more,
+               "): one rack outage takes more replicas than necessary")
+    return emit(per_topic, "topic", F.col("topic"), msg,
+                ev(affected_partitions=F.col("affected"), partitions=listed, min_racks_used=F.col("min_racks_used"),
+                   replication_factor=F.col("rf"), racks_in_cluster=F.col("rack_count")))
+
+
+@rule("REP008", "replica-on-unknown-broker", "error")
+def replica_on_unknown_broker(t, p):
+    """A partition has a replica assigned to a broker id that is not registered.
+
+    Why: a replica on a broker that is not registered (decommissioned without a
+    reassignment, a typo in a reassignment plan, a broker down long enough to lose its
+    registration) is a copy that does not exist: the partition runs with fewer replicas
+    than its replication factor claims, and it cannot regain them until the broker comes
+    back. Only judged for clusters whose brokers were collected.
+
+    Remediation: bring the broker back with the same broker.id, or move the replica to a
+    live broker with `kafka-reassign-partitions --execute` (a plan that lists live brokers
+    only), then verify with `--verify`.
+
+    Example: `ads.clicks-7` with replicas [4, 5, 1] while broker 5 is not in `/brokers/ids`.
+    """
+    r = t.derived("replica_brokers", replica_brokers)
+    d = join(r.where(~F.col("registered")), _counts(t).select("cluster_id", "broker_count"), "cluster_id")
+    d = d.where(F.col("broker_count") > 0).groupBy("cluster_id", "topic", "partition").agg(
+        F.sort_array(F.collect_set("replica")).alias("unknown"), F.max("rf").alias("rf"))
+    replicas = t.partitions.select("cluster_id", "topic", "partition", "replicas")
+    d = join(d, replicas, ["cluster_id", "topic", "partition"])
+    msg = text("replicas ", int_list(F.col("replicas")), " include broker(s) ", int_list(F.col("unknown")),
+               " that are not registered: the partition has fewer live replicas than its replication factor")
+    return emit(d, "partition", partition_name(), msg,
+                ev(replicas=F.col("replicas"), unregistered_brokers=F.col("unknown"), replication_factor=F.col("rf")))
+
+
+@rule("REP009", "rf-below-az-count", "warning")
+def rf_below_az_count(t, p):
+    """A topic's replication factor is below the number of availability zones (up to 3): an AZ outage can take it offline.
+
+    Why: in a multi-AZ cluster each replica can sit in its own zone. With RF 2 in a 3-AZ
+    cluster (or RF 1 in a 2-AZ cluster) a partition cannot survive the loss of one zone
+    plus a broker restart, and an MSK patch of the surviving zone's broker during a zone
+    event leaves it offline. AWS recommends RF 3 for 3-AZ MSK clusters (RF 2 for 2-AZ).
+    The zone count is the manifest's az_count; on MSK without it, the number of distinct
+    broker racks (MSK sets broker.rack to the AZ id).
+
+    Remediation: raise the replication factor to min(AZs, 3) with `kafka-reassign-partitions`
+    (one replica per zone), and set default.replication.factor accordingly.
+
+    Example: topic `clickstream` with RF 2 on a 3-AZ MSK cluster.
+    """
+    clusters = t.clusters.select("cluster_id", "az_count", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"))
+    c = join(clusters, _counts(t).select("cluster_id", "rack_count"), "cluster_id", "left").select(
+        "cluster_id", F.coalesce(F.col("az_count"),
+                                 F.when(F.col("platform") == "msk", F.col("rack_count"))).alias("azs"))
+    d = join(_durability(t), c, "cluster_id").where(
+        (F.col("azs") >= 2) & (F.col("rf_min") < F.least(F.col("azs"), F.lit(3))))
+    msg = text("replication factor ", F.col("rf_min"), " in a ", F.col("azs"), "-AZ cluster (needs ",
+               F.least(F.col("azs"), F.lit(3)), "): losing one availability zone can take partitions offline")
+    return emit(d, "topic", F.col("topic"), msg,
+                ev(replication_factor=F.col("rf_min"), availability_zones=F.col("azs"),
+                   required=F.least(F.col("azs"), F.lit(3))))
+
+
+@rule("REP010", "rf-exceeds-brokers", "error")
+def rf_exceeds_brokers(t, p):
+    """A topic's replication factor is greater than the number of live brokers: it can never be fully replicated.
+
+    Why: each replica needs its own broker. With fewer live brokers than replicas the
+    partitions stay under-replicated for good, min.insync.replicas may be unreachable, and
+    a reassignment or a new topic with that factor fails with INVALID_REPLICATION_FACTOR.
+    It follows from shrinking a cluster, losing brokers, or copying topic definitions
+    from a bigger cluster. Only judged for clusters whose brokers were collected.
+
+    Remediation: bring the missing brokers back, or lower the replication factor with
+    `kafka-reassign-partitions` to at most the live broker count (and min.insync.replicas
+    below it).
+
+    Example: topic `events` with RF 3 on a cluster where only 2 brokers are registered.
+    """
+    d = join(t.derived("topic_replication", topic_replication), _counts(t).select("cluster_id", "broker_count"),
+             "cluster_id").where((F.col("broker_count") > 0) & (F.col("rf_max") > F.col("broker_count")))
+    msg = text("replication factor ", F.col("rf_max"), " exceeds the ", F.col("broker_count"),
+               " live broker(s): the topic can never be fully replicated")
+    return emit(d, "topic", F.col("topic"), msg,
+                ev(replication_factor=F.col("rf_max"), live_brokers=F.col("broker_count"),
+                   partitions=F.col("partition_count")))

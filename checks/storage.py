@@ -1,1 +1,243 @@
-"""DSK: storage and JBOD (incident 2)."""
+"""DSK: storage and JBOD (incident 2).
+
+Log directories come from DescribeLogDirs (the ``log_dirs`` table), the brokers table and
+the effective log.dirs setting, merged per broker by ``broker_log_dirs`` in _transforms.
+A log directory is named "<broker id>:<path>" (resource type ``log_dir``).
+"""
+
+from auditor.registry import Param, rule
+from checks._api import F, emit, ev, join, text
+from checks._transforms import broker_log_dirs, topic_replication, version_key, version_number
+
+SARAMA_FIXED = "1.43.3"
+
+
+def _dirs(t):
+    return t.derived("broker_log_dirs", broker_log_dirs)
+
+
+def _dir_name():
+    return F.concat_ws(":", F.col("broker_id").cast("string"), F.col("path"))
+
+
+def _paths(col="log_dir_paths"):
+    return F.array_join(F.col(col), ", ")
+
+
+def old_sarama(t, fixed: str = SARAMA_FIXED):
+    """Per broker: connected sarama clients older than ``fixed`` (KIP-511 inventory):
+    sarama_versions (sorted), sarama_connections. Used by DSK002; CLI001 reads the
+    inventory itself."""
+    c = t.client_software
+    is_sarama = F.lower(F.trim(F.col("client_name"))).rlike("(^|/)sarama$")
+    old = version_key("client_version") < F.lit(version_number(fixed))
+    connected = F.coalesce(F.col("connections"), F.lit(1)) > 0
+    return (
+        c.where(is_sarama & old & connected)
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.sort_array(F.collect_set(F.trim(F.col("client_version")))).alias("sarama_versions"),
+             F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("sarama_connections"))
+    )
+
+
+@rule("DSK001", "offline-log-dir", "critical")
+def offline_log_dir(t, p):
+    """A log directory is offline: the broker reports an error for it (a failed disk).
+
+    Why: when a JBOD disk fails, the broker marks that log directory offline and keeps
+    running; every replica on it is offline (KIP-112), those partitions run with a smaller
+    ISR, and clients writing to them get KAFKA_STORAGE_ERROR. Clients that do not refresh
+    metadata on that error (sarama < 1.43.3, DSK002) keep failing for hours (incident 2).
+    Sources: a DescribeLogDirs error on the directory, or the broker's
+    OfflineLogDirectoryCount metric above 0 (then the directory itself is not known).
+
+    Remediation: replace the disk (or remove the directory from log.dirs) and restart the
+    broker; its replicas are re-created from the leaders. Until then, check
+    `kafka-log-dirs --bootstrap-server B --describe --broker-list ID` and move leadership
+    off the broker (`kafka-leader-election --election-type preferred`) if clients suffer.
+
+    Example: broker 4, /data/kafka-3: KAFKA_STORAGE_ERROR.
+    """
+    bad = F.col("error").isNotNull() & (F.trim(F.col("error")) != "") & (F.upper(F.trim(F.col("error"))) != "NONE")
+    dirs = t.log_dirs.where(bad).select("cluster_id", "broker_id", "path", F.trim(F.col("error")).alias("error"),
+                                        "device")
+    offline = t.metrics.where(F.col("name") == "offline_log_directory_count").groupBy("cluster_id", "broker_id").agg(
+        F.max("value").alias("offline_count"))
+    known = join(dirs, offline, ["cluster_id", "broker_id"], "left")
+    by_dir = emit(known, "log_dir", _dir_name(),
+                  text("log dir ", F.col("path"), " on broker ", F.col("broker_id"), " is offline: ", F.col("error"),
+                       "; its replicas are offline and writes to them fail with KAFKA_STORAGE_ERROR"),
+                  ev(broker=F.col("broker_id"), path=F.col("path"), error=F.col("error"), device=F.col("device"),
+                     offline_log_directory_count=F.col("offline_count")))
+    metric_only = join(offline.where(F.col("offline_count") > 0),
+                       dirs.select("cluster_id", "broker_id").distinct(), ["cluster_id", "broker_id"], "left_anti")
+    by_broker = emit(metric_only, "broker", F.col("broker_id").cast("string"),
+                     text("broker ", F.col("broker_id"), " reports OfflineLogDirectoryCount=",
+                          F.col("offline_count").cast("bigint"),
+                          ": a log dir has failed; its replicas are offline"),
+                     ev(broker=F.col("broker_id"), offline_log_directory_count=F.col("offline_count").cast("bigint")))
+    return by_dir.unionByName(by_broker)
+
+
+@rule("DSK002", "jbod-client-storage-error-risk", "error", params=(
+    Param("sarama_fixed_version", SARAMA_FIXED, "first sarama version that retries KAFKA_STORAGE_ERROR"),
+))
+def jbod_client_storage_error_risk(t, p):
+    """A JBOD broker (several log dirs) serves clients that do not retry KAFKA_STORAGE_ERROR.
+
+    Why: with several log directories a single disk failure does not stop the broker: it
+    answers requests for the replicas on the failed disk with KAFKA_STORAGE_ERROR and
+    expects clients to refresh metadata and find the new leader. sarama before 1.43.3 did
+    not treat that error as retriable: its producers kept failing writes for hours after
+    one disk failed (incident 2). The client inventory comes from KIP-511 (client software
+    name and version per connection); sarama releases too old to send it show up as
+    "unknown" and cannot be seen here. The fixed version is the parameter
+    `sarama_fixed_version`.
+
+    Remediation: upgrade the sarama clients to 1.43.3 or later (github.com/IBM/sarama) and
+    make sure producers have retries and metadata refresh enabled
+    (`config.Producer.Retry.Max`, `config.Metadata.RefreshFrequency`). Until then, treat a
+    JBOD disk failure on this broker as a broker failure: stop it so that leadership moves.
+
+    Example: broker 4 with 4 log dirs; sarama 1.27.0 with 120 connections.
+    """
+    d = join(_dirs(t).where(F.col("log_dir_count") > 1), old_sarama(t, p["sarama_fixed_version"]),
+             ["cluster_id", "broker_id"])
+    msg = text("broker ", F.col("broker_id"), " has ", F.col("log_dir_count"), " log dirs (JBOD) and serves sarama ",
+               F.array_join(F.col("sarama_versions"), ", "), " (", F.col("sarama_connections"),
+               " connections), which does not retry KAFKA_STORAGE_ERROR: one failed disk fails their writes "
+               "until they restart")
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg,
+                ev(log_dirs=F.col("log_dir_paths"), sarama_versions=F.col("sarama_versions"),
+                   sarama_connections=F.col("sarama_connections"), fixed_in=F.lit(p["sarama_fixed_version"])))
+
+
+@rule("DSK003", "jbod-unsupported-version", "error")
+def jbod_unsupported_version(t, p):
+    """A broker has several log dirs on a version that does not support JBOD in its metadata mode.
+
+    Why: JBOD (several log.dirs with per-directory failure handling, KIP-112) exists since
+    Kafka 1.0 in ZooKeeper mode. In KRaft mode it arrived as early access in 3.7
+    (metadata.version 3.7-IV2, KIP-858) and is supported from 3.8; before that a KRaft
+    broker does not handle a log directory failure as JBOD intends (before 3.7 it refuses
+    to start with several log dirs). The version is the broker's own version, else the
+    cluster's; the mode is the manifest's metadata_mode, else the controller table's.
+
+    Remediation: upgrade to Kafka 3.8 or later (KRaft) before relying on several log dirs,
+    or go back to one log dir per broker (RAID or one volume) until then. In ZooKeeper mode,
+    upgrade to at least 1.0.
+
+    Example: a KRaft cluster on 3.7.1 whose brokers list log.dirs=/data/kafka-1,/data/kafka-2.
+    """
+    mode_of = t.controller.groupBy("cluster_id").agg(F.max(F.lower(F.col("mode"))).alias("controller_mode"))
+    clusters = join(t.clusters.select("cluster_id", F.lower(F.col("metadata_mode")).alias("manifest_mode"),
+                                      "kafka_version"), mode_of, "cluster_id", "left")
+    versions = t.brokers.select("cluster_id", "broker_id", F.col("version").alias("broker_version"))
+    d = join(join(_dirs(t).where(F.col("log_dir_count") > 1), clusters, "cluster_id"), versions,
+             ["cluster_id", "broker_id"], "left")
+    version = F.coalesce(F.col("broker_version"), F.col("kafka_version"))
+    mode = F.coalesce(F.col("manifest_mode"), F.col("controller_mode"))
+    v = version_key(version)
+    kraft_early = (mode == "kraft") & (v < F.lit(version_number("3.8.0")))
+    zk_early = (mode == "zookeeper") & (v < F.lit(version_number("1.0.0")))
+    d = d.where(F.coalesce(kraft_early | zk_early, F.lit(False)))
+    msg = text("broker ", F.col("broker_id"), " has ", F.col("log_dir_count"), " log dirs on Kafka ", version, " in ",
+               mode, " mode: JBOD needs ",
+               F.when(mode == "kraft", F.lit("3.8 or later in KRaft mode")).otherwise(F.lit("1.0 or later")))
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg,
+                ev(log_dirs=F.col("log_dir_paths"), kafka_version=version, metadata_mode=mode))
+
+
+@rule("DSK004", "log-dirs-share-device", "warning")
+def log_dirs_share_device(t, p):
+    """Several log dirs of one broker sit on the same device: JBOD without isolation.
+
+    Why: JBOD's point is that one failed disk takes only its own log dir offline. Two log
+    dirs on one device (or one mount) fail together, double-count its capacity in
+    partition placement, and compete for the same I/O, while Kafka balances as if they
+    were independent.
+
+    Remediation: give each entry of log.dirs its own disk (one mount point per device),
+    moving replicas away first with `kafka-reassign-partitions` and a log_dirs list in
+    the reassignment JSON, or merge the directories into one log dir on that device.
+
+    Example: broker 2: /data/kafka-1 and /data/kafka-2 both on nvme1n1.
+    """
+    shared = (
+        t.log_dirs.where(F.col("device").isNotNull() & (F.trim(F.col("device")) != ""))
+        .groupBy("cluster_id", "broker_id", "device")
+        .agg(F.countDistinct("path").alias("n"), F.sort_array(F.collect_set("path")).alias("paths"))
+        .where(F.col("n") > 1)
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.sort_array(F.collect_list(F.concat(F.col("device"), F.lit(" ("), F.array_join(F.col("paths"), ", "),
+                                                  F.lit(")")))).alias("shared"),
+             F.sum("n").alias("dirs_sharing"))
+    )
+    msg = text("broker ", F.col("broker_id"), " has log dirs sharing a device: ", F.array_join(F.col("shared"), "; "),
+               "; one disk failure takes all of them offline")
+    return emit(shared, "broker", F.col("broker_id").cast("string"), msg,
+                ev(shared_devices=F.col("shared"), log_dirs_sharing=F.col("dirs_sharing")))
+
+
+@rule("DSK005", "single-log-dir", "info", params=(
+    Param("acceptable_min_rf", 3, "no finding when every topic of the cluster has at least this many replicas ..."),
+    Param("acceptable_min_racks", 2, "... and the brokers span at least this many racks"),
+))
+def single_log_dir(t, p):
+    """A broker has a single log dir: one disk failure stops the broker.
+
+    Why: with one log directory, the broker shuts down when that disk fails (there is no
+    other directory to keep serving from). That is a normal broker failure: harmless when
+    every partition has enough replicas on other racks, painful otherwise. So the rule
+    stays quiet when every topic of the cluster has at least `acceptable_min_rf` replicas
+    (default 3) and the brokers span at least `acceptable_min_racks` racks (default 2):
+    both are parameters. It is informational either way.
+
+    Remediation: make sure losing this broker is safe: replication factor 3 with
+    min.insync.replicas 2 and broker.rack set so replicas spread over racks/AZs. If disks
+    fail often, JBOD (several log.dirs, Kafka 3.8+ in KRaft) keeps the broker up on the
+    remaining disks, provided clients retry KAFKA_STORAGE_ERROR (DSK002).
+
+    Example: broker 1 with log.dirs=/var/lib/kafka/data in a cluster with RF 2 topics.
+    """
+    rf = t.derived("topic_replication", topic_replication).groupBy("cluster_id").agg(
+        F.min("rf_min").alias("cluster_min_rf"))
+    racks = t.brokers.groupBy("cluster_id").agg(F.countDistinct("rack").alias("racks"))
+    d = join(join(_dirs(t).where(F.col("log_dir_count") == 1), rf, "cluster_id", "left"), racks, "cluster_id", "left")
+    safe = (F.col("cluster_min_rf") >= p["acceptable_min_rf"]) & (F.col("racks") >= p["acceptable_min_racks"])
+    d = d.where(~F.coalesce(safe, F.lit(False)))
+    msg = text("broker ", F.col("broker_id"), " has a single log dir (", _paths(),
+               "): one disk failure stops the broker (lowest replication factor in the cluster: ",
+               F.col("cluster_min_rf"), ", racks: ", F.coalesce(F.col("racks"), F.lit(0)), ")")
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg,
+                ev(log_dirs=F.col("log_dir_paths"), cluster_min_replication_factor=F.col("cluster_min_rf"),
+                   racks=F.col("racks")))
+
+
+@rule("DSK006", "disk-usage-high", "warning", params=(
+    Param("max_used", 0.85, "fraction of a log dir's capacity above which it is too full"),
+))
+def disk_usage_high(t, p):
+    """A log dir is nearly full.
+
+    Why: when a log dir fills up, the broker marks it offline (the same failure as a dead
+    disk, DSK001) or stops. Reassignments, retention changes and catch-up after a broker
+    restart all need free space, so the margin has to exist before it is needed. The
+    threshold is the parameter `max_used` (a fraction, default 0.85, a heuristic).
+
+    Remediation: lower retention (`retention.ms` / `retention.bytes` on the largest
+    topics), add disks or brokers and move partitions with `kafka-reassign-partitions`
+    (between log dirs of one broker with a log_dirs entry), or grow the volume (MSK:
+    `aws kafka update-broker-storage`, or enable storage auto-scaling).
+
+    Example: broker 3, /data/kafka-2: 1.8 TB of 2.0 TB used (90%).
+    """
+    used = F.when(F.col("total_bytes") > 0, F.col("used_bytes") / F.col("total_bytes"))  # no division by 0
+    d = t.log_dirs.where(used > p["max_used"])
+    pct = F.round(used * 100, 1)
+    msg = text("log dir ", F.col("path"), " on broker ", F.col("broker_id"), " is ", pct, "% full (",
+               F.round(F.col("used_bytes") / F.lit(1e9), 1), " of ", F.round(F.col("total_bytes") / F.lit(1e9), 1),
+               " GB; threshold " + str(round(p["max_used"] * 100, 1)) + "%)")
+    return emit(d, "log_dir", _dir_name(), msg,
+                ev(broker=F.col("broker_id"), path=F.col("path"), used_bytes=F.col("used_bytes"),
+                   total_bytes=F.col("total_bytes"), used_percent=pct, device=F.col("device")))

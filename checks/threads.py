@@ -1,1 +1,316 @@
-"""THR: broker request threads and queues (incident 4)."""
+"""THR: broker request threads and queues (incident 4).
+
+All rules here read one per-broker view (``broker_threads``): the effective thread and
+queue settings, the broker's cores, its log directory count and its request metrics.
+"""
+
+from auditor.registry import Param, rule
+from checks._api import F, emit, ev, text
+from checks._transforms import broker_log_dirs, broker_settings, try_double
+
+NETWORK, IO, QUEUE = "num.network.threads", "num.io.threads", "queued.max.requests"
+CONNECTIONS = "connection_count"
+_METRICS = ("cpu_count", "network_processor_avg_idle_percent", "request_handler_avg_idle_percent",
+            "request_queue_size", CONNECTIONS)
+
+def _listener(labels):
+    """The "listener" member of a metric's JSON labels ('' when absent). A regular expression
+    rather than get_json_object, which sqlframe's DuckDB translation cannot bind."""
+    return F.coalesce(F.regexp_extract(labels, '"listener" *: *"([^"]*)"', 1), F.lit(""))
+
+
+def broker_threads(t):
+    """Per broker: network_threads, io_threads, queued_max_requests (effective settings),
+    cores (brokers.cores, else the cpu_count metric), log_dir_count, the metrics
+    net_idle, io_idle, queue_size, connections (summed over listeners) and
+    busiest_listener_connections (the listener with the most connections: each listener has
+    its own num.network.threads processors), listeners (listener labels seen)."""
+    settings = (
+        t.derived("broker_settings", broker_settings)
+        .where(F.col("key").isin(NETWORK, IO, QUEUE))
+        .select("cluster_id", "broker_id", "key", F.lit(None).cast("string").alias("listener"),
+                try_double("value").alias("v"))
+    )
+    cores = t.brokers.select("cluster_id", "broker_id", F.lit("cores").alias("key"),
+                             F.lit(None).cast("string").alias("listener"), F.col("cores").cast("double").alias("v"))
+    dirs = t.derived("broker_log_dirs", broker_log_dirs).select(
+        "cluster_id", "broker_id", F.lit("log_dir_count").alias("key"), F.lit(None).cast("string").alias("listener"),
+        F.col("log_dir_count").cast("double").alias("v"))
+    metrics = t.metrics.where(F.col("name").isin(*_METRICS)).select(
+        "cluster_id", "broker_id", F.col("name").alias("key"),
+        F.when(F.col("name") == CONNECTIONS, _listener(F.col("labels")))
+        .alias("listener"),
+        F.col("value").alias("v"))
+    per_key = (
+        settings.unionByName(cores).unionByName(dirs).unionByName(metrics)
+        .where(F.col("broker_id").isNotNull())
+        .groupBy("cluster_id", "broker_id", "key", "listener")
+        .agg(F.sum("v").alias("total"), F.avg("v").alias("mean"))
+    )
+
+    def mean(key):
+        return F.max(F.when(F.col("key") == key, F.col("mean")))
+
+    conn = F.when(F.col("key") == CONNECTIONS, F.col("total"))
+    wide = per_key.groupBy("cluster_id", "broker_id").agg(
+        mean(NETWORK).alias("network_threads"),
+        mean(IO).alias("io_threads"),
+        mean(QUEUE).alias("queued_max_requests"),
+        mean("cores").alias("broker_cores"),
+        mean("cpu_count").alias("cpu_count"),
+        mean("log_dir_count").alias("log_dir_count"),
+        mean("network_processor_avg_idle_percent").alias("net_idle"),
+        mean("request_handler_avg_idle_percent").alias("io_idle"),
+        mean("request_queue_size").alias("queue_size"),
+        F.sum(conn).alias("connections"),
+        F.max(conn).alias("busiest_listener_connections"),
+        F.count(conn).alias("listeners"),
+    )
+    positive = F.when(F.col("broker_cores") > 0, F.col("broker_cores")).otherwise(
+        F.when(F.col("cpu_count") > 0, F.col("cpu_count")))
+    return wide.withColumn("cores", positive)
+
+
+def _view(t):
+    return t.derived("broker_threads", broker_threads)
+
+
+def _num(name):
+    """A whole number for messages (settings, counts), identical on both engines."""
+    return F.round(F.col(name)).cast("bigint")
+
+
+def _fmt(x) -> str:
+    """A parameter for messages: 4.0 -> '4', 0.3 -> '0.3'."""
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _per(a, b):
+    """a / b, null unless b > 0: Spark in ANSI mode aborts on a division by zero."""
+    if isinstance(b, int | float):
+        return a / F.lit(float(b)) if b > 0 else F.lit(None).cast("double")
+    return F.when(b > 0, a / b)
+
+
+def _ratio(col, digits=2):
+    return F.round(col, digits)
+
+
+def _evidence(**extra):
+    return ev(
+        num_network_threads=_num("network_threads"), num_io_threads=_num("io_threads"),
+        queued_max_requests=_num("queued_max_requests"), cores=_num("cores"), log_dirs=_num("log_dir_count"),
+        network_processor_avg_idle=_ratio(F.col("net_idle"), 3), request_handler_avg_idle=_ratio(F.col("io_idle"), 3),
+        request_queue_size=_ratio(F.col("queue_size"), 1), connections=_num("connections"),
+        busiest_listener_connections=_num("busiest_listener_connections"), **extra,
+    )
+
+
+def _broker(df, message, **extra):
+    return emit(df, "broker", F.col("broker_id").cast("string"), message, _evidence(**extra))
+
+
+@rule("THR001", "network-threads-saturated", "error", params=(
+    Param("min_idle", 0.3, "NetworkProcessorAvgIdlePercent (0-1) below which the network threads are saturated "
+                           "(Kafka docs: ideally above 0.3)"),
+))
+def network_threads_saturated(t, p):
+    """The broker's network threads are saturated: NetworkProcessorAvgIdlePercent is below the threshold.
+
+    Why: the network processors read requests from and write responses to every client
+    socket. When they are almost never idle, requests wait in socket buffers, produce and
+    fetch latency rises, followers fall behind and the ISR shrinks and expands (incident 4:
+    48-core brokers on 6 network threads took ~4000 extra connections and network idle
+    fell to ~0). The Kafka documentation says this metric should ideally stay above 0.3
+    (30%). The threshold is the parameter `min_idle` (a heuristic, 0-1).
+
+    Remediation: raise num.network.threads (see THR003 for a size: about cores/4, and at
+    most ~500 connections per network thread per listener). It is a dynamic setting:
+    `kafka-configs --bootstrap-server B --alter --entity-type brokers --entity-default
+    --add-config num.network.threads=12`, but Kafka accepts a new value only within
+    [old/2, old*2], so double at most per step. Also look for connection storms (clients
+    reconnecting, too many producers) and enable connection quotas (max.connections).
+
+    Example: broker 3 with NetworkProcessorAvgIdlePercent 0.02 on num.network.threads=6.
+    """
+    d = _view(t).where(F.col("net_idle") < p["min_idle"])
+    msg = text("NetworkProcessorAvgIdlePercent is ", _ratio(F.col("net_idle")), " (below " + _fmt(p["min_idle"]),
+               ") with num.network.threads=", _num("network_threads"), " and ", _num("connections"),
+               " connections: the network threads are saturated")
+    return _broker(d, msg, min_idle=F.lit(p["min_idle"]))
+
+
+@rule("THR002", "io-threads-saturated", "error", params=(
+    Param("min_idle", 0.3, "RequestHandlerAvgIdlePercent (0-1) below which the I/O (request handler) threads "
+                           "are saturated"),
+))
+def io_threads_saturated(t, p):
+    """The broker's I/O (request handler) threads are saturated: RequestHandlerAvgIdlePercent is below the threshold.
+
+    Why: the request handler threads execute every request (appends to the log, fetches,
+    metadata, offset commits). When they are rarely idle, the request queue fills up,
+    the network threads block on it, and every client and follower sees latency; ISR
+    churn follows. Like the network processors, they should ideally stay above 30% idle.
+    The threshold is the parameter `min_idle` (a heuristic, 0-1).
+
+    Remediation: raise num.io.threads (at least cores/2, and at least the number of log
+    dirs; see THR004). It is dynamic: `kafka-configs --bootstrap-server B --alter
+    --entity-type brokers --entity-default --add-config num.io.threads=32`, within
+    [old/2, old*2] per change. If disks are the bottleneck (high I/O wait), more threads
+    will not help: add brokers or faster disks.
+
+    Example: broker 2 with RequestHandlerAvgIdlePercent 0.14 on num.io.threads=16.
+    """
+    d = _view(t).where(F.col("io_idle") < p["min_idle"])
+    msg = text("RequestHandlerAvgIdlePercent is ", _ratio(F.col("io_idle")), " (below " + _fmt(p["min_idle"]),
+               ") with num.io.threads=", _num("io_threads"), ": the request handler threads are saturated")
+    return _broker(d, msg, min_idle=F.lit(p["min_idle"]))
+
+
+@rule("THR003", "network-threads-low", "warning", params=(
+    Param("cores_per_network_thread", 4.0, "fires when num.network.threads < cores / this"),
+    Param("max_connections_per_thread", 500.0, "fires when a listener's connections per network thread exceed this"),
+))
+def network_threads_low(t, p):
+    """num.network.threads is low for the broker's cores or for its connections.
+
+    Why: num.network.threads is the number of network processors *per listener*; each
+    processor multiplexes its share of that listener's connections. With few processors
+    on a large host, a surge of connections saturates them long before the CPU is busy
+    (incident 4: 6 network threads on 48 cores, ~4000 extra connections). The rule fires
+    when num.network.threads < cores / `cores_per_network_thread` (default 4), or when the
+    busiest listener has more than `max_connections_per_thread` (default 500) connections
+    per network thread. Both are heuristic parameters. AWS sizes MSK brokers with network
+    threads = vCPU/2, and advises never to raise network threads above I/O threads
+    (THR005).
+
+    Remediation: raise num.network.threads towards the suggested value (the message gives
+    it). It can be changed dynamically with `kafka-configs --alter --entity-type brokers
+    --entity-default --add-config num.network.threads=N`, but Kafka accepts a new value only
+    within [old/2, old*2]: from 6, go to 12 first. Keep num.io.threads at least as high
+    (THR005) and check queued.max.requests (THR006), which needs a restart.
+
+    Example: 48 cores, num.network.threads=6 (below 48/4 = 12), 4000 connections on one
+    listener (667 per network thread).
+    """
+    per_core, per_thread = p["cores_per_network_thread"], p["max_connections_per_thread"]
+    d = _view(t).where(F.col("network_threads") > 0)
+    few_for_cores = F.col("network_threads") < _per(F.col("cores"), per_core)
+    per_net = _per(F.col("busiest_listener_connections"), F.col("network_threads"))
+    few_for_conns = per_net > F.lit(per_thread)
+    d = d.where(F.coalesce(few_for_cores, F.lit(False)) | F.coalesce(few_for_conns, F.lit(False)))
+    target = F.greatest(F.coalesce(F.ceil(_per(F.col("cores"), per_core)), F.lit(0)),
+                        F.coalesce(F.ceil(_per(F.col("busiest_listener_connections"), per_thread)), F.lit(0)))
+    step = F.least(target, F.col("network_threads") * F.lit(2))
+    reasons = F.concat_ws("; ",
+                          F.when(few_for_cores, text("below cores/" + _fmt(per_core) + " = ",
+                                                     _ratio(_per(F.col("cores"), per_core), 1))),
+                          F.when(few_for_conns, text(_ratio(per_net, 0).cast("bigint"),
+                                                     " connections per network thread on the busiest listener (above ",
+                                                     _fmt(per_thread) + ")")))
+    msg = text("num.network.threads=", _num("network_threads"), " on ", _num("cores"), " cores: ", reasons,
+               "; raise it to about ", target.cast("bigint"), " (dynamically at most doubling per change: ",
+               step.cast("bigint"), " first)")
+    return _broker(d, msg, suggested_network_threads=target.cast("bigint"),
+                   connections_per_network_thread=_ratio(per_net, 1))
+
+
+@rule("THR004", "io-threads-low", "warning", params=(
+    Param("cores_per_io_thread", 2.0, "fires when num.io.threads < cores / this"),
+))
+def io_threads_low(t, p):
+    """num.io.threads is below half the broker's cores, or below its number of log directories.
+
+    Why: the request handler (I/O) threads do the disk work of every request. Fewer than
+    cores / `cores_per_io_thread` (default 2, a heuristic parameter) leaves a large host
+    idle while requests queue (incident 4: 16 I/O threads on 48 cores), and fewer threads
+    than log directories cannot keep every disk busy. MSK sizes its brokers with I/O
+    threads = vCPU (network threads = vCPU/2).
+
+    Remediation: raise num.io.threads to at least max(cores/2, log dirs): `kafka-configs
+    --bootstrap-server B --alter --entity-type brokers --entity-default --add-config
+    num.io.threads=N`. It is dynamic, but Kafka accepts a new value only within
+    [old/2, old*2] per change (from 16: 32 at most). queued.max.requests, by contrast,
+    needs a restart (THR006).
+
+    Example: 48 cores, num.io.threads=16 (below 48/2 = 24).
+    """
+    per_core = p["cores_per_io_thread"]
+    d = _view(t).where(F.col("io_threads") > 0)
+    few_for_cores = F.col("io_threads") < _per(F.col("cores"), per_core)
+    few_for_dirs = F.col("io_threads") < F.col("log_dir_count")
+    d = d.where(F.coalesce(few_for_cores, F.lit(False)) | F.coalesce(few_for_dirs, F.lit(False)))
+    target = F.greatest(F.coalesce(F.ceil(_per(F.col("cores"), per_core)), F.lit(0)),
+                        F.coalesce(F.col("log_dir_count").cast("bigint"), F.lit(0)))
+    step = F.least(target, F.col("io_threads") * F.lit(2))
+    reasons = F.concat_ws("; ",
+                          F.when(few_for_cores, text("below cores/" + _fmt(per_core) + " = ",
+                                                     _ratio(_per(F.col("cores"), per_core), 1))),
+                          F.when(few_for_dirs, text("below its ", _num("log_dir_count"), " log dirs")))
+    msg = text("num.io.threads=", _num("io_threads"), " on ", _num("cores"), " cores: ", reasons,
+               "; raise it to about ", target.cast("bigint"), " (dynamically at most doubling per change: ",
+               step.cast("bigint"), " first)")
+    return _broker(d, msg, suggested_io_threads=target.cast("bigint"))
+
+
+@rule("THR005", "network-above-io", "warning")
+def network_above_io(t, p):
+    """num.network.threads is greater than num.io.threads.
+
+    Why: network processors hand every request to the shared request queue served by the
+    I/O threads. More processors than handlers only moves the bottleneck to the queue:
+    it fills, processors block on it, and latency rises for everyone. AWS advises never
+    to raise network threads above I/O threads (MSK sizes brokers io = vCPU,
+    network = vCPU/2).
+
+    Remediation: raise num.io.threads to at least num.network.threads (or lower network
+    threads): `kafka-configs --alter --entity-type brokers --entity-default --add-config
+    num.io.threads=N`. Both thread counts are dynamic, but Kafka accepts a new value only
+    within [old/2, old*2] per change; queued.max.requests, if it must grow too, needs a
+    restart.
+
+    Example: num.network.threads=16 with num.io.threads=8.
+    """
+    d = _view(t).where(F.col("network_threads") > F.col("io_threads"))
+    msg = text("num.network.threads=", _num("network_threads"), " is above num.io.threads=", _num("io_threads"),
+               ": requests pile up in the request queue; raise num.io.threads to at least ", _num("network_threads"))
+    return _broker(d, msg)
+
+
+@rule("THR006", "request-queue-small", "warning", params=(
+    Param("connections_per_slot", 4.0, "fires when queued.max.requests < connections / this"),
+    Param("max_queue_fill", 0.8, "fires when RequestQueueSize is above this fraction of queued.max.requests"),
+))
+def request_queue_small(t, p):
+    """queued.max.requests is small for the broker's connections, or the request queue is nearly full.
+
+    Why: queued.max.requests bounds the request queue between the network and I/O
+    threads. Each connection has at most one request in it at a time, so with many
+    connections a small queue fills and the network threads stop reading sockets: the
+    symptom looks like network saturation (incident 4: 500 for ~4000 connections; 1000
+    fixed it). The rule fires when queued.max.requests < connections /
+    `connections_per_slot` (default 4), or when the RequestQueueSize metric is above
+    `max_queue_fill` (default 0.8) of it. Both are heuristic parameters.
+
+    Remediation: raise queued.max.requests in server.properties (for example 500 -> 1000)
+    and do a rolling restart: it is a static (read-only) setting and cannot be changed with
+    kafka-configs. Check num.io.threads too (THR004): a full queue often means too few
+    I/O threads; thread counts are dynamic, within [old/2, old*2] per change.
+
+    Example: queued.max.requests=500 on a broker with 3900 connections (3900 / 4 = 975).
+    """
+    slot, fill = p["connections_per_slot"], p["max_queue_fill"]
+    d = _view(t).where(F.col("queued_max_requests") > 0)
+    small = F.col("queued_max_requests") < _per(F.col("connections"), slot)
+    full = F.col("queue_size") > F.col("queued_max_requests") * F.lit(fill)
+    d = d.where(F.coalesce(small, F.lit(False)) | F.coalesce(full, F.lit(False)))
+    reasons = F.concat_ws("; ",
+                          F.when(small, text("below ", _num("connections"), " connections / " + _fmt(slot) + " = ",
+                                             F.ceil(_per(F.col("connections"), slot)).cast("bigint"))),
+                          F.when(full, text("RequestQueueSize ", _ratio(F.col("queue_size"), 0).cast("bigint"),
+                                            " is above ", F.lit(round(fill * 100)), "% of it")))
+    target = F.greatest(F.ceil(_per(F.coalesce(F.col("connections"), F.lit(0)), slot)),
+                        F.col("queued_max_requests") * F.lit(2)).cast("bigint")
+    msg = text("queued.max.requests=", _num("queued_max_requests"), ": ", reasons, "; raise it to ", target,
+               " in server.properties (static setting: a rolling restart is needed)")
+    return _broker(d, msg, suggested_queued_max_requests=target)

@@ -31,17 +31,47 @@ class Case:
         return f"{self.rule}.{self.name}"
 
 
-def load_cases() -> list[Case]:
-    cases = []
+@dataclass(frozen=True)
+class FleetCase:
+    """A fleet rule's case: a small fleet of its own (`clusters:`); `expect` names
+    "resource_type:resource_name@cluster"."""
+
+    rule: str
+    name: str
+    clusters: tuple
+    expect: frozenset
+
+
+def _docs():
     for path in sorted(CASES_DIR.glob("*.yaml")):
         doc = yaml.safe_load(path.read_text())
         assert doc["rule"] == path.stem, f"{path}: rule must match the file name"
         names = [c["name"] for c in doc["cases"]]
         assert len(names) == len(set(names)), f"{path}: case names must be unique"
-        for c in doc["cases"]:
-            cases.append(Case(doc["rule"], c["name"], c.get("tables") or {}, c.get("cluster") or {},
-                              tuple(c.get("errors") or ()), frozenset(c["expect"])))
-    return cases
+        yield doc
+
+
+def load_cases() -> list[Case]:
+    return [
+        Case(doc["rule"], c["name"], c.get("tables") or {}, c.get("cluster") or {}, tuple(c.get("errors") or ()),
+             frozenset(c["expect"]))
+        for doc in _docs() for c in doc["cases"] if "clusters" not in c
+    ]
+
+
+def load_fleet_cases() -> list[FleetCase]:
+    return [FleetCase(doc["rule"], c["name"], tuple(c["clusters"]), frozenset(c["expect"]))
+            for doc in _docs() for c in doc["cases"] if "clusters" in c]
+
+
+def write_fleet_case(case: FleetCase, root: Path, fmt: str = "jsonl") -> Path:
+    for i, member in enumerate(case.clusters):
+        info = dict(member.get("cluster") or {})
+        info.setdefault("name", f"c{i}")
+        info.setdefault("id", f"{case.rule}.{case.name}.{info['name']}")
+        manifest = Manifest(cluster=info, collected_at="2026-11-22T00:00:00Z")
+        write_snapshot(root / f"cluster={info['name']}", manifest, member.get("tables") or {}, fmt=fmt)
+    return root
 
 
 def write_cases(cases: list[Case], root: Path, fmt: str = "jsonl") -> list:

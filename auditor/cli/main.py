@@ -32,6 +32,10 @@ app.add_typer(rules_app, name="rules")
 class OutputFormat(str, Enum):
     text = "text"
     json = "json"
+    html = "html"
+    sarif = "sarif"
+    junit = "junit"
+    markdown = "markdown"
 
 
 class FailOn(str, Enum):
@@ -45,6 +49,12 @@ class FailOn(str, Enum):
 class EngineName(str, Enum):
     duckdb = "duckdb"
     spark = "spark"
+
+
+SEVERITY_AT_OR_ABOVE = {
+    "info": ("info", "warning", "error", "critical"), "warning": ("warning", "error", "critical"),
+    "error": ("error", "critical"), "critical": ("critical",),
+}
 
 
 class RulesFormat(str, Enum):
@@ -102,6 +112,94 @@ def check(
     _write(render(fmt.value, result), output)
     threshold = fail_on.value if fail_on else cfg.fail_on
     raise typer.Exit(exitcodes.for_result(failing=result.failing(threshold), incomplete=result.is_incomplete))
+
+
+@app.command()
+def fleet(
+    root: Annotated[str, typer.Argument(help="Root holding many snapshot directories: a path, file://, s3a:// or hdfs:// URI.")],
+    engine: Annotated[EngineName, typer.Option(help="spark (default: local[*] or --master) or duckdb.")] = EngineName.spark,
+    master: Annotated[str | None, typer.Option(help="Spark master URL, e.g. spark://host:7077 or yarn.")] = None,
+    out: Annotated[str | None, typer.Option("--out", help="Findings root: writes OUT/run_date=DATE/cluster=NAME/*.parquet and _summary.json.")] = None,
+    previous: Annotated[str | None, typer.Option("--previous", help="An earlier findings root (or run): mark findings new/persisting and count resolved ones.")] = None,
+    run_date: Annotated[str | None, typer.Option(help="Date of this run (YYYY-MM-DD); default today.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text or json (the summary).")] = "text",
+    top: Annotated[int, typer.Option(help="Findings per rule that reach the driver and the report.")] = 20,
+    fail_on: Annotated[FailOn | None, typer.Option(help="Lowest severity that fails the run (exit 1).")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml.")] = None,
+):
+    """The weekly fleet-wide audit: every snapshot under ROOT, cluster and fleet (FLT) rules."""
+    import datetime as dt
+    import json
+
+    from auditor.config import find_config
+    from auditor.engine import open_engine
+    from auditor.fleet import render_text, run_fleet, summary_json, write_summary
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"--format must be text or json, not '{fmt}'")
+    if run_date:
+        try:
+            dt.date.fromisoformat(run_date)
+        except ValueError:
+            raise UsageError(f"--run-date must be YYYY-MM-DD, not '{run_date}'") from None
+    cfg = find_config(config)
+    engine_name = "spark" if master else engine.value
+    with open_engine(engine_name, master=master) as eng:
+        result = run_fleet(eng, root, cfg, out=out, previous=previous, run_date=run_date, top_n=top)
+    write_summary(result)
+    _write(json.dumps(summary_json(result), indent=2) + "\n" if fmt == "json" else render_text(result), None)
+    threshold = fail_on.value if fail_on else cfg.fail_on
+    failing = threshold != "never" and any(
+        r["severity"] in SEVERITY_AT_OR_ABOVE[threshold] for r in result.rules)
+    raise typer.Exit(exitcodes.for_result(failing=failing, incomplete=bool(result.incomplete)))
+
+
+# --- collect (auditor/collectors) -----------------------------------------------------------
+class SnapshotFormat(str, Enum):
+    parquet = "parquet"
+    jsonl = "jsonl"
+
+
+@app.command()
+def collect(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Snapshot directory to write.")],
+    zookeeper: Annotated[str | None, typer.Option("--zookeeper", help="HOST:PORT (comma-separated for an ensemble, optional /chroot) of a ZooKeeper-mode cluster.")] = None,
+    broker_config: Annotated[list[str] | None, typer.Option("--broker-config", help="server.properties file or a directory of *.properties (repeatable).")] = None,
+    metrics: Annotated[list[str] | None, typer.Option("--metrics", help="Prometheus text: file or http(s) URL, optionally 'broker_id=N:' first (repeatable).")] = None,
+    cluster_name: Annotated[str | None, typer.Option("--cluster-name", help="Cluster name (also the id when ZooKeeper gives none).")] = None,
+    environment: Annotated[str | None, typer.Option(help="Manifest: environment (prod, staging ...).")] = None,
+    tier: Annotated[str | None, typer.Option(help="Manifest: tier.")] = None,
+    platform: Annotated[str | None, typer.Option(help="Manifest: apache | msk | confluent | strimzi.")] = None,
+    kafka_version: Annotated[str | None, typer.Option("--kafka-version", help="Manifest: Kafka version of the brokers.")] = None,
+    msk_instance_type: Annotated[str | None, typer.Option("--msk-instance-type", help="Manifest: kafka.m5.large etc.")] = None,
+    az_count: Annotated[int | None, typer.Option("--az-count", help="Manifest: availability zones.")] = None,
+    timeout: Annotated[float, typer.Option(help="Timeout of every network call, seconds.")] = 10.0,
+    fmt: Annotated[SnapshotFormat, typer.Option("--format", "-f", help="Table files: parquet or jsonl.")] = SnapshotFormat.parquet,
+):
+    """Collect a snapshot (read-only): exit 0 complete, 3 when a source failed (what was read is still written)."""
+    from auditor.collectors.collect import collect as run_collect
+    from auditor.snapshot.io import write_snapshot
+
+    if not (zookeeper or broker_config or metrics):
+        raise UsageError("collect: give at least one source (--zookeeper, --broker-config, --metrics)")
+    if timeout <= 0:
+        raise UsageError("collect: --timeout must be positive")
+    cluster = {"environment": environment, "tier": tier, "platform": platform, "kafka_version": kafka_version,
+               "msk_instance_type": msk_instance_type, "az_count": az_count}
+    manifest, tables = run_collect(zookeeper=zookeeper, broker_configs=broker_config or [], metrics=metrics or [],
+                                   cluster_name=cluster_name, cluster=cluster, timeout=timeout)
+    try:
+        write_snapshot(output, manifest, tables, fmt=fmt.value)
+    except OSError as e:
+        raise UsageError(f"{output}: cannot write the snapshot ({e.strerror or e})") from None
+    rows = sum(len(v) for v in tables.values())
+    typer.echo(f"{output}: snapshot of {manifest.cluster_name}: {len(tables)} tables, {rows} rows, "
+               f"{len(manifest.sources)} sources")
+    if manifest.errors:
+        first = manifest.errors[0]
+        more = f" (+{len(manifest.errors) - 1} more in manifest.json)" if len(manifest.errors) > 1 else ""
+        typer.echo(f"kafka-audit: collect incomplete: {first.get('source')}: {first.get('message')}{more}", err=True)
+        raise typer.Exit(exitcodes.INCOMPLETE)
 
 
 @rules_app.callback()

@@ -128,6 +128,17 @@ class Engine:
         it copies a DataFrame's whole expression tree on each operation."""
         raise NotImplementedError
 
+    def write_findings(self, table: str, directory: str) -> None:
+        """Write a findings table as Parquet partitioned by cluster, replacing ``directory``."""
+        raise NotImplementedError
+
+    def read_findings(self, path: str, name: str, exclude_run_date: str | None = None) -> str | None:
+        """Register the findings of the latest earlier run under ``path`` (a findings root of
+        run_date=... directories, or one run's directory) as table ``name``. Returns that
+        run's date (or the path when the files carry none); raises UsageError when ``path``
+        holds no findings."""
+        raise NotImplementedError
+
     def sql_of(self, df) -> str:
         """The SQL sqlframe would run for ``df``, in this engine's dialect."""
         return df.sql(dialect=self.session.execution_dialect, optimize=False, pretty=False)

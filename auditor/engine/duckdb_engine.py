@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from auditor.engine.base import VIEW_PREFIX, Engine
 from auditor.engine.plans import PlanCache
+from auditor.errors import UsageError
 from auditor.snapshot.schema import Table, duckdb_type
 
 
@@ -28,6 +31,35 @@ class DuckDBEngine(Engine):
 
     def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
         self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS {sql}")
+
+    def write_findings(self, table: str, directory: str) -> None:
+        Path(directory).parent.mkdir(parents=True, exist_ok=True)  # the embedded engine writes local paths
+        self.conn.execute(f"COPY (SELECT * FROM {table}) TO {_quote(directory)} "
+                          "(FORMAT PARQUET, PARTITION_BY (cluster), OVERWRITE)")
+
+    def read_findings(self, path: str, name: str, exclude_run_date: str | None = None) -> str | None:
+        pattern = path.rstrip("/") + "/**/*.parquet"
+        try:
+            self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name}_all AS SELECT * FROM "
+                              f"read_parquet({_quote(pattern)}, hive_partitioning = true, union_by_name = true)")
+        except Exception as e:
+            raise UsageError(f"{path}: no readable findings ({str(e).splitlines()[0]})") from None
+        return self._pick_previous_run(name, exclude_run_date, path)
+
+    def _pick_previous_run(self, name: str, exclude_run_date: str | None, path: str) -> str | None:
+        table = f"{VIEW_PREFIX}{name}_all"
+        cols = [r[0] for r in self.conn.execute(f"DESCRIBE {table}").fetchall()]
+        if "run_date" not in cols:
+            self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT fingerprint FROM {table}")
+            return path
+        dates = sorted(str(r[0]) for r in self.conn.execute(f"SELECT DISTINCT run_date FROM {table}").fetchall())
+        earlier = [d for d in dates if d != exclude_run_date]
+        if not earlier:
+            return None
+        chosen = earlier[-1]
+        self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT fingerprint FROM {table} "
+                          f"WHERE CAST(run_date AS VARCHAR) = {_quote(chosen)}")
+        return chosen
 
     def _columns(self, table: Table) -> str:
         return ", ".join(f"CAST({c.name} AS {duckdb_type(c.type)}) AS {c.name}" for c in table.columns)

@@ -33,6 +33,7 @@ class SparkEngine(Engine):
             "spark.sql.shuffle.partitions": "16",  # snapshots are small per cluster; AQE coalesces further
             "spark.sql.adaptive.enabled": "true",
             "spark.sql.session.timeZone": "UTC",
+            "spark.ui.showConsoleProgress": "false",
         }
         settings.update(conf or {})
         for key, value in settings.items():
@@ -43,10 +44,41 @@ class SparkEngine(Engine):
         self.plan_cache = PlanCache("spark", enabled=plan_cache)
 
     def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
-        frame = self.spark.sql(sql)
-        if reuse:
-            frame = frame.cache()
-        frame.createOrReplaceTempView(VIEW_PREFIX + name)
+        # Spark inlines temp views when it analyses a query, so a view over views over views
+        # (findings over shared transforms over snapshot tables, for 60 rules) becomes one
+        # enormous plan that exhausts the analyzer. A local checkpoint computes the result
+        # once into the executors' block managers and cuts the lineage: every later plan
+        # starts from it. (If an executor is lost the job fails rather than recomputes;
+        # acceptable for a batch audit, and what keeps the driver's plans bounded.)
+        from pyspark.sql import functions as SF
+
+        frame = self.spark.sql(sql).localCheckpoint(eager=True)
+        # Re-alias every column: Spark 4 fails to analyse a union of two checkpointed
+        # relations directly ("key not found: cluster_id#..."); a projection on top is fine.
+        frame.select(*[SF.col(f"`{c}`").alias(c) for c in frame.columns]).createOrReplaceTempView(VIEW_PREFIX + name)
+
+    def write_findings(self, table: str, directory: str) -> None:
+        self.spark.table(table).write.mode("overwrite").partitionBy("cluster").parquet(directory)
+
+    def read_findings(self, path: str, name: str, exclude_run_date: str | None = None) -> str | None:
+        from auditor.errors import UsageError
+        from pyspark.sql import functions as SF
+
+        try:
+            frame = self.spark.read.parquet(path)
+        except Exception as e:
+            raise UsageError(f"{path}: no readable findings ({str(e).splitlines()[0][:300]})") from None
+        if "run_date" not in frame.columns:
+            frame.select("fingerprint").createOrReplaceTempView(VIEW_PREFIX + name)
+            return path
+        dates = sorted(str(r[0]) for r in frame.select("run_date").distinct().collect())
+        earlier = [d for d in dates if d != exclude_run_date]
+        if not earlier:
+            return None
+        chosen = earlier[-1]
+        (frame.where(SF.col("run_date").cast("string") == chosen).select("fingerprint")
+         .createOrReplaceTempView(VIEW_PREFIX + name))
+        return chosen
 
     def _register_rows(self, table: Table, rows: list[dict]) -> None:
         df = self.spark.createDataFrame([[r.get(c.name) for c in table.columns] for r in rows], spark_ddl(table))

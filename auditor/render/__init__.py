@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "html", "sarif", "junit", "markdown")
 
 
 def render(fmt: str, result, **options) -> str:

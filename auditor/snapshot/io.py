@@ -84,9 +84,9 @@ class Manifest:
 class SnapshotRef:
     """A validated snapshot directory: its manifest and the file of each table present."""
 
-    path: Path
+    path: str  # a local path, or a URI Spark reads (s3a://, hdfs://, file://)
     manifest: Manifest
-    files: dict[str, tuple[Path, str]]  # table -> (file, format)
+    files: dict[str, tuple[str, str]]  # table -> (file, format)
 
 
 def now_iso() -> str:
@@ -143,11 +143,17 @@ def _normalise_row(table: Table, row: dict, cluster_id: str) -> dict:
 def read_manifest(directory: Path) -> Manifest:
     path = directory / MANIFEST
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SnapshotError(f"{path}: no manifest.json: not a snapshot directory") from None
     except (OSError, UnicodeDecodeError) as e:
         raise SnapshotError(f"{path}: unreadable: {e}") from None
+    return parse_manifest(text, str(path))
+
+
+def parse_manifest(text: str, path: str) -> Manifest:
+    try:
+        raw = json.loads(text)
     except json.JSONDecodeError as e:
         raise SnapshotError(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
     if not isinstance(raw, dict):
@@ -195,8 +201,8 @@ def open_snapshot(directory: str | os.PathLike, *, deep: bool = True) -> Snapsho
             _check_parquet(table, file)
         elif deep:
             _check_jsonl(table, file, manifest.cluster_id)
-        files[name] = (file, fmt)
-    return SnapshotRef(path, manifest, files)
+        files[name] = (str(file), fmt)
+    return SnapshotRef(str(path), manifest, files)
 
 
 def _check_parquet(table: Table, file: Path) -> None:

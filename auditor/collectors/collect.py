@@ -1,0 +1,159 @@
+"""Run the read-only collectors and assemble one snapshot (manifest + tables).
+
+``collect(...) -> (Manifest, tables)``; ``write_snapshot(out, manifest, tables)`` writes it.
+Each source that fails adds an entry to ``manifest.errors`` and the rest is still collected:
+the snapshot is then incomplete (the CLI exits 3).
+
+Merging, when several sources give the same facts (``extra`` results first, then ZooKeeper,
+then server.properties, then metrics):
+
+* ``brokers``: the registered brokers (ZooKeeper, or an ``extra`` source) are the rows; the
+  server.properties of a broker fills its log_dirs and rack, a ``cpu_count`` metric its
+  cores. Without any registry source the brokers are those of the server.properties files.
+* ``log_dirs``: a broker's log dirs (from its server.properties) with the size of the
+  filesystem that holds each (node exporter, longest mountpoint prefix).
+* every other table: the first row per key wins (topic, partition, config key and source,
+  metric name and labels, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult
+from auditor.collectors.files import collect_broker_configs
+from auditor.collectors.metrics import MetricsResult, collect_metrics
+from auditor.collectors.zookeeper import collect_zookeeper
+from auditor.snapshot.io import Manifest, now_iso
+
+CLUSTER_OPTIONAL = ("environment", "tier", "platform", "kafka_version", "metadata_mode", "msk_instance_type",
+                    "az_count")
+
+_KEYS = {
+    "topics": ("topic",),
+    "partitions": ("topic", "partition"),
+    "zk_state": ("topic", "partition"),
+    "controller": ("mode",),
+    "configs": ("entity_type", "entity_name", "key", "source"),
+    "metrics": ("broker_id", "name", "labels"),
+    "client_software": ("broker_id", "listener", "client_name", "client_version"),
+    "consumer_groups": ("group_id",),
+    "log_dirs": ("broker_id", "path"),
+}
+
+
+def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (), metrics: Sequence[str] = (),
+            cluster_name: str | None = None, cluster: dict | None = None, timeout: float = DEFAULT_TIMEOUT,
+            extra: Iterable[CollectResult] = ()) -> tuple[Manifest, dict[str, list[dict]]]:
+    """Collect every given source. ``cluster``: manifest fields (environment, tier, platform,
+    kafka_version, metadata_mode, msk_instance_type, az_count); ``extra``: results of other
+    collectors (the Kafka Admin API) merged first."""
+    results: list[CollectResult] = list(extra)
+    zk = collect_zookeeper(zookeeper, timeout=timeout) if zookeeper else None
+    files = collect_broker_configs(list(broker_configs)) if broker_configs else None
+    mets = collect_metrics(list(metrics), timeout=timeout) if metrics else None
+    registry = [r for r in results + ([zk] if zk else []) if r.tables.get("brokers")]
+    results += [r for r in (zk, files, mets) if r is not None]
+
+    tables: dict[str, list[dict]] = {}
+    for r in results:
+        for name, rows in r.tables.items():
+            if name == "brokers":
+                continue
+            tables.setdefault(name, []).extend(rows)
+    for name, key in _KEYS.items():
+        if name in tables:
+            tables[name] = _first_per_key(tables[name], key)
+
+    brokers = _merge_brokers(registry, files, mets, zk_given=bool(zookeeper) or bool(registry))
+    if brokers:
+        tables["brokers"] = brokers
+    if mets is not None and files is not None:
+        dirs = _log_dirs(files, mets)
+        if dirs:
+            tables["log_dirs"] = _first_per_key(tables.get("log_dirs", []) + dirs, _KEYS["log_dirs"])
+    tables = {k: v for k, v in tables.items() if v}
+
+    meta: dict = {}
+    for r in results:
+        for k, v in r.meta.items():
+            meta.setdefault(k, v)
+    fields = {k: v for k, v in (cluster or {}).items() if k in CLUSTER_OPTIONAL and v is not None}
+    if "metadata_mode" not in fields:
+        if zookeeper:
+            fields["metadata_mode"] = "zookeeper"
+        elif any(c["key"] == "process.roles" for c in tables.get("configs", [])):
+            fields["metadata_mode"] = "kraft"
+    cluster_id = meta.get("cluster_id") or cluster_name or "unknown-cluster"
+    manifest = Manifest(
+        cluster={"id": cluster_id, "name": cluster_name or cluster_id, **fields},
+        collected_at=now_iso(),
+        sources=[s for r in results for s in r.sources],
+        errors=[e for r in results for e in r.errors],
+    )
+    return manifest, tables
+
+
+def _first_per_key(rows: list[dict], key: tuple[str, ...]) -> list[dict]:
+    seen, out = set(), []
+    for row in rows:
+        k = tuple(row.get(c) for c in key)
+        if k not in seen:
+            seen.add(k)
+            out.append(row)
+    return out
+
+
+def _merge_brokers(registry: list[CollectResult], files: CollectResult | None, mets: MetricsResult | None,
+                   *, zk_given: bool) -> list[dict]:
+    merged: dict[int, dict] = {}
+    for r in registry:
+        for row in r.tables.get("brokers", []):
+            cur = merged.setdefault(row["broker_id"], dict(row))
+            for k, v in row.items():
+                if cur.get(k) is None and v is not None:
+                    cur[k] = v
+    from_files = {row["broker_id"]: row for row in (files.tables.get("brokers", []) if files else [])}
+    if not zk_given:
+        merged = {bid: dict(row) for bid, row in from_files.items()}
+    for bid, row in merged.items():
+        f = from_files.get(bid)
+        if f:
+            if row.get("log_dirs") is None:
+                row["log_dirs"] = f["log_dirs"]
+            if row.get("rack") is None:
+                row["rack"] = f["rack"]
+    if mets is not None:
+        cpus = {m["broker_id"]: m["value"] for m in mets.tables.get("metrics", []) if m["name"] == "cpu_count"}
+        for bid, row in merged.items():
+            if row.get("cores") is None and bid in cpus:
+                row["cores"] = int(cpus[bid])
+    return [merged[b] for b in sorted(merged)]
+
+
+def _log_dirs(files: CollectResult, mets: MetricsResult) -> list[dict]:
+    rows = []
+    for b in files.tables.get("brokers", []):
+        mounts = mets.filesystems.get(b["broker_id"])
+        if not mounts:
+            continue
+        for path in b["log_dirs"] or []:
+            mount = _mount_of(path, mounts)
+            if mount is None:
+                continue
+            fs = mounts[mount]
+            size, avail = fs.get("size_bytes"), fs.get("avail_bytes")
+            rows.append({"broker_id": b["broker_id"], "path": path, "error": None, "device": fs.get("device"),
+                         "total_bytes": int(size) if size is not None else None,
+                         "used_bytes": int(size - avail) if size is not None and avail is not None else None})
+    return rows
+
+
+def _mount_of(path: str, mounts: dict[str, dict]) -> str | None:
+    best = None
+    p = path.rstrip("/") + "/"
+    for m in mounts:
+        prefix = m.rstrip("/") + "/"
+        if p.startswith(prefix) and (best is None or len(prefix) > len(best.rstrip("/") + "/")):
+            best = m
+    return best

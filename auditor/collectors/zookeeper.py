@@ -1,0 +1,364 @@
+"""Collector for the ZooKeeper layout a ZooKeeper-mode Kafka cluster writes (read-only).
+
+Reads, with chroot support (``host:port[,host:port]/chroot``):
+
+* ``/brokers/ids/N``: registrations (JSON host, port, rack, endpoints, version) -> ``brokers``
+* ``/brokers/topics/T``: the replica assignment (``partitions``, ``adding_replicas``,
+  ``removing_replicas``, ``topic_id``) -> ``topics`` and the replicas of ``partitions``
+* ``/brokers/topics/T/partitions/P/state``: leader, leader_epoch, isr, controller_epoch ->
+  ``zk_state`` (with the znode version) and leader/isr of ``partitions``
+* ``/controller`` (``{"brokerid": N}``), ``/controller_epoch``, ``/admin/reassign_partitions``
+  -> ``controller``
+* ``/config/topics/T`` -> TOPIC_CONFIG, ``/config/brokers/N`` -> DYNAMIC_BROKER_CONFIG,
+  ``/config/brokers/<default>`` -> cluster_default DYNAMIC_DEFAULT_BROKER_CONFIG (``configs``)
+* ``/cluster/id``: the cluster id (``CollectResult.meta["cluster_id"]``)
+* ``/log_dir_event_notification``: pending log directory failure events (recorded on the
+  source entry of the manifest: the brokers that reported one)
+
+Only ``get``, ``get_children`` and ``exists`` are called (their ``_async`` forms), in
+pipelined batches: one round trip per batch of znodes, not per znode. Every wait has a
+timeout. A znode holding garbage is reported as a source error and skipped; a lost
+connection ends the collection with a source error, keeping only the tables whose reads
+completed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+
+from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_row, one_line
+
+SOURCE = "zookeeper"
+DEFAULT_BATCH = 1000
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+READ_METHODS = frozenset({"get", "get_children", "exists", "get_async", "get_children_async", "exists_async"})
+
+log = logging.getLogger(__name__)
+log.addHandler(logging.NullHandler())  # kazoo's reconnect chatter never reaches stderr by itself; errors are rows
+
+
+class ZkAbort(Exception):
+    """The ZooKeeper source failed as a whole (connection lost, timeout)."""
+
+
+@dataclass
+class _Op:
+    kind: str  # get | children | exists
+    path: str
+
+
+class _Reader:
+    """Pipelined reads: issue a batch of async requests, then wait for each (with a timeout)."""
+
+    def __init__(self, client, timeout: float, batch: int):
+        self.client = client
+        self.timeout = timeout
+        self.batch = max(1, batch)
+        self.round_trips = 0
+        self.reads = 0
+        self.denied: list[str] = []
+
+    def run(self, ops: list[_Op]) -> list:
+        """Results in order: (data, stat) for get, list for children, stat|None for exists;
+        None for a missing znode. Raises ZkAbort when the connection fails."""
+        from kazoo.exceptions import NoAuthError, NoNodeError
+
+        out: list = []
+        for i in range(0, len(ops), self.batch):
+            chunk = ops[i : i + self.batch]
+            try:
+                pending = [self._issue(op) for op in chunk]
+            except Exception as e:
+                raise ZkAbort(f"request failed: {type(e).__name__}: {one_line(e, 200)}") from None
+            self.round_trips += 1
+            self.reads += len(chunk)
+            for op, res in zip(chunk, pending, strict=True):
+                try:
+                    out.append(res.get(timeout=self.timeout))
+                except NoNodeError:
+                    out.append(None)
+                except NoAuthError:  # an ACL hides this znode: report it, read the rest
+                    self.denied.append(op.path)
+                    out.append(None)
+                except Exception as e:  # ConnectionLoss, SessionExpired, timeouts
+                    what = type(e).__name__
+                    if "Timeout" in what:
+                        state = getattr(self.client, "state", None)
+                        note = f" (connection {str(state).lower()})" if state and str(state) != "CONNECTED" else ""
+                        raise ZkAbort(f"{op.path}: no answer within {self.timeout:g} s{note}") from None
+                    raise ZkAbort(f"{op.path}: {what} {one_line(e, 200)}".strip()) from None
+        return out
+
+    def _issue(self, op: _Op):
+        if op.kind == "get":
+            return self.client.get_async(op.path)
+        if op.kind == "children":
+            return self.client.get_children_async(op.path)
+        if op.kind == "exists":
+            return self.client.exists_async(op.path)
+        raise ValueError(op.kind)
+
+
+def _json(data, path: str, result: CollectResult, target: str, *, want=dict):
+    """Decode a znode's JSON; garbage is reported (one source error) and None returned."""
+    if data is None:
+        return None
+    try:
+        value = json.loads(data.decode("utf-8") if isinstance(data, bytes | bytearray) else data)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, TypeError) as e:
+        result.error(SOURCE, target, f"{path}: not valid JSON ({one_line(getattr(e, 'msg', e), 120)}); skipped")
+        return None
+    if want is not None and not isinstance(value, want):
+        result.error(SOURCE, target, f"{path}: expected a JSON {want.__name__}, got {type(value).__name__}; skipped")
+        return None
+    return value
+
+
+def _int(v) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int) and -(2**31) <= v < 2**31:
+        return v
+    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        return _int(int(v))
+    return None
+
+
+def _int_list(v) -> list[int] | None:
+    if not isinstance(v, list):
+        return None
+    out = [_int(x) for x in v]
+    return None if any(x is None for x in out) else out
+
+
+def _endpoint(ep: str) -> tuple[str | None, int | None]:
+    # "SASL_SSL://b-1.example:9096", "[::1]:9092"
+    rest = ep.split("://", 1)[-1]
+    host, _, port = rest.rpartition(":")
+    return (host.strip("[]") or None), _int(port)
+
+
+def split_hosts(hosts: str) -> tuple[str, str]:
+    """("h1:2181,h2:2181", "/chroot" or "")"""
+    slash = hosts.find("/")
+    if slash < 0:
+        return hosts, ""
+    return hosts[:slash], hosts[slash:].rstrip("/")
+
+
+def collect_zookeeper(hosts: str, *, timeout: float = DEFAULT_TIMEOUT, batch: int = DEFAULT_BATCH,
+                      client=None) -> CollectResult:
+    """Collect a snapshot from ZooKeeper. ``client``: an already started KazooClient (tests,
+    benchmarks); otherwise one is started (read-only) and stopped here."""
+    result = CollectResult()
+    target = hosts
+    own = client is None
+    status = "error"
+    extra: dict = {}
+    try:
+        if own:
+            client = _start_client(hosts, timeout)
+        reader = _Reader(client, timeout, batch)
+        try:
+            _collect(reader, result, target, extra)
+        finally:
+            if reader.denied:
+                more = f" and {len(reader.denied) - 3} more" if len(reader.denied) > 3 else ""
+                result.error(SOURCE, target, f"not authorized to read {', '.join(reader.denied[:3])}{more} "
+                                             "(ZooKeeper ACL); skipped")
+        extra.update(round_trips=reader.round_trips, znodes=reader.reads)
+        status = "error" if result.errors else "ok"
+    except ZkAbort as e:
+        result.error(SOURCE, target, f"{target}: {e}")
+    except Exception as e:  # never let one source crash the collection
+        result.error(SOURCE, target, f"{target}: {type(e).__name__}: {one_line(e, 300)}")
+    finally:
+        if own and client is not None:
+            _stop_client(client)
+    result.sources.append({"source": SOURCE, "target": target, "status": status, **extra})
+    return result
+
+
+def _start_client(hosts: str, timeout: float):
+    from kazoo.client import KazooClient
+    from kazoo.retry import KazooRetry
+
+    servers, _chroot = split_hosts(hosts)
+    if not servers:
+        raise ZkAbort("no ZooKeeper host given (expected HOST:PORT[,HOST:PORT][/chroot])")
+    client = KazooClient(hosts=hosts, timeout=timeout, read_only=True,
+                         connection_retry=KazooRetry(max_tries=2, delay=0.2, max_delay=1.0, ignore_expire=False),
+                         command_retry=None, logger=log)
+    try:
+        with warnings.catch_warnings():  # kazoo warns when the chroot is missing; /brokers is checked below
+            warnings.simplefilter("ignore", UserWarning)
+            client.start(timeout=timeout)
+    except Exception as e:
+        _stop_client(client)
+        raise ZkAbort(f"cannot connect within {timeout:g} s ({type(e).__name__})") from None
+    return client
+
+
+def _stop_client(client) -> None:
+    try:
+        client.stop()
+        client.close()
+    except Exception:  # noqa: BLE001 (closing a dead connection must not mask the real error)
+        pass
+
+
+def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -> None:
+    # Stage A: the roots.
+    (brokers_root, ids, topics, controller, controller_epoch, reassign, cfg_topics, cfg_brokers,
+     logdir_events, cluster_id) = reader.run([
+        _Op("exists", "/brokers"), _Op("children", "/brokers/ids"), _Op("children", "/brokers/topics"),
+        _Op("get", "/controller"), _Op("get", "/controller_epoch"), _Op("exists", "/admin/reassign_partitions"),
+        _Op("children", "/config/topics"), _Op("children", "/config/brokers"),
+        _Op("children", "/log_dir_event_notification"), _Op("get", "/cluster/id"),
+    ])
+    if brokers_root is None:
+        raise ZkAbort("no /brokers znode: not a Kafka ZooKeeper (wrong chroot?)")
+    cid = _json(cluster_id[0], "/cluster/id", result, target) if cluster_id and cluster_id[0] else None
+    if cid and isinstance(cid.get("id"), str) and cid["id"]:
+        result.meta["cluster_id"] = cid["id"]
+    ids = sorted(ids or [], key=lambda s: (len(s), s))
+    topics = sorted(topics or [])
+    cfg_topics = sorted(cfg_topics or [])
+    cfg_brokers = sorted(cfg_brokers or [])
+    logdir_events = sorted(logdir_events or [])
+
+    # Stage B: registrations, assignments, configs, notifications.
+    ops = ([_Op("get", f"/brokers/ids/{b}") for b in ids] + [_Op("get", f"/brokers/topics/{t}") for t in topics]
+           + [_Op("get", f"/config/topics/{t}") for t in cfg_topics]
+           + [_Op("get", f"/config/brokers/{b}") for b in cfg_brokers]
+           + [_Op("get", f"/log_dir_event_notification/{n}") for n in logdir_events])
+    res = iter(reader.run(ops))
+    registrations = {b: next(res) for b in ids}
+    assignments = {t: next(res) for t in topics}
+    topic_cfgs = {t: next(res) for t in cfg_topics}
+    broker_cfgs = {b: next(res) for b in cfg_brokers}
+    events = {n: next(res) for n in logdir_events}
+
+    live: set[int] = set()
+    for b, got in registrations.items():
+        path = f"/brokers/ids/{b}"
+        bid = _int(b)
+        if got is None:
+            continue  # the broker went away between the listing and the read
+        if bid is None:
+            result.error(SOURCE, target, f"{path}: broker id is not an integer; skipped")
+            continue
+        reg = _json(got[0], path, result, target)
+        if reg is None:
+            continue
+        live.add(bid)
+        host, port = reg.get("host"), _int(reg.get("port"))
+        endpoints = reg.get("endpoints") if isinstance(reg.get("endpoints"), list) else []
+        if (not host or port is None or port < 0) and endpoints and isinstance(endpoints[0], str):
+            host, port = _endpoint(endpoints[0])
+        result.rows("brokers").append({
+            "broker_id": bid, "host": host if isinstance(host, str) else None,
+            "port": port if port is not None and port >= 0 else None,
+            "rack": reg.get("rack") if isinstance(reg.get("rack"), str) else None,
+            "cores": None, "log_dirs": None, "version": None})
+
+    replicas_of: dict[tuple[str, int], list[int]] = {}
+    moving: dict[tuple[str, int], tuple[list[int], list[int]]] = {}
+    for t, got in assignments.items():
+        path = f"/brokers/topics/{t}"
+        if got is None:
+            continue
+        doc = _json(got[0], path, result, target)
+        parts = doc.get("partitions") if doc else None
+        if doc is not None and not isinstance(parts, dict):
+            result.error(SOURCE, target, f"{path}: no 'partitions' object; skipped")
+            continue
+        if doc is None:
+            continue
+        assignment = {}
+        for p, reps in parts.items():
+            pi, rl = _int(p), _int_list(reps)
+            if pi is None or rl is None:
+                result.error(SOURCE, target, f"{path}: partition {p!r}: malformed replica list; skipped")
+                continue
+            assignment[pi] = rl
+        adding = doc.get("adding_replicas") if isinstance(doc.get("adding_replicas"), dict) else {}
+        removing = doc.get("removing_replicas") if isinstance(doc.get("removing_replicas"), dict) else {}
+        for pi, rl in assignment.items():
+            replicas_of[(t, pi)] = rl
+            moving[(t, pi)] = (_int_list(adding.get(str(pi))) or [], _int_list(removing.get(str(pi))) or [])
+        rf = Counter(len(r) for r in assignment.values()).most_common(1)
+        result.rows("topics").append({
+            "topic": t, "partitions": len(assignment), "replication_factor": rf[0][0] if rf else None,
+            "is_internal": t in INTERNAL_TOPICS,
+            "topic_id": doc.get("topic_id") if isinstance(doc.get("topic_id"), str) else None})
+
+    for t, got in topic_cfgs.items():
+        _configs(got, f"/config/topics/{t}", "topic", t, "TOPIC_CONFIG", result, target)
+    for b, got in broker_cfgs.items():
+        if b == "<default>":
+            _configs(got, f"/config/brokers/{b}", "cluster_default", "", "DYNAMIC_DEFAULT_BROKER_CONFIG", result, target)
+        else:
+            _configs(got, f"/config/brokers/{b}", "broker", b, "DYNAMIC_BROKER_CONFIG", result, target)
+
+    failed_dirs = set()
+    for n, got in events.items():
+        ev = _json(got[0], f"/log_dir_event_notification/{n}", result, target) if got else None
+        if ev and _int(ev.get("broker")) is not None:
+            failed_dirs.add(_int(ev.get("broker")))
+    if failed_dirs:
+        extra["log_dir_event_brokers"] = sorted(failed_dirs)
+
+    ctl = _json(controller[0], "/controller", result, target) if controller else None
+    epoch_text = controller_epoch[0].decode("utf-8", "replace").strip() if controller_epoch and controller_epoch[0] else None
+    epoch = _int(epoch_text) if epoch_text is not None else None
+    if epoch_text is not None and epoch is None:
+        result.error(SOURCE, target, f"/controller_epoch: {epoch_text[:40]!r} is not an integer; skipped")
+    ctl_id = _int(ctl.get("brokerid")) if ctl else None
+    result.rows("controller").append({
+        "mode": "zookeeper", "controller_id": ctl_id if ctl_id is not None else -1, "controller_epoch": epoch,
+        "voters": [], "reassignment_pending": reassign is not None})
+
+    # Stage C: the partition states.
+    keys = sorted(replicas_of)
+    states = reader.run([_Op("get", f"/brokers/topics/{t}/partitions/{p}/state") for t, p in keys])
+    for (t, p), got in zip(keys, states, strict=True):
+        path = f"/brokers/topics/{t}/partitions/{p}/state"
+        replicas = replicas_of[(t, p)]
+        state = _json(got[0], path, result, target) if got else None
+        leader = leader_epoch = isr = None
+        if state is not None:
+            leader, leader_epoch, isr = _int(state.get("leader")), _int(state.get("leader_epoch")), _int_list(state.get("isr"))
+            if leader is None or isr is None:
+                result.error(SOURCE, target, f"{path}: malformed state (leader/isr); skipped")
+                state = None
+        if state is not None:
+            result.rows("zk_state").append({
+                "topic": t, "partition": p, "leader": leader, "leader_epoch": leader_epoch, "isr": isr,
+                "controller_epoch": _int(state.get("controller_epoch")), "zk_version": got[1].version})
+        adding, removing = moving[(t, p)]
+        result.rows("partitions").append({
+            "topic": t, "partition": p, "leader": leader if state is not None else -1,
+            "leader_epoch": leader_epoch, "replicas": replicas, "isr": isr if state is not None else [],
+            "offline_replicas": [r for r in replicas if r not in live],
+            "adding_replicas": adding, "removing_replicas": removing})
+
+
+def _configs(got, path, entity_type, entity_name, source, result, target) -> None:
+    if got is None:
+        return
+    doc = _json(got[0], path, result, target)
+    if doc is None:
+        return
+    cfg = doc.get("config", {})
+    if not isinstance(cfg, dict):
+        result.error(SOURCE, target, f"{path}: 'config' is not an object; skipped")
+        return
+    for key, value in sorted(cfg.items()):
+        result.rows("configs").append(config_row(
+            entity_type, entity_name, str(key), value if isinstance(value, str) or value is None else json.dumps(value),
+            source))

@@ -1,0 +1,255 @@
+"""The weekly fleet job: audit every snapshot under a root, on Spark (default) or DuckDB.
+
+    snapshots root (local, file://, s3a://, hdfs://)
+      -> discover manifests; a corrupt or unreadable snapshot becomes an AUD001 finding for
+         that cluster (the rest of the fleet is still audited)
+      -> cluster rules + fleet rules (FLT) in one findings DataFrame
+      -> marked new / persisting against --previous (by fingerprint), in the engine
+      -> written by the engine as Parquet: OUT/run_date=YYYY-MM-DD/cluster=NAME/*.parquet
+      -> only aggregates (per cluster, per rule, week-over-week counts) and the top rows of
+         each rule reach the driver: memory does not grow with the number of findings.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlframe.base import functions as F
+from sqlframe.base.window import Window
+
+from auditor.config import AuditConfig
+from auditor.engine.base import VIEW_PREFIX, Engine
+from auditor.engine.frames import join
+from auditor.engine.runner import findings_frame
+from auditor.errors import SnapshotError
+from auditor.findings import SEVERITIES, Finding
+from auditor.snapshot.io import FORMATS, MANIFEST, Manifest, SnapshotRef, discover, open_snapshot, parse_manifest
+
+REMOTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+# Score: start at 100 and take off per distinct rule that fired (not per resource: one bad
+# default can hit hundreds of topics). A cluster with a failed source gets no grade above F.
+PENALTY = {"critical": 40, "error": 15, "warning": 5, "info": 0}
+GRADES = ((90, "A"), (75, "B"), (50, "C"), (25, "D"), (0, "F"))
+
+
+def grade(score: int, incomplete: bool = False) -> str:
+    if incomplete:
+        return "F"
+    return next(g for floor, g in GRADES if score >= floor)
+
+
+@dataclass
+class FleetResult:
+    run_date: str
+    engine: str
+    clusters: list[dict]  # per cluster: name, id, environment, tier, counts, score, grade, new, resolved
+    rules: list[dict]  # per rule: code, name, severity, clusters, findings
+    top: list[Finding]  # the first top_n findings of each rule, worst clusters first
+    incomplete: list[dict]
+    totals: dict
+    out: str | None = None
+    previous_run: str | None = None
+    diff: dict = field(default_factory=dict)  # new / persisting / resolved totals
+
+
+# --- discovery ------------------------------------------------------------------------------
+
+
+def broken_snapshot(path: str, message: str) -> SnapshotRef:
+    """A snapshot that could not be read still counts as a cluster of the fleet: audited as
+    incomplete (AUD001), never silently dropped."""
+    m = re.search(r"cluster=([^/]+)", path)
+    name = m.group(1) if m else Path(path.rstrip("/")).name
+    manifest = Manifest(cluster={"id": f"unreadable:{path}", "name": name}, collected_at="",
+                        errors=[{"source": "snapshot", "target": path, "message": message}])
+    return SnapshotRef(path, manifest, {})
+
+
+def open_fleet(root: str, engine: Engine) -> list[SnapshotRef]:
+    if REMOTE.match(root):
+        return _open_remote(root, engine)
+    refs = []
+    for directory in discover(root):
+        try:
+            refs.append(open_snapshot(directory))
+        except SnapshotError as e:
+            refs.append(broken_snapshot(str(directory), str(e)))
+    return _dedupe(refs)
+
+
+def _open_remote(root: str, engine: Engine) -> list[SnapshotRef]:
+    """Find manifests on any filesystem Spark reads. Table files are checked by Spark itself
+    when read (FAILFAST), not here: deep local validation would mean downloading them."""
+    spark = getattr(engine, "spark", None)
+    if spark is None:
+        raise SnapshotError(f"{root}: a remote fleet root needs --engine spark")
+    try:
+        rows = (spark.read.format("binaryFile").option("pathGlobFilter", MANIFEST)
+                .option("recursiveFileLookup", "true").load(root).select("path", "content").collect())
+    except Exception as e:
+        raise SnapshotError(f"{root}: cannot list snapshots ({str(e).splitlines()[0][:300]})") from None
+    if not rows:
+        raise SnapshotError(f"{root}: no snapshot found (no manifest.json at or below it)")
+    refs = []
+    for row in sorted(rows, key=lambda r: r["path"]):
+        directory = row["path"][: -len(MANIFEST) - 1]
+        try:
+            manifest = parse_manifest(bytes(row["content"]).decode("utf-8"), row["path"])
+            files = {}
+            for table, filename in manifest.tables.items():
+                fmt = filename.rsplit(".", 1)[-1]
+                if fmt not in FORMATS or "/" in filename:
+                    raise SnapshotError(f"{directory}/{filename}: unknown table file")
+                files[table] = (f"{directory}/{filename}", fmt)
+            refs.append(SnapshotRef(directory, manifest, files))
+        except (SnapshotError, UnicodeDecodeError) as e:
+            refs.append(broken_snapshot(directory, str(e)))
+    return _dedupe(refs)
+
+
+def _dedupe(refs: list[SnapshotRef]) -> list[SnapshotRef]:
+    """Two snapshots of one cluster id (two dates under one root): keep the newest, and say so."""
+    by_id: dict[str, SnapshotRef] = {}
+    for ref in refs:
+        seen = by_id.get(ref.manifest.cluster_id)
+        if seen is None or ref.manifest.collected_at > seen.manifest.collected_at:
+            by_id[ref.manifest.cluster_id] = ref
+    return sorted(by_id.values(), key=lambda r: r.manifest.cluster_name)
+
+
+# --- the job --------------------------------------------------------------------------------
+
+
+def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None = None,
+              previous: str | None = None, run_date: str | None = None, top_n: int = 20) -> FleetResult:
+    run_date = run_date or dt.date.today().isoformat()
+    refs = open_fleet(root, engine)
+    tables = engine.load(refs)
+    frame = findings_frame(tables, config.rules(("cluster", "fleet")), config)
+    # Cached on Spark: the summary, the top rows and the Parquet write all read it.
+    engine.create("fleet_all", engine.sql_of(frame), reuse=True)
+    current = engine.session.table(VIEW_PREFIX + "fleet_all").where(F.col("exempted_by").isNull()).drop("exempted_by")
+
+    previous_run = None
+    if previous:
+        previous_run = engine.read_findings(previous, "previous_findings", exclude_run_date=run_date)
+    if previous_run:
+        prev = engine.session.table(VIEW_PREFIX + "previous_findings").select(
+            F.col("fingerprint").alias("prev_fingerprint")).distinct()
+        marked = join(current, prev.select(F.col("prev_fingerprint").alias("fingerprint"), F.lit(True).alias("seen")),
+                      "fingerprint", "left")
+        current = marked.withColumn("status", F.when(F.col("seen"), F.lit("persisting")).otherwise(F.lit("new"))).drop("seen")
+    else:
+        current = current.withColumn("status", F.lit("new"))
+    engine.create("fleet_findings", engine.sql_of(current), reuse=True)
+    findings = engine.session.table(VIEW_PREFIX + "fleet_findings")
+
+    if out:
+        engine.write_findings(VIEW_PREFIX + "fleet_findings", _run_dir(out, run_date))
+
+    clusters = _cluster_summary(engine, tables, findings, previous_run is not None)
+    rules = [row.asDict() for row in findings.groupBy("rule", "name", "severity").agg(
+        F.countDistinct("cluster_id").alias("clusters"), F.count(F.lit(1)).alias("findings"),
+        F.sum(F.when(F.col("status") == "new", F.lit(1)).otherwise(F.lit(0))).alias("new"),
+    ).collect()]
+    rules.sort(key=lambda r: (-SEVERITIES.index(r["severity"]), -r["clusters"], r["rule"]))
+    w = Window.partitionBy("rule").orderBy(F.col("cluster").asc(), F.col("resource_type").asc(),
+                                           F.col("resource_name").asc())
+    top_rows = findings.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") <= top_n).drop("_rn").collect()
+    top = [Finding.from_row({k: v for k, v in r.asDict().items() if k != "status"}) for r in top_rows]
+    top.sort(key=lambda f: f.sort_key)
+
+    diff = {}
+    if previous_run:
+        counts = {r["status"]: r["n"] for r in findings.groupBy("status").agg(F.count(F.lit(1)).alias("n")).collect()}
+        resolved = join(engine.session.table(VIEW_PREFIX + "previous_findings").select("fingerprint").distinct(),
+                        findings.select(F.col("fingerprint"), F.lit(True).alias("still")), "fingerprint", "left")
+        diff = {"new": counts.get("new", 0), "persisting": counts.get("persisting", 0),
+                "resolved": resolved.where(F.col("still").isNull()).count()}
+    incomplete = [{"cluster": r.manifest.cluster_name, **{k: e.get(k) for k in ("source", "target", "message")}}
+                  for r in refs for e in r.manifest.errors]
+    totals = {s: sum(c["counts"][s] for c in clusters) for s in reversed(SEVERITIES)}
+    totals["total"] = sum(totals.values())
+    return FleetResult(run_date, engine.name, clusters, rules, top, incomplete, totals, out, previous_run, diff)
+
+
+def _run_dir(out: str, run_date: str) -> str:
+    return f"{out.rstrip('/')}/run_date={run_date}"
+
+
+def _cluster_summary(engine: Engine, tables, findings, with_previous: bool) -> list[dict]:
+    per_sev = findings.groupBy("cluster_id", "severity").agg(
+        F.count(F.lit(1)).alias("n"), F.countDistinct("rule").alias("rules"),
+        F.sum(F.when(F.col("status") == "new", F.lit(1)).otherwise(F.lit(0))).alias("new"),
+    ).collect()
+    errors = {r["cluster_id"] for r in tables.source_errors.select("cluster_id").distinct().collect()}
+    out = {}
+    for c in tables.clusters.collect():
+        out[c["cluster_id"]] = {
+            "id": c["cluster_id"], "name": c["cluster_name"], "environment": c["environment"], "tier": c["tier"],
+            "platform": c["platform"], "kafka_version": c["kafka_version"],
+            "counts": {s: 0 for s in reversed(SEVERITIES)}, "rules": {s: 0 for s in reversed(SEVERITIES)},
+            "new": 0, "incomplete": c["cluster_id"] in errors,
+        }
+    for r in per_sev:
+        entry = out[r["cluster_id"]]
+        entry["counts"][r["severity"]] = r["n"]
+        entry["rules"][r["severity"]] = r["rules"]
+        entry["new"] += r["new"]
+    for entry in out.values():
+        entry["score"] = max(0, 100 - sum(PENALTY[s] * n for s, n in entry["rules"].items()))
+        entry["grade"] = grade(entry["score"], entry["incomplete"])
+        if not with_previous:
+            entry.pop("new")
+    return sorted(out.values(), key=lambda e: (e["score"], e["name"]))
+
+
+def summary_json(result: FleetResult) -> dict:
+    return {
+        "schema_version": 1, "run_date": result.run_date, "engine": result.engine, "findings_dir": result.out,
+        "previous_run": result.previous_run, "diff": result.diff, "totals": result.totals,
+        "incomplete": result.incomplete, "clusters": result.clusters, "rules": result.rules,
+        "top": [f.to_json() for f in result.top],
+    }
+
+
+def write_summary(result: FleetResult) -> None:
+    """summary.json beside the findings (local output directories only; Spark-side paths get
+    the Parquet findings, and the summary is printed)."""
+    if result.out and not REMOTE.match(result.out):
+        # A leading underscore: Spark's and Hive's Parquet readers skip the file.
+        path = Path(_run_dir(result.out, result.run_date)) / "_summary.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(summary_json(result), indent=2) + "\n", encoding="utf-8")
+
+
+def render_text(result: FleetResult) -> str:
+    lines = [f"fleet audit {result.run_date} on {result.engine}: {len(result.clusters)} cluster(s)"]
+    for item in result.incomplete:
+        lines.append(f"  INCOMPLETE {item['cluster']}: {item['source']} {item.get('target') or ''}: {item['message']}")
+    lines.append("")
+    lines.append(f"  {'grade':5} {'score':>5}  {'cluster':28} {'crit':>5} {'err':>5} {'warn':>5} {'info':>5}"
+                 + ("   new" if result.previous_run else ""))
+    for c in result.clusters:
+        n = c["counts"]
+        lines.append(f"  {c['grade']:5} {c['score']:>5}  {c['name'][:28]:28} {n['critical']:>5} {n['error']:>5} "
+                     f"{n['warning']:>5} {n['info']:>5}" + (f" {c.get('new', 0):>5}" if result.previous_run else ""))
+    lines.append("")
+    lines.append("rules that fired (clusters affected / findings):")
+    for r in result.rules:
+        lines.append(f"  {r['rule']} {r['name']:34} {r['severity']:8} {r['clusters']:>4} / {r['findings']}")
+    if result.previous_run:
+        d = result.diff
+        lines.append("")
+        lines.append(f"since {result.previous_run}: {d['new']} new, {d['persisting']} persisting, {d['resolved']} resolved")
+    if result.out:
+        lines.append("")
+        lines.append(f"findings written to {_run_dir(result.out, result.run_date)}")
+    t = result.totals
+    lines.append(f"totals: {t['critical']} critical, {t['error']} error, {t['warning']} warning, {t['info']} info")
+    return "\n".join(lines) + "\n"
+

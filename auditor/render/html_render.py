@@ -1,0 +1,385 @@
+"""Self-contained HTML report (one file, no CDN, no external fonts or scripts).
+
+The page is rendered by jinja2 with autoescape on from ``templates/report.html.j2``; every
+value that comes from a snapshot (cluster and topic names, messages, evidence) reaches the
+page only through autoescaped expressions, never inside the inline script. The same page
+serves one cluster and a fleet.
+
+Options (``render(result, **options)``):
+
+* ``max_rows`` (default 200): at most this many finding rows per rule, shared fairly
+  between the clusters the rule hit; the rest are counted, not listed. A result with a
+  million findings still gives a page of a few MB.
+* ``max_chart_clusters`` (default 40): the chart of findings by cluster shows the worst
+  clusters only and says how many it left out.
+* ``fail_on`` (default ``error``): the lowest severity counted as a failure in the headline.
+* ``title``: the page title.
+
+Grades (documented in the page footer too). Each cluster starts at 100 points. Each rule
+that fired on it costs its severity weight (critical 40, error 20, warning 8, info 2), and
+every further finding of the same rule a tenth of that weight more, at most the weight
+again (so one rule costs at most twice its weight). Score = max(0, 100 - penalty). Letter:
+A >= 90, B >= 80, C >= 70, D >= 60, else F, capped by the worst severity found: a warning
+caps the grade at B, an error at C, a critical at D. A cluster whose audit is incomplete is
+not graded ("?") and is never shown as healthy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup, escape
+
+import auditor
+from auditor import __version__
+from auditor.findings import SEVERITIES, SEVERITY_RANK, AuditResult, Finding
+
+TEMPLATES = Path(auditor.__file__).resolve().parent.parent / "templates"
+
+DEFAULT_MAX_ROWS = 200
+DEFAULT_MAX_CHART_CLUSTERS = 40
+WORST_FINDINGS = 5
+HEADLINE_NAMES = 5
+
+SEVERITY_WEIGHT = {"critical": 40, "error": 20, "warning": 8, "info": 2}
+GRADE_CAP = {"critical": "D", "error": "C", "warning": "B", "info": "A"}
+GRADE_THRESHOLDS = (("A", 90), ("B", 80), ("C", 70), ("D", 60), ("F", 0))
+GRADES = tuple(g for g, _ in GRADE_THRESHOLDS)
+WORST_FIRST = tuple(reversed(SEVERITIES))
+
+
+# ---------------------------------------------------------------- scoring
+
+def cluster_score(rule_hits: dict[str, tuple[str, int]]) -> int:
+    """Score 0..100 from {rule code: (severity, number of findings)}."""
+    penalty = 0.0
+    for severity, count in rule_hits.values():
+        weight = SEVERITY_WEIGHT[severity]
+        penalty += weight + min(weight, (count - 1) * weight / 10)
+    return max(0, round(100 - penalty))
+
+
+def grade(score: int, worst: str | None, incomplete: bool = False) -> str:
+    """Letter grade from a score, capped by the worst severity; "?" when incomplete."""
+    if incomplete:
+        return "?"
+    letter = next(g for g, floor in GRADE_THRESHOLDS if score >= floor)
+    if worst is not None:
+        letter = max(letter, GRADE_CAP[worst], key=GRADES.index)
+    return letter
+
+
+# ---------------------------------------------------------------- rule docs
+
+def rule_docs() -> dict:
+    """Registered rules by code; empty if the checks package cannot be imported."""
+    try:
+        from auditor.registry import load_rules
+
+        return load_rules()
+    except Exception:  # pragma: no cover - a renderer must not fail for want of docs
+        return {}
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+_BULLET = re.compile(r"^\s*[-*]\s+")
+
+
+def _inline(text: str) -> str:
+    return _CODE_SPAN.sub(r"<code>\1</code>", str(escape(text)))
+
+
+def doc_html(text: str) -> Markup:
+    """Rule documentation (plain text with `code` spans and - bullets) as safe HTML."""
+    out = []
+    for para in re.split(r"\n\s*\n", (text or "").strip()):
+        lines = [line.rstrip() for line in para.splitlines() if line.strip()]
+        if not lines:
+            continue
+        if _BULLET.match(lines[0]):
+            items: list[str] = []
+            for line in lines:
+                if _BULLET.match(line):
+                    items.append(_BULLET.sub("", line))
+                else:
+                    items[-1] += " " + line.strip()
+            out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in items) + "</ul>")
+        else:
+            out.append(f"<p>{_inline(' '.join(line.strip() for line in lines))}</p>")
+    return Markup("".join(out))
+
+
+# ---------------------------------------------------------------- view model
+
+def evidence_json(evidence) -> str:
+    if not evidence:
+        return ""
+    return json.dumps(evidence, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _share(counts: dict[str, int], budget: int) -> dict[str, int]:
+    """Split a row budget fairly between clusters (water filling, smallest first)."""
+    out: dict[str, int] = {}
+    remaining = budget
+    order = sorted(counts, key=lambda k: counts[k])
+    for i, key in enumerate(order):
+        fair = remaining // (len(order) - i) if remaining > 0 else 0
+        out[key] = min(counts[key], fair)
+        remaining -= out[key]
+    # hand out what rounding left, in display order
+    for key in counts:
+        if remaining <= 0:
+            break
+        extra = min(counts[key] - out[key], remaining)
+        out[key] += extra
+        remaining -= extra
+    return out
+
+
+def _cluster_views(result: AuditResult, threshold: int):
+    incomplete_by_cluster: dict[str, list[dict]] = {}
+    for item in result.incomplete:
+        incomplete_by_cluster.setdefault(str(item.get("cluster")), []).append(item)
+
+    clusters: dict[str, dict] = {}
+    for c in result.clusters:
+        name = str(c.get("name") or c.get("id"))
+        clusters[name] = {"name": name, "id": c.get("id"), "meta": c}
+    for f in result.findings:
+        if f.cluster not in clusters:
+            clusters[f.cluster] = {"name": f.cluster, "id": f.cluster_id, "meta": {}}
+    for name in incomplete_by_cluster:
+        if name not in clusters:
+            clusters[name] = {"name": name, "id": None, "meta": {}}
+
+    counts: dict[str, Counter] = {name: Counter() for name in clusters}
+    rule_hits: dict[str, dict[str, list]] = {name: {} for name in clusters}
+    for f in result.findings:
+        counts[f.cluster][f.severity] += 1
+        hit = rule_hits[f.cluster].setdefault(f.rule, [f.severity, 0])
+        hit[1] += 1
+        if SEVERITY_RANK[f.severity] > SEVERITY_RANK[hit[0]]:
+            hit[0] = f.severity
+
+    views = []
+    for index, (name, c) in enumerate(clusters.items()):
+        cnt = counts[name]
+        worst = next((s for s in WORST_FIRST if cnt[s]), None)
+        score = cluster_score({k: tuple(v) for k, v in rule_hits[name].items()})
+        errors = incomplete_by_cluster.get(name, [])
+        incomplete = bool(errors)
+        failing = any(cnt[s] for s in SEVERITIES if SEVERITY_RANK[s] >= threshold)
+        total = sum(cnt.values())
+        if incomplete:
+            status = "incomplete"
+        elif failing:
+            status = "failing"
+        elif total:
+            status = "findings"
+        else:
+            status = "clean"
+        meta = c["meta"]
+        details = [str(meta[k]) for k in ("environment", "tier", "platform", "msk_instance_type", "kafka_version",
+                                          "metadata_mode") if meta.get(k) not in (None, "")]
+        views.append({
+            "anchor": f"cluster-{index}", "name": name, "id": c["id"], "details": details,
+            "counts": {s: cnt[s] for s in WORST_FIRST}, "total": total, "worst": worst,
+            "rules": len(rule_hits[name]), "score": score, "grade": grade(score, worst, incomplete),
+            "incomplete": incomplete, "errors": errors, "failing": failing, "status": status,
+            "weight": (incomplete, sum(SEVERITY_WEIGHT[s] * cnt[s] for s in SEVERITIES), total),
+        })
+    return views
+
+
+def _rule_sections(result: AuditResult, max_rows: int, cluster_anchor: dict[str, str]):
+    docs = rule_docs()
+    sections: dict[str, dict] = {}
+    for f in result.findings:
+        sec = sections.get(f.rule)
+        if sec is None:
+            sec = sections[f.rule] = {"code": f.rule, "name": f.name, "severity": f.severity, "count": 0,
+                                      "counts": Counter(), "clusters": {}}
+        sec["count"] += 1
+        sec["counts"][f.severity] += 1
+        if SEVERITY_RANK[f.severity] > SEVERITY_RANK[sec["severity"]]:
+            sec["severity"] = f.severity
+        group = sec["clusters"].get(f.cluster)
+        if group is None:
+            group = sec["clusters"][f.cluster] = {"name": f.cluster, "anchor": cluster_anchor.get(f.cluster, ""),
+                                                  "count": 0, "rows": []}
+        group["count"] += 1
+        if len(group["rows"]) < max_rows:
+            group["rows"].append(f)
+
+    out = []
+    for sec in sections.values():
+        doc = docs.get(sec["code"])
+        share = _share({k: g["count"] for k, g in sec["clusters"].items()}, max_rows)
+        groups = []
+        for key, g in sec["clusters"].items():
+            rows = sorted(g["rows"][:share[key]], key=_natural_key)
+            groups.append({**g, "rows": [_row(f) for f in rows], "hidden": g["count"] - len(rows)})
+        shown = sum(len(g["rows"]) for g in groups)
+        out.append({
+            **sec, "anchor": _rule_anchor(sec["code"]),
+            "counts": {s: sec["counts"][s] for s in WORST_FIRST if sec["counts"][s]},
+            "groups": groups, "shown": shown, "hidden": sec["count"] - shown,
+            "summary": doc.summary if doc else "",
+            "why": doc_html(doc.why) if doc else None,
+            "remediation": doc_html(doc.remediation) if doc else None,
+            "example": doc_html(doc.example) if doc else None,
+            "category": doc.category if doc else "",
+            "documented": doc is not None,
+        })
+    out.sort(key=lambda s: (-SEVERITY_RANK[s["severity"]], -s["count"], s["code"]))
+    return out
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _natural_key(f: Finding):
+    """partition t-2 before t-10: numbers in names compare as numbers."""
+    parts = _DIGITS.split(f.resource_name or "")
+    return (-SEVERITY_RANK[f.severity], f.resource_type,
+            [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p])
+
+
+def _rule_anchor(code: str) -> str:
+    return "rule-" + re.sub(r"[^A-Za-z0-9_-]", "_", code)
+
+
+def _row(f: Finding) -> dict:
+    loc = f.location or {}
+    where = ""
+    if loc.get("file"):
+        where = f"{loc['file']}:{loc['line']}" if loc.get("line") else str(loc["file"])
+    return {"severity": f.severity, "resource_type": f.resource_type, "resource_name": f.resource_name,
+            "message": f.message, "evidence": evidence_json(f.evidence), "location": where,
+            "fingerprint": f.fingerprint}
+
+
+# ---------------------------------------------------------------- charts (inline SVG geometry)
+
+CHART_LABEL_W = 180
+CHART_BAR_W = 420
+CHART_ROW_H = 24
+CHART_BAR_H = 16
+
+
+def _truncate(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+def cluster_chart(clusters: list[dict], limit: int) -> dict:
+    """Horizontal stacked bars: findings per cluster by severity, worst clusters first."""
+    hit = sorted((c for c in clusters if c["total"]), key=lambda c: (-c["weight"][1], -c["total"], c["name"]))
+    shown, rest = hit[:limit], len(hit) - min(len(hit), limit)
+    top = max((c["total"] for c in shown), default=0)
+    rows = []
+    for i, c in enumerate(shown):
+        x = CHART_LABEL_W
+        segments = []
+        for sev in WORST_FIRST:
+            n = c["counts"][sev]
+            if not n:
+                continue
+            w = max(2.0, CHART_BAR_W * n / top)
+            segments.append({"severity": sev, "x": round(x, 1), "w": round(w, 1), "n": n})
+            x += w
+        rows.append({"label": _truncate(c["name"], 26), "name": c["name"], "y": i * CHART_ROW_H,
+                     "segments": segments, "end": round(x + 6, 1), "total": c["total"]})
+    return {"rows": rows, "rest": rest, "width": CHART_LABEL_W + CHART_BAR_W + 90,
+            "height": max(1, len(rows)) * CHART_ROW_H + 4, "bar_h": CHART_BAR_H, "label_w": CHART_LABEL_W}
+
+
+def severity_chart(summary: dict) -> dict:
+    top = max((summary[s] for s in SEVERITIES), default=0) or 1
+    rows = []
+    for i, sev in enumerate(WORST_FIRST):
+        n = summary[sev]
+        rows.append({"severity": sev, "y": i * CHART_ROW_H, "n": n,
+                     "w": round(max(2.0, 300 * n / top) if n else 0, 1)})
+    return {"rows": rows, "width": 90 + 300 + 90, "height": len(rows) * CHART_ROW_H + 4, "bar_h": CHART_BAR_H}
+
+
+# ---------------------------------------------------------------- render
+
+@lru_cache(maxsize=4)
+def environment(template_dir: str = str(TEMPLATES)) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(template_dir),
+        autoescape=True,  # always on: every snapshot value is untrusted text
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = lambda n: f"{n:,}"
+    return env
+
+
+def context(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS,
+            max_chart_clusters: int = DEFAULT_MAX_CHART_CLUSTERS, fail_on: str = "error",
+            title: str | None = None) -> dict:
+    """Everything the template shows, computed in one pass over the findings per view."""
+    if max_rows < 0:
+        raise ValueError("max_rows must be >= 0")
+    threshold = SEVERITY_RANK.get(fail_on, SEVERITY_RANK["error"])
+    clusters = _cluster_views(result, threshold)
+    anchors = {c["name"]: c["anchor"] for c in clusters}
+    summary = result.summary()
+    failing = [c for c in clusters if c["failing"]]
+    incomplete = [c for c in clusters if c["incomplete"]]
+    if result.is_incomplete:
+        status = "incomplete"
+    elif failing:
+        status = "failing"
+    elif summary["total"]:
+        status = "findings"
+    else:
+        status = "clean"
+    worst = [{"rule": f.rule, "rule_anchor": _rule_anchor(f.rule), "name": f.name, "severity": f.severity, "cluster": f.cluster,
+              "cluster_anchor": anchors.get(f.cluster, ""), "resource_type": f.resource_type,
+              "resource_name": f.resource_name, "message": f.message}
+             for f in result.findings[:WORST_FINDINGS]]
+    if title is None:
+        title = f"kafka-audit report: {clusters[0]['name']}" if len(clusters) == 1 else "kafka-audit fleet report"
+    return {
+        "title": title,
+        "version": __version__,
+        "engine": result.engine,
+        "status": status,
+        "fail_on": fail_on if fail_on in SEVERITY_RANK else "error",
+        "severities": WORST_FIRST,
+        "summary": summary,
+        "clusters": sorted(clusters, key=lambda c: (not c["weight"][0], -c["weight"][1], -c["total"], c["name"])),
+        "cluster_count": len(clusters),
+        "failing_count": len(failing),
+        "failing_names": [c["name"] for c in sorted(failing, key=lambda c: (-c["weight"][1], c["name"]))][:HEADLINE_NAMES],
+        "incomplete_clusters": incomplete,
+        "incomplete": result.incomplete,
+        "worst": worst,
+        "rules": _rule_sections(result, max_rows, anchors),
+        "max_rows": max_rows,
+        "exempted": result.exempted,
+        "notes": result.notes,
+        "cluster_chart": cluster_chart(clusters, max_chart_clusters),
+        "severity_chart": severity_chart(summary),
+        "weights": SEVERITY_WEIGHT,
+        "caps": GRADE_CAP,
+        "thresholds": GRADE_THRESHOLDS,
+    }
+
+
+_OPTIONS = ("max_rows", "max_chart_clusters", "fail_on", "title")
+
+
+def render(result: AuditResult, **options) -> str:
+    """The report page. Options other renderers take (``rules``, ``indent``...) are ignored."""
+    template = environment().get_template("report.html.j2")
+    return template.render(**context(result, **{k: v for k, v in options.items() if k in _OPTIONS}))

@@ -1,0 +1,157 @@
+"""A concise GitHub-flavoured Markdown pull-request comment.
+
+A status line, a summary table (clusters with findings or an incomplete audit; clean ones
+named on one line), then findings grouped by severity, worst first: one collapsible
+``<details>`` per rule with a table of the resources hit and the rule's remediation.
+
+Every value taken from a snapshot (cluster and resource names, messages) is escaped: ``|``
+and backticks and the other Markdown punctuation get a backslash, ``<``, ``>`` and ``&``
+become entities, line breaks become spaces, so a value can neither break a table nor
+inject markup. Rule documentation is ours and is kept as Markdown.
+
+Options: ``max_rows`` (default 10) rows per rule, ``max_chars`` (default 60000; GitHub
+caps a comment at 65536) after which finding tables are left out, ``fail_on`` (default
+``error``) for the status line, ``title``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+
+from auditor.findings import SEVERITIES, SEVERITY_RANK, AuditResult, Finding
+
+DEFAULT_MAX_ROWS = 10
+DEFAULT_MAX_CHARS = 60000
+MAX_CLEAN_NAMES = 30
+WORST_FIRST = tuple(reversed(SEVERITIES))
+ICON = {"critical": "\U0001F534", "error": "\U0001F7E0", "warning": "\U0001F7E1", "info": "\U0001F535"}
+
+_MD_PUNCT = re.compile(r"([\\`*_\[\]|~#])")
+
+
+def md(value) -> str:
+    """Escape a value for inline Markdown, safe inside a table cell."""
+    text = "" if value is None else str(value)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_PUNCT.sub(r"\\\1", text)
+    return " ".join(text.split())
+
+
+def _rule_docs() -> dict:
+    try:
+        from auditor.registry import load_rules
+
+        return load_rules()
+    except Exception:  # pragma: no cover - a renderer must not fail for want of docs
+        return {}
+
+
+def _one_paragraph(text: str) -> str:
+    return " ".join((text or "").split())
+
+
+def render(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS, max_chars: int = DEFAULT_MAX_CHARS,
+           fail_on: str = "error", title: str = "kafka-audit", **_options) -> str:
+    threshold = SEVERITY_RANK.get(fail_on, SEVERITY_RANK["error"])
+    summary = result.summary()
+    clusters = [str(c.get("name") or c.get("id")) for c in result.clusters]
+    counts: dict[str, Counter] = defaultdict(Counter)
+    by_rule: dict[str, list[Finding]] = {}
+    for f in result.findings:
+        counts[f.cluster][f.severity] += 1
+        by_rule.setdefault(f.rule, []).append(f)
+        if f.cluster not in clusters:
+            clusters.append(f.cluster)
+    incomplete: dict[str, list[dict]] = defaultdict(list)
+    for item in result.incomplete:
+        incomplete[str(item.get("cluster"))].append(item)
+        if str(item.get("cluster")) not in clusters:
+            clusters.append(str(item.get("cluster")))
+
+    failing = [c for c in clusters if any(counts[c][s] for s in SEVERITIES if SEVERITY_RANK[s] >= threshold)]
+    hit = [c for c in clusters if sum(counts[c].values())]
+    n = len(clusters)
+    plural = "s" if n != 1 else ""
+    if result.is_incomplete:
+        status = f"\u26A0\uFE0F **Incomplete audit**: {len(incomplete)} of {n} cluster{plural} could not be fully read"
+    elif failing:
+        status = f"\u274C **{len(failing)} of {n} cluster{plural} failing** ({fail_on} or worse)"
+    elif summary["total"]:
+        status = f"\u2705 no {fail_on} or worse in {n} cluster{plural}"
+    else:
+        status = f"\u2705 **clean**: no findings in {n} cluster{plural}"
+    sev_line = " \u00B7 ".join(f"{summary[s]} {s}" for s in WORST_FIRST)
+    out = [f"### {md(title)}: {status}", "", f"{summary['total']} finding{'s' if summary['total'] != 1 else ''}: {sev_line}"
+           + (f" \u00B7 {result.exempted} exempted" if result.exempted else ""), ""]
+
+    if incomplete:
+        out.append("> **The audit is incomplete; these results are partial.**")
+        for cluster, items in incomplete.items():
+            for item in items:
+                target = f" {md(item['target'])}" if item.get("target") else ""
+                out.append(f"> - {md(cluster)}: source {md(item.get('source'))}{target} failed: {md(item.get('message'))}")
+        out.append("")
+
+    table_clusters = [c for c in clusters if c in incomplete or c in hit]
+    table_clusters.sort(key=lambda c: (c not in incomplete, [-counts[c][s] for s in WORST_FIRST], c))
+    if table_clusters:
+        out.append("| cluster | " + " | ".join(WORST_FIRST) + " | status |")
+        out.append("|---|" + "--:|" * len(WORST_FIRST) + "---|")
+        for c in table_clusters:
+            state = "incomplete" if c in incomplete else ("failing" if c in failing else "findings")
+            out.append(f"| {md(c)} | " + " | ".join(str(counts[c][s]) for s in WORST_FIRST) + f" | {state} |")
+        out.append("")
+    clean = [c for c in clusters if c not in table_clusters]
+    if clean:
+        names = ", ".join(md(c) for c in clean[:MAX_CLEAN_NAMES])
+        more = f" and {len(clean) - MAX_CLEAN_NAMES} more" if len(clean) > MAX_CLEAN_NAMES else ""
+        out.append(f"No findings: {names}{more}.")
+        out.append("")
+
+    docs = _rule_docs()
+    size = sum(len(line) + 1 for line in out)
+    truncated = False
+    for sev in WORST_FIRST:
+        rules = [(code, items) for code, items in by_rule.items() if items[0].severity == sev]
+        if not rules:
+            continue
+        rules.sort(key=lambda kv: (-len(kv[1]), kv[0]))
+        total = sum(len(items) for _, items in rules)
+        block = [f"#### {ICON[sev]} {sev} ({total})", ""]
+        for code, items in rules:
+            doc = docs.get(code)
+            in_clusters = len({f.cluster for f in items})
+            block.append(f"<details><summary><b>{md(code)}</b> {md(items[0].name)}: {len(items)} finding"
+                         f"{'s' if len(items) != 1 else ''} in {in_clusters} cluster{'s' if in_clusters != 1 else ''}"
+                         "</summary>")
+            block.append("")
+            if doc:
+                block.append(f"{_one_paragraph(doc.summary)}")
+                block.append("")
+            rows = ["| cluster | resource | message |", "|---|---|---|"]
+            for f in items[:max_rows]:
+                rows.append(f"| {md(f.cluster)} | {md(f.resource_type)} {md(f.resource_name)} | {md(f.message)} |")
+            rows.append("")
+            if len(items) > max_rows:
+                rows.append(f"_{len(items) - max_rows} more not listed._")
+                rows.append("")
+            if size + sum(len(r) + 1 for r in rows) > max_chars:
+                truncated = True
+                block.append("_Findings not listed: the comment is at its size limit; see the full report._")
+                block.append("")
+            else:
+                block.extend(rows)
+            if doc:
+                block.append(f"**Remediation:** {_one_paragraph(doc.remediation)}")
+                block.append("")
+            block.append("</details>")
+            block.append("")
+            size += sum(len(line) + 1 for line in block)
+            out.extend(block)
+            block = []
+    if truncated:
+        out.append("_Some finding tables were left out to keep this comment under GitHub's size limit._")
+        out.append("")
+    out.extend(f"_note: {md(note)}_" for note in result.notes)
+    return "\n".join(out).rstrip("\n") + "\n"

@@ -1,0 +1,23 @@
+"""Entry point for spark-submit: the fleet job with Spark's own master and settings.
+
+    spark-submit --master spark://HOST:7077 --conf spark.executor.memory=4g \\
+        $(python -c 'import auditor.spark_submit as m; print(m.__file__)') \\
+        s3a://bucket/snapshots --out s3a://bucket/findings --previous s3a://bucket/findings
+
+Arguments are those of `kafka-audit fleet` (the engine is always Spark, the master is the
+one spark-submit was given). Only the driver needs kafka-auditor installed: the checks
+compile to Spark SQL, with no Python UDFs, so executors run plain Spark.
+"""
+
+import sys
+
+from auditor.cli.main import main
+
+
+def run(argv: list[str]) -> None:
+    sys.argv = ["kafka-audit", "fleet", *argv, "--engine", "spark"]
+    main()
+
+
+if __name__ == "__main__":
+    run(sys.argv[1:])

@@ -1,0 +1,143 @@
+"""FLT: fleet rules. They compare clusters with each other, so they run in `kafka-audit fleet`
+(scope "fleet"), where one DataFrame holds every cluster; they are the only joins not keyed
+by cluster_id."""
+
+from auditor.registry import Param, rule
+from checks._api import F, Window, emit, ev, join, text
+from checks._transforms import cluster_settings, topic_durability, with_version_number
+
+UNIFORM_KEYS = (
+    "min.insync.replicas", "default.replication.factor", "unclean.leader.election.enable",
+    "auto.create.topics.enable", "log.retention.hours", "log.retention.ms", "log.cleanup.policy",
+    "message.max.bytes", "offsets.topic.replication.factor", "transaction.state.log.replication.factor",
+    "transaction.state.log.min.isr", "num.partitions", "replica.lag.time.max.ms",
+)
+
+
+def _groups(t):
+    """cluster_id -> environment/tier group (clusters without them form the group '')."""
+    return t.clusters.select(
+        "cluster_id", F.col("cluster_name").alias("cluster_name"),
+        F.concat_ws("/", F.coalesce(F.col("environment"), F.lit("")), F.coalesce(F.col("tier"), F.lit(""))).alias("grp"),
+    )
+
+
+@rule("FLT001", "fleet-config-drift", "warning", scope="fleet", params=(
+    Param("keys", UNIFORM_KEYS, "broker settings compared across clusters (hardware-dependent ones such as thread counts are left out on purpose)"),
+    Param("min_clusters", 3, "smallest environment/tier group in which a majority means anything"),
+))
+def fleet_config_drift(t, p):
+    """A broker setting differs from the value the majority of clusters in the same environment and tier use.
+
+    Why: clusters of one tier are meant to be operated alike. A setting that differs on one
+    of them is usually a forgotten experiment or an incident fix never rolled back (the
+    `min.insync.replicas=3` that stalled producers in incident 1 started as one cluster's
+    "durability" tweak), and it makes runbooks wrong for that cluster.
+
+    Remediation: bring the setting in line with the rest of the tier (`kafka-configs
+    --alter --entity-type brokers --entity-default --add-config KEY=VALUE` for dynamic
+    settings, server.properties and a rolling restart for static ones), or move the
+    cluster to its own tier in its snapshot manifest when the difference is deliberate.
+    The keys compared and the minimum group size are parameters.
+
+    Example: min.insync.replicas=3 on payments-msk while 3 of 4 prod/tier-1 clusters use 2.
+    """
+    settings = t.derived("cluster_settings", cluster_settings).select("cluster_id", "key", "value").where(
+        F.col("key").isin(*p["keys"]))
+    s = join(settings, _groups(t), "cluster_id")
+    counts = s.groupBy("grp", "key", "value").agg(F.count(F.lit(1)).alias("n"))
+    sizes = s.groupBy("grp", "key").agg(F.count(F.lit(1)).alias("size"))
+    w = Window.partitionBy("grp", "key").orderBy(F.col("n").desc(), F.col("value").asc())
+    majority = (
+        join(counts.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") == 1), sizes, ["grp", "key"])
+        .where((F.col("size") >= p["min_clusters"]) & (F.col("n") * 2 > F.col("size")))
+        .select("grp", "key", F.col("value").alias("majority_value"), "n", "size")
+    )
+    d = join(s, majority, ["grp", "key"]).where(F.col("value") != F.col("majority_value"))
+    msg = text(F.col("key"), "=", F.col("value"), " here, while ", F.col("n"), " of ", F.col("size"), " ",
+               F.col("grp"), " clusters use ", F.col("majority_value"))
+    return emit(d, "config", F.col("key"), msg,
+                ev(value=F.col("value"), majority_value=F.col("majority_value"), clusters_with_majority=F.col("n"),
+                   clusters_in_group=F.col("size"), group=F.col("grp")))
+
+
+@rule("FLT002", "mirrored-topic-mismatch", "warning", scope="fleet", params=(
+    Param("ignore_pattern", r"^(__|_confluent|_schemas$|connect-)", "regex of topic names never compared (internal and framework topics)"),
+))
+def mirrored_topic_mismatch(t, p):
+    """The same topic exists in several clusters with different replication factor, min.insync.replicas, partitions or cleanup.policy.
+
+    Why: a topic mirrored between clusters (MirrorMaker, active-active regions, a DR copy)
+    is expected to behave the same on both sides. A lower replication factor or
+    min.insync.replicas on one side means the failover target is less durable than the
+    primary; a different partition count breaks key ordering for consumers that fail over;
+    a different cleanup.policy silently deletes or compacts data on one side only.
+
+    Remediation: align the topic's settings on every cluster (`kafka-configs --alter
+    --entity-type topics`, `kafka-reassign-partitions` for the replication factor,
+    `kafka-topics --alter --partitions` for partitions, which can only grow). Topic names
+    matching the `ignore_pattern` parameter are not compared.
+
+    Example: `orders` has 12 partitions and min.insync.replicas=2 on payments-east but
+    6 partitions and min.insync.replicas=1 on payments-west.
+    """
+    d = t.derived("topic_durability", topic_durability).where(~F.col("topic").rlike(p["ignore_pattern"]))
+    d = join(d.select("cluster_id", "topic", "rf_min", "min_insync_replicas", "partition_count", "cleanup_policy"),
+             _groups(t).select("cluster_id", "cluster_name"), "cluster_id")
+    per_topic = d.groupBy("topic").agg(
+        F.countDistinct("cluster_id").alias("clusters"),
+        F.countDistinct(F.coalesce(F.col("rf_min").cast("string"), F.lit("?"))).alias("rf_variants"),
+        F.countDistinct(F.coalesce(F.col("min_insync_replicas").cast("string"), F.lit("?"))).alias("min_isr_variants"),
+        F.countDistinct(F.coalesce(F.col("partition_count").cast("string"), F.lit("?"))).alias("partition_variants"),
+        F.countDistinct(F.coalesce(F.col("cleanup_policy"), F.lit("?"))).alias("cleanup_variants"),
+        F.sort_array(F.collect_set("cluster_name")).alias("mirrored_in"),
+    ).where((F.col("clusters") > 1) & ((F.col("rf_variants") > 1) | (F.col("min_isr_variants") > 1)
+                                       | (F.col("partition_variants") > 1) | (F.col("cleanup_variants") > 1)))
+    hit = join(d, per_topic, "topic")
+    differs = F.concat_ws(", ", *[F.when(F.col(c) > 1, F.lit(label)) for c, label in (
+        ("rf_variants", "replication factor"), ("min_isr_variants", "min.insync.replicas"),
+        ("partition_variants", "partitions"), ("cleanup_variants", "cleanup.policy"))])
+    msg = text("differs across ", F.col("clusters"), " clusters (", F.array_join(F.col("mirrored_in"), ", "),
+               ") in ", differs, "; here: replication factor ", F.col("rf_min"), ", min.insync.replicas ",
+               F.col("min_insync_replicas"), ", ", F.col("partition_count"), " partitions, cleanup.policy ",
+               F.col("cleanup_policy"))
+    return emit(hit, "topic", F.col("topic"), msg,
+                ev(replication_factor=F.col("rf_min"), min_insync_replicas=F.col("min_insync_replicas"),
+                   partitions=F.col("partition_count"), cleanup_policy=F.col("cleanup_policy"),
+                   mirrored_in=F.col("mirrored_in")))
+
+
+@rule("FLT003", "version-skew", "info", scope="fleet", params=(
+    Param("supported_from", "3.7", "oldest Kafka minor version your organisation still considers supported; set it to your policy"),
+))
+def version_skew(t, p):
+    """A cluster runs an older Kafka minor version than others of its environment and tier, or an end-of-life version.
+
+    Why: a tier on mixed versions behaves differently under the same runbook (defaults such
+    as replica.lag.time.max.ms and unclean leader election changed across releases), and
+    an end-of-life version gets no security or bug fixes. Brokers before 2.1 also lack
+    controller epoch fencing (KAFKA-6082), the root of split-brain incidents like incident 3.
+
+    Remediation: plan the upgrade of the clusters behind (inter.broker.protocol.version
+    first held at the old version, rolled, then raised; on MSK, `aws kafka
+    update-cluster-kafka-version`). `supported_from` is a parameter: set it to the oldest
+    release your organisation supports.
+
+    Example: logistics-jbod on 3.5.1 while the rest of prod/tier-1 runs 3.7.1.
+    """
+    c = with_version_number(t.clusters.select("cluster_id", "kafka_version"), "kafka_version", "v")
+    c = join(c.where(F.col("v").isNotNull()).withColumn("minor", F.floor(F.col("v") / 1000).cast("int")), _groups(t), "cluster_id")
+    newest = c.groupBy("grp").agg(F.max("minor").alias("newest_minor"), F.count(F.lit(1)).alias("size"))
+    major, minor = (int(x) for x in p["supported_from"].split(".")[:2])
+    floor = major * 1000 + minor
+    d = join(c, newest, "grp")
+    behind = (F.col("minor") < F.col("newest_minor")) & (F.col("size") > 1)
+    eol = F.col("minor") < F.lit(floor)
+    newest_text = F.concat(F.floor(F.col("newest_minor") / 1000).cast("int").cast("string"), F.lit("."),
+                           (F.col("newest_minor") % 1000).cast("int").cast("string"))
+    msg = text("Kafka ", F.col("kafka_version"),
+               F.when(behind, F.concat(F.lit(", behind "), newest_text, F.lit(" elsewhere in "), F.col("grp"))).otherwise(F.lit("")),
+               F.when(eol, F.lit(", older than the supported " + p["supported_from"])).otherwise(F.lit("")))
+    return emit(d.where(behind | eol), "cluster", F.col("cluster_name"), msg,
+                ev(kafka_version=F.col("kafka_version"), newest_in_group=newest_text, group=F.col("grp"),
+                   end_of_life=eol))

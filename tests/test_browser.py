@@ -1,0 +1,160 @@
+"""The HTML report in headless Chromium: injected payloads never run, the sample fleet
+report shows what it should, and a screenshot is kept in test-artifacts/.
+
+Chromium runs on local files only, with a fresh profile and background networking off.
+The DOM is read with --dump-dom: a probe script appended to a copy of the page writes
+what it saw (did a payload set window.__pwned? are there event-handler attributes, images,
+extra scripts?) into the DOM after it has fired mouseover on every element.
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+from pathlib import Path
+
+import jinja2
+import pytest
+
+from auditor.registry import load_rules
+from auditor.render import html_render
+from tests.conftest import ARTIFACTS
+from tests.test_render_support import (
+    PAYLOADS,
+    chromium_available,
+    hostile_result,
+    run_chromium,
+    sample_fleet_result,
+)
+
+pytestmark = pytest.mark.skipif(not chromium_available(), reason="needs Chromium at /usr/bin/chromium")
+
+PROBE = """
+<script>
+window.addEventListener("load", function () {
+  setTimeout(function () {
+    var all = document.querySelectorAll("*"), handlers = 0;
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      try { el.dispatchEvent(new MouseEvent("mouseover", {bubbles: true})); } catch (e) {}
+      for (var j = 0; j < el.attributes.length; j++) {
+        if (/^on/i.test(el.attributes[j].name)) { handlers++; }
+      }
+    }
+    setTimeout(function () {
+      var d = document.createElement("div");
+      d.id = "probe";
+      d.setAttribute("data-pwned", String(window.__pwned || 0));
+      d.setAttribute("data-handlers", String(handlers));
+      d.setAttribute("data-scripts", String(document.scripts.length));
+      d.setAttribute("data-images", String(document.images.length));
+      d.setAttribute("data-js", String(document.documentElement.getAttribute("data-js")));
+      document.body.appendChild(d);
+    }, 50);
+  }, 50);
+});
+</script>
+"""
+
+
+def dump_dom(page: str, tmp_path: Path, name: str, fragment: str = "") -> str:
+    path = tmp_path / f"{name}.html"
+    path.write_text(page, encoding="utf-8")
+    p = run_chromium(path.as_uri() + fragment, tmp_path / f"profile-{name}", "--dump-dom", "--virtual-time-budget=5000")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "</html>" in p.stdout, p.stderr[-2000:]
+    return p.stdout
+
+
+def with_probe(page: str) -> str:
+    head, tail = page.rsplit("</body>", 1)
+    return head + PROBE + "</body>" + tail
+
+
+def probe(dom: str) -> dict:
+    m = re.search(r'<div id="probe"([^>]*)>', dom)
+    assert m, "probe did not run"
+    return dict(re.findall(r'data-(\w+)="([^"]*)"', m.group(1)))
+
+
+def text_of(fragment: str) -> str:
+    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+    return re.sub(r" ([,;.:)])", r"\1", text)
+
+
+def element(dom: str, element_id: str) -> str:
+    m = re.search(rf'<(\w+)[^>]*\bid="{re.escape(element_id)}"[^>]*>', dom)
+    assert m, element_id
+    tag, start, depth = m.group(1), m.start(), 0
+    for t in re.finditer(rf"<(/?){tag}\b[^>]*>", dom[start:]):
+        depth += -1 if t.group(1) else 1
+        if depth == 0:
+            return dom[start:start + t.end()]
+    raise AssertionError(element_id)
+
+
+def test_injected_payloads_do_not_execute(tmp_path):
+    result = hostile_result()
+    dom = dump_dom(with_probe(html_render.render(result)), tmp_path, "hostile")
+    seen = probe(dom)
+    assert seen == {"pwned": "0", "handlers": "0", "scripts": "2", "images": "0", "js": "ready"}, seen
+    # the payloads are on the page as text, where the reader can see them
+    text = text_of(dom)
+    for payload in PAYLOADS:
+        assert payload in text
+    # and the filter box can be driven with one of them without harm
+    dom = dump_dom(with_probe(html_render.render(result)), tmp_path, "hostile-filter",
+                   "#filter=%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D1%3E")
+    assert probe(dom)["pwned"] == "0"
+
+
+def test_probe_detects_a_payload_that_runs(tmp_path):
+    """Control: the same template without autoescape is exploitable, and the probe sees it."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(html_render.TEMPLATES)), autoescape=False,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = lambda n: f"{n:,}"
+    unsafe = env.get_template("report.html.j2").render(**html_render.context(hostile_result()))
+    seen = probe(dump_dom(with_probe(unsafe), tmp_path, "unsafe"))
+    assert seen["pwned"] == "1" and int(seen["images"]) > 0 and int(seen["handlers"]) > 0
+
+
+def test_sample_fleet_report_in_chromium(tmp_path):
+    result = sample_fleet_result()
+    page = html_render.render(result)
+    dom = dump_dom(with_probe(page), tmp_path, "fleet")
+    seen = probe(dom)
+    assert seen["js"] == "ready" and seen["pwned"] == "0" and seen["scripts"] == "2"
+
+    head = text_of(element(dom, "headline"))
+    assert head.startswith("Failing.") and "6 clusters audited" in head
+    clusters = text_of(element(dom, "clusters"))
+    for c in result.clusters:
+        assert c["name"] in clusters
+    rep = element(dom, "rule-REP002")
+    remediation = " ".join(load_rules()["REP002"].remediation.replace("`", "").split())
+    assert remediation in text_of(rep)
+    assert "payments.orders.v1" in text_of(rep)
+    assert 'class="rule sev-error"' in rep and "hidden" not in rep.split(">", 1)[0]
+    listed = len(re.findall(r'<tr class="f"', page))
+    assert text_of(element(dom, "filter-count")) == f"{listed} rows listed"
+
+    # a filter in the link hides every rule section but the matching one
+    dom = dump_dom(page, tmp_path, "fleet-filter", "#filter=payments.orders.v1")
+    sections = re.findall(r'<section class="([^"]*)" id="(rule-[^"]+)"', dom)
+    visible = [sid for cls, sid in sections if "hidden" not in cls.split()]
+    assert visible == ["rule-REP002"], visible
+    rep = element(dom, "rule-REP002")
+    shown = [row for row in re.findall(r'<tr class="([^"]*)"', rep) if row.split()[0] == "f" and "hidden" not in row]
+    assert len(shown) == 1
+    assert "1 of" in text_of(element(dom, "filter-count"))
+
+    # a screenshot a person can look at
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "sample-fleet-report.png"
+    shot.unlink(missing_ok=True)
+    source = tmp_path / "fleet-report.html"
+    source.write_text(page, encoding="utf-8")
+    p = run_chromium(source.as_uri(), tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1400,2000",
+                     "--hide-scrollbars")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000

@@ -1,0 +1,221 @@
+"""The weekly fleet job: fleet rules, Parquet output, week-over-week status, broken
+snapshots, both engines, and a real Spark standalone cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from auditor.config import AuditConfig, parse_config
+from auditor.engine import open_engine
+from auditor.fleet import grade, run_fleet
+from auditor.registry import load_rules
+from tests.conftest import ROOT, SAMPLE_FLEET, cluster_dir
+from tests.rulecases import load_fleet_cases, write_fleet_case
+
+FLEET_CASES = load_fleet_cases()
+
+
+def _fired(result, rule):
+    return {f"{f.resource_type}:{f.resource_name}@{f.cluster}" for f in result.top if f.rule == rule}
+
+
+def _run_case(engine, case, root):
+    cfg = parse_config({"select": [case.rule]}, "test")
+    return run_fleet(engine, str(write_fleet_case(case, root)), cfg, top_n=1000)
+
+
+@pytest.mark.parametrize("case", FLEET_CASES, ids=[f"{c.rule}-{c.name}" for c in FLEET_CASES])
+def test_fleet_rule_case_on_duckdb(case, tmp_path):
+    with open_engine("duckdb") as engine:
+        assert _fired(_run_case(engine, case, tmp_path), case.rule) == set(case.expect)
+
+
+def test_every_fleet_rule_has_passing_and_failing_cases():
+    fleet_rules = {r.code for r in load_rules().values() if r.scope == "fleet"}
+    kinds = {}
+    for c in FLEET_CASES:
+        kinds.setdefault(c.rule, set()).add(bool(c.expect))
+    assert fleet_rules == {"FLT001", "FLT002", "FLT003"}
+    assert all(kinds.get(code) == {True, False} for code in fleet_rules), kinds
+
+
+def _read_findings(directory: Path) -> list[tuple]:
+    rows = []
+    for file in sorted(directory.rglob("*.parquet")):
+        cluster = file.parent.name.split("=", 1)[1]
+        for r in pq.read_table(file).to_pylist():
+            rows.append((cluster, r["rule"], r["resource_type"], r["resource_name"], r["message"], r["fingerprint"],
+                         r["status"]))
+    return sorted(rows)
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=600, env={**os.environ, **(env or {})})
+
+
+def test_sample_fleet_on_duckdb_writes_partitioned_findings_and_summary(tmp_path):
+    out = tmp_path / "findings"
+    p = _cli("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--out", out, "--run-date", "2026-11-15")
+    assert p.returncode == 1, p.stderr
+    run_dir = out / "run_date=2026-11-15"
+    clusters = sorted(d.name for d in run_dir.iterdir() if d.is_dir())
+    assert "cluster=payments-msk" in clusters and "cluster=ads-zk-legacy" in clusters
+    rows = _read_findings(run_dir)
+    assert ("payments-msk", "REP002", "topic", "payments.orders.v1") in {r[:4] for r in rows}
+    assert ("payments-msk", "FLT001", "config", "min.insync.replicas") in {r[:4] for r in rows}
+    assert {r[6] for r in rows} == {"new"}
+    summary = json.loads((run_dir / "_summary.json").read_text())
+    by_name = {c["name"]: c for c in summary["clusters"]}
+    assert by_name["inventory-prod"]["grade"] == "A" and by_name["ads-zk-legacy"]["counts"]["critical"] >= 1
+    assert summary["totals"]["total"] == len(rows)
+    assert "fleet audit 2026-11-15 on duckdb: 6 cluster(s)" in p.stdout
+
+
+def test_week_over_week_new_persisting_resolved(tmp_path):
+    fleet = tmp_path / "fleet"
+    shutil.copytree(SAMPLE_FLEET, fleet)
+    out = tmp_path / "findings"
+    cfg = AuditConfig()
+    with open_engine("duckdb") as engine:
+        run_fleet(engine, str(fleet), cfg, out=str(out), run_date="2026-11-15")
+    # During the week payments-msk drops its cluster-wide min.insync.replicas=3 ...
+    (payments,) = fleet.glob("*/cluster=payments-msk")
+    configs = payments / "configs.jsonl"
+    configs.write_text("".join(line for line in configs.read_text().splitlines(True)
+                               if '"cluster_default"' not in line))
+    # ... and a new single-replica topic appears on inventory-prod.
+    (inventory,) = fleet.glob("*/cluster=inventory-prod")
+    with open(inventory / "topics.jsonl", "a") as fh:
+        fh.write(json.dumps({"cluster_id": "Inv3nt0ryPr0dKr4ftA1Bw", "topic": "inventory.scratch", "partitions": 1,
+                             "replication_factor": 1, "is_internal": False}) + "\n")
+    with open_engine("duckdb") as engine:
+        week2 = run_fleet(engine, str(fleet), cfg, out=str(out), previous=str(out), run_date="2026-11-22")
+    assert week2.previous_run == "2026-11-15"
+    assert week2.diff["resolved"] >= 2  # REP002 on __consumer_offsets and payments.ledger-events
+    status = {(f[0], f[1], f[3]): f[6] for f in _read_findings(out / "run_date=2026-11-22")}
+    assert status[("inventory-prod", "REP003", "inventory.scratch")] == "new"
+    assert status[("payments-msk", "REP002", "payments.orders.v1")] == "persisting"
+    assert ("payments-msk", "REP002", "payments.ledger-events") not in status
+    assert {c["name"]: c["new"] for c in week2.clusters}["inventory-prod"] >= 1
+
+
+def test_a_corrupt_cluster_is_reported_and_the_rest_audited(tmp_path):
+    fleet = tmp_path / "fleet"
+    shutil.copytree(SAMPLE_FLEET, fleet)
+    (broken,) = fleet.glob("*/cluster=search-ingest")
+    (broken / "manifest.json").write_text('{"schema_version": 1, "cluster": ')
+    (other,) = fleet.glob("*/cluster=logistics-jbod")
+    (other / "partitions.jsonl").write_text("not json\n")
+    p = _cli("fleet", fleet, "--engine", "duckdb", "--format", "json")
+    assert p.returncode == 3, p.stderr
+    doc = json.loads(p.stdout)
+    incomplete = {i["cluster"]: i["message"] for i in doc["incomplete"]}
+    assert set(incomplete) == {"search-ingest", "logistics-jbod"}
+    assert "manifest.json: not valid JSON" in incomplete["search-ingest"]
+    assert "partitions.jsonl:1: not valid JSON" in incomplete["logistics-jbod"]
+    aud = {(f["cluster"], f["rule"]) for f in doc["top"] if f["rule"] == "AUD001"}
+    assert aud == {("search-ingest", "AUD001"), ("logistics-jbod", "AUD001")}
+    assert any(f["rule"] == "REP002" and f["cluster"] == "payments-msk" for f in doc["top"])
+    assert {c["name"]: c["grade"] for c in doc["clusters"]}["search-ingest"] == "F"
+
+
+def test_grades():
+    assert [grade(s) for s in (100, 90, 80, 60, 30, 0)] == ["A", "A", "B", "C", "D", "F"]
+    assert grade(100, incomplete=True) == "F"
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(1200)
+def test_fleet_cases_and_sample_fleet_identical_on_spark(tmp_path, spark_engine):
+    for i, case in enumerate(FLEET_CASES):
+        with open_engine("duckdb") as duck:
+            expected = _run_case(duck, case, tmp_path / f"d{i}")
+        got = _run_case(spark_engine, case, tmp_path / f"s{i}")
+        assert [f.to_json() for f in got.top] == [f.to_json() for f in expected.top], case.name
+    with open_engine("duckdb") as duck:
+        run_fleet(duck, str(SAMPLE_FLEET), AuditConfig(), out=str(tmp_path / "duck"), run_date="2026-11-22")
+    run_fleet(spark_engine, str(SAMPLE_FLEET), AuditConfig(), out=str(tmp_path / "spark"), run_date="2026-11-22")
+    duck_rows = _read_findings(tmp_path / "duck")
+    assert duck_rows and duck_rows == _read_findings(tmp_path / "spark")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_port(port: int, deadline: float, proc) -> None:
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"port {port} not listening")
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(1200)
+def test_fleet_job_on_a_standalone_spark_cluster_via_spark_submit(tmp_path):
+    """A real master and worker started from pyspark's own launcher on loopback ports; the
+    fleet job is submitted with spark-submit and reads the fleet through a file:// URI
+    (the same code path as s3a:// or hdfs://)."""
+    import pyspark
+
+    spark_home = Path(pyspark.__file__).parent
+    env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_LOG_DIR": str(tmp_path / "logs"), "SPARK_WORKER_DIR": str(tmp_path / "work")}
+    master_port, worker_port = _free_port(), _free_port()
+    master_url = f"spark://127.0.0.1:{master_port}"
+    logs = open(tmp_path / "cluster.log", "w")
+    master = subprocess.Popen([str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
+                               "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", str(_free_port())],
+                              env=env, stdout=logs, stderr=subprocess.STDOUT)
+    worker = None
+    try:
+        _wait_port(master_port, time.time() + 60, master)
+        worker = subprocess.Popen([str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
+                                   master_url, "--host", "127.0.0.1", "--port", str(worker_port),
+                                   "--webui-port", str(_free_port()), "--cores", "1", "--memory", "1g"],
+                                  env=env, stdout=logs, stderr=subprocess.STDOUT)
+        _wait_port(worker_port, time.time() + 60, worker)
+        out = tmp_path / "findings"
+        job = Path(__import__("auditor.spark_submit", fromlist=["x"]).__file__)
+        p = subprocess.run([str(spark_home / "bin" / "spark-submit"), "--master", master_url,
+                            "--conf", "spark.ui.enabled=false", "--conf", "spark.executor.memory=512m",
+                            "--conf", "spark.sql.shuffle.partitions=2",
+                            str(job), SAMPLE_FLEET.as_uri(), "--out", out.as_uri(), "--run-date", "2026-11-22"],
+                           env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-4000:]
+        assert "fleet audit 2026-11-22 on spark: 6 cluster(s)" in p.stdout
+        rows = _read_findings(out / "run_date=2026-11-22")
+        assert ("payments-msk", "REP002", "topic", "payments.orders.v1") in {r[:4] for r in rows}
+        assert ("ads-zk-legacy", "PAR001", "partition", "__consumer_offsets-17") in {r[:4] for r in rows}
+        # The job ran on the cluster: the worker launched an executor for it.
+        assert any((tmp_path / "work").rglob("stderr")), "no executor ran on the standalone worker"
+    finally:
+        for proc in (worker, master):
+            if proc is not None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        logs.close()
+
+
+def test_cluster_dir_helper_points_at_the_sample():
+    assert (cluster_dir("payments-msk") / "manifest.json").exists()

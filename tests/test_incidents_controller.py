@@ -1,0 +1,129 @@
+"""PAR002-PAR007 and CTL001-CTL006 on the sample fleet: exactly which resources fire where.
+
+The fleet is audited once (DuckDB in-process). Large expected sets (under-replicated
+partitions) are recomputed here in plain Python from the snapshot's JSON Lines, an
+oracle independent of the DataFrame code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pytest
+
+from auditor.config import AuditConfig
+from auditor.coordinator import coordinator_partition
+from auditor.engine import open_engine
+from auditor.engine.runner import run_audit
+from auditor.snapshot.io import discover, open_snapshot
+from tests.conftest import SAMPLE_FLEET, cluster_dir
+
+RULES = ("PAR001", "PAR002", "PAR003", "PAR004", "PAR005", "PAR006", "PAR007",
+         "CTL001", "CTL002", "CTL003", "CTL004", "CTL005", "CTL006")
+MINE = RULES[1:]  # PAR001 is checked here only where incident 3 needs it
+CLUSTERS = ("payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest", "inventory-prod", "notifications-msk")
+
+
+@pytest.fixture(scope="module")
+def audit():
+    refs = [open_snapshot(d) for d in discover(SAMPLE_FLEET)]
+    with open_engine("duckdb") as engine:
+        result = run_audit(engine, refs, AuditConfig(select=RULES))
+    fired: dict[tuple[str, str], set[str]] = defaultdict(set)
+    by_key = {}
+    for f in result.findings:
+        fired[(f.cluster, f.rule)].add(f"{f.resource_type}:{f.resource_name}")
+        by_key[(f.cluster, f.rule, f.resource_name)] = f
+    assert {c for c, _ in fired} <= set(CLUSTERS)
+    return fired, by_key
+
+
+def _rows(cluster: str, table: str) -> list[dict]:
+    path = cluster_dir(cluster) / f"{table}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def _partitions(cluster, pred):
+    return {f"partition:{r['topic']}-{r['partition']}" for r in _rows(cluster, "partitions") if pred(r)}
+
+
+def _rf(r):
+    return len(r["replicas"]) - len(r.get("adding_replicas") or [])
+
+
+# ---- incident 3: ZooKeeper controller split-brain ----------------------------------------
+
+def test_incident3_fires_the_split_brain_rules(audit):
+    fired, _ = audit
+    c = "ads-zk-legacy"
+    assert fired[(c, "PAR001")] == {"partition:__consumer_offsets-17"}
+    assert fired[(c, "PAR002")] == {"partition:__consumer_offsets-17"}
+    assert fired[(c, "PAR003")] == {"partition:__consumer_offsets-17"}
+    assert fired[(c, "CTL002")] == {"partition:ads.impressions-4"}
+    assert fired[(c, "CTL003")] == {"partition:ads.impressions-4"}
+    assert fired[(c, "CTL004")] == {"partition:ads.impressions-4"}
+    # broker 5 is down: it is the preferred leader of partitions it no longer leads
+    assert fired[(c, "PAR007")] == {"broker:5"}
+    for rule in ("PAR006", "CTL001", "CTL005", "CTL006"):
+        assert not fired[(c, rule)], rule
+
+
+def test_incident3_lists_the_groups_that_lost_their_coordinator(audit):
+    _, by_key = audit
+    finding = by_key[("ads-zk-legacy", "PAR002", "__consumer_offsets-17")]
+    groups = sorted(g["group_id"] for g in _rows("ads-zk-legacy", "consumer_groups") if g["coordinator_partition"] == 17)
+    assert len(groups) >= 3
+    assert all(coordinator_partition(g, 50) == 17 for g in groups)
+    assert finding.evidence["consumer_groups"] == groups
+    assert finding.evidence["consumer_group_count"] == len(groups)
+    for g in groups:
+        assert g in finding.message
+    assert "click-attribution" not in finding.message  # a group coordinated elsewhere
+    assert finding.severity == "critical"
+
+
+def test_incident3_epoch_anomaly_names_the_missing_fencing(audit):
+    _, by_key = audit
+    finding = by_key[("ads-zk-legacy", "CTL004", "ads.impressions-4")]
+    assert finding.evidence["state_controller_epoch"] == 42
+    assert finding.evidence["controller_epoch"] == 41
+    assert finding.evidence["versions_without_fencing"] == ["2.0.1"]
+    assert "KAFKA-6082" in finding.message
+
+
+def test_incident3_under_replication_matches_the_snapshot(audit):
+    fired, _ = audit
+    c = "ads-zk-legacy"  # broker 5 is down: out of every ISR; min.insync.replicas=2 in server.properties
+    assert fired[(c, "PAR005")] == _partitions(c, lambda r: len(r["isr"]) < _rf(r))
+    assert fired[(c, "PAR004")] == _partitions(c, lambda r: len(r["isr"]) == 2 < _rf(r))
+    assert len(fired[(c, "PAR005")]) > 50
+
+
+# ---- incident 2: failed JBOD disk -------------------------------------------------------
+
+def test_incident2_failed_disk_shows_offline_and_under_replicated_partitions(audit):
+    fired, by_key = audit
+    c = "logistics-jbod"
+    offline = _partitions(c, lambda r: bool(r.get("offline_replicas")))
+    assert offline
+    assert fired[(c, "PAR006")] == offline
+    assert fired[(c, "PAR005")] == _partitions(c, lambda r: len(r["isr"]) < _rf(r)) == offline
+    assert fired[(c, "PAR004")] == offline  # ISR 2 == min.insync.replicas 2 < RF 3
+    assert fired[(c, "PAR007")] == {"broker:4"}  # leadership moved off the broker with the failed disk
+    assert by_key[(c, "PAR007", "4")].evidence["not_led_by_preferred"] > 0
+    for rule in ("PAR002", "PAR003", "CTL001", "CTL002", "CTL003", "CTL004", "CTL005", "CTL006"):
+        assert not fired[(c, rule)], rule
+
+
+# ---- everything else stays quiet --------------------------------------------------------
+
+@pytest.mark.parametrize("cluster", ["inventory-prod", "notifications-msk", "payments-msk", "search-ingest"])
+def test_other_clusters_fire_none_of_these_rules(audit, cluster):
+    fired, _ = audit
+    assert {rule: fired[(cluster, rule)] for rule in RULES if fired[(cluster, rule)]} == {}
+
+
+def test_only_the_incident_clusters_fire(audit):
+    fired, _ = audit
+    assert {c for (c, rule), hits in fired.items() if hits and rule in MINE} == {"ads-zk-legacy", "logistics-jbod"}

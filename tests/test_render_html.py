@@ -1,0 +1,196 @@
+"""The HTML report: content, grading, incomplete audits, escaping, size limits."""
+
+from __future__ import annotations
+
+import html as htmllib
+import re
+import time
+from html.parser import HTMLParser
+
+import pytest
+
+from auditor.findings import SEVERITY_RANK, AuditResult, Finding
+from auditor.registry import load_rules
+from auditor.render import html_render
+from auditor.render.html_render import cluster_score, doc_html, grade, render
+from tests.test_render_support import PAYLOADS, hostile_result, make_finding, sample_fleet_result
+
+
+def text_of(fragment: str) -> str:
+    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+    return re.sub(r" ([,;.:)])", r"\1", text)
+
+
+def section(page: str, element_id: str) -> str:
+    m = re.search(rf'<(\w+)[^>]*\bid="{re.escape(element_id)}"[^>]*>', page)
+    assert m, element_id
+    tag, start = m.group(1), m.start()
+    depth = 0
+    for t in re.finditer(rf"<(/?){tag}\b[^>]*>", page[start:]):
+        depth += -1 if t.group(1) else 1
+        if depth == 0:
+            return page[start:start + t.end()]
+    raise AssertionError(f"unclosed {element_id}")
+
+
+class Tags(HTMLParser):
+    """Every element and every event-handler attribute of a page."""
+
+    def __init__(self):
+        super().__init__()
+        self.names, self.handlers = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.names.append(tag)
+        self.handlers.extend((tag, k) for k, _ in attrs if k.lower().startswith("on"))
+
+
+@pytest.fixture(scope="module")
+def fleet_page():
+    return render(sample_fleet_result())
+
+
+def test_headline_counts_and_worst_findings_first(fleet_page):
+    head = text_of(section(fleet_page, "headline"))
+    assert "Failing." in head and "6 clusters audited" in head
+    result = sample_fleet_result()
+    failing = {f.cluster for f in result.findings if f.severity in ("error", "critical")}
+    assert {"payments-msk", "ads-zk-legacy"} <= failing
+    m = re.search(r"\b(\d+) with failures \(error or worse\): ([^;]+);", head)
+    assert m and int(m.group(1)) == len(failing), head
+    assert set(m.group(2).split(", ")) == failing
+    assert f"{len(result.findings)} findings from {len({f.rule for f in result.findings})} rules" in head
+    cards = text_of(section(fleet_page, "severity-counts"))
+    for sev, n in result.summary().items():
+        if sev != "total":
+            assert f"{n} {sev}" in cards
+    worst = section(fleet_page, "worst")
+    ranks = [SEVERITY_RANK[m] for m in re.findall(r'class="badge sev-(\w+)"', worst)]
+    assert len(ranks) == 5 and ranks == sorted(ranks, reverse=True) and ranks[0] == SEVERITY_RANK["critical"]
+    first = result.findings[0]
+    assert first.severity == "critical" and first.resource_name in worst and first.cluster in worst
+
+
+def test_each_cluster_has_a_grade_and_healthy_ones_are_clean(fleet_page):
+    clusters = section(fleet_page, "clusters")
+    rows = {text_of(m.group(0)).split()[1]: m.group(0)
+            for m in re.finditer(r'<tr id="cluster-\d+".*?</tr>', clusters, re.S)}
+    assert set(rows) == {"payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest", "inventory-prod",
+                         "notifications-msk"}
+    result = sample_fleet_result()
+    for name, row in rows.items():
+        mine = [f for f in result.findings if f.cluster == name]
+        hits: dict = {}
+        for f in mine:
+            sev, n = hits.get(f.rule, (f.severity, 0))
+            hits[f.rule] = (sev, n + 1)
+        worst = mine[0].severity if mine else None
+        expected = grade(cluster_score(hits), worst)
+        assert f'class="grade grade-{expected}"' in row, name
+    assert 'class="grade grade-A"' in rows["inventory-prod"] and 'data-status="clean"' in rows["inventory-prod"]
+    assert 'data-status="failing"' in rows["payments-msk"] and "grade-A" not in rows["payments-msk"]
+
+
+def test_rule_sections_carry_the_rule_docs_and_the_evidence(fleet_page):
+    rep = section(fleet_page, "rule-REP002")
+    doc = load_rules()["REP002"]
+    plain = text_of(rep)
+    assert " ".join(doc.remediation.replace("`", "").split()) in plain
+    assert " ".join(doc.why.replace("`", "").split()) in plain
+    assert "<code>kafka-configs --alter" in rep  # backtick spans become code
+    assert "payments.orders.v1" in rep and "payments-msk" in rep
+    # evidence is shown as escaped JSON
+    assert "{&#34;min_insync_replicas&#34;: 3" in rep
+    # rules are ordered worst first
+    assert fleet_page.index('id="rule-PAR001"') < fleet_page.index('id="rule-REP002"')
+
+
+def test_charts_are_inline_svg_and_the_page_is_self_contained(fleet_page):
+    chart = section(fleet_page, "chart-clusters")
+    assert "<svg" in chart and 'class="bar sev-error"' in chart and "payments-msk" in chart
+    assert "<svg" in section(fleet_page, "chart-severity")
+    for external in (r"<link\b", r"\bsrc=", r"@import", r"url\(", r"""href=["']?(https?:)?//"""):
+        assert not re.search(external, fleet_page), external
+    assert fleet_page.count("<script") == 1  # the small filter script, nothing else
+    assert 'id="filter"' in fleet_page
+
+
+def test_incomplete_audit_is_shown_at_the_top_and_never_green():
+    result = AuditResult(findings=[], clusters=[{"id": "a", "name": "alpha"}, {"id": "b", "name": "beta"}],
+                         incomplete=[{"cluster": "alpha", "source": "zookeeper", "target": "zk:2181",
+                                      "message": "timed out"}])
+    page = render(result)
+    banner = section(page, "incomplete")
+    assert page.index('id="incomplete"') < page.index('id="headline"')
+    assert "alpha" in text_of(banner) and "timed out" in text_of(banner)
+    assert 'class="headline status-incomplete"' in page and "status-clean" not in section(page, "headline")
+    rows = section(page, "clusters")
+    alpha = re.search(r'<tr id="cluster-\d+" class="cluster-row incomplete" data-status="incomplete">.*?</tr>', rows, re.S)
+    assert alpha and "alpha" in alpha.group(0) and "grade-incomplete" in alpha.group(0)
+    assert "grade-A" not in alpha.group(0)
+    assert "not a clean bill of health" in page
+
+
+def test_clean_single_cluster_report():
+    page = render(AuditResult(findings=[], clusters=[{"id": "x", "name": "solo"}], incomplete=[]))
+    assert "kafka-audit report: solo" in page
+    assert 'class="headline status-clean"' in page and 'id="no-findings"' in page
+    assert "1 cluster audited" in text_of(section(page, "headline"))
+
+
+def test_scoring_is_documented_and_monotonic():
+    assert cluster_score({}) == 100 and grade(100, None) == "A"
+    one_error = cluster_score({"REP002": ("error", 1)})
+    assert one_error == 80 and grade(one_error, "error") == "C"  # capped by the error
+    many = cluster_score({"REP002": ("error", 1000)})
+    assert many == 60  # one rule costs at most twice its weight
+    assert grade(cluster_score({"PAR001": ("critical", 1)}), "critical") == "D"
+    assert grade(cluster_score({"A": ("critical", 5), "B": ("error", 3)}), "critical") == "F"
+    assert grade(95, "info") == "A" and grade(95, "warning") == "B"
+    assert grade(100, None, incomplete=True) == "?"
+    assert "critical 40" in html_render.__doc__
+
+
+def test_doc_html_escapes_and_marks_code():
+    out = str(doc_html("use `a<b>` and <i>\n\n- one\n  more\n- two"))
+    assert out == "<p>use <code>a&lt;b&gt;</code> and &lt;i&gt;</p><ul><li>one more</li><li>two</li></ul>"
+
+
+def test_payloads_are_escaped_in_the_markup():
+    page = render(hostile_result())
+    for payload in PAYLOADS:
+        assert payload not in page
+    tags = Tags()
+    tags.feed(page)
+    assert tags.handlers == [] and "img" not in tags.names
+    assert tags.names.count("script") == 1
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
+    assert "&#34; onmouseover=&#34;window.__pwned=1" in page
+
+
+def test_a_million_findings_give_a_bounded_page():
+    n = 1_000_000
+    proto = make_finding()
+    clusters = [f"c{i}" for i in range(7)]
+    findings = [Finding(rule=("REP002", "PAR001", "REP003")[i % 3], name=("a", "b", "c")[i % 3],
+                        severity=("error", "critical", "warning")[i % 3], cluster=clusters[i % 7],
+                        cluster_id=clusters[i % 7], resource_type="partition", resource_name=f"t.{i}", message="m",
+                        evidence=proto.evidence, fingerprint=str(i)) for i in range(n)]
+    result = AuditResult(findings=findings, clusters=[{"id": c, "name": c} for c in clusters], incomplete=[])
+    started = time.perf_counter()
+    page = render(result, max_rows=50)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 30, elapsed
+    assert len(page) < 500_000
+    assert page.count('<tr class="f"') == 3 * 50
+    rep = section(page, "rule-REP002")
+    assert "Showing 50 of 333,334 findings for REP002" in text_of(rep)
+    # the 50 rows are shared between the 7 clusters the rule hit
+    assert len(re.findall(r'<div class="group"', rep)) == 7
+    assert "1,000,000 findings" in text_of(section(page, "headline"))
+
+
+def test_row_budget_is_shared_fairly():
+    share = html_render._share({"a": 1000, "b": 3, "c": 10}, 20)
+    assert share == {"a": 9, "b": 3, "c": 8}
+    assert html_render._share({"a": 2, "b": 1}, 200) == {"a": 2, "b": 1}
