@@ -27,7 +27,15 @@ from auditor.engine.frames import join
 from auditor.engine.runner import findings_frame
 from auditor.errors import SnapshotError
 from auditor.findings import SEVERITIES, Finding
-from auditor.snapshot.io import FORMATS, MANIFEST, Manifest, SnapshotRef, discover, open_snapshot, parse_manifest
+from auditor.snapshot.io import (
+    FORMATS,
+    MANIFEST,
+    Manifest,
+    SnapshotRef,
+    discover,
+    open_snapshot,
+    parse_manifest,
+)
 
 REMOTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 # Score: start at 100 and take off per distinct rule that fired (not per resource: one bad

@@ -33,7 +33,7 @@ CATALOGUE: dict[str, str] = {
     **{f"FLT{i:03d}": "fleet" for i in range(1, 4)},
     **{f"MNT{i:03d}": "maintenance" for i in range(1, 5)},
 }
-SCOPES = ("cluster", "fleet", "maintenance")
+SCOPES = ("cluster", "fleet", "maintenance", "change")  # change: lint of proposed files (THR007, CFG900)
 SECTIONS = ("Why", "Remediation", "Example")
 
 _CODE = re.compile(r"^[A-Z]{3}\d{3}$")

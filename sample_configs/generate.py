@@ -202,7 +202,7 @@ def logistics_jbod():
 
     def per_broker(bid):
         rows = std_metrics(16, 0.62, 0.58, 4, 900)(bid)
-        return [(n, 1 if (n == "offline_log_directory_count" and bid == 4) else v, l) for n, v, l in rows]
+        return [(n, 1 if (n == "offline_log_directory_count" and bid == 4) else v, labels) for n, v, labels in rows]
 
     b.metrics(per_broker)
     return b, [("admin", "kafka-1.logistics.eu-west-1.internal:9092"), ("zookeeper", "zk-1.logistics:2181/kafka"),

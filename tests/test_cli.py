@@ -143,7 +143,7 @@ def test_embedded_path_never_imports_pyspark_nor_starts_a_jvm():
         "import subprocess, os\n"
         "kids = subprocess.run(['ps', '-o', 'comm=', '--ppid', str(os.getpid())], capture_output=True, text=True).stdout\n"
         "print(code, bad, 'java' in kids)\n"
-    ) % str(SAMPLE_FLEET)
+    ).replace("%r", repr(str(SAMPLE_FLEET)))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.stdout.split("\n")[-2] == "1 [] False", p.stdout + p.stderr
 

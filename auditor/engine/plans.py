@@ -37,8 +37,8 @@ def code_fingerprint() -> str:
             h.update(f"{pkg}={version(pkg)};".encode())
         except PackageNotFoundError:
             h.update(f"{pkg}=?;".encode())
-    import checks
     import auditor.engine as engine_pkg
+    import checks
 
     for base in (Path(checks.__file__).parent, Path(engine_pkg.__file__).parent):
         for path in sorted(base.rglob("*.py")):

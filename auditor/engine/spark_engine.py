@@ -61,8 +61,9 @@ class SparkEngine(Engine):
         self.spark.table(table).write.mode("overwrite").partitionBy("cluster").parquet(directory)
 
     def read_findings(self, path: str, name: str, exclude_run_date: str | None = None) -> str | None:
-        from auditor.errors import UsageError
         from pyspark.sql import functions as SF
+
+        from auditor.errors import UsageError
 
         try:
             frame = self.spark.read.parquet(path)
