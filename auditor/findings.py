@@ -91,19 +91,30 @@ class AuditResult:
     engine: str = "duckdb"
     exempted: int = 0
     notes: list[str] = field(default_factory=list)
+    # Per cluster and rule: {"cluster","rule","name","severity","count"}. Set when
+    # ``findings`` holds only a sample (the fleet job's top rows); derived otherwise.
+    hits: list[dict] | None = None
 
     def __post_init__(self):
         self.findings.sort(key=lambda f: f.sort_key)
 
+    def cluster_rule_counts(self) -> list[dict]:
+        if self.hits is not None:
+            return self.hits
+        counts = Counter((f.cluster, f.rule, f.name, f.severity) for f in self.findings)
+        return [{"cluster": c, "rule": r, "name": n, "severity": s, "count": k} for (c, r, n, s), k in counts.items()]
+
     def summary(self) -> dict:
-        counts = Counter(f.severity for f in self.findings)
-        return {s: counts.get(s, 0) for s in reversed(SEVERITIES)} | {"total": len(self.findings)}
+        counts = Counter()
+        for h in self.cluster_rule_counts():
+            counts[h["severity"]] += h["count"]
+        return {s: counts.get(s, 0) for s in reversed(SEVERITIES)} | {"total": sum(counts.values())}
 
     def failing(self, fail_on: str) -> bool:
         if fail_on == "never":
             return False
         threshold = SEVERITY_RANK[fail_on]
-        return any(SEVERITY_RANK[f.severity] >= threshold for f in self.findings)
+        return any(SEVERITY_RANK[h["severity"]] >= threshold for h in self.cluster_rule_counts())
 
     @property
     def is_incomplete(self) -> bool:

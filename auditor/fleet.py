@@ -26,7 +26,8 @@ from auditor.engine.base import VIEW_PREFIX, Engine
 from auditor.engine.frames import join
 from auditor.engine.runner import findings_frame
 from auditor.errors import SnapshotError
-from auditor.findings import SEVERITIES, Finding
+from auditor.findings import SEVERITIES, AuditResult, Finding
+from auditor.grading import cluster_score, grade, worst_severity
 from auditor.snapshot.io import (
     FORMATS,
     MANIFEST,
@@ -38,18 +39,6 @@ from auditor.snapshot.io import (
 )
 
 REMOTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
-# Score: start at 100 and take off per distinct rule that fired (not per resource: one bad
-# default can hit hundreds of topics). A cluster with a failed source gets no grade above F.
-PENALTY = {"critical": 40, "error": 15, "warning": 5, "info": 0}
-GRADES = ((90, "A"), (75, "B"), (50, "C"), (25, "D"), (0, "F"))
-
-
-def grade(score: int, incomplete: bool = False) -> str:
-    if incomplete:
-        return "F"
-    return next(g for floor, g in GRADES if score >= floor)
-
-
 @dataclass
 class FleetResult:
     run_date: str
@@ -62,6 +51,8 @@ class FleetResult:
     out: str | None = None
     previous_run: str | None = None
     diff: dict = field(default_factory=dict)  # new / persisting / resolved totals
+    hits: list[dict] = field(default_factory=list)  # per cluster and rule counts
+    top_n: int = 20
 
 
 # --- discovery ------------------------------------------------------------------------------
@@ -159,11 +150,16 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
     if out:
         engine.write_findings(VIEW_PREFIX + "fleet_findings", _run_dir(out, run_date))
 
-    clusters = _cluster_summary(engine, tables, findings, previous_run is not None)
-    rules = [row.asDict() for row in findings.groupBy("rule", "name", "severity").agg(
-        F.countDistinct("cluster_id").alias("clusters"), F.count(F.lit(1)).alias("findings"),
-        F.sum(F.when(F.col("status") == "new", F.lit(1)).otherwise(F.lit(0))).alias("new"),
-    ).collect()]
+    hits = _hits(findings)
+    clusters = _cluster_summary(tables, hits, previous_run is not None)
+    by_rule: dict[str, dict] = {}
+    for h in hits:
+        r = by_rule.setdefault(h["rule"], {"rule": h["rule"], "name": h["name"], "severity": h["severity"],
+                                           "clusters": 0, "findings": 0, "new": 0})
+        r["clusters"] += 1
+        r["findings"] += h["count"]
+        r["new"] += h["new"]
+    rules = list(by_rule.values())
     rules.sort(key=lambda r: (-SEVERITIES.index(r["severity"]), -r["clusters"], r["rule"]))
     w = Window.partitionBy("rule").orderBy(F.col("cluster").asc(), F.col("resource_type").asc(),
                                            F.col("resource_name").asc())
@@ -182,38 +178,59 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
                   for r in refs for e in r.manifest.errors]
     totals = {s: sum(c["counts"][s] for c in clusters) for s in reversed(SEVERITIES)}
     totals["total"] = sum(totals.values())
-    return FleetResult(run_date, engine.name, clusters, rules, top, incomplete, totals, out, previous_run, diff)
+    return FleetResult(run_date, engine.name, clusters, rules, top, incomplete, totals, out, previous_run, diff,
+                       hits=hits, top_n=top_n)
 
 
 def _run_dir(out: str, run_date: str) -> str:
     return f"{out.rstrip('/')}/run_date={run_date}"
 
 
-def _cluster_summary(engine: Engine, tables, findings, with_previous: bool) -> list[dict]:
-    per_sev = findings.groupBy("cluster_id", "severity").agg(
-        F.count(F.lit(1)).alias("n"), F.countDistinct("rule").alias("rules"),
+def _hits(findings) -> list[dict]:
+    """Per cluster and rule: counts (an aggregate: at most clusters x rules rows)."""
+    rows = findings.groupBy("cluster_id", "cluster", "rule", "name", "severity").agg(
+        F.count(F.lit(1)).alias("count"),
         F.sum(F.when(F.col("status") == "new", F.lit(1)).otherwise(F.lit(0))).alias("new"),
     ).collect()
+    return sorted((r.asDict() for r in rows), key=lambda h: (h["cluster"], h["rule"]))
+
+
+def _cluster_summary(tables, hits: list[dict], with_previous: bool) -> list[dict]:
     errors = {r["cluster_id"] for r in tables.source_errors.select("cluster_id").distinct().collect()}
     out = {}
     for c in tables.clusters.collect():
         out[c["cluster_id"]] = {
             "id": c["cluster_id"], "name": c["cluster_name"], "environment": c["environment"], "tier": c["tier"],
             "platform": c["platform"], "kafka_version": c["kafka_version"],
-            "counts": {s: 0 for s in reversed(SEVERITIES)}, "rules": {s: 0 for s in reversed(SEVERITIES)},
-            "new": 0, "incomplete": c["cluster_id"] in errors,
+            "counts": {s: 0 for s in reversed(SEVERITIES)}, "new": 0, "incomplete": c["cluster_id"] in errors,
+            "_rules": {},
         }
-    for r in per_sev:
-        entry = out[r["cluster_id"]]
-        entry["counts"][r["severity"]] = r["n"]
-        entry["rules"][r["severity"]] = r["rules"]
-        entry["new"] += r["new"]
+    for h in hits:
+        entry = out[h["cluster_id"]]
+        entry["counts"][h["severity"]] += h["count"]
+        entry["new"] += h["new"]
+        entry["_rules"][h["rule"]] = (h["severity"], h["count"])
     for entry in out.values():
-        entry["score"] = max(0, 100 - sum(PENALTY[s] * n for s, n in entry["rules"].items()))
-        entry["grade"] = grade(entry["score"], entry["incomplete"])
+        rules = entry.pop("_rules")
+        entry["score"] = cluster_score(rules)
+        entry["grade"] = grade(entry["score"], worst_severity(s for s, _ in rules.values()), entry["incomplete"])
         if not with_previous:
             entry.pop("new")
-    return sorted(out.values(), key=lambda e: (e["score"], e["name"]))
+    return sorted(out.values(), key=lambda e: (not e["incomplete"], e["score"], e["name"]))
+
+
+def audit_result(result: FleetResult) -> AuditResult:
+    """The fleet run as the renderers' input: true counts (hits), the top rows as findings."""
+    notes = [f"Showing at most {result.top_n} findings per rule; all {result.totals['total']} are in "
+             f"{_run_dir(result.out, result.run_date) if result.out else 'the engine (run with --out to keep them)'}."]
+    if result.previous_run:
+        d = result.diff
+        notes.append(f"Since {result.previous_run}: {d['new']} new, {d['persisting']} persisting, {d['resolved']} resolved.")
+    clusters = [{k: v for k, v in c.items() if k not in ("counts", "score", "grade", "new", "incomplete") and v is not None}
+                for c in result.clusters]
+    return AuditResult(findings=list(result.top), clusters=clusters, incomplete=result.incomplete,
+                       engine=result.engine, notes=notes,
+                       hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits])
 
 
 def summary_json(result: FleetResult) -> dict:

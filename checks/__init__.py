@@ -4,4 +4,17 @@ A check is ``(tables, params) -> DataFrame`` with the columns of
 ``auditor.findings.CHECK_COLUMNS``: DataFrame in, DataFrame out, no actions, no UDFs.
 """
 
-from checks import audit, clients, controller, fleet, hygiene, msk, partitions, replication, storage, threads  # noqa: F401
+from checks import (  # noqa: F401
+    audit,
+    change,
+    clients,
+    controller,
+    fleet,
+    hygiene,
+    maintenance,
+    msk,
+    partitions,
+    replication,
+    storage,
+    threads,
+)

@@ -27,14 +27,18 @@ SOURCE_NAMES = {
 }
 
 
+_INTEGRAL = "^[+-]?[0-9]+$"
+
+
 def try_int(col_name: str):
-    """Parse a config string as int, null when malformed. Spark 4 runs with ANSI mode on, so
-    a plain cast of a malformed value would abort the whole job."""
-    return F.expr(f"try_cast(trim({col_name}) AS INT)")
+    """Parse a config string as int the way Kafka does, null when malformed. Only plain
+    integers: DuckDB's try_cast would turn '2.0' into 2 where Spark and Kafka refuse it, and
+    Spark 4 runs with ANSI mode on, so a plain cast of a malformed value would abort the job."""
+    return F.when(F.trim(F.col(col_name)).rlike(_INTEGRAL), F.expr(f"try_cast(trim({col_name}) AS INT)"))
 
 
 def try_long(col_name: str):
-    return F.expr(f"try_cast(trim({col_name}) AS BIGINT)")
+    return F.when(F.trim(F.col(col_name)).rlike(_INTEGRAL), F.expr(f"try_cast(trim({col_name}) AS BIGINT)"))
 
 
 def try_double(col_name: str):
@@ -51,11 +55,12 @@ def with_version_number(df, src: str, out: str):
     """Add column ``out``: version column ``src`` as a number ('3.6.1', 'v2.8.0', '3.7-IV1' ->
     3006001, 2008000, 3007000); null when it does not start with digits."""
     tmp = f"__{out}_parts"
-    df = df.withColumn(tmp, F.split(F.regexp_extract(F.col(src), r"^v?(\d+\.\d+(\.\d+)?)", 1), r"\."))
+    # At most 3 digits per part (so the number cannot overflow; '99999.1' is not a version).
+    df = df.withColumn(tmp, F.split(F.regexp_extract(F.col(src), r"^v?([0-9]{1,3}[.][0-9]{1,3}([.][0-9]{1,3})?)($|[^0-9])", 1), "[.]"))
     num = (
-        F.expr(f"try_cast(element_at({tmp}, 1) AS INT)") * F.lit(1_000_000)
-        + F.coalesce(F.expr(f"try_cast(element_at({tmp}, 2) AS INT)"), F.lit(0)) * F.lit(1000)
-        + F.coalesce(F.expr(f"try_cast(element_at({tmp}, 3) AS INT)"), F.lit(0))
+        F.expr(f"try_cast(element_at({tmp}, 1) AS BIGINT)") * F.lit(1_000_000)
+        + F.coalesce(F.expr(f"try_cast(element_at({tmp}, 2) AS BIGINT)"), F.lit(0)) * F.lit(1000)
+        + F.coalesce(F.expr(f"try_cast(element_at({tmp}, 3) AS BIGINT)"), F.lit(0))
     )
     return df.withColumn(out, num).drop(tmp)
 

@@ -1,7 +1,7 @@
 """REP: replication and durability, from assignments and effective topic configuration."""
 
 from auditor.registry import Param, rule
-from checks._api import F, emit, ev, join, text
+from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import (
     cluster_settings,
     int_list,
@@ -262,15 +262,19 @@ def replicas_share_rack(t, p):
     d = join(per_partition, _counts(t).select("cluster_id", "rack_count"), "cluster_id")
     d = d.where((F.col("rack_count") > 1)
                 & (F.col("racks_used") + F.col("unknown_rack") < F.least(F.col("rf"), F.col("rack_count"))))
+    # Cap the listed partitions by rank, not F.slice (sqlframe's DuckDB slice returns one
+    # element too many); array_compact because DuckDB's collect_list keeps nulls.
+    d = d.withColumn("_rn", F.row_number().over(Window.partitionBy("cluster_id", "topic").orderBy("partition")))
     per_topic = d.groupBy("cluster_id", "topic").agg(
         F.count(F.lit(1)).alias("affected"),
-        F.sort_array(F.collect_list("partition")).alias("partitions"),
+        F.sort_array(F.array_compact(F.collect_list(
+            F.when(F.col("_rn") <= p["max_listed"], F.col("partition"))))).alias("listed"),
         F.min("racks_used").alias("min_racks_used"),
         F.max("rf").alias("rf"),
         F.max("rack_count").alias("rack_count"),
     )
-    listed = F.slice(F.col("partitions"), 1, p["max_listed"])
-    more = F.when(F.size("partitions") > p["max_listed"], F.lit(", ...")).otherwise(F.lit(""))
+    listed = F.col("listed")
+    more = F.when(F.col("affected") > p["max_listed"], F.lit(", ...")).otherwise(F.lit(""))
     msg = text(F.col("affected"), " partition(s) keep replicas in fewer racks than min(RF ", F.col("rf"), ", ",
                F.col("rack_count"), " racks) (partitions ", F.array_join(listed.cast("array<string>"), ","), more,
                "): one rack outage takes more replicas than necessary")

@@ -160,3 +160,33 @@ def test_engine_spark_gives_the_same_findings_as_the_default(tmp_path):
 def test_console_script_is_installed():
     exe = Path(sys.executable).parent / "kafka-audit"
     assert exe.exists() or shutil.which("kafka-audit"), "pip install -e . provides the kafka-audit command"
+
+
+def test_check_collects_from_sources_first():
+    src = ROOT / "sample_configs" / "sources" / "search-ingest"
+    p = run("check", "--broker-config", src, "--metrics", src / "metrics.prom", "--cluster-name", "search-ingest",
+            "--format", "json")
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    thr003 = {f["resource"]["name"] for f in doc["findings"] if f["rule"] == "THR003"}
+    assert thr003 == {"1", "2", "3", "4", "5", "6"}
+    assert doc["clusters"][0]["name"] == "search-ingest" and doc["incomplete"] == []
+
+
+def test_check_of_an_unreachable_source_is_incomplete_exit_3():
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = run("check", "--zookeeper", f"127.0.0.1:{port}", "--cluster-name", "gone", "--timeout", "2", "--format", "json")
+    assert p.returncode == 3, p.stderr
+    doc = json.loads(p.stdout)
+    assert [i["source"] for i in doc["incomplete"]] == ["zookeeper"]
+    assert [f["rule"] for f in doc["findings"] if f["severity"] == "critical"][:1] == ["AUD001"]
+    assert "Traceback" not in p.stderr
+
+
+def test_snapshot_and_sources_together_is_a_usage_error():
+    p = run("check", SAMPLE_FLEET, "--zookeeper", "127.0.0.1:1")
+    assert p.returncode == 2 and "not both" in p.stderr

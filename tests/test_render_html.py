@@ -12,7 +12,9 @@ import pytest
 from auditor.findings import SEVERITY_RANK, AuditResult, Finding
 from auditor.registry import load_rules
 from auditor.render import html_render
-from auditor.render.html_render import cluster_score, doc_html, grade, render
+from auditor import grading
+from auditor.grading import cluster_score, grade
+from auditor.render.html_render import doc_html, render
 from tests.test_render_support import PAYLOADS, hostile_result, make_finding, sample_fleet_result
 
 
@@ -148,7 +150,7 @@ def test_scoring_is_documented_and_monotonic():
     assert grade(cluster_score({"A": ("critical", 5), "B": ("error", 3)}), "critical") == "F"
     assert grade(95, "info") == "A" and grade(95, "warning") == "B"
     assert grade(100, None, incomplete=True) == "?"
-    assert "critical 40" in html_render.__doc__
+    assert "critical 40" in grading.__doc__ and "auditor/grading.py" in html_render.__doc__
 
 
 def test_doc_html_escapes_and_marks_code():

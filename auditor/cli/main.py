@@ -89,26 +89,37 @@ def _write(text: str, output: Path | None) -> None:
 
 @app.command()
 def check(
-    target: Annotated[Path, typer.Argument(help="A snapshot directory, or a directory holding several.")],
+    target: Annotated[Path | None, typer.Argument(help="A snapshot directory, or a directory holding several (or give SOURCES).")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
     fail_on: Annotated[FailOn | None, typer.Option(help="Lowest severity that fails the run (exit 1). Default: the config's fail_on, else error.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml (default: ./kafka-audit.toml or [tool.kafka-audit] in ./pyproject.toml).")] = None,
     engine: Annotated[EngineName, typer.Option(help="duckdb (embedded, default) or spark.")] = EngineName.duckdb,
     master: Annotated[str | None, typer.Option(help="Spark master URL (implies --engine spark).")] = None,
+    bootstrap_servers: BootstrapOpt = None,
+    command_config: CommandConfigOpt = None,
+    zookeeper: ZookeeperOpt = None,
+    broker_config: BrokerConfigOpt = None,
+    metrics: MetricsOpt = None,
+    cluster_name: ClusterNameOpt = None,
+    timeout: TimeoutOpt = 10.0,
 ):
-    """Audit one or more snapshots and report findings."""
+    """Audit one or more snapshots (or collect one from SOURCES first) and report findings."""
+    import tempfile
+
     from auditor.config import find_config
     from auditor.engine import open_engine
     from auditor.engine.runner import run_audit
     from auditor.render import render
-    from auditor.snapshot.io import discover, open_snapshot
 
     cfg = find_config(config)
-    refs = [open_snapshot(p) for p in discover(target)]
     engine_name = "spark" if master else engine.value
-    with open_engine(engine_name, master=master) as eng:
-        result = run_audit(eng, refs, cfg)
+    with tempfile.TemporaryDirectory(prefix="kafka-audit-") as workdir:
+        refs = _snapshot_refs(target, workdir, dict(
+            bootstrap_servers=bootstrap_servers, command_config=command_config, zookeeper=zookeeper,
+            broker_config=broker_config, metrics=metrics, cluster_name=cluster_name, timeout=timeout))
+        with open_engine(engine_name, master=master) as eng:
+            result = run_audit(eng, refs, cfg)
     _write(render(fmt.value, result), output)
     threshold = fail_on.value if fail_on else cfg.fail_on
     raise typer.Exit(exitcodes.for_result(failing=result.failing(threshold), incomplete=result.is_incomplete))
@@ -124,6 +135,7 @@ def fleet(
     run_date: Annotated[str | None, typer.Option(help="Date of this run (YYYY-MM-DD); default today.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text or json (the summary).")] = "text",
     top: Annotated[int, typer.Option(help="Findings per rule that reach the driver and the report.")] = 20,
+    html: Annotated[Path | None, typer.Option("--html", help="Also write the fleet HTML report here.")] = None,
     fail_on: Annotated[FailOn | None, typer.Option(help="Lowest severity that fails the run (exit 1).")] = None,
     config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml.")] = None,
 ):
@@ -147,6 +159,11 @@ def fleet(
     with open_engine(engine_name, master=master) as eng:
         result = run_fleet(eng, root, cfg, out=out, previous=previous, run_date=run_date, top_n=top)
     write_summary(result)
+    if html is not None:
+        from auditor.fleet import audit_result
+        from auditor.render import render
+
+        _write(render("html", audit_result(result), title=f"kafka-audit fleet report {result.run_date}"), html)
     _write(json.dumps(summary_json(result), indent=2) + "\n" if fmt == "json" else render_text(result), None)
     threshold = fail_on.value if fail_on else cfg.fail_on
     failing = threshold != "never" and any(
@@ -160,46 +177,172 @@ class SnapshotFormat(str, Enum):
     jsonl = "jsonl"
 
 
+BootstrapOpt = Annotated[str | None, typer.Option("--bootstrap-servers", help="HOST:PORT[,HOST:PORT] of the Kafka Admin API (read-only calls).")]
+CommandConfigOpt = Annotated[Path | None, typer.Option("--command-config", help="Kafka CLI client.properties: security.protocol, SSL, SASL (PLAIN, SCRAM, AWS MSK IAM).")]
+ZookeeperOpt = Annotated[str | None, typer.Option("--zookeeper", help="HOST:PORT (comma-separated for an ensemble, optional /chroot) of a ZooKeeper-mode cluster.")]
+BrokerConfigOpt = Annotated[list[str] | None, typer.Option("--broker-config", help="server.properties file or a directory of *.properties (repeatable).")]
+MetricsOpt = Annotated[list[str] | None, typer.Option("--metrics", help="Prometheus text: file or http(s) URL, optionally 'broker_id=N:' first (repeatable).")]
+ClusterNameOpt = Annotated[str | None, typer.Option("--cluster-name", help="Cluster name (also the id when ZooKeeper gives none).")]
+TimeoutOpt = Annotated[float, typer.Option(help="Timeout of every network call, seconds.")]
+
+
+def _collect_into(output: Path, fmt: str = "parquet", *, bootstrap_servers=None, command_config=None, zookeeper=None,
+                  broker_config=None, metrics=None, cluster_name=None, cluster=None, timeout: float = 10.0):
+    """Collect the given sources into a snapshot directory: (manifest, tables, rows); the
+    manifest's ``errors`` name the sources that failed. Shared by collect, check and preflight."""
+    from auditor.cli.progress import collect_progress
+    from auditor.collectors.client_config import load_client_config
+    from auditor.collectors.collect import collect as run_collect
+    from auditor.snapshot.io import write_snapshot
+
+    client = load_client_config(command_config, bootstrap_servers) if (bootstrap_servers or command_config) else None
+    if client is not None and not client.config.get("bootstrap.servers"):
+        raise UsageError("collect: --command-config gives no bootstrap.servers: add --bootstrap-servers HOST:PORT")
+    if not (client or zookeeper or broker_config or metrics):
+        raise UsageError("collect: give at least one source (--bootstrap-servers, --zookeeper, --broker-config, --metrics)")
+    if timeout <= 0:
+        raise UsageError("collect: --timeout must be positive")
+    with collect_progress() as progress:
+        manifest, tables = run_collect(zookeeper=zookeeper, broker_configs=broker_config or [], metrics=metrics or [],
+                                       cluster_name=cluster_name, cluster=cluster or {}, timeout=timeout,
+                                       bootstrap_servers=client.config["bootstrap.servers"] if client else None,
+                                       client_config=client.config if client else None,
+                                       client_info=client.describe() if client else None, progress=progress)
+    try:
+        write_snapshot(output, manifest, tables, fmt=fmt)
+    except OSError as e:
+        raise UsageError(f"{output}: cannot write the snapshot ({e.strerror or e})") from None
+    return manifest, len(tables), sum(len(v) for v in tables.values())
+
+
+def _snapshot_refs(target: Path | None, workdir: str, sources: dict):
+    """The snapshots to audit: TARGET, or a snapshot collected from SOURCES first."""
+    from auditor.snapshot.io import discover, open_snapshot
+
+    given = {k: v for k, v in sources.items() if v and k not in ("timeout",)}
+    if target is not None and given:
+        raise UsageError("give a snapshot directory or sources (--bootstrap-servers, --zookeeper, ...), not both")
+    if target is None:
+        if not given:
+            raise UsageError("give a snapshot directory, or sources to collect from (--bootstrap-servers, --zookeeper, "
+                             "--broker-config, --metrics)")
+        directory = Path(workdir) / "snapshot"
+        _collect_into(directory, "parquet", **sources)
+        target = directory
+    return [open_snapshot(p) for p in discover(target)]
+
+
 @app.command()
 def collect(
     output: Annotated[Path, typer.Option("--output", "-o", help="Snapshot directory to write.")],
-    zookeeper: Annotated[str | None, typer.Option("--zookeeper", help="HOST:PORT (comma-separated for an ensemble, optional /chroot) of a ZooKeeper-mode cluster.")] = None,
-    broker_config: Annotated[list[str] | None, typer.Option("--broker-config", help="server.properties file or a directory of *.properties (repeatable).")] = None,
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", help="Prometheus text: file or http(s) URL, optionally 'broker_id=N:' first (repeatable).")] = None,
-    cluster_name: Annotated[str | None, typer.Option("--cluster-name", help="Cluster name (also the id when ZooKeeper gives none).")] = None,
+    bootstrap_servers: BootstrapOpt = None,
+    command_config: CommandConfigOpt = None,
+    zookeeper: ZookeeperOpt = None,
+    broker_config: BrokerConfigOpt = None,
+    metrics: MetricsOpt = None,
+    cluster_name: ClusterNameOpt = None,
     environment: Annotated[str | None, typer.Option(help="Manifest: environment (prod, staging ...).")] = None,
     tier: Annotated[str | None, typer.Option(help="Manifest: tier.")] = None,
     platform: Annotated[str | None, typer.Option(help="Manifest: apache | msk | confluent | strimzi.")] = None,
     kafka_version: Annotated[str | None, typer.Option("--kafka-version", help="Manifest: Kafka version of the brokers.")] = None,
     msk_instance_type: Annotated[str | None, typer.Option("--msk-instance-type", help="Manifest: kafka.m5.large etc.")] = None,
     az_count: Annotated[int | None, typer.Option("--az-count", help="Manifest: availability zones.")] = None,
-    timeout: Annotated[float, typer.Option(help="Timeout of every network call, seconds.")] = 10.0,
+    timeout: TimeoutOpt = 10.0,
     fmt: Annotated[SnapshotFormat, typer.Option("--format", "-f", help="Table files: parquet or jsonl.")] = SnapshotFormat.parquet,
 ):
     """Collect a snapshot (read-only): exit 0 complete, 3 when a source failed (what was read is still written)."""
-    from auditor.collectors.collect import collect as run_collect
-    from auditor.snapshot.io import write_snapshot
-
-    if not (zookeeper or broker_config or metrics):
-        raise UsageError("collect: give at least one source (--zookeeper, --broker-config, --metrics)")
-    if timeout <= 0:
-        raise UsageError("collect: --timeout must be positive")
     cluster = {"environment": environment, "tier": tier, "platform": platform, "kafka_version": kafka_version,
                "msk_instance_type": msk_instance_type, "az_count": az_count}
-    manifest, tables = run_collect(zookeeper=zookeeper, broker_configs=broker_config or [], metrics=metrics or [],
-                                   cluster_name=cluster_name, cluster=cluster, timeout=timeout)
-    try:
-        write_snapshot(output, manifest, tables, fmt=fmt.value)
-    except OSError as e:
-        raise UsageError(f"{output}: cannot write the snapshot ({e.strerror or e})") from None
-    rows = sum(len(v) for v in tables.values())
-    typer.echo(f"{output}: snapshot of {manifest.cluster_name}: {len(tables)} tables, {rows} rows, "
+    manifest, table_count, row_count = _collect_into(output, fmt.value, bootstrap_servers=bootstrap_servers, command_config=command_config,
+                             zookeeper=zookeeper, broker_config=broker_config, metrics=metrics,
+                             cluster_name=cluster_name, cluster=cluster, timeout=timeout)
+    typer.echo(f"{output}: snapshot of {manifest.cluster_name}: {table_count} tables, {row_count} rows, "
                f"{len(manifest.sources)} sources")
     if manifest.errors:
         first = manifest.errors[0]
         more = f" (+{len(manifest.errors) - 1} more in manifest.json)" if len(manifest.errors) > 1 else ""
         typer.echo(f"kafka-audit: collect incomplete: {first.get('source')}: {first.get('message')}{more}", err=True)
         raise typer.Exit(exitcodes.INCOMPLETE)
+
+
+# --- preflight (auditor/preflight.py) --------------------------------------------------------
+class PreflightFormat(str, Enum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+@app.command()
+def preflight(
+    target: Annotated[Path | None, typer.Argument(help="A snapshot directory (or a directory holding several), or give SOURCES.")] = None,
+    broker: Annotated[list[int] | None, typer.Option("--broker", help="Simulate only this broker id (repeatable).")] = None,
+    fmt: Annotated[PreflightFormat, typer.Option("--format", "-f", help="Output format.")] = PreflightFormat.text,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml (ignore, severity, params, exemptions apply).")] = None,
+    engine: Annotated[EngineName, typer.Option(help="duckdb (embedded, default) or spark.")] = EngineName.duckdb,
+    bootstrap_servers: BootstrapOpt = None,
+    command_config: CommandConfigOpt = None,
+    zookeeper: ZookeeperOpt = None,
+    broker_config: BrokerConfigOpt = None,
+    metrics: MetricsOpt = None,
+    cluster_name: ClusterNameOpt = None,
+    timeout: TimeoutOpt = 10.0,
+):
+    """Before a rolling restart (MSK patch): can each broker be restarted now, and what breaks if it is?
+    Exit 0 all safe, 1 a broker is unsafe, 2 usage error, 3 snapshot incomplete (or nothing to simulate)."""
+    import tempfile
+
+    from auditor.config import find_config
+    from auditor.engine import open_engine
+    from auditor.preflight import run_preflight
+    from auditor.render.preflight_render import render as render_preflight
+
+    cfg = find_config(config)
+    with tempfile.TemporaryDirectory(prefix="kafka-audit-") as workdir:
+        refs = _snapshot_refs(target, workdir, dict(
+            bootstrap_servers=bootstrap_servers, command_config=command_config, zookeeper=zookeeper,
+            broker_config=broker_config, metrics=metrics, cluster_name=cluster_name, timeout=timeout))
+        with open_engine(engine.value) as eng:
+            pre = run_preflight(eng, refs, cfg, brokers=broker or None)
+    _write(render_preflight(fmt.value, pre), output)
+    raise typer.Exit(exitcodes.for_result(failing=pre.any_unsafe, incomplete=pre.incomplete))
+
+
+# --- lint (auditor/lint): change review of server.properties and topic files -------------------
+@app.command()
+def lint(
+    files: Annotated[list[Path], typer.Argument(help="server.properties and topic YAML files (plain list, Strimzi or jikkou KafkaTopic), or directories of them.")],
+    against: Annotated[Path | None, typer.Option("--against", help="Snapshot of the cluster the change lands on: adds its brokers, defaults and current thread counts (REP010, THR007).")] = None,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format (text: one file:line per finding).")] = OutputFormat.text,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="Fail only on findings not in this baseline (JSON of fingerprints).")] = None,
+    write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Write the current findings as a baseline file and exit 0.")] = None,
+    fail_on: Annotated[FailOn | None, typer.Option(help="Lowest severity that fails the run (exit 1). Default: the config's fail_on, else error.")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml (default: ./kafka-audit.toml or [tool.kafka-audit] in ./pyproject.toml).")] = None,
+):
+    """Lint proposed Kafka configuration files (CI, pre-commit): findings at file:line."""
+    from auditor.config import find_config
+    from auditor.lint import baseline_json, read_baseline, run_lint
+
+    cfg = find_config(config)
+    # Writing a baseline records every current finding (a refresh drops the fixed ones).
+    known = read_baseline(str(baseline)) if baseline and write_baseline is None else None
+    result = run_lint(files, against=str(against) if against else None, config=cfg, baseline=known)
+    if write_baseline is not None:
+        _write(baseline_json(result.findings), write_baseline)
+        typer.echo(f"{write_baseline}: baseline of {len(result.findings)} finding(s) written", err=True)
+        raise typer.Exit(exitcodes.OK)
+    if fmt == OutputFormat.text:
+        from auditor.lint.report import render_text
+
+        text = render_text(result)
+    else:
+        from auditor.render import render
+
+        text = render(fmt.value, result)
+    _write(text, output)
+    threshold = fail_on.value if fail_on else cfg.fail_on
+    raise typer.Exit(exitcodes.for_result(failing=result.failing(threshold), incomplete=result.is_incomplete))
 
 
 @rules_app.callback()

@@ -4,7 +4,7 @@
 Each source that fails adds an entry to ``manifest.errors`` and the rest is still collected:
 the snapshot is then incomplete (the CLI exits 3).
 
-Merging, when several sources give the same facts (``extra`` results first, then ZooKeeper,
+Merging, when several sources give the same facts (``extra`` results and the Admin API first, then ZooKeeper,
 then server.properties, then metrics):
 
 * ``brokers``: the registered brokers (ZooKeeper, or an ``extra`` source) are the rows; the
@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult
+from auditor.collectors.admin import Progress, collect_admin
 from auditor.collectors.files import collect_broker_configs
 from auditor.collectors.metrics import MetricsResult, collect_metrics
 from auditor.collectors.zookeeper import collect_zookeeper
@@ -44,14 +45,35 @@ _KEYS = {
 
 def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (), metrics: Sequence[str] = (),
             cluster_name: str | None = None, cluster: dict | None = None, timeout: float = DEFAULT_TIMEOUT,
-            extra: Iterable[CollectResult] = ()) -> tuple[Manifest, dict[str, list[dict]]]:
+            extra: Iterable[CollectResult] = (), bootstrap_servers: str | None = None,
+            client_config: dict | None = None, client_info: dict | None = None,
+            progress: Progress | None = None) -> tuple[Manifest, dict[str, list[dict]]]:
     """Collect every given source. ``cluster``: manifest fields (environment, tier, platform,
     kafka_version, metadata_mode, msk_instance_type, az_count); ``extra``: results of other
-    collectors (the Kafka Admin API) merged first."""
+    collectors merged first; ``bootstrap_servers`` / ``client_config`` (librdkafka settings from
+    client_config.py, ``client_info`` its description for the manifest): the Kafka Admin API,
+    merged first too. ``progress(source, step, done, total)``: called as sources advance (the
+    CLI's display; never needed)."""
     results: list[CollectResult] = list(extra)
-    zk = collect_zookeeper(zookeeper, timeout=timeout) if zookeeper else None
-    files = collect_broker_configs(list(broker_configs)) if broker_configs else None
-    mets = collect_metrics(list(metrics), timeout=timeout) if metrics else None
+    planned = [s for s, given in (("admin", bootstrap_servers or (client_config or {}).get("bootstrap.servers")),
+                                  ("zookeeper", zookeeper), ("files", broker_configs), ("metrics", metrics)) if given]
+
+    def _run(source: str, fn):
+        if progress is not None:
+            progress(source, "start", 0, 1)
+        try:
+            return fn()
+        finally:
+            if progress is not None:
+                progress(source, "done", 1, 1)
+
+    if "admin" in planned:
+        results.append(_run("admin", lambda: collect_admin(bootstrap_servers, client_config=client_config,
+                                                           timeout=timeout, progress=progress,
+                                                           extra_source=client_info)))
+    zk = _run("zookeeper", lambda: collect_zookeeper(zookeeper, timeout=timeout)) if zookeeper else None
+    files = _run("files", lambda: collect_broker_configs(list(broker_configs))) if broker_configs else None
+    mets = _run("metrics", lambda: collect_metrics(list(metrics), timeout=timeout)) if metrics else None
     registry = [r for r in results + ([zk] if zk else []) if r.tables.get("brokers")]
     results += [r for r in (zk, files, mets) if r is not None]
 

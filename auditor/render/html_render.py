@@ -15,13 +15,10 @@ Options (``render(result, **options)``):
 * ``fail_on`` (default ``error``): the lowest severity counted as a failure in the headline.
 * ``title``: the page title.
 
-Grades (documented in the page footer too). Each cluster starts at 100 points. Each rule
-that fired on it costs its severity weight (critical 40, error 20, warning 8, info 2), and
-every further finding of the same rule a tenth of that weight more, at most the weight
-again (so one rule costs at most twice its weight). Score = max(0, 100 - penalty). Letter:
-A >= 90, B >= 80, C >= 70, D >= 60, else F, capped by the worst severity found: a warning
-caps the grade at B, an error at C, a critical at D. A cluster whose audit is incomplete is
-not graded ("?") and is never shown as healthy.
+Grades: auditor/grading.py (documented in the page footer too).
+
+Counts come from ``result.cluster_rule_counts()``, so a fleet result that carries only the
+top rows of each rule (the rest stay in Parquet) still shows true totals and grades.
 """
 
 from __future__ import annotations
@@ -38,6 +35,7 @@ from markupsafe import Markup, escape
 import auditor
 from auditor import __version__
 from auditor.findings import SEVERITIES, SEVERITY_RANK, AuditResult, Finding
+from auditor.grading import GRADE_CAP, GRADE_THRESHOLDS, SEVERITY_WEIGHT, WORST_FIRST, cluster_score, grade
 
 TEMPLATES = Path(auditor.__file__).resolve().parent.parent / "templates"
 
@@ -45,34 +43,6 @@ DEFAULT_MAX_ROWS = 200
 DEFAULT_MAX_CHART_CLUSTERS = 40
 WORST_FINDINGS = 5
 HEADLINE_NAMES = 5
-
-SEVERITY_WEIGHT = {"critical": 40, "error": 20, "warning": 8, "info": 2}
-GRADE_CAP = {"critical": "D", "error": "C", "warning": "B", "info": "A"}
-GRADE_THRESHOLDS = (("A", 90), ("B", 80), ("C", 70), ("D", 60), ("F", 0))
-GRADES = tuple(g for g, _ in GRADE_THRESHOLDS)
-WORST_FIRST = tuple(reversed(SEVERITIES))
-
-
-# ---------------------------------------------------------------- scoring
-
-def cluster_score(rule_hits: dict[str, tuple[str, int]]) -> int:
-    """Score 0..100 from {rule code: (severity, number of findings)}."""
-    penalty = 0.0
-    for severity, count in rule_hits.values():
-        weight = SEVERITY_WEIGHT[severity]
-        penalty += weight + min(weight, (count - 1) * weight / 10)
-    return max(0, round(100 - penalty))
-
-
-def grade(score: int, worst: str | None, incomplete: bool = False) -> str:
-    """Letter grade from a score, capped by the worst severity; "?" when incomplete."""
-    if incomplete:
-        return "?"
-    letter = next(g for g, floor in GRADE_THRESHOLDS if score >= floor)
-    if worst is not None:
-        letter = max(letter, GRADE_CAP[worst], key=GRADES.index)
-    return letter
-
 
 # ---------------------------------------------------------------- rule docs
 
@@ -150,21 +120,22 @@ def _cluster_views(result: AuditResult, threshold: int):
     for c in result.clusters:
         name = str(c.get("name") or c.get("id"))
         clusters[name] = {"name": name, "id": c.get("id"), "meta": c}
-    for f in result.findings:
-        if f.cluster not in clusters:
-            clusters[f.cluster] = {"name": f.cluster, "id": f.cluster_id, "meta": {}}
+    hits = result.cluster_rule_counts()
+    for h in hits:
+        if h["cluster"] not in clusters:
+            clusters[h["cluster"]] = {"name": h["cluster"], "id": None, "meta": {}}
     for name in incomplete_by_cluster:
         if name not in clusters:
             clusters[name] = {"name": name, "id": None, "meta": {}}
 
     counts: dict[str, Counter] = {name: Counter() for name in clusters}
     rule_hits: dict[str, dict[str, list]] = {name: {} for name in clusters}
-    for f in result.findings:
-        counts[f.cluster][f.severity] += 1
-        hit = rule_hits[f.cluster].setdefault(f.rule, [f.severity, 0])
-        hit[1] += 1
-        if SEVERITY_RANK[f.severity] > SEVERITY_RANK[hit[0]]:
-            hit[0] = f.severity
+    for h in hits:
+        counts[h["cluster"]][h["severity"]] += h["count"]
+        hit = rule_hits[h["cluster"]].setdefault(h["rule"], [h["severity"], 0])
+        hit[1] += h["count"]
+        if SEVERITY_RANK[h["severity"]] > SEVERITY_RANK[hit[0]]:
+            hit[0] = h["severity"]
 
     views = []
     for index, (name, c) in enumerate(clusters.items()):
@@ -199,20 +170,20 @@ def _cluster_views(result: AuditResult, threshold: int):
 def _rule_sections(result: AuditResult, max_rows: int, cluster_anchor: dict[str, str]):
     docs = rule_docs()
     sections: dict[str, dict] = {}
-    for f in result.findings:
-        sec = sections.get(f.rule)
+    for h in result.cluster_rule_counts():
+        sec = sections.get(h["rule"])
         if sec is None:
-            sec = sections[f.rule] = {"code": f.rule, "name": f.name, "severity": f.severity, "count": 0,
-                                      "counts": Counter(), "clusters": {}}
-        sec["count"] += 1
-        sec["counts"][f.severity] += 1
-        if SEVERITY_RANK[f.severity] > SEVERITY_RANK[sec["severity"]]:
-            sec["severity"] = f.severity
-        group = sec["clusters"].get(f.cluster)
-        if group is None:
-            group = sec["clusters"][f.cluster] = {"name": f.cluster, "anchor": cluster_anchor.get(f.cluster, ""),
-                                                  "count": 0, "rows": []}
-        group["count"] += 1
+            sec = sections[h["rule"]] = {"code": h["rule"], "name": h["name"], "severity": h["severity"], "count": 0,
+                                         "counts": Counter(), "clusters": {}}
+        sec["count"] += h["count"]
+        sec["counts"][h["severity"]] += h["count"]
+        if SEVERITY_RANK[h["severity"]] > SEVERITY_RANK[sec["severity"]]:
+            sec["severity"] = h["severity"]
+        group = sec["clusters"].setdefault(h["cluster"], {"name": h["cluster"], "anchor": cluster_anchor.get(h["cluster"], ""),
+                                                          "count": 0, "rows": []})
+        group["count"] += h["count"]
+    for f in result.findings:  # the rows: all of them for `check`, the top rows per rule for `fleet`
+        group = sections[f.rule]["clusters"][f.cluster]
         if len(group["rows"]) < max_rows:
             group["rows"].append(f)
 

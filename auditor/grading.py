@@ -1,0 +1,44 @@
+"""Cluster scores and letter grades, one definition for every report.
+
+Each cluster starts at 100 points. Each rule that fired on it costs its severity weight
+(critical 40, error 20, warning 8, info 2), and every further finding of the same rule a
+tenth of that weight more, at most the weight again (so one rule costs at most twice its
+weight: one bad default hitting 500 topics is one problem, not 500). Score =
+max(0, 100 - penalty). Letter: A >= 90, B >= 80, C >= 70, D >= 60, else F, capped by the
+worst severity found: a warning caps the grade at B, an error at C, a critical at D. A
+cluster whose audit is incomplete is not graded ("?") and is never shown as healthy.
+"""
+
+from __future__ import annotations
+
+from auditor.findings import SEVERITIES, SEVERITY_RANK
+
+SEVERITY_WEIGHT = {"critical": 40, "error": 20, "warning": 8, "info": 2}
+GRADE_CAP = {"critical": "D", "error": "C", "warning": "B", "info": "A"}
+GRADE_THRESHOLDS = (("A", 90), ("B", 80), ("C", 70), ("D", 60), ("F", 0))
+GRADES = tuple(g for g, _ in GRADE_THRESHOLDS)
+WORST_FIRST = tuple(reversed(SEVERITIES))
+
+
+def cluster_score(rule_hits: dict[str, tuple[str, int]]) -> int:
+    """Score 0..100 from {rule code: (severity, number of findings)}."""
+    penalty = 0.0
+    for severity, count in rule_hits.values():
+        weight = SEVERITY_WEIGHT[severity]
+        penalty += weight + min(weight, (count - 1) * weight / 10)
+    return max(0, round(100 - penalty))
+
+
+def grade(score: int, worst: str | None, incomplete: bool = False) -> str:
+    """Letter grade from a score, capped by the worst severity; "?" when incomplete."""
+    if incomplete:
+        return "?"
+    letter = next(g for g, floor in GRADE_THRESHOLDS if score >= floor)
+    if worst is not None:
+        letter = max(letter, GRADE_CAP[worst], key=GRADES.index)
+    return letter
+
+
+def worst_severity(severities) -> str | None:
+    present = [s for s in severities if s]
+    return max(present, key=SEVERITY_RANK.__getitem__) if present else None

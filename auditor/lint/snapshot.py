@@ -1,0 +1,133 @@
+"""Turn lint inputs into snapshot tables, alone or merged into the cluster they will land on.
+
+Alone, the files are a cluster of their own: one broker per server.properties, the topics
+of the YAML files, no partitions. With ``--against SNAPSHOT_DIR`` the files are applied to
+that cluster's snapshot, as the change would be:
+
+- a proposed server.properties replaces the static configuration of its broker; the
+  replaced lines stay in ``configs`` with source ``REPLACED_STATIC_BROKER_CONFIG`` (which
+  no effective-config transform reads) so that change rules (THR007) can compare the
+  proposed values with what the broker runs now;
+- a proposed topic replaces the topic's definition and its topic-level configs, and its
+  current partition assignment (the proposed replication factor is what counts);
+- everything else (brokers, dynamic configs, cluster defaults, metrics) is the cluster's.
+"""
+
+from __future__ import annotations
+
+import json
+
+from auditor.collectors._common import config_row
+from auditor.collectors.files import KAFKA_DEFAULT_LOG_DIR
+from auditor.errors import SnapshotError
+from auditor.lint.inputs import BrokerFile, LintInputError, LintInputs
+from auditor.snapshot.io import Manifest, SnapshotRef, now_iso
+from auditor.snapshot.schema import TABLES
+
+REPLACED = "REPLACED_STATIC_BROKER_CONFIG"
+LINT_CLUSTER = "lint"
+
+
+def proposed_tables(inputs: LintInputs) -> dict[str, list[dict]]:
+    configs, brokers, topics = [], [], []
+    for b in inputs.brokers:
+        for key, (value, line) in b.entries.items():
+            configs.append(config_row("broker", str(b.broker_id), key, value, "STATIC_BROKER_CONFIG",
+                                      file=b.file, line=line))
+        dirs = b.entries.get("log.dirs") or b.entries.get("log.dir")
+        log_dirs = [d.strip() for d in dirs[0].split(",") if d.strip()] if dirs else [KAFKA_DEFAULT_LOG_DIR]
+        rack = b.entries.get("broker.rack")
+        brokers.append({"broker_id": b.broker_id, "host": None, "port": None,
+                        "rack": rack[0] if rack and rack[0] else None, "cores": None,
+                        "log_dirs": log_dirs, "version": None})
+    seen = set()
+    for t in inputs.topics:
+        if t.name in seen:
+            continue  # the first definition wins; locate() points at it
+        seen.add(t.name)
+        topics.append({"topic": t.name, "partitions": t.partitions, "replication_factor": t.replication_factor,
+                       "is_internal": t.name.startswith("__"), "topic_id": None})
+        for key, (value, line) in t.configs.items():
+            configs.append(config_row("topic", t.name, key, value, "TOPIC_CONFIG", file=t.file, line=line))
+    return {"configs": configs, "brokers": brokers, "topics": topics}
+
+
+def _read_rows(ref: SnapshotRef, table: str) -> list[dict]:
+    if table not in ref.files:
+        return []
+    path, fmt = ref.files[table]
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path).to_pylist()
+        with open(path, encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    except Exception as e:  # noqa: BLE001  one line naming the file
+        raise SnapshotError(f"{path}: unreadable: {' '.join(str(e).split())[:200]}") from None
+
+
+def against_tables(ref: SnapshotRef, proposed: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """The cluster of ``ref`` with the proposed files applied."""
+    new_brokers = {b["broker_id"]: b for b in proposed["brokers"]}
+    new_topics = {t["topic"] for t in proposed["topics"]}
+    out: dict[str, list[dict]] = {}
+    for name, table in TABLES.items():
+        if not table.from_manifest:
+            out[name] = _read_rows(ref, name)
+
+    configs = []
+    for row in out["configs"]:
+        if row.get("entity_type") == "topic" and row.get("entity_name") in new_topics:
+            continue
+        if row.get("entity_type") == "broker" and (row.get("source") or "STATIC_BROKER_CONFIG") == "STATIC_BROKER_CONFIG":
+            try:
+                bid = int(str(row.get("entity_name")))
+            except ValueError:
+                bid = None
+            if bid in new_brokers:
+                row = {**row, "source": REPLACED}
+        configs.append(row)
+    out["configs"] = configs + proposed["configs"]
+
+    brokers = []
+    for row in out["brokers"]:
+        if row.get("broker_id") in new_brokers:
+            new = new_brokers.pop(row["broker_id"])
+            row = {**row, "log_dirs": new["log_dirs"], "rack": new["rack"] or row.get("rack")}
+        brokers.append(row)
+    out["brokers"] = brokers + list(new_brokers.values())
+    proposed_dirs = {b["broker_id"]: set(b["log_dirs"]) for b in proposed["brokers"]}
+    out["log_dirs"] = [r for r in out["log_dirs"]
+                       if r.get("broker_id") not in proposed_dirs or r.get("path") in proposed_dirs[r["broker_id"]]]
+
+    out["topics"] = [r for r in out["topics"] if r.get("topic") not in new_topics] + proposed["topics"]
+    out["partitions"] = [r for r in out["partitions"] if r.get("topic") not in new_topics]
+    return out
+
+
+def expand_templates(inputs: LintInputs, ref: SnapshotRef) -> None:
+    """A server.properties without broker.id is a template (the id is filled in at deploy
+    time): against a cluster it is every broker's file, except brokers that have a file of
+    their own in the change."""
+    templates = [b for b in inputs.brokers if not b.declared_id]
+    if not templates:
+        return
+    if len(templates) > 1:
+        raise LintInputError(f"{templates[1].file}: a second server.properties without broker.id "
+                             f"(the first is {templates[0].file}): with --against a file without an id "
+                             "applies to every broker, so give each file its broker.id")
+    declared = {b.broker_id for b in inputs.brokers if b.declared_id}
+    ids = sorted({r["broker_id"] for r in _read_rows(ref, "brokers") if r.get("broker_id") is not None} - declared)
+    if not ids:
+        return
+    t = templates[0]
+    inputs.brokers = [b for b in inputs.brokers if b.declared_id] + [
+        BrokerFile(t.file, i, t.entries, False) for i in ids]
+
+
+def lint_manifest(against: SnapshotRef | None) -> Manifest:
+    if against is not None:
+        return against.manifest
+    return Manifest(cluster={"id": LINT_CLUSTER, "name": LINT_CLUSTER}, collected_at=now_iso(),
+                    sources=[{"source": "lint", "status": "ok"}])

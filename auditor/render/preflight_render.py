@@ -1,0 +1,130 @@
+"""Renderers of `kafka-audit preflight`: text, JSON and a self-contained HTML page.
+
+JSON (schema_version 1) is check's document (auditor/render/json_render.py: schema_version,
+tool, clusters, incomplete, summary, findings, same finding shape) plus a ``preflight`` key:
+
+    "preflight": {
+      "selected_brokers": [1, 2] | null,        # --broker, null = every broker
+      "safe_to_roll": false,                    # every broker is safe and the snapshot is complete
+      "clusters": [{
+        "cluster": "payments-msk", "cluster_id": "...", "controller_id": 2, "metadata_mode": "zookeeper",
+        "simulated": true,                      # false: no brokers or no partition state in the snapshot
+        "safe_to_roll": false, "unsafe_brokers": [1, 2, 3],
+        "order": [1, 3, 2],                     # suggested restart order
+        "brokers": [{"cluster": ..., "broker_id": 1, "host": ..., "rack": ..., "leaders": 32, "replicas": 98,
+                     "is_controller": false, "safe": false,
+                     "blocked_partitions": 98,  # MNT001
+                     "offline_partitions": 0,   # MNT002
+                     "topic_count": 4, "topics": [...], "partitions": [...],   # sorted, capped
+                     "coordinator_partitions": 50, "consumer_group_count": 5, "consumer_groups": [...],
+                     "reasons": ["MNT001", "MNT003"]}]
+      }]
+    }
+
+HTML goes through jinja2 with autoescape on (templates/preflight.html.j2); no script, no
+external resources.
+"""
+
+from __future__ import annotations
+
+import json
+
+from auditor.preflight import PreflightResult
+from auditor.render import json_render
+
+FORMATS = ("text", "json", "html")
+
+
+def render(fmt: str, pre: PreflightResult) -> str:
+    if fmt == "json":
+        return json.dumps(document(pre), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "html":
+        return render_html(pre)
+    return render_text(pre)
+
+
+def document(pre: PreflightResult) -> dict:
+    doc = json_render.document(pre.result)
+    doc["preflight"] = {
+        "selected_brokers": pre.selected_brokers,
+        "safe_to_roll": not pre.any_unsafe and not pre.incomplete,
+        "clusters": [c.to_json() for c in pre.clusters],
+    }
+    return doc
+
+
+def _cell(values: list, count: int, width: int = 60) -> str:
+    if not count:
+        return "-"
+    text = ", ".join(map(str, values))
+    if len(text) > width:
+        text = text[: width - 3].rstrip(", ") + "..."
+    more = count - len(values)
+    return f"{count}: {text}" + (f" (+{more})" if more > 0 and not text.endswith("...") else "")
+
+
+def render_text(pre: PreflightResult) -> str:
+    lines: list[str] = []
+    res = pre.result
+    for item in res.incomplete:
+        target = f" {item['target']}" if item.get("target") else ""
+        lines.append(f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed: {item['message']}")
+    if res.incomplete:
+        lines.append("")
+    for c in pre.clusters:
+        ctl = f"controller {c.controller_id}" if c.controller_id is not None else "controller unknown"
+        lines.append(f"{c.cluster}: restart preflight ({c.metadata_mode or 'mode unknown'}, {ctl})")
+        if c.unknown:
+            lines.append("  no brokers or partition state in the snapshot: cannot simulate restarts")
+            lines.append("")
+            continue
+        header = ("broker", "restart", "leaders", "blocked", "offline", "topics hit", "groups hit")
+        rows = []
+        for b in c.brokers:
+            name = f"{b.broker_id}{' (controller)' if b.is_controller else ''}"
+            rows.append((name, "safe" if b.safe else "UNSAFE", str(b.leaders), str(b.blocked_partitions),
+                         str(b.offline_partitions), _cell(b.topics, b.topic_count, 48),
+                         _cell(b.consumer_groups, b.consumer_group_count, 48)))
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        for r in [header, *rows]:
+            lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+        lines.append(f"  suggested order: {' -> '.join(map(str, c.order)) or '-'}"
+                     "  (safe brokers first, active controller last, fewest leaders first)")
+        if c.unsafe:
+            lines.append(f"  NOT SAFE: restarting broker(s) {', '.join(map(str, c.unsafe))} now blocks acks=all "
+                         "writes or takes partitions offline (see MNT findings)")
+        else:
+            lines.append("  every broker can be restarted one at a time")
+        lines.append("")
+    by_cluster: dict[str, list] = {}
+    for f in res.findings:
+        by_cluster.setdefault(f.cluster, []).append(f)
+    mark = {"critical": "CRIT", "error": "ERR ", "warning": "WARN", "info": "INFO"}
+    for cluster, items in by_cluster.items():
+        lines.append(f"{cluster} findings ({len(items)})")
+        for f in items:
+            lines.append(f"  {mark[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}")
+        lines.append("")
+    s = res.summary()
+    counts = ", ".join(f"{s[k]} {k}" for k in ("critical", "error", "warning", "info"))
+    status = "INCOMPLETE" if res.is_incomplete else "complete"
+    verdict = "UNSAFE" if pre.any_unsafe else ("unknown" if pre.incomplete else "safe")
+    extra = f", {res.exempted} exempted" if res.exempted else ""
+    lines.append(f"preflight {verdict}: {len(pre.clusters)} cluster(s) ({status}, engine {res.engine}): {counts}{extra}")
+    lines.extend(f"note: {n}" for n in res.notes)
+    return "\n".join(lines) + "\n"
+
+
+def render_html(pre: PreflightResult) -> str:
+    from auditor import __version__
+    from auditor.render.html_render import environment
+
+    template = environment().get_template("preflight.html.j2")
+    title = (f"kafka-audit preflight: {pre.clusters[0].cluster}" if len(pre.clusters) == 1
+             else "kafka-audit preflight")
+    return template.render(
+        title=title, version=__version__, engine=pre.result.engine, clusters=pre.clusters,
+        incomplete=pre.result.incomplete, findings=pre.result.findings, summary=pre.result.summary(),
+        any_unsafe=pre.any_unsafe, not_simulated=pre.incomplete, selected=pre.selected_brokers,
+        findings_json=[json.dumps(f.evidence, sort_keys=True, ensure_ascii=False) for f in pre.result.findings],
+    )

@@ -1,0 +1,288 @@
+"""`kafka-audit preflight`: the rolling-restart simulation (MNT rules) and its report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+from auditor.config import AuditConfig
+from auditor.engine import open_engine
+from auditor.errors import UsageError
+from auditor.preflight import run_preflight
+from auditor.render.preflight_render import render
+from auditor.snapshot.io import Manifest, open_snapshot, write_snapshot
+from tests.conftest import ROOT, cluster_dir
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True,
+                          text=True, cwd=ROOT, env=dict(os.environ), timeout=300)
+
+
+def preflight(*dirs, brokers=None, config=None):
+    refs = [open_snapshot(d) for d in dirs]
+    with open_engine("duckdb") as engine:
+        return run_preflight(engine, refs, config or AuditConfig(), brokers)
+
+
+def snapshot(root, name, partitions, *, brokers=(1, 2, 3), min_isr="2", controller=None, mode="zookeeper",
+             groups=(), errors=(), topic="orders"):
+    """A small cluster: ``partitions`` are (replicas, isr[, leader]) of one topic; min.insync.replicas
+    as the cluster default."""
+    rows = []
+    for i, p in enumerate(partitions):
+        replicas, isr = p[0], p[1]
+        leader = p[2] if len(p) > 2 else (isr[0] if isr else -1)
+        rows.append({"topic": topic, "partition": i, "leader": leader, "leader_epoch": 1, "replicas": replicas,
+                     "isr": isr, "offline_replicas": [], "adding_replicas": [], "removing_replicas": []})
+    topics = {r["topic"] for r in rows}
+    rf = {t: max(len(r["replicas"]) for r in rows if r["topic"] == t) for t in topics}
+    tables = {
+        "brokers": [{"broker_id": b, "host": f"kafka-{b}.test", "rack": f"az-{b % 3}"} for b in brokers],
+        "topics": [{"topic": t, "partitions": sum(r["topic"] == t for r in rows), "replication_factor": rf[t],
+                    "is_internal": t.startswith("__")} for t in sorted(topics)],
+        "partitions": rows,
+        "configs": [{"entity_type": "cluster_default", "entity_name": "", "key": "min.insync.replicas",
+                     "value": min_isr, "source": "DYNAMIC_DEFAULT_BROKER_CONFIG", "is_sensitive": False}],
+        "consumer_groups": [{"group_id": g, "state": "Stable", "members": 1, "coordinator_partition": p}
+                            for g, p in groups],
+    }
+    if controller is not None:
+        tables["controller"] = [{"mode": mode, "controller_id": controller, "controller_epoch": 3, "voters": [],
+                                 "reassignment_pending": False}]
+    manifest = Manifest(cluster={"id": name, "name": name, "metadata_mode": mode}, collected_at="2026-11-22T00:00:00Z",
+                        errors=list(errors))
+    return write_snapshot(root / name, manifest, tables, fmt="jsonl")
+
+
+def rotation(n=12, brokers=(1, 2, 3), rf=3):
+    """n healthy partitions, replicas rotating over the brokers, full ISR."""
+    out = []
+    for p in range(n):
+        reps = [brokers[(p + k) % len(brokers)] for k in range(rf)]
+        out.append((reps, list(reps)))
+    return out
+
+
+def by_id(cluster):
+    return {b.broker_id: b for b in cluster.brokers}
+
+
+# -- the sample fleet ------------------------------------------------------------------------
+
+def test_payments_msk_incident_1_is_unsafe_for_every_broker():
+    pre = preflight(cluster_dir("payments-msk"))
+    (c,) = pre.clusters
+    assert c.unsafe == [1, 2, 3] and pre.any_unsafe
+    b = by_id(c)
+    for broker in b.values():
+        assert not broker.safe and "MNT001" in broker.reasons and "MNT003" in broker.reasons
+        assert broker.blocked_partitions == 98 and broker.offline_partitions == 0  # 50 offsets + 12 + 12 + 24
+        assert "__consumer_offsets" in broker.topics and "payments.refunds" not in broker.topics  # min ISR 2 there
+        assert broker.consumer_groups == sorted(["ledger-writer", "fraud-scorer", "orders-projector",
+                                                 "refunds-notifier", "settlement-batch"])
+    assert c.controller_id == 2 and b[2].is_controller and c.order[-1] == 2
+    codes = {f.rule for f in pre.result.findings}
+    assert {"MNT001", "MNT003", "MNT004", "REP002"} <= codes and "MNT002" not in codes
+    mnt001 = next(f for f in pre.result.findings if f.rule == "MNT001" and f.resource_name == "1")
+    # all of them are the topics Strimzi's roller would let through (replicas <= min ISR)
+    assert mnt001.evidence["replicas_at_or_below_min_isr"] == 98
+    assert len(mnt001.evidence["partitions"]) == 20 and "and 78 more" in mnt001.message
+
+
+def test_inventory_prod_is_safe_for_every_broker():
+    pre = preflight(cluster_dir("inventory-prod"))
+    (c,) = pre.clusters
+    assert c.unsafe == [] and not pre.any_unsafe and not c.unknown
+    assert all(b.safe and b.leaders > 0 for b in c.brokers) and len(c.brokers) == 6
+    assert not [f for f in pre.result.findings if f.rule.startswith("MNT")]
+    leaders = {b.broker_id: b.leaders for b in c.brokers}
+    assert c.order == sorted(leaders, key=lambda i: (leaders[i], i))  # KRaft controller 3001 is not a broker
+
+
+# -- built clusters ------------------------------------------------------------------------------
+
+def test_partition_already_at_min_isr_is_unsafe_exactly_for_its_isr(tmp_path):
+    parts = rotation(12, brokers=(1, 2, 3, 4)) + [([1, 2, 3], [2, 3])]
+    pre = preflight(snapshot(tmp_path, "one-at-min", parts, brokers=(1, 2, 3, 4)))
+    (c,) = pre.clusters
+    assert c.unsafe == [2, 3]
+    b = by_id(c)
+    assert b[2].partitions == ["orders-12"] and b[2].blocked_partitions == 1 and b[2].topics == ["orders"]
+    assert b[1].safe and b[4].safe  # broker 1 is a replica of orders-12 but not in its ISR
+    assert set(c.order[:2]) == {1, 4} and set(c.order[2:]) == {2, 3}  # safe brokers first
+    assert {(f.rule, f.resource_name) for f in pre.result.findings if f.rule.startswith("MNT")} == {
+        ("MNT001", "2"), ("MNT001", "3")}
+    assert any(f.rule == "PAR004" and f.resource_name == "orders-12" for f in pre.result.findings)
+
+
+# Strimzi's KafkaAvailability: a partition blocks a broker's roll when the broker is in the
+# ISR and ISR size - 1 < min.insync.replicas; Strimzi skips topics with replicas <=
+# min.insync.replicas, we do not.
+STRIMZI_CASES = {
+    "replicas-at-or-below-min-isr-still-blocks": ([([1, 2], [1, 2])], "2", {1: "MNT001", 2: "MNT001"}),
+    "min-isr-equals-rf-3": ([([1, 2, 3], [1, 2, 3])], "3", {1: "MNT001", 2: "MNT001", 3: "MNT001"}),
+    "isr-already-at-min-isr": ([([1, 2, 3], [3, 1])], "2", {1: "MNT001", 3: "MNT001"}),
+    "broker-not-in-isr-is-safe-for-it": ([([1, 2, 3], [1, 2])], "1", {}),
+    "single-isr-goes-offline": ([([1, 2, 3], [2])], "1", {2: "MNT002"}),
+    "single-isr-under-min-isr-goes-offline": ([([1, 2, 3], [2])], "2", {2: "MNT002"}),
+    "headroom-above-min-isr-is-safe": ([([1, 2, 3], [1, 2, 3])], "2", {}),
+}
+
+
+@pytest.mark.parametrize("name", STRIMZI_CASES)
+def test_strimzi_roll_safety_conditions(tmp_path, name):
+    parts, min_isr, expected = STRIMZI_CASES[name]
+    pre = preflight(snapshot(tmp_path, name, parts, min_isr=min_isr))
+    (c,) = pre.clusters
+    assert c.unsafe == sorted(expected)
+    fired = {int(f.resource_name): f.rule for f in pre.result.findings if f.rule in ("MNT001", "MNT002")}
+    assert fired == expected
+    if name.startswith("replicas-at-or-below"):
+        f = next(f for f in pre.result.findings if f.rule == "MNT001")
+        assert f.evidence["replicas_at_or_below_min_isr"] == 1 and "Strimzi" in f.message
+
+
+def test_offsets_partition_lists_its_groups_and_the_controller_goes_last(tmp_path):
+    parts = rotation(6) + [([3, 1, 2], [3], 3)]
+    snap = snapshot(tmp_path, "offsets", parts, topic="__consumer_offsets", controller=1,
+                    groups=[("ledger-writer", 6), ("fraud-scorer", 6), ("elsewhere", 0)])
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    b = by_id(c)
+    assert c.unsafe == [3] and b[3].offline_partitions == 1 and b[3].consumer_groups == ["fraud-scorer", "ledger-writer"]
+    assert b[3].leaders == 3 and b[1].leaders == 2 and b[1].is_controller
+    assert c.order == [2, 1, 3]  # safe first; of those the controller (fewest leaders) last
+    mnt003 = next(f for f in pre.result.findings if f.rule == "MNT003")
+    assert mnt003.resource_name == "3" and mnt003.evidence["offline_count"] == 1
+
+
+def test_active_controller_is_ordered_last_in_a_healthy_cluster(tmp_path):
+    # broker 2 leads the fewest partitions, so it would go first if it were not the controller
+    parts = [(r, i, r[0] if r[0] != 2 else r[1]) for r, i in rotation(9)]
+    pre = preflight(snapshot(tmp_path, "healthy", parts, controller=2))
+    (c,) = pre.clusters
+    assert c.unsafe == [] and by_id(c)[2].leaders == 0
+    assert c.order[-1] == 2 and c.order == [1, 3, 2]
+
+
+def test_broker_option_limits_the_simulation(tmp_path):
+    parts = rotation(12, brokers=(1, 2, 3, 4)) + [([1, 2, 3], [2, 3])]
+    snap = snapshot(tmp_path, "limited", parts, brokers=(1, 2, 3, 4))
+    pre = preflight(snap, brokers=[1, 3])
+    (c,) = pre.clusters
+    assert [b.broker_id for b in c.brokers] == [1, 3] and c.unsafe == [3] and c.order == [1, 3]
+    assert {f.resource_name for f in pre.result.findings if f.rule == "MNT001"} == {"3"}
+    with pytest.raises(UsageError, match="--broker 9"):
+        preflight(snap, brokers=[9])
+
+
+def test_exemptions_and_severity_from_the_config_apply(tmp_path):
+    from auditor.config import Exemption
+
+    snap = snapshot(tmp_path, "exempt", [([1, 2, 3], [2, 3])])
+    cfg = AuditConfig(select=("CFG",), exemptions=[Exemption(reason="known", rules=("MNT001",), resource="^2$")])
+    pre = preflight(snap, config=cfg)  # the config's select does not narrow preflight's rules
+    (c,) = pre.clusters
+    assert c.unsafe == [3] and pre.result.exempted == 1
+
+
+# -- the command ------------------------------------------------------------------------------------
+
+SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
+
+
+def test_cli_json_contract_and_exit_codes(tmp_path):
+    p = cli("preflight", cluster_dir("payments-msk"), "--format", "json")
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    jsonschema.validate({k: v for k, v in doc.items() if k != "preflight"}, SCHEMA)  # check's shape
+    (c,) = doc["preflight"]["clusters"]
+    assert doc["preflight"]["safe_to_roll"] is False and c["unsafe_brokers"] == [1, 2, 3] and c["order"][-1] == 2
+    assert c["brokers"][0]["blocked_partitions"] == 98 and c["brokers"][0]["reasons"] == ["MNT001", "MNT003"]
+    assert {f["rule"] for f in doc["findings"]} >= {"MNT001", "MNT003", "MNT004", "REP002"}
+
+    p = cli("preflight", cluster_dir("inventory-prod"))
+    assert p.returncode == 0, p.stderr
+    assert "every broker can be restarted one at a time" in p.stdout and "preflight safe" in p.stdout
+
+    out = tmp_path / "pf.html"
+    p = cli("preflight", cluster_dir("payments-msk"), "--broker", "1", "--broker", "2", "-f", "html", "-o", out)
+    assert p.returncode == 1 and p.stdout == ""
+    page = out.read_text()
+    assert 'data-broker="1"' in page and 'data-broker="3"' not in page and "Not safe to roll" in page
+
+    assert cli("preflight", cluster_dir("payments-msk"), "--broker", "7").returncode == 2
+    assert cli("preflight", cluster_dir("payments-msk"), "--format", "sarif").returncode == 2
+    assert cli("preflight", tmp_path / "missing").returncode == 2
+
+
+def test_cli_incomplete_snapshot_exits_3_even_when_safe(tmp_path):
+    snap = snapshot(tmp_path, "partial", rotation(6), errors=[
+        {"source": "zookeeper", "target": "zk:2181", "message": "connection lost"}])
+    p = cli("preflight", snap)
+    assert p.returncode == 3, p.stderr
+    assert "INCOMPLETE partial: source zookeeper zk:2181 failed" in p.stdout and "preflight unknown" in p.stdout
+    doc = json.loads(cli("preflight", snap, "-f", "json").stdout)
+    assert doc["preflight"]["safe_to_roll"] is False and doc["preflight"]["clusters"][0]["unsafe_brokers"] == []
+
+
+def test_cli_nothing_to_simulate_is_never_safe(tmp_path):
+    manifest = Manifest(cluster={"id": "configs-only", "name": "configs-only"}, collected_at="2026-11-22T00:00:00Z")
+    snap = write_snapshot(tmp_path / "c", manifest, {"configs": [
+        {"entity_type": "broker", "entity_name": "1", "key": "min.insync.replicas", "value": "2"}]}, fmt="jsonl")
+    p = cli("preflight", snap)
+    assert p.returncode == 3, p.stderr
+    assert "cannot simulate restarts" in p.stdout and "preflight unknown" in p.stdout
+    page = render("html", preflight(snap))
+    assert "restarts cannot be simulated" in page and "Unknown:" in page
+
+
+def test_html_escapes_snapshot_values(tmp_path):
+    hostile = '<script>alert("x")</script>'
+    snap = snapshot(tmp_path, "hostile", [([1, 2, 3], [1])], topic=hostile)
+    page = render("html", preflight(snap))
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "http://" not in page.replace("http://www.w3.org", "") and "<link" not in page
+
+
+# -- against a real ZooKeeper holding the incident-3 layout ---------------------------------------------
+
+@pytest.mark.slow
+def test_preflight_on_a_snapshot_collected_from_zookeeper(tmp_path):
+    from tests.zk_server import available
+
+    if not available():
+        pytest.skip("needs java and ZooKeeper jars")
+    from tests.test_collect_zookeeper import load
+    from tests.zk_server import ZkServer, client, incident3_layout
+
+    layout = incident3_layout()
+    sole = layout["/brokers/topics/__consumer_offsets/partitions/17/state"]["isr"][0]
+    with ZkServer() as zk:
+        writer = client(zk.hosts)
+        try:
+            chroot = load(writer, layout, "ads")
+        finally:
+            writer.stop()
+            writer.close()
+        snap = tmp_path / "ads"
+        p = cli("collect", "--zookeeper", zk.hosts + chroot, "--cluster-name", "ads-zk-legacy",
+                "--kafka-version", "2.0.1", "--timeout", "5", "-o", snap)
+        assert p.returncode == 0, p.stderr
+    p = cli("preflight", snap, "--format", "json")
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    (c,) = doc["preflight"]["clusters"]
+    # min.insync.replicas is Kafka's default (1) without broker configs: only the partition
+    # left with a single in-sync replica by the split-brain blocks, and it goes offline.
+    assert c["unsafe_brokers"] == [sole] and c["controller_id"] == 2
+    assert sorted(b["broker_id"] for b in c["brokers"]) == [1, 2, 3, 4]  # broker 5 is not registered
+    mnt = {(f["rule"], f["resource"]["name"]) for f in doc["findings"] if f["rule"].startswith("MNT")}
+    assert mnt == {("MNT002", str(sole)), ("MNT003", str(sole))}
+    assert c["order"][-1] == sole and c["order"][-2] == 2  # safe first, the controller last of those
