@@ -47,6 +47,11 @@ class Exemption:
     def active(self, today: dt.date) -> bool:
         return self.expires is None or today <= self.expires
 
+    def matches(self, rule: str, cluster: str, resource: str) -> bool:
+        """The Python twin of the engine-side test in engine/runner.py (regex search)."""
+        return ((not self.rules or rule in self.rules) and (not self.cluster or re.search(self.cluster, cluster) is not None)
+                and (not self.resource or re.search(self.resource, resource or "") is not None))
+
 
 @dataclass
 class AuditConfig:

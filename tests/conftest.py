@@ -17,6 +17,28 @@ def cluster_dir(name: str) -> Path:
     return match
 
 
+def audit_sample(rules, roots=(SAMPLE_FLEET,)):
+    """Audit sample snapshots on DuckDB with only ``rules`` selected:
+    ({(cluster, rule): {"type:name", ...}}, {(cluster, rule, resource name): Finding})."""
+    from collections import defaultdict
+
+    from auditor.config import AuditConfig
+    from auditor.engine import open_engine
+    from auditor.engine.runner import run_audit
+    from auditor.snapshot.io import discover, open_snapshot
+
+    refs = [open_snapshot(d) for root in roots for d in discover(root)]
+    with open_engine("duckdb") as engine:
+        result = run_audit(engine, refs, AuditConfig(select=tuple(rules)))
+    fired: dict[tuple[str, str], set[str]] = defaultdict(set)
+    by_key = {}
+    for f in result.findings:
+        fired[(f.cluster, f.rule)].add(f"{f.resource_type}:{f.resource_name}")
+        by_key[(f.cluster, f.rule, f.resource_name)] = f
+    assert {r for _, r in fired} <= set(rules)
+    return fired, by_key
+
+
 @pytest.fixture(scope="session")
 def spark_engine():
     """One local Spark session for the whole run (cold start is 5-10 s here)."""

@@ -151,11 +151,14 @@ def test_fleet_cases_and_sample_fleet_identical_on_spark(tmp_path, spark_engine)
             expected = _run_case(duck, case, tmp_path / f"d{i}")
         got = _run_case(spark_engine, case, tmp_path / f"s{i}")
         assert [f.to_json() for f in got.top] == [f.to_json() for f in expected.top], case.name
+    # The whole sample tree: the incident clusters and their fixed variants, every rule.
+    everything = str(ROOT / "sample_configs")
     with open_engine("duckdb") as duck:
-        run_fleet(duck, str(SAMPLE_FLEET), AuditConfig(), out=str(tmp_path / "duck"), run_date="2026-11-22")
-    run_fleet(spark_engine, str(SAMPLE_FLEET), AuditConfig(), out=str(tmp_path / "spark"), run_date="2026-11-22")
+        run_fleet(duck, everything, AuditConfig(), out=str(tmp_path / "duck"), run_date="2026-11-22")
+    run_fleet(spark_engine, everything, AuditConfig(), out=str(tmp_path / "spark"), run_date="2026-11-22")
     duck_rows = _read_findings(tmp_path / "duck")
-    assert duck_rows and duck_rows == _read_findings(tmp_path / "spark")
+    assert {r[0] for r in duck_rows} >= {"payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest"}
+    assert duck_rows == _read_findings(tmp_path / "spark")
 
 
 def _free_port() -> int:

@@ -4,14 +4,13 @@ or on search-ingest after its fix. DuckDB in-process; the fleet is audited once.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from auditor.config import AuditConfig
-from auditor.engine import open_engine
-from auditor.engine.runner import run_audit
-from auditor.snapshot.io import discover, open_snapshot
+from auditor.snapshot.io import discover
+from tests.conftest import audit_sample
 
 ROOT = Path(__file__).resolve().parent.parent / "sample_configs"
 THR = tuple(f"THR00{i}" for i in range(1, 7))
@@ -24,12 +23,12 @@ BROKERS_1_TO_6 = {f"broker:{i}" for i in range(1, 7)}
 @pytest.fixture(scope="module")
 def fired():
     """{cluster name: {rule: {"type:name", ...}}} over the fleet and the fixed variant."""
-    refs = [open_snapshot(d) for sub in ("fleet", "variants") for d in discover(ROOT / sub)]
-    with open_engine("duckdb") as engine:
-        result = run_audit(engine, refs, AuditConfig(select=RULES))
-    out: dict[str, dict[str, set[str]]] = {r.manifest.cluster_name: {} for r in refs}
-    for f in result.findings:
-        out[f.cluster].setdefault(f.rule, set()).add(f"{f.resource_type}:{f.resource_name}")
+    roots = (ROOT / "fleet", ROOT / "variants")
+    found, _ = audit_sample(RULES, roots)
+    out: dict[str, dict[str, set[str]]] = {
+        json.loads((d / "manifest.json").read_text())["cluster"]["name"]: {} for r in roots for d in discover(r)}
+    for (cluster, rule), resources in found.items():
+        out[cluster][rule] = resources
     return out
 
 

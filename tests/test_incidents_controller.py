@@ -8,16 +8,11 @@ oracle independent of the DataFrame code.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 
 import pytest
 
-from auditor.config import AuditConfig
 from auditor.coordinator import coordinator_partition
-from auditor.engine import open_engine
-from auditor.engine.runner import run_audit
-from auditor.snapshot.io import discover, open_snapshot
-from tests.conftest import SAMPLE_FLEET, cluster_dir
+from tests.conftest import audit_sample, cluster_dir
 
 RULES = ("PAR001", "PAR002", "PAR003", "PAR004", "PAR005", "PAR006", "PAR007",
          "CTL001", "CTL002", "CTL003", "CTL004", "CTL005", "CTL006")
@@ -27,14 +22,7 @@ CLUSTERS = ("payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest", 
 
 @pytest.fixture(scope="module")
 def audit():
-    refs = [open_snapshot(d) for d in discover(SAMPLE_FLEET)]
-    with open_engine("duckdb") as engine:
-        result = run_audit(engine, refs, AuditConfig(select=RULES))
-    fired: dict[tuple[str, str], set[str]] = defaultdict(set)
-    by_key = {}
-    for f in result.findings:
-        fired[(f.cluster, f.rule)].add(f"{f.resource_type}:{f.resource_name}")
-        by_key[(f.cluster, f.rule, f.resource_name)] = f
+    fired, by_key = audit_sample(RULES)
     assert {c for c, _ in fired} <= set(CLUSTERS)
     return fired, by_key
 

@@ -9,15 +9,10 @@ independent of the DataFrame code.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 
 import pytest
 
-from auditor.config import AuditConfig
-from auditor.engine import open_engine
-from auditor.engine.runner import run_audit
-from auditor.snapshot.io import discover, open_snapshot
-from tests.conftest import SAMPLE_FLEET, cluster_dir
+from tests.conftest import audit_sample, cluster_dir
 
 RULES = ("REP004", "REP005", "REP006", "REP007", "REP008", "REP009", "REP010",
          "CFG001", "CFG002", "CFG003", "CFG004")
@@ -27,16 +22,8 @@ HEALTHY = ("inventory-prod", "notifications-msk")
 
 @pytest.fixture(scope="module")
 def audit():
-    refs = [open_snapshot(d) for d in discover(SAMPLE_FLEET)]
-    with open_engine("duckdb") as engine:
-        result = run_audit(engine, refs, AuditConfig(select=RULES))
-    fired: dict[tuple[str, str], set[str]] = defaultdict(set)
-    by_key = {}
-    for f in result.findings:
-        fired[(f.cluster, f.rule)].add(f"{f.resource_type}:{f.resource_name}")
-        by_key[(f.cluster, f.rule, f.resource_name)] = f
+    fired, by_key = audit_sample(RULES)
     assert {c for c, _ in fired} <= set(CLUSTERS)
-    assert {r for _, r in fired} <= set(RULES)
     return fired, by_key
 
 

@@ -9,11 +9,11 @@ from html.parser import HTMLParser
 
 import pytest
 
+from auditor import grading
 from auditor.findings import SEVERITY_RANK, AuditResult, Finding
+from auditor.grading import cluster_score, grade
 from auditor.registry import load_rules
 from auditor.render import html_render
-from auditor import grading
-from auditor.grading import cluster_score, grade
 from auditor.render.html_render import doc_html, render
 from tests.test_render_support import PAYLOADS, hostile_result, make_finding, sample_fleet_result
 

@@ -202,7 +202,7 @@ def _expand(paths) -> tuple[list[Path], list[tuple[str, str]]]:
     return files, problems
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise PropertiesError(0, f"{size} bytes: too large for a server.properties")
@@ -237,7 +237,7 @@ def read_broker_config(path: str | os.PathLike) -> tuple[int | None, list[Entry]
     """(broker id, entries, error) for one server.properties file; never raises."""
     file = str(path)
     try:
-        text = _read_text(Path(path))
+        text = read_text(Path(path))
     except PropertiesError as e:
         return None, [], f"{file}:{e.line}: {e.message}" if e.line else f"{file}: {e.message}"
     except OSError as e:

@@ -20,16 +20,24 @@ from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
 from auditor.registry import Rule
 from auditor.snapshot.io import SnapshotRef
 
+FINDINGS_SQL_COLUMNS = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
 
-def findings_frame(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None):
-    compiled = []
+
+def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig) -> list[str]:
+    """Each rule's findings as an engine table (from the plan cache when it holds the plan);
+    returns the table names. Unioning tables keeps every later plan small."""
+    names = []
     for rule in rules:
         params, severity = config.params_of(rule), config.severity_of(rule)
-        # Each rule's findings become an engine table: the union below stays a small plan.
-        compiled.append(tables.compile("findings_" + rule.code.lower(),
-                                       lambda r=rule, p=params, s=severity: _shaped(tables, r, p, s),
-                                       params=dict(params), severity=severity))
-    columns = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
+        names.append(tables.compile("findings_" + rule.code.lower(),
+                                    lambda r=rule, p=params, s=severity: shape_findings(tables, r, p, s),
+                                    params=dict(params), severity=severity))
+    return names
+
+
+def findings_frame(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None):
+    compiled = compile_rules(tables, rules, config)
+    columns = FINDINGS_SQL_COLUMNS
     union = " UNION ALL ".join(f"SELECT {columns} FROM {name}" for name in compiled)
     if not compiled:  # no rule selected: an empty result with the same columns
         union = f"SELECT {', '.join('CAST(NULL AS STRING) AS ' + c for c in columns.split(', '))} WHERE 1 = 0"
@@ -59,7 +67,8 @@ def findings_frame(tables: Tables, rules: Sequence[Rule], config: AuditConfig, t
     )
 
 
-def _shaped(tables: Tables, rule: Rule, params, severity: str):
+def shape_findings(tables: Tables, rule: Rule, params, severity: str):
+    """A rule's DataFrame with its code, name and severity: the findings table's columns."""
     df = rule.func(tables, params)
     missing = [c for c in CHECK_COLUMNS if c not in df.columns]
     if missing:

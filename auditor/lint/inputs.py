@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.collectors.files import PropertiesError, _read_text, parse_properties
+from auditor.collectors.files import PropertiesError, parse_properties, read_text
 from auditor.errors import UsageError
 
 PROPERTIES_SUFFIXES = (".properties", ".conf", ".cfg")
@@ -115,7 +115,7 @@ def find_suppressions(text: str, file: str, yaml_file: bool) -> list[Suppression
 
 def read_properties(path: Path, file: str) -> tuple[dict[str, tuple[str, int]], str]:
     try:
-        text = _read_text(path)
+        text = read_text(path)
     except PropertiesError as e:
         raise LintInputError(f"{file}:{max(e.line, 1)}: not a properties file: {e.message}") from None
     except OSError as e:
@@ -162,6 +162,7 @@ def _mapping(node) -> dict | None:
 
 
 _CONSTRUCTOR = None
+_FILE = None  # the file being read, for errors raised while resolving scalars
 
 
 def _scalar(node):
@@ -177,7 +178,11 @@ def _scalar(node):
         return node.value
     if _CONSTRUCTOR is None:
         _CONSTRUCTOR = yaml.constructor.SafeConstructor()
-    return _CONSTRUCTOR.construct_object(node)
+    try:
+        return _CONSTRUCTOR.construct_object(node)
+    except yaml.YAMLError as e:  # an unknown tag (!Ref ...), a malformed timestamp
+        what = " ".join(str(getattr(e, "problem", None) or e).split())
+        raise LintInputError(f"{_FILE or '?'}:{_line(node)}: not valid YAML here: {what}") from None
 
 
 def _line(node) -> int:
@@ -274,6 +279,8 @@ def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str]:
         raise LintInputError(f"{file}: not UTF-8 text ({e.reason})") from None
     except OSError as e:
         raise LintInputError(f"{file}: unreadable ({e.strerror or e})") from None
+    global _FILE
+    _FILE = file
     try:
         docs = list(yaml.compose_all(text, Loader=_yaml_loader()))
     except yaml.MarkedYAMLError as e:

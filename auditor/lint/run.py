@@ -169,26 +169,17 @@ class LintEngine:
 def _run_rules(engine: LintEngine, tables, rules, cfg: AuditConfig, cluster_name: str) -> tuple[list[Finding], int]:
     """Each rule's findings as an engine table (from the plan cache when it has them), then
     one plain SQL union read back; exemptions of the config file applied like check does."""
-    import re
+    from auditor.engine.runner import FINDINGS_SQL_COLUMNS, compile_rules
+    from auditor.findings import parse_evidence
 
-    from auditor.engine.runner import _shaped
-    from auditor.findings import CHECK_COLUMNS, parse_evidence
-
-    names = []
-    for rule in rules:
-        params, severity = cfg.params_of(rule), cfg.severity_of(rule)
-        names.append(tables.compile("findings_" + rule.code.lower(),
-                                    lambda r=rule, p=params, s=severity: _shaped(tables, r, p, s),
-                                    params=dict(params), severity=severity))
+    names = compile_rules(tables, rules, cfg)
     if not names:
         return [], 0
-    columns = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
-    sql = " UNION ALL ".join(f"SELECT {columns} FROM {n}" for n in names)
+    sql = " UNION ALL ".join(f"SELECT {FINDINGS_SQL_COLUMNS} FROM {n}" for n in names)
     active, _expired = cfg.active_exemptions()
     out, exempted = [], 0
     for rule, name, severity, cid, rtype, rname, message, evidence in engine.conn.execute(sql).fetchall():
-        if any((not ex.rules or rule in ex.rules) and (not ex.cluster or re.search(ex.cluster, cluster_name))
-               and (not ex.resource or re.search(ex.resource, rname or "")) for ex in active):
+        if any(ex.matches(rule, cluster_name, rname) for ex in active):
             exempted += 1
             continue
         out.append(Finding(rule=rule, name=name, severity=severity, cluster=cluster_name, cluster_id=cid,
