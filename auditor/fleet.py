@@ -24,7 +24,7 @@ from sqlframe.base.window import Window
 from auditor.config import AuditConfig
 from auditor.engine.base import VIEW_PREFIX, Engine
 from auditor.engine.frames import join
-from auditor.engine.runner import findings_frame
+from auditor.engine.runner import findings_table
 from auditor.errors import SnapshotError
 from auditor.findings import SEVERITIES, AuditResult, Finding
 from auditor.grading import cluster_score, grade, worst_severity
@@ -128,10 +128,8 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
     run_date = run_date or dt.date.today().isoformat()
     refs = open_fleet(root, engine)
     tables = engine.load(refs)
-    frame = findings_frame(tables, config.rules(("cluster", "fleet")), config)
-    # Cached on Spark: the summary, the top rows and the Parquet write all read it.
-    engine.create("fleet_all", engine.sql_of(frame), reuse=True)
-    current = engine.session.table(VIEW_PREFIX + "fleet_all").where(F.col("exempted_by").isNull()).drop("exempted_by")
+    table = findings_table(tables, config.rules(("cluster", "fleet")), config)
+    current = engine.session.table(table).where(F.col("exempted_by").isNull()).drop("exempted_by")
 
     previous_run = None
     if previous:

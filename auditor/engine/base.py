@@ -128,6 +128,10 @@ class Engine:
         it copies a DataFrame's whole expression tree on each operation."""
         raise NotImplementedError
 
+    def rows(self, table: str) -> list[dict]:
+        """Every row of an engine table, as dicts (an action: for small results only)."""
+        raise NotImplementedError
+
     def write_findings(self, table: str, directory: str) -> None:
         """Write a findings table as Parquet partitioned by cluster, replacing ``directory``."""
         raise NotImplementedError

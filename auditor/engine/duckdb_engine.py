@@ -32,6 +32,11 @@ class DuckDBEngine(Engine):
     def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
         self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS {sql}")
 
+    def rows(self, table: str) -> list[dict]:
+        cursor = self.conn.execute(f"SELECT * FROM {table}")
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
     def write_findings(self, table: str, directory: str) -> None:
         Path(directory).parent.mkdir(parents=True, exist_ok=True)  # the embedded engine writes local paths
         self.conn.execute(f"COPY (SELECT * FROM {table}) TO {_quote(directory)} "

@@ -1,9 +1,10 @@
-"""Run the selected rules over loaded tables: one lazy DataFrame of findings.
+"""Run the selected rules over loaded tables, inside the engine.
 
-Every rule's DataFrame is given its code, name and (possibly overridden) severity, the
-rules are unioned into one plan, cluster names joined in, exemptions marked and the
-fingerprint computed, all inside the engine. Only ``collect_findings`` is an action, and
-the fleet job writes the same DataFrame to Parquet instead of collecting it.
+Every rule's DataFrame gets its code, name and (possibly overridden) severity and becomes
+an engine table; the tables are unioned in plain SQL, cluster names joined in, exemptions
+marked and the fingerprint computed, again as an engine table (``findings_table``). `check`
+then reads that one small table (``collect_findings``, its only action); the fleet job
+aggregates it and writes it to Parquet instead.
 """
 
 from __future__ import annotations
@@ -35,20 +36,28 @@ def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig) ->
     return names
 
 
-def findings_frame(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None):
+def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None) -> str:
+    """Run the rules; returns the engine table of every finding, with cluster names, the
+    fingerprint and ``exempted_by`` (the reason of the first matching exemption, or null).
+    The final stage goes through the plan cache too: it depends only on which rule tables
+    are unioned and on the active exemptions."""
     compiled = compile_rules(tables, rules, config)
     columns = FINDINGS_SQL_COLUMNS
     union = " UNION ALL ".join(f"SELECT {columns} FROM {name}" for name in compiled)
     if not compiled:  # no rule selected: an empty result with the same columns
         union = f"SELECT {', '.join('CAST(NULL AS STRING) AS ' + c for c in columns.split(', '))} WHERE 1 = 0"
-    engine = tables._engine
-    engine.create("findings_all", union)
-    findings = engine.session.table(VIEW_PREFIX + "findings_all")
+    tables._engine.create("findings_all", union)
+    active, _expired = config.active_exemptions(today)
+    key = {"union_of": compiled, "exemptions": [[e.reason, list(e.rules), e.cluster, e.resource] for e in active]}
+    return tables.compile("findings_final", lambda: _final_stage(tables, active), params=key)
+
+
+def _final_stage(tables: Tables, active):
+    findings = tables.session.table(VIEW_PREFIX + "findings_all")
     clusters = tables.clusters.select("cluster_id", F.col("cluster_name").alias("cluster"))
     out = join(findings, clusters, "cluster_id", "left").withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.col("cluster_id"))
     )
-    active, _expired = config.active_exemptions(today)
     exempted = F.lit(None).cast("string")
     for ex in reversed(active):  # the first matching exemption names the reason
         cond = F.lit(True)
@@ -81,11 +90,10 @@ def shape_findings(tables: Tables, rule: Rule, params, severity: str):
     )
 
 
-def collect_findings(frame) -> tuple[list[Finding], int]:
-    """(findings that are not exempted, how many were exempted). An action."""
+def collect_findings(engine: Engine, table: str) -> tuple[list[Finding], int]:
+    """(findings that are not exempted, how many were exempted). The one action of `check`."""
     findings, exempted = [], 0
-    for row in frame.collect():
-        data = row.asDict()
+    for data in engine.rows(table):
         if data.pop("exempted_by"):
             exempted += 1
         else:
@@ -103,7 +111,7 @@ def incomplete_sources(refs: Sequence[SnapshotRef]) -> list[dict]:
 def run_audit(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConfig,
               scopes: tuple[str, ...] = ("cluster",)) -> AuditResult:
     tables = engine.load(refs)
-    findings, exempted = collect_findings(findings_frame(tables, config.rules(scopes), config))
+    findings, exempted = collect_findings(engine, findings_table(tables, config.rules(scopes), config))
     _active, expired = config.active_exemptions()
     notes = [f"exemption expired on {e.expires}: {e.reason}" for e in expired]
     return AuditResult(

@@ -57,6 +57,9 @@ class SparkEngine(Engine):
         # relations directly ("key not found: cluster_id#..."); a projection on top is fine.
         frame.select(*[SF.col(f"`{c}`").alias(c) for c in frame.columns]).createOrReplaceTempView(VIEW_PREFIX + name)
 
+    def rows(self, table: str) -> list[dict]:
+        return [r.asDict() for r in self.spark.table(table).collect()]
+
     def write_findings(self, table: str, directory: str) -> None:
         self.spark.table(table).write.mode("overwrite").partitionBy("cluster").parquet(directory)
 

@@ -4,7 +4,7 @@ Runs on the embedded DuckDB engine only (no JVM, no pyspark import). Steps:
 
 1. read the files (auditor.lint.inputs), with line numbers and suppression comments;
 2. build snapshot tables from them, or apply them to ``--against`` (auditor.lint.snapshot);
-3. run the lint rules through the normal runner (findings_frame), config file included;
+3. run the lint rules through the normal runner (compile_rules), config file included;
 4. map each finding back to (file, line) by its resource; with ``--against``, findings about
    parts of the cluster the files do not touch are left out;
 5. apply inline suppressions (unused ones become CFG900) and the baseline.
