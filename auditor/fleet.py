@@ -250,7 +250,7 @@ def write_summary(result: FleetResult) -> None:
         path.write_text(json.dumps(summary_json(result), indent=2) + "\n", encoding="utf-8")
 
 
-def render_text(result: FleetResult) -> str:
+def render_text(result: FleetResult, per_rule: int = 3) -> str:
     lines = [f"fleet audit {result.run_date} on {result.engine}: {len(result.clusters)} cluster(s)"]
     for item in result.incomplete:
         lines.append(f"  INCOMPLETE {item['cluster']}: {item['source']} {item.get('target') or ''}: {item['message']}")
@@ -262,9 +262,17 @@ def render_text(result: FleetResult) -> str:
         lines.append(f"  {c['grade']:5} {c['score']:>5}  {c['name'][:28]:28} {n['critical']:>5} {n['error']:>5} "
                      f"{n['warning']:>5} {n['info']:>5}" + (f" {c.get('new', 0):>5}" if result.previous_run else ""))
     lines.append("")
-    lines.append("rules that fired (clusters affected / findings):")
+    lines.append("rules that fired (clusters affected / findings), with their first findings:")
+    by_rule: dict[str, list[Finding]] = {}
+    for f in result.top:
+        by_rule.setdefault(f.rule, []).append(f)
     for r in result.rules:
         lines.append(f"  {r['rule']} {r['name']:34} {r['severity']:8} {r['clusters']:>4} / {r['findings']}")
+        shown = sorted(by_rule.get(r["rule"], []), key=lambda f: (f.cluster, f.resource_type, f.resource_name))
+        for f in shown[:per_rule]:
+            lines.append(f"      {f.cluster}  {f.resource_type} {f.resource_name}: {f.message[:160]}")
+        if r["findings"] > min(per_rule, len(shown)):
+            lines.append(f"      ... {r['findings'] - min(per_rule, len(shown))} more")
     if result.previous_run:
         d = result.diff
         lines.append("")

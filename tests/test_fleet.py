@@ -80,6 +80,9 @@ def test_sample_fleet_on_duckdb_writes_partitioned_findings_and_summary(tmp_path
     assert by_name["inventory-prod"]["grade"] == "A" and by_name["ads-zk-legacy"]["counts"]["critical"] >= 1
     assert summary["totals"]["total"] == len(rows)
     assert "fleet audit 2026-11-15 on duckdb: 6 cluster(s)" in p.stdout
+    # The text summary names the first findings of each rule (the README's main job).
+    assert "payments-msk  topic __consumer_offsets: min.insync.replicas=3" in p.stdout
+    assert "ads-zk-legacy  partition __consumer_offsets-17: no leader" in p.stdout
 
 
 def test_fleet_html_report_counts_every_finding_but_lists_the_top(tmp_path):

@@ -1,0 +1,74 @@
+"""Where does a fleet audit spend its time? Per materialised table, in process.
+
+    python bench/bench_profile.py bench/data/fleet-1M --engine duckdb [--explain 3]
+    python bench/bench_profile.py bench/data/fleet-1M --engine spark --master 'local[2]'
+
+Runs auditor.fleet.run_fleet (what `kafka-audit fleet` runs) with the engine's ``create`` wrapped
+to time every table it materialises (each rule's findings, each shared transform ``derived_*``,
+the fleet findings), plus load, write and summary phases. Prints the tables by time, the sum,
+and the rest. With --explain N (DuckDB), re-runs the N slowest SQL statements under
+EXPLAIN ANALYZE and prints the operators with their time and cardinality.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("root")
+    ap.add_argument("--engine", default="duckdb")
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--explain", type=int, default=0)
+    a = ap.parse_args()
+
+    t_start = time.perf_counter()
+    from auditor.config import find_config
+    from auditor.engine import open_engine
+    from auditor.fleet import run_fleet
+
+    t_import = time.perf_counter() - t_start
+    timings: list[tuple[float, str, str]] = []
+    eng = open_engine(a.engine, master=a.master if a.engine == "spark" else None)
+    t_open = time.perf_counter() - t_start - t_import
+    orig = eng.create
+
+    def create(name, sql, *, reuse=False):
+        t0 = time.perf_counter()
+        orig(name, sql, reuse=reuse)
+        timings.append((time.perf_counter() - t0, name, sql))
+
+    eng.create = create
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.perf_counter()
+        result = run_fleet(eng, a.root, find_config(None), out=out, run_date="2026-11-22")
+        t_run = time.perf_counter() - t0
+    total = sum(x[0] for x in timings)
+    n_find = sum(r["findings"] for r in result.rules) if hasattr(result, "rules") and isinstance(result.rules, list) else "?"
+    print(f"engine {a.engine}: imports {t_import:.2f} s, engine start {t_open:.2f} s, run_fleet {t_run:.2f} s "
+          f"(of which {len(timings)} materialised tables {total:.2f} s), findings {n_find}")
+    print("\n| table | s | share |\n|---|---:|---:|")
+    for dt, name, _ in sorted(timings, reverse=True)[: a.top]:
+        print(f"| {name} | {dt:.2f} | {dt / t_run:.0%} |")
+    if a.explain and a.engine == "duckdb":
+        for dt, name, sql in sorted(timings, reverse=True)[: a.explain]:
+            print(f"\n### EXPLAIN ANALYZE {name} ({dt:.2f} s when materialised)\n")
+            plan = eng.conn.execute("EXPLAIN ANALYZE " + sql).fetchall()
+            text = plan[0][-1]
+            # keep operator names, timings and cardinalities, the box-drawing lines are long
+            keep = [ln for ln in text.splitlines() if re.search(r"[A-Z_]{4,}|\d+(\.\d+)?s|Rows", ln)]
+            print("\n".join(re.sub(r"[─│┌┐└┘┬┴├┤┼]+", " ", ln).rstrip() for ln in keep[:120]))
+    eng.close()
+
+
+if __name__ == "__main__":
+    main()
