@@ -94,6 +94,8 @@ class AuditResult:
     # Per cluster and rule: {"cluster","rule","name","severity","count"}. Set when
     # ``findings`` holds only a sample (the fleet job's top rows); derived otherwise.
     hits: list[dict] | None = None
+    # Fleet runs with --previous: one {"run_date", "total", "new", "resolved"} per run, oldest first.
+    history: list[dict] | None = None
 
     def __post_init__(self):
         self.findings.sort(key=lambda f: f.sort_key)

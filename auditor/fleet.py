@@ -25,7 +25,7 @@ from auditor.config import AuditConfig
 from auditor.engine.base import VIEW_PREFIX, Engine
 from auditor.engine.frames import join
 from auditor.engine.runner import findings_table
-from auditor.errors import SnapshotError
+from auditor.errors import SnapshotError, UsageError
 from auditor.findings import SEVERITIES, AuditResult, Finding
 from auditor.grading import cluster_score, grade, worst_severity
 from auditor.snapshot.io import (
@@ -53,6 +53,7 @@ class FleetResult:
     diff: dict = field(default_factory=dict)  # new / persisting / resolved totals
     hits: list[dict] = field(default_factory=list)  # per cluster and rule counts
     top_n: int = 20
+    notes: list[str] = field(default_factory=list)
 
 
 # --- discovery ------------------------------------------------------------------------------
@@ -131,9 +132,18 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
     table = findings_table(tables, config.rules(("cluster", "fleet")), config)
     current = engine.session.table(table).where(F.col("exempted_by").isNull()).drop("exempted_by")
 
-    previous_run = None
+    previous_run, notes = None, []
+    if previous and not REMOTE.match(previous) and not any(Path(previous).glob("**/*.parquet")):
+        # The usual weekly schedule passes its own --out as --previous: its first run has
+        # nothing to compare with. Any other path without findings is a mistake.
+        if previous.rstrip("/") != (out or "").rstrip("/"):
+            raise UsageError(f"{previous}: no findings of an earlier run (expected run_date=.../*.parquet)")
+        notes.append(f"no earlier run under {previous} yet: every finding counts as new")
+        previous = None
     if previous:
         previous_run = engine.read_findings(previous, "previous_findings", exclude_run_date=run_date)
+        if previous_run is None:
+            notes.append(f"no run before {run_date} under {previous}: every finding counts as new")
     if previous_run:
         prev = engine.session.table(VIEW_PREFIX + "previous_findings").select(
             F.col("fingerprint").alias("prev_fingerprint")).distinct()
@@ -177,7 +187,7 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
     totals = {s: sum(c["counts"][s] for c in clusters) for s in reversed(SEVERITIES)}
     totals["total"] = sum(totals.values())
     return FleetResult(run_date, engine.name, clusters, rules, top, incomplete, totals, out, previous_run, diff,
-                       hits=hits, top_n=top_n)
+                       hits=hits, top_n=top_n, notes=notes)
 
 
 def _run_dir(out: str, run_date: str) -> str:
@@ -227,14 +237,33 @@ def audit_result(result: FleetResult) -> AuditResult:
     clusters = [{k: v for k, v in c.items() if k not in ("counts", "score", "grade", "new", "incomplete") and v is not None}
                 for c in result.clusters]
     return AuditResult(findings=list(result.top), clusters=clusters, incomplete=result.incomplete,
-                       engine=result.engine, notes=notes,
+                       engine=result.engine, notes=notes, history=run_history(result) or None,
                        hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits])
+
+
+def run_history(result: FleetResult) -> list[dict]:
+    """This run and the earlier ones recorded under --out (their _summary.json), oldest
+    first, for runs that were compared with a previous one (new and resolved counts)."""
+    runs = {}
+    if result.out and not REMOTE.match(result.out):
+        for path in sorted(Path(result.out).glob("run_date=*/_summary.json")):
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue  # a damaged summary only loses a point of the chart
+            if isinstance(doc, dict) and doc.get("diff") and doc.get("run_date") != result.run_date:
+                runs[doc["run_date"]] = {"run_date": doc["run_date"], "total": doc.get("totals", {}).get("total"),
+                                         "new": doc["diff"].get("new"), "resolved": doc["diff"].get("resolved")}
+    if result.diff:
+        runs[result.run_date] = {"run_date": result.run_date, "total": result.totals["total"],
+                                 "new": result.diff["new"], "resolved": result.diff["resolved"]}
+    return [runs[k] for k in sorted(runs)]
 
 
 def summary_json(result: FleetResult) -> dict:
     return {
         "schema_version": 1, "run_date": result.run_date, "engine": result.engine, "findings_dir": result.out,
-        "previous_run": result.previous_run, "diff": result.diff, "totals": result.totals,
+        "previous_run": result.previous_run, "diff": result.diff, "notes": result.notes, "totals": result.totals,
         "incomplete": result.incomplete, "clusters": result.clusters, "rules": result.rules,
         "top": [f.to_json() for f in result.top],
     }
@@ -280,6 +309,7 @@ def render_text(result: FleetResult, per_rule: int = 3) -> str:
     if result.out:
         lines.append("")
         lines.append(f"findings written to {_run_dir(result.out, result.run_date)}")
+    lines.extend(f"note: {n}" for n in result.notes)
     t = result.totals
     lines.append(f"totals: {t['critical']} critical, {t['error']} error, {t['warning']} warning, {t['info']} info")
     return "\n".join(lines) + "\n"

@@ -233,3 +233,31 @@ def test_fleet_job_on_a_standalone_spark_cluster_via_spark_submit(tmp_path):
 
 def test_cluster_dir_helper_points_at_the_sample():
     assert (cluster_dir("payments-msk") / "manifest.json").exists()
+
+
+def test_fleet_html_charts_new_and_resolved_over_time(tmp_path):
+    fleet, out = tmp_path / "fleet", tmp_path / "findings"
+    shutil.copytree(SAMPLE_FLEET, fleet)
+    for day in ("2026-11-08", "2026-11-15"):
+        assert _cli("fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", day).returncode == 1
+    (payments,) = fleet.glob("*/cluster=payments-msk")
+    configs = payments / "configs.jsonl"
+    configs.write_text("".join(line for line in configs.read_text().splitlines(True) if '"cluster_default"' not in line))
+    html = tmp_path / "fleet.html"
+    p = _cli("fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", "2026-11-22",
+             "--html", html)
+    assert p.returncode == 1, p.stderr
+    page = html.read_text()
+    assert 'id="chart-history"' in page
+    for day in ("2026-11-15", "2026-11-22"):
+        assert f">{day}</text>" in page
+    # The week the cluster default was fixed resolves findings; the week before resolved none.
+    assert "0 resolved</text>" in page and "since 2026-11-15" in p.stdout
+
+
+def test_previous_without_findings_is_a_usage_error_unless_it_is_our_own_output(tmp_path):
+    p = _cli("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--previous", tmp_path / "typo")
+    assert p.returncode == 2 and "no findings of an earlier run" in p.stderr
+    out = tmp_path / "findings"
+    p = _cli("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--out", out, "--previous", out)
+    assert p.returncode == 1 and "no earlier run under" in p.stdout

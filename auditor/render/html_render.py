@@ -279,6 +279,22 @@ def severity_chart(summary: dict) -> dict:
     return {"rows": rows, "width": 90 + 300 + 90, "height": len(rows) * CHART_ROW_H + 4, "bar_h": CHART_BAR_H}
 
 
+def history_chart(history: list[dict] | None) -> dict | None:
+    """New vs resolved findings per fleet run (runs made with --previous), oldest first."""
+    if not history:
+        return None
+    top = max([max(h.get("new") or 0, h.get("resolved") or 0) for h in history] + [1])
+    rows = []
+    for i, h in enumerate(history[-12:]):
+        new, resolved = h.get("new") or 0, h.get("resolved") or 0
+        rows.append({"label": str(h["run_date"]), "y": i * (2 * CHART_BAR_H + 8), "new": new, "resolved": resolved,
+                     "total": h.get("total") or 0,
+                     "w_new": round(max(2.0, 300 * new / top) if new else 0, 1),
+                     "w_resolved": round(max(2.0, 300 * resolved / top) if resolved else 0, 1)})
+    return {"rows": rows, "width": 100 + 300 + 120, "height": len(rows) * (2 * CHART_BAR_H + 8) + 4,
+            "bar_h": CHART_BAR_H}
+
+
 # ---------------------------------------------------------------- render
 
 @lru_cache(maxsize=4)
@@ -341,6 +357,7 @@ def context(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS,
         "notes": result.notes,
         "cluster_chart": cluster_chart(clusters, max_chart_clusters),
         "severity_chart": severity_chart(summary),
+        "history_chart": history_chart(result.history),
         "weights": SEVERITY_WEIGHT,
         "caps": GRADE_CAP,
         "thresholds": GRADE_THRESHOLDS,
