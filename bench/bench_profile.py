@@ -48,6 +48,17 @@ def main() -> None:
         timings.append((time.perf_counter() - t0, name, sql))
 
     eng.create = create
+    phases: dict[str, float] = {}
+    for meth in ("load", "write_findings", "rows"):
+        def wrap(f=getattr(eng, meth), m=meth):
+            def inner(*args, **kw):
+                t0 = time.perf_counter()
+                try:
+                    return f(*args, **kw)
+                finally:
+                    phases[m] = phases.get(m, 0.0) + time.perf_counter() - t0
+            return inner
+        setattr(eng, meth, wrap())
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
         result = run_fleet(eng, a.root, find_config(None), out=out, run_date="2026-11-22")
@@ -56,6 +67,13 @@ def main() -> None:
     n_find = sum(r["findings"] for r in result.rules) if hasattr(result, "rules") and isinstance(result.rules, list) else "?"
     print(f"engine {a.engine}: imports {t_import:.2f} s, engine start {t_open:.2f} s, run_fleet {t_run:.2f} s "
           f"(of which {len(timings)} materialised tables {total:.2f} s), findings {n_find}")
+    print("phases outside create: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()))
+    if a.engine == "duckdb":
+        mem = eng.conn.execute("SELECT tag, memory_usage_bytes FROM duckdb_memory() WHERE memory_usage_bytes > 0 "
+                               "ORDER BY 2 DESC").fetchall()
+        print("DuckDB memory after the run: " + ", ".join(f"{t} {b / 2**20:,.0f} MiB" for t, b in mem))
+        big = eng.conn.execute("SELECT table_name, estimated_size FROM duckdb_tables() ORDER BY 2 DESC LIMIT 6").fetchall()
+        print("largest materialised tables (rows): " + ", ".join(f"{t} {n:,}" for t, n in big))
     print("\n| table | s | share |\n|---|---:|---:|")
     for dt, name, _ in sorted(timings, reverse=True)[: a.top]:
         print(f"| {name} | {dt:.2f} | {dt / t_run:.0%} |")

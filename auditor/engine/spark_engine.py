@@ -34,6 +34,11 @@ class SparkEngine(Engine):
             "spark.sql.adaptive.enabled": "true",
             "spark.sql.session.timeZone": "UTC",
             "spark.ui.showConsoleProgress": "false",
+            # A checkpointed relation keeps the constraints of the plan it came from; Spark 4's
+            # Union fails to remap them ("key not found: cluster_id#..." in
+            # UnionBase.rewriteConstraints) once several checkpoints are unioned. Constraint
+            # propagation only infers extra filters, which these plans do not need.
+            "spark.sql.constraintPropagation.enabled": "false",
         }
         settings.update(conf or {})
         for key, value in settings.items():
