@@ -61,7 +61,7 @@ def main() -> None:
         if len(top.setdefault(f.rule, [])) < 20:
             top[f.rule].append(f)
     fleet = AuditResult(findings=[f for fs in top.values() for f in fs], clusters=clusters, incomplete=[], hits=hits)
-    print(f"| input | findings | page size | render min | render median |\n|---|---:|---:|---:|---:|")
+    print("| input | findings | page size | render min | render median |\n|---|---:|---:|---:|---:|")
     for label, result in (("full list", full), ("fleet (hits + top 20 per rule)", fleet)):
         times, page = timed(lambda r=result: render("html", r), args.runs)
         print(f"| {label} | {args.findings:,} | {len(page.encode()) / 1e6:.2f} MB | {min(times):.2f} s | "

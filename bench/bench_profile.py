@@ -49,16 +49,17 @@ def main() -> None:
 
     eng.create = create
     phases: dict[str, float] = {}
+    def wrap(f, m):
+        def inner(*args, **kw):
+            t0 = time.perf_counter()
+            try:
+                return f(*args, **kw)
+            finally:
+                phases[m] = phases.get(m, 0.0) + time.perf_counter() - t0
+        return inner
+
     for meth in ("load", "write_findings", "rows"):
-        def wrap(f=getattr(eng, meth), m=meth):
-            def inner(*args, **kw):
-                t0 = time.perf_counter()
-                try:
-                    return f(*args, **kw)
-                finally:
-                    phases[m] = phases.get(m, 0.0) + time.perf_counter() - t0
-            return inner
-        setattr(eng, meth, wrap())
+        setattr(eng, meth, wrap(getattr(eng, meth), meth))
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
         result = run_fleet(eng, a.root, find_config(None), out=out, run_date="2026-11-22")

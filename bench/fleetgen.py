@@ -144,13 +144,9 @@ def gen_cluster(out: Path, idx: int, topics: int, parts: int, rng: np.random.Gen
     bkeys = [("broker.rack", None), ("default.replication.factor", "3"), ("min.insync.replicas", "2"),
              ("num.io.threads", "8"), ("num.network.threads", "3"), ("unclean.leader.election.enable", "false"),
              ("auto.create.topics.enable", "false"), ("log.dirs", ",".join(paths))]
-    e_type, e_name, key, value, source = [], [], [], [], []
-    for b, r in zip(bids, racks, strict=True):
-        for kk, vv in bkeys:
-            e_type.append("broker"); e_name.append(str(b)); key.append(kk)
-            value.append(r if vv is None else vv); source.append("STATIC_BROKER_CONFIG")
-    e_type.append("cluster_default"); e_name.append(""); key.append("log.retention.hours"); value.append("168")
-    source.append("DYNAMIC_DEFAULT_BROKER_CONFIG")
+    rows = [("broker", str(b), kk, r if vv is None else vv, "STATIC_BROKER_CONFIG")
+            for b, r in zip(bids, racks, strict=True) for kk, vv in bkeys]
+    rows.append(("cluster_default", "", "log.retention.hours", "168", "DYNAMIC_DEFAULT_BROKER_CONFIG"))
     over = np.flatnonzero(rng.random(topics) < 0.10)
     ok = rng.random((len(over), 3)) < np.array([0.6, 0.5, 0.3])
     ok[~ok.any(axis=1), 1] = True
@@ -161,8 +157,8 @@ def gen_cluster(out: Path, idx: int, topics: int, parts: int, rng: np.random.Gen
         for c, (kk, vv) in enumerate((("min.insync.replicas", str(mir[j])), ("retention.ms", ret[j]),
                                       ("cleanup.policy", pol[j]))):
             if ok[j, c]:
-                e_type.append("topic"); e_name.append(tnames[t]); key.append(kk); value.append(str(vv))
-                source.append("TOPIC_CONFIG")
+                rows.append(("topic", str(tnames[t]), kk, str(vv), "TOPIC_CONFIG"))
+    e_type, e_name, key, value, source = (list(x) for x in zip(*rows, strict=True))
     m = len(key)
     files["configs"] = _write(out, "configs", {
         "entity_type": e_type, "entity_name": e_name, "key": key, "value": value, "source": source,
@@ -199,7 +195,8 @@ def gen_cluster(out: Path, idx: int, topics: int, parts: int, rng: np.random.Gen
     cb, cl = [], []
     for b in bids:
         for c in rng.choice(len(CLIENTS), size=int(rng.integers(3, 7)), replace=False, p=w / w.sum()):
-            cb.append(b); cl.append(c)
+            cb.append(b)
+            cl.append(c)
     nc = len(cb)
     files["client_software"] = _write(out, "client_software", {
         "broker_id": cb, "listener": ["CLIENT"] * nc, "client_name": [CLIENTS[c][0] for c in cl],
