@@ -9,7 +9,6 @@ extra scripts?) into the DOM after it has fired mouseover on every element.
 
 from __future__ import annotations
 
-import html as htmllib
 import re
 from pathlib import Path
 
@@ -25,6 +24,8 @@ from tests.test_render_support import (
     hostile_result,
     run_chromium,
     sample_fleet_result,
+    section,
+    text_of,
 )
 
 pytestmark = pytest.mark.skipif(not chromium_available(), reason="needs Chromium at /usr/bin/chromium")
@@ -77,22 +78,6 @@ def probe(dom: str) -> dict:
     return dict(re.findall(r'data-(\w+)="([^"]*)"', m.group(1)))
 
 
-def text_of(fragment: str) -> str:
-    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
-    return re.sub(r" ([,;.:)])", r"\1", text)
-
-
-def element(dom: str, element_id: str) -> str:
-    m = re.search(rf'<(\w+)[^>]*\bid="{re.escape(element_id)}"[^>]*>', dom)
-    assert m, element_id
-    tag, start, depth = m.group(1), m.start(), 0
-    for t in re.finditer(rf"<(/?){tag}\b[^>]*>", dom[start:]):
-        depth += -1 if t.group(1) else 1
-        if depth == 0:
-            return dom[start:start + t.end()]
-    raise AssertionError(element_id)
-
-
 def test_injected_payloads_do_not_execute(tmp_path):
     result = hostile_result()
     dom = dump_dom(with_probe(html_render.render(result)), tmp_path, "hostile")
@@ -125,28 +110,28 @@ def test_sample_fleet_report_in_chromium(tmp_path):
     seen = probe(dom)
     assert seen["js"] == "ready" and seen["pwned"] == "0" and seen["scripts"] == "2"
 
-    head = text_of(element(dom, "headline"))
+    head = text_of(section(dom, "headline"))
     assert head.startswith("Failing.") and "6 clusters audited" in head
-    clusters = text_of(element(dom, "clusters"))
+    clusters = text_of(section(dom, "clusters"))
     for c in result.clusters:
         assert c["name"] in clusters
-    rep = element(dom, "rule-REP002")
+    rep = section(dom, "rule-REP002")
     remediation = " ".join(load_rules()["REP002"].remediation.replace("`", "").split())
     assert remediation in text_of(rep)
     assert "payments.orders.v1" in text_of(rep)
     assert 'class="rule sev-error"' in rep and "hidden" not in rep.split(">", 1)[0]
     listed = len(re.findall(r'<tr class="f"', page))
-    assert text_of(element(dom, "filter-count")) == f"{listed} rows listed"
+    assert text_of(section(dom, "filter-count")) == f"{listed} rows listed"
 
     # a filter in the link hides every rule section but the matching one
     dom = dump_dom(page, tmp_path, "fleet-filter", "#filter=payments.orders.v1")
     sections = re.findall(r'<section class="([^"]*)" id="(rule-[^"]+)"', dom)
     visible = [sid for cls, sid in sections if "hidden" not in cls.split()]
     assert visible == ["rule-REP002"], visible
-    rep = element(dom, "rule-REP002")
+    rep = section(dom, "rule-REP002")
     shown = [row for row in re.findall(r'<tr class="([^"]*)"', rep) if row.split()[0] == "f" and "hidden" not in row]
     assert len(shown) == 1
-    assert "1 of" in text_of(element(dom, "filter-count"))
+    assert "1 of" in text_of(section(dom, "filter-count"))
 
     # a screenshot a person can look at
     ARTIFACTS.mkdir(exist_ok=True)

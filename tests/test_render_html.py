@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html as htmllib
 import re
 import time
 from html.parser import HTMLParser
@@ -15,24 +14,14 @@ from auditor.grading import cluster_score, grade
 from auditor.registry import load_rules
 from auditor.render import html_render
 from auditor.render.html_render import doc_html, render
-from tests.test_render_support import PAYLOADS, hostile_result, make_finding, sample_fleet_result
-
-
-def text_of(fragment: str) -> str:
-    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
-    return re.sub(r" ([,;.:)])", r"\1", text)
-
-
-def section(page: str, element_id: str) -> str:
-    m = re.search(rf'<(\w+)[^>]*\bid="{re.escape(element_id)}"[^>]*>', page)
-    assert m, element_id
-    tag, start = m.group(1), m.start()
-    depth = 0
-    for t in re.finditer(rf"<(/?){tag}\b[^>]*>", page[start:]):
-        depth += -1 if t.group(1) else 1
-        if depth == 0:
-            return page[start:start + t.end()]
-    raise AssertionError(f"unclosed {element_id}")
+from tests.test_render_support import (
+    PAYLOADS,
+    hostile_result,
+    make_finding,
+    sample_fleet_result,
+    section,
+    text_of,
+)
 
 
 class Tags(HTMLParser):

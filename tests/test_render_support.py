@@ -3,7 +3,9 @@ the CLI wiring of the report formats."""
 
 from __future__ import annotations
 
+import html as htmllib
 import os
+import re
 import subprocess
 import sys
 from functools import lru_cache
@@ -108,3 +110,21 @@ def test_check_writes_an_html_report(tmp_path):
     assert html.startswith("<!DOCTYPE html>") and 'id="rule-REP002"' in html
     assert "<title>kafka-audit report: payments-msk</title>" in html
     assert "payments.orders.v1" in html
+
+
+def text_of(fragment: str) -> str:
+    """The visible text of an HTML fragment, whitespace folded."""
+    text = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+    return re.sub(r" ([,;.:)])", r"\1", text)
+
+
+def section(page: str, element_id: str) -> str:
+    """The element with this id, from its opening tag to its matching closing tag."""
+    m = re.search(rf'<(\w+)[^>]*\bid="{re.escape(element_id)}"[^>]*>', page)
+    assert m, element_id
+    tag, start, depth = m.group(1), m.start(), 0
+    for t in re.finditer(rf"<(/?){tag}\b[^>]*>", page[start:]):
+        depth += -1 if t.group(1) else 1
+        if depth == 0:
+            return page[start:start + t.end()]
+    raise AssertionError(f"unclosed {element_id}")
