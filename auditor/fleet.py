@@ -69,7 +69,7 @@ def broken_snapshot(path: str, message: str) -> SnapshotRef:
     return SnapshotRef(path, manifest, {})
 
 
-def open_fleet(root: str, engine: Engine) -> list[SnapshotRef]:
+def open_fleet(root: str, engine: Engine) -> tuple[list[SnapshotRef], list[str]]:
     if REMOTE.match(root):
         return _open_remote(root, engine)
     refs = []
@@ -81,7 +81,7 @@ def open_fleet(root: str, engine: Engine) -> list[SnapshotRef]:
     return _dedupe(refs)
 
 
-def _open_remote(root: str, engine: Engine) -> list[SnapshotRef]:
+def _open_remote(root: str, engine: Engine) -> tuple[list[SnapshotRef], list[str]]:
     """Find manifests on any filesystem Spark reads. Table files are checked by Spark itself
     when read (FAILFAST), not here: deep local validation would mean downloading them."""
     spark = getattr(engine, "spark", None)
@@ -111,14 +111,16 @@ def _open_remote(root: str, engine: Engine) -> list[SnapshotRef]:
     return _dedupe(refs)
 
 
-def _dedupe(refs: list[SnapshotRef]) -> list[SnapshotRef]:
-    """Two snapshots of one cluster id (two dates under one root): keep the newest, and say so."""
+def _dedupe(refs: list[SnapshotRef]) -> tuple[list[SnapshotRef], list[str]]:
+    """Two snapshots of one cluster id (two dates under one root): keep the newest, and say
+    which were left out (the notes of the run)."""
     by_id: dict[str, SnapshotRef] = {}
-    for ref in refs:
-        seen = by_id.get(ref.manifest.cluster_id)
-        if seen is None or ref.manifest.collected_at > seen.manifest.collected_at:
-            by_id[ref.manifest.cluster_id] = ref
-    return sorted(by_id.values(), key=lambda r: r.manifest.cluster_name)
+    notes = []
+    for ref in sorted(refs, key=lambda r: r.manifest.collected_at, reverse=True):
+        kept = by_id.setdefault(ref.manifest.cluster_id, ref)
+        if kept is not ref:
+            notes.append(f"{ref.path}: an older snapshot of {ref.manifest.cluster_name} than {kept.path}; left out")
+    return sorted(by_id.values(), key=lambda r: r.manifest.cluster_name), sorted(notes)
 
 
 # --- the job --------------------------------------------------------------------------------
@@ -127,12 +129,12 @@ def _dedupe(refs: list[SnapshotRef]) -> list[SnapshotRef]:
 def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None = None,
               previous: str | None = None, run_date: str | None = None, top_n: int = 20) -> FleetResult:
     run_date = run_date or dt.date.today().isoformat()
-    refs = open_fleet(root, engine)
+    refs, notes = open_fleet(root, engine)
     tables = engine.load(refs)
     table = findings_table(tables, config.rules(("cluster", "fleet")), config)
     current = engine.session.table(table).where(F.col("exempted_by").isNull()).drop("exempted_by")
 
-    previous_run, notes = None, []
+    previous_run = None
     if previous and not REMOTE.match(previous) and not any(Path(previous).glob("**/*.parquet")):
         # The usual weekly schedule passes its own --out as --previous: its first run has
         # nothing to compare with. Any other path without findings is a mistake.

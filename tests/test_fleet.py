@@ -261,3 +261,17 @@ def test_previous_without_findings_is_a_usage_error_unless_it_is_our_own_output(
     out = tmp_path / "findings"
     p = _cli("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--out", out, "--previous", out)
     assert p.returncode == 1 and "no earlier run under" in p.stdout
+
+
+def test_an_older_snapshot_of_the_same_cluster_is_left_out_and_said(tmp_path):
+    fleet = tmp_path / "fleet"
+    (src,) = SAMPLE_FLEET.glob("*/cluster=inventory-prod")
+    shutil.copytree(src, fleet / "dt=2026-11-22" / "cluster=inventory-prod")
+    old = fleet / "dt=2026-11-15" / "cluster=inventory-prod"
+    shutil.copytree(src, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest["collected_at"] = "2026-11-15T06:00:00Z"
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    p = _cli("fleet", fleet, "--engine", "duckdb")
+    assert "1 cluster(s)" in p.stdout
+    assert f"note: {old}: an older snapshot of inventory-prod" in p.stdout
