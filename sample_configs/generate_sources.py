@@ -4,7 +4,8 @@
 
 Built from the same data as sample_configs/generate.py (its builders are imported, not
 copied), so collecting these files reproduces the brokers, static broker configs, metrics
-and client software rows of the committed snapshots:
+and client software rows of the committed snapshots (and, with the ZooKeeper dump loaded
+into a ZooKeeper, the ZooKeeper-derived tables too: see below):
 
     kafka-audit collect --broker-config sample_configs/sources/payments-msk \\
                         --metrics sample_configs/sources/payments-msk/metrics.prom -o /tmp/payments
@@ -18,6 +19,52 @@ Per cluster (``sources/<cluster>/``):
   config's lowercased Kafka names, the JVM's ``java_lang_OperatingSystem_*``), each sample
   labelled ``broker_id`` as a Prometheus relabel rule adds it. Connection counts are split
   over the broker's network processors, as Kafka reports them.
+* ``zookeeper.json`` (ZooKeeper-mode clusters only: payments-msk, logistics-jbod,
+  ads-zk-legacy): the cluster's ZooKeeper tree as that Kafka version writes it, so that
+  collecting it reproduces the snapshot's brokers (registration), topics, partitions,
+  zk_state, controller and ZooKeeper configs (TOPIC_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG)
+  and the cluster id. ads-zk-legacy holds the incident-3 split-brain: broker 5's
+  registration gone, ``__consumer_offsets-17`` at leader -1, ``ads.impressions-4``
+  rewritten by a zombie controller (controller_epoch 42 > ``/controller_epoch`` 41).
+
+The dump format (one JSON object, keys sorted)::
+
+    {"chroot": "/ads",                       # where the cluster lives ("" = the root)
+     "versions": {"/brokers/topics/ads.clicks/partitions/0/state": 7, ...},
+     "znodes": {"/brokers/ids/1": "{...}",   # every znode below the chroot, sorted by
+                "/brokers/seqid": null,      # path: its data as a UTF-8 string, null for
+                ...}}                        # none (Kafka creates container znodes empty)
+
+``versions`` holds each znode's data version (``stat.version``, the number of writes since
+it was created) where it is not 0: the collector reports it as ``zk_state.zk_version``. The
+znode data is what Kafka's ``kafka.zk.ZkData`` encoders write for that version: broker
+registrations v4 (2.0) or v5 with ``features`` (2.7+), topic assignments v1 (before 2.4)
+or v3 with ``topic_id``, ``adding_replicas``/``removing_replicas``, partition states,
+``/controller`` v1 or v2 (3.4+, ``kraftControllerEpoch``), ``/controller_epoch``,
+``/config/topics/T`` (every topic has one, empty when it has no overrides),
+``/config/brokers/<default>``, ``/cluster/id`` and the empty roots a broker creates at
+start. Registrations and ``/controller`` are ephemeral in Kafka; the loader creates them as
+persistent znodes. Not in a dump, because ZooKeeper does not hold them: the brokers'
+software version, topic ids on 2.0.1 (they came with 2.8), and the controller's own view
+of leaders and offline replicas (the snapshot's ``partitions`` table, which differs from
+``zk_state`` at ads.impressions-4 and knows logistics-jbod's failed log dir). The log dir
+failure's ``/log_dir_event_notification`` znode is gone too: the controller deletes it once
+handled.
+
+Load a dump into a real ZooKeeper (tests/zk_server.py) and collect it:
+
+    python -m tests.zk_server sample_configs/sources/ads-zk-legacy/zookeeper.json
+        # starts a throwaway ZooKeeper on 127.0.0.1, loads the dump, prints
+        # "--zookeeper 127.0.0.1:PORT/ads" and serves until Ctrl-C
+    python -m tests.zk_server sample_configs/sources/ads-zk-legacy/zookeeper.json --zookeeper HOST:PORT
+        # loads it into a ZooKeeper you run (under its chroot) and exits
+    kafka-audit collect --zookeeper 127.0.0.1:PORT/ads \\
+        --broker-config sample_configs/sources/ads-zk-legacy \\
+        --metrics sample_configs/sources/ads-zk-legacy/metrics.prom --cluster-name ads-zk-legacy -o /tmp/ads
+
+From Python: ``tests.zk_server.load_dump(kazoo_client, path_or_dict, chroot=None)``.
+tests/test_sample_sources.py does exactly this and compares the collected tables with the
+committed snapshot.
 """
 
 from __future__ import annotations
@@ -26,6 +73,7 @@ import json
 import shutil
 import sys
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -112,8 +160,133 @@ def metrics_text(t: dict[str, list[dict]], threads: dict[int, int]) -> str:
     return "\n".join(out) + "\n"
 
 
+# -- ZooKeeper ------------------------------------------------------------------------------
+
+# Empty znodes a ZooKeeper-mode broker creates at start (kafka.zk.ZkData.PersistentZkPaths:
+# the fixed ones plus /config/<type> for every ConfigType; "ips" exists from 3.0 on).
+_PERSISTENT = ("/consumers", "/brokers/ids", "/brokers/topics", "/config/changes", "/admin/delete_topics",
+               "/brokers/seqid", "/isr_change_notification", "/latest_producer_id_block",
+               "/log_dir_event_notification", "/config/topics", "/config/clients", "/config/users",
+               "/config/brokers")
+# metadata.version range a ZooKeeper-mode broker advertises in its registration's "features"
+# (BrokerFeatures.createDefault: MINIMUM_KRAFT_VERSION IBP_3_0_IV1 = 1 .. MetadataVersion.latest()).
+_METADATA_VERSION_LEVEL = {(3, 5): 11, (3, 6): 14}  # IBP_3_5_IV2, IBP_3_6_IV2
+_COLLECTED_MS = int(datetime.fromisoformat(generate.COLLECTED_AT.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def _kafka_version(v: str) -> tuple[int, int]:
+    major, minor = v.split(".")[:2]
+    return int(major), int(minor)
+
+
+def _enc(obj) -> str:
+    # Kafka's Json.encodeAsBytes (Jackson): compact, no spaces.
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _registration(b: dict, version: tuple[int, int], msk: bool, timestamp_ms: int) -> str:
+    """/brokers/ids/N as BrokerIdZNode.encode writes it: v4 before 2.7, v5 (with features) after.
+    The top-level host/port are those of the first PLAINTEXT listener (CLIENT here, the
+    listener the sample metrics and client software rows name)."""
+    host, port = b["host"], b["port"]
+    listeners = [("CLIENT", "PLAINTEXT", port)]
+    if msk:
+        listeners.append(("CLIENT_IAM", "SASL_SSL", 9098))  # the admin source's port in generate.py
+    listeners.append(("REPLICATION", "PLAINTEXT", 9093))
+    reg = {"listener_security_protocol_map": {name: proto for name, proto, _ in listeners},
+           "endpoints": [f"{name}://{host}:{p}" for name, _, p in listeners]}
+    if b["rack"] is not None:
+        reg["rack"] = b["rack"]
+    reg["jmx_port"] = -1
+    if version >= (2, 7):
+        if version >= (3, 3):
+            level = _METADATA_VERSION_LEVEL[version]  # KeyError: add the release's MetadataVersion.latest()
+            reg["features"] = {"metadata.version": {"min_version": 1, "max_version": level}}
+        else:
+            reg["features"] = {}
+    reg.update(host=host, timestamp=str(timestamp_ms), port=port, version=5 if version >= (2, 7) else 4)
+    return _enc(reg)
+
+
+def zookeeper_dump(builder, sources) -> dict:
+    """The ZooKeeper tree of a ZooKeeper-mode sample cluster (format: module docstring)."""
+    t, cluster = builder.t, builder.cluster
+    version = _kafka_version(cluster["kafka_version"])
+    target = next((tgt for src, tgt in sources if src == "zookeeper"), "")
+    chroot = "/" + target.split("/", 1)[1].strip("/") if "/" in target else ""  # MSK: no chroot
+    nodes: dict[str, str | None] = {p: None for p in _PERSISTENT}
+    if version >= (3, 0):
+        nodes["/config/ips"] = None
+    nodes["/cluster/id"] = _enc({"version": "1", "id": cluster["id"]})
+
+    # Registrations: brokers restarted one after another nine days before the collection.
+    started = _COLLECTED_MS - 9 * 86_400_000
+    registered_at = {}
+    for i, b in enumerate(sorted(t["brokers"], key=lambda r: r["broker_id"])):
+        registered_at[b["broker_id"]] = started + i * 97_000
+        nodes[f"/brokers/ids/{b['broker_id']}"] = _registration(b, version, cluster.get("platform") == "msk",
+                                                                registered_at[b["broker_id"]])
+    (ctl,) = t["controller"]
+    controller = {"version": 2 if version >= (3, 4) else 1, "brokerid": ctl["controller_id"],
+                  "timestamp": str(registered_at.get(ctl["controller_id"], started) + 31_000)}
+    if version >= (3, 4):
+        controller["kraftControllerEpoch"] = -1  # -1: not a KRaft controller (no migration)
+    nodes["/controller"] = _enc(controller)
+    nodes["/controller_epoch"] = str(ctl["controller_epoch"])
+    # A pending reassignment would be /admin/reassign_partitions; the samples have none.
+    assert not ctl["reassignment_pending"]
+
+    # Topics: the assignment, every partition's state, the topic's config znode (always there).
+    by_topic: dict[str, list[dict]] = defaultdict(list)
+    for r in t["partitions"]:
+        by_topic[r["topic"]].append(r)
+    zk_configs: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)  # (source, entity) -> config
+    for c in t["configs"]:
+        if c["source"] in ("TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG"):
+            zk_configs[(c["source"], c["entity_name"])][c["key"]] = c["value"]
+    for topic in t["topics"]:
+        name = topic["topic"]
+        parts = sorted(by_topic[name], key=lambda r: r["partition"])
+        assignment = {str(r["partition"]): r["replicas"] for r in parts}
+        # The fleet has 2.0.1, 3.5.1 and 3.6.0: v1 before KIP-455 (2.4), v3 with topic_id in 3.x.
+        if version < (2, 4):
+            doc = {"version": 1, "partitions": assignment}
+        else:
+            doc = {"partitions": assignment, "topic_id": topic["topic_id"],
+                   "adding_replicas": {str(r["partition"]): r["adding_replicas"] for r in parts if r["adding_replicas"]},
+                   "removing_replicas": {str(r["partition"]): r["removing_replicas"] for r in parts
+                                         if r["removing_replicas"]},
+                   "version": 3}
+        nodes[f"/brokers/topics/{name}"] = _enc(doc)
+        nodes[f"/config/topics/{name}"] = _enc({"version": 1, "config": zk_configs.get(("TOPIC_CONFIG", name), {})})
+    versions = {}
+    for z in t["zk_state"]:
+        path = f"/brokers/topics/{z['topic']}/partitions/{z['partition']}/state"
+        nodes[path] = _enc({"controller_epoch": z["controller_epoch"], "leader": z["leader"], "version": 1,
+                            "leader_epoch": z["leader_epoch"], "isr": z["isr"]})
+        if z["zk_version"]:
+            versions[path] = z["zk_version"]
+
+    # Dynamic broker configs (kafka-configs --alter --entity-type brokers --entity-name N | --entity-default).
+    for (source, entity), cfg in zk_configs.items():
+        if source == "DYNAMIC_BROKER_CONFIG":
+            nodes[f"/config/brokers/{entity}"] = _enc({"version": 1, "config": cfg})
+        elif source == "DYNAMIC_DEFAULT_BROKER_CONFIG":
+            nodes["/config/brokers/<default>"] = _enc({"version": 1, "config": cfg})
+
+    for path in list(nodes):  # container znodes (/brokers, .../partitions, .../partitions/P): no data
+        parts = path.strip("/").split("/")
+        for i in range(1, len(parts)):
+            nodes.setdefault("/" + "/".join(parts[:i]), None)
+    return {"chroot": chroot, "versions": versions, "znodes": nodes}
+
+
+def dump_text(dump: dict) -> str:
+    return json.dumps(dump, indent=1, sort_keys=True) + "\n"
+
+
 def cluster_files(build) -> tuple[str, dict[str, str]]:
-    builder, _sources = build()
+    builder, sources = build()
     t = builder.t
     name = builder.cluster["name"]
     static: dict[str, list[dict]] = defaultdict(list)
@@ -126,6 +299,8 @@ def cluster_files(build) -> tuple[str, dict[str, str]]:
                for b, rows in static.items()}
     if t["metrics"]:
         files["metrics.prom"] = metrics_text(t, threads)
+    if builder.cluster.get("metadata_mode") == "zookeeper":
+        files["zookeeper.json"] = dump_text(zookeeper_dump(builder, sources))
     return name, files
 
 

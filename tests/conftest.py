@@ -48,3 +48,31 @@ def spark_engine():
                                                    "spark.driver.memory": "1g"})
     yield engine
     engine.close()
+
+
+@pytest.fixture(scope="session")
+def zk():
+    """One real ZooKeeper (tests/zk_server.py) for the whole run; tests write under their own chroot."""
+    from tests.zk_server import ZkServer, available
+
+    if not available():
+        pytest.skip("needs java and ZooKeeper jars")
+    server = ZkServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def writer(zk):
+    """A kazoo client of ``zk`` that tests write their layouts with."""
+    from tests.zk_server import client
+
+    c = client(zk.hosts)
+    try:
+        yield c
+    finally:
+        c.stop()
+        c.close()

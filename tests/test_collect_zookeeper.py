@@ -15,32 +15,13 @@ from tests.zk_server import (
     four_letter,
     incident3_layout,
     kafka_layout,
+    load_dump,
     write_layout,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not available(), reason="needs java and ZooKeeper jars")]
 
 _chroots = itertools.count()
-
-
-@pytest.fixture(scope="session")
-def zk():
-    server = ZkServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="session")
-def writer(zk):
-    c = client(zk.hosts)
-    try:
-        yield c
-    finally:
-        c.stop()
-        c.close()
 
 
 def load(writer, nodes: dict, name: str = "kafka") -> str:
@@ -235,7 +216,8 @@ def test_server_stopped_mid_collection_is_a_source_error():
 
 def test_collect_then_check_finds_incident_3(zk, writer, tmp_path):
     """kafka-audit collect --zookeeper ... then check: the split-brain findings come out of
-    the incident-3 cluster, nothing at error or above out of a healthy one."""
+    the incident-3 cluster (the sample fleet's ZooKeeper dump of ads-zk-legacy), nothing at
+    error or above out of a healthy one."""
     import json
     import subprocess
     import sys
@@ -248,7 +230,9 @@ def test_collect_then_check_finds_incident_3(zk, writer, tmp_path):
         return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True,
                               text=True, cwd=ROOT, timeout=240)
 
-    p = run("collect", "--zookeeper", zk.hosts + load(writer, incident3_layout(), "ads"), "--cluster-name",
+    dump = ROOT / "sample_configs" / "sources" / "ads-zk-legacy" / "zookeeper.json"
+    chroot = load_dump(writer, dump, chroot=f"/ads-{next(_chroots)}")
+    p = run("collect", "--zookeeper", zk.hosts + chroot, "--cluster-name",
             "ads-zk-legacy", "--kafka-version", "2.0.1", "--timeout", "5", "-o", tmp_path / "fleet" / "ads")
     assert p.returncode == 0, p.stderr
     conf = tmp_path / "conf"

@@ -4,6 +4,14 @@ Standalone server on 127.0.0.1 and a free port, started from the Debian ``zookee
 package jars (/usr/share/java) or, failing that, from the jars inside pyspark's package
 directory. Readiness: ``srvr`` answers "Zookeeper version" (never trust ``ruok``), with a
 deadline. Always stop it in a ``finally`` (the fixtures do).
+
+``load_dump`` creates the znodes of a ZooKeeper dump (``sample_configs/sources/<cluster>/
+zookeeper.json``, format in sample_configs/generate_sources.py). From the shell:
+
+    python -m tests.zk_server sample_configs/sources/ads-zk-legacy/zookeeper.json [--zookeeper HOST:PORT]
+
+loads it into the given ZooKeeper, or (without ``--zookeeper``) into a throwaway one started
+on 127.0.0.1 that serves until Ctrl-C; it prints the ``--zookeeper`` argument to collect it.
 """
 
 from __future__ import annotations
@@ -219,3 +227,63 @@ def incident3_layout() -> dict:
     for t in ("__consumer_offsets",):
         nodes[f"/config/topics/{t}"] = {"version": 1, "config": {"cleanup.policy": "compact"}}
     return nodes
+
+
+def load_dump(zk, dump, chroot: str | None = None, batch: int = 2000) -> str:
+    """Create the znodes of a ZooKeeper dump (a ``zookeeper.json`` path or its parsed dict)
+    under ``chroot`` (default: the dump's own, "" = the root) and give every znode listed in
+    ``versions`` that data version, by rewriting its data that many times (each write
+    conditional on the previous version, pipelined). Returns the chroot used."""
+    if not isinstance(dump, dict):
+        dump = json.loads(Path(dump).read_text())
+    root = (dump.get("chroot", "") if chroot is None else chroot).rstrip("/")
+    if root:
+        zk.ensure_path(root)
+    znodes = dump["znodes"]
+    write_layout(zk, {root + p: v for p, v in znodes.items()}, batch=batch)
+    writes = []  # (path, data, expected version), in version order per znode
+    for p, n in sorted(dump.get("versions", {}).items()):
+        data = (znodes[p] or "").encode()
+        writes += [(root + p, data, v) for v in range(n)]
+    for i in range(0, len(writes), batch):
+        chunk = writes[i : i + batch]
+        pending = [zk.set_async(p, data, version=v) for p, data, v in chunk]
+        for r in pending:
+            r.get(timeout=30)
+    return root
+
+
+def _main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m tests.zk_server",
+                                 description="Load ZooKeeper dumps (sample_configs/sources/*/zookeeper.json) "
+                                             "into a real ZooKeeper.")
+    ap.add_argument("dumps", nargs="+", help="zookeeper.json files (each goes under its own chroot)")
+    ap.add_argument("--zookeeper", metavar="HOST:PORT",
+                    help="load into this ZooKeeper and exit (default: start one on 127.0.0.1 and serve until Ctrl-C)")
+    args = ap.parse_args(argv)
+    server = None if args.zookeeper else ZkServer().start()
+    hosts = args.zookeeper or server.hosts
+    try:
+        c = client(hosts)
+        try:
+            for d in args.dumps:
+                print(f"{d}: --zookeeper {hosts}{load_dump(c, d)}", flush=True)
+        finally:
+            c.stop()
+            c.close()
+        if server is not None:
+            print("serving; Ctrl-C stops the server", flush=True)
+            try:
+                server.proc.wait()
+            except KeyboardInterrupt:
+                pass
+    finally:
+        if server is not None:
+            server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
