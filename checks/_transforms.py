@@ -202,6 +202,75 @@ def topic_durability(t):
                 ["cluster_id", "topic"])
 
 
+def degraded_partitions(t):
+    """The partitions that are not fully healthy, with what PAR001-PAR006 and CTL002 judge.
+
+    One row per partition (as the brokers serve it) with ZooKeeper's state for it, the
+    ISR size, the replication factor (replicas minus replicas being added, as Kafka counts
+    it during a reassignment), the topic's effective min.insync.replicas, ``leaderless``
+    (leader -1 in metadata or ZooKeeper, or a leader that is not a registered broker,
+    judged only when brokers were collected) and ``zk_diverged`` (ZooKeeper holds another
+    leader or ISR than the brokers serve).
+
+    Only partitions some health rule can report are kept: a partition with a live leader,
+    a full ISR above min.insync.replicas, no offline replica and (in ZooKeeper mode) the
+    same state in ZooKeeper fires none of them. Healthy partitions are nearly all of a
+    fleet, so filtering here keeps the materialised table (and the engine's memory) at the
+    size of the problems instead of the size of the fleet."""
+    keys = ["cluster_id", "topic", "partition"]
+    live = t.brokers.select("cluster_id", F.col("broker_id").alias("leader"), F.lit(True).alias("leader_live"))
+    known = t.derived("broker_counts", broker_counts).select("cluster_id", "broker_count")
+    zk = t.zk_state.select("cluster_id", "topic", "partition", F.lit(True).alias("in_zk"),
+                           F.col("leader").alias("zk_leader"), F.col("isr").alias("zk_isr"),
+                           F.col("leader_epoch").alias("zk_leader_epoch"),
+                           F.col("controller_epoch").alias("zk_controller_epoch"))
+    settings = t.derived("topic_settings", topic_settings).select(
+        "cluster_id", "topic", "min_insync_replicas", "min_insync_replicas_source")
+    d = join(join(join(join(t.partitions, zk, keys, "left"), live, ["cluster_id", "leader"], "left"),
+                  known, "cluster_id", "left"), settings, ["cluster_id", "topic"], "left")
+    adding = F.when(F.col("adding_replicas").isNotNull(), F.size("adding_replicas")).otherwise(F.lit(0))
+    unregistered = (F.col("leader") >= 0) & F.col("leader_live").isNull() & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0)
+    leaderless = (F.col("leader") < 0) | (F.col("zk_leader") < 0) | unregistered
+    leader_differs = F.coalesce(F.col("leader"), F.lit(-2)) != F.coalesce(F.col("zk_leader"), F.lit(-2))
+    # Sorted arrays compared as arrays (formatting both as text cost more than the joins);
+    # a missing ISR on one side only is a difference, on both sides none.
+    isr_differs = F.coalesce(F.sort_array(F.col("isr")) != F.sort_array(F.col("zk_isr")),
+                             F.when(F.col("isr").isNull(), F.col("zk_isr").isNotNull())
+                             .otherwise(F.col("zk_isr").isNull()))
+    d = d.select(
+        "cluster_id", "topic", "partition", "leader", "zk_leader", "leader_epoch", "replicas", "isr",
+        "offline_replicas", "min_insync_replicas", "min_insync_replicas_source",
+        "zk_isr", "zk_leader_epoch", "zk_controller_epoch",
+        F.when(F.col("isr").isNotNull(), F.size("isr")).alias("isr_size"),
+        F.when(F.col("replicas").isNotNull(), F.size("replicas") - adding).alias("replication_factor"),
+        F.coalesce(leaderless, F.lit(False)).alias("leaderless"),
+        # CASE first: the ISRs are only compared for partitions ZooKeeper holds.
+        F.coalesce(F.when(F.col("in_zk"), leader_differs | isr_differs), F.lit(False)).alias("zk_diverged"),
+    )
+    healthy = (~F.col("leaderless") & ~F.col("zk_diverged")
+               & (F.col("isr_size") >= F.col("replication_factor"))
+               & (F.col("min_insync_replicas").isNull() | (F.col("isr_size") > F.col("min_insync_replicas")))
+               & (F.col("offline_replicas").isNull() | (F.size("offline_replicas") == 0)))
+    return d.where(~F.coalesce(healthy, F.lit(False)))
+
+
+def broker_counts(t):
+    """Per cluster with registered brokers: how many (broker_count), their distinct racks
+    (rack_count), their ids (broker_ids) and a map broker id -> struct(rack) (registered;
+    rack is null when broker.rack is unset). Brokers are deduplicated by id first, so a snapshot
+    with a repeated registration cannot build a map with duplicate keys (an error on Spark)."""
+    brokers = t.brokers.where(F.col("broker_id").isNotNull()).groupBy("cluster_id", "broker_id").agg(
+        F.max("rack").alias("rack"))
+    return brokers.groupBy("cluster_id").agg(
+        F.count(F.lit(1)).alias("broker_count"),
+        F.countDistinct("rack").alias("rack_count"),
+        F.collect_list("broker_id").alias("broker_ids"),
+        # A struct, not the bare rack: a lookup that misses (null) then means "not registered",
+        # told apart from a registered broker without broker.rack (a struct with a null rack).
+        F.map_from_entries(F.collect_list(F.struct("broker_id", F.struct("rack").alias("broker")))).alias("registered"),
+    )
+
+
 def int_list(col):
     """'[1,2,3]'-style text of an int array, for messages (identical on both engines)."""
     return F.concat(F.lit("["), F.coalesce(F.array_join(col.cast("array<string>"), ","), F.lit("")), F.lit("]"))

@@ -2,7 +2,7 @@
 
 from auditor.registry import Param, rule
 from checks._api import F, Window, emit, ev, join, text
-from checks._transforms import int_list, partition_name, with_version_number
+from checks._transforms import degraded_partitions, int_list, partition_name, with_version_number
 
 PARTITION_KEYS = ["cluster_id", "topic", "partition"]
 # Kafka 2.1 added controller epoch fencing of ZooKeeper writes (KAFKA-6082).
@@ -93,14 +93,9 @@ def partition_state_divergence(t, p):
     Example: `ads.impressions-4`: ZooKeeper says leader 5 with ISR [5], the brokers serve
     leader 1 with ISR [1, 2].
     """
-    zk = t.zk_state.select("cluster_id", "topic", "partition", F.col("leader").alias("zk_leader"),
-                           F.col("isr").alias("zk_isr"), F.col("leader_epoch").alias("zk_leader_epoch"),
-                           F.col("controller_epoch").alias("zk_controller_epoch"))
-    d = join(t.partitions.select("cluster_id", "topic", "partition", "leader", "isr", "leader_epoch"), zk,
-             PARTITION_KEYS)
+    # degraded_partitions joins the brokers' view with ZooKeeper's once, for PAR001 too.
+    d = t.derived("degraded_partitions", degraded_partitions).where(F.col("zk_diverged"))
     isr, zk_isr = int_list(F.sort_array(F.col("isr"))), int_list(F.sort_array(F.col("zk_isr")))
-    leader_differs = F.coalesce(F.col("leader"), F.lit(-2)) != F.coalesce(F.col("zk_leader"), F.lit(-2))
-    d = d.where(leader_differs | (isr != zk_isr))
     msg = text("ZooKeeper state says leader ", F.col("zk_leader"), " ISR ", zk_isr, " (leader epoch ",
                F.col("zk_leader_epoch"), ", controller epoch ", F.col("zk_controller_epoch"),
                "), the brokers serve leader ", F.col("leader"), " ISR ", isr, " (leader epoch ", F.col("leader_epoch"),

@@ -63,6 +63,7 @@ def fleet_config_drift(t, p):
 
 @rule("FLT002", "mirrored-topic-mismatch", "warning", scope="fleet", params=(
     Param("ignore_pattern", r"^(__|_confluent|_schemas$|connect-)", "regex of topic names never compared (internal and framework topics)"),
+    Param("max_listed", 10, "how many of the clusters holding the topic are named (by name order); all are counted"),
 ))
 def mirrored_topic_mismatch(t, p):
     """The same topic exists in several clusters with different replication factor, min.insync.replicas, partitions or cleanup.policy.
@@ -76,7 +77,8 @@ def mirrored_topic_mismatch(t, p):
     Remediation: align the topic's settings on every cluster (`kafka-configs --alter
     --entity-type topics`, `kafka-reassign-partitions` for the replication factor,
     `kafka-topics --alter --partitions` for partitions, which can only grow). Topic names
-    matching the `ignore_pattern` parameter are not compared.
+    matching the `ignore_pattern` parameter are not compared. Each finding names the first
+    `max_listed` clusters that hold the topic and counts the rest.
 
     Example: `orders` has 12 partitions and min.insync.replicas=2 on payments-east but
     6 partitions and min.insync.replicas=1 on payments-west.
@@ -84,27 +86,37 @@ def mirrored_topic_mismatch(t, p):
     d = t.derived("topic_durability", topic_durability).where(~F.col("topic").rlike(p["ignore_pattern"]))
     d = join(d.select("cluster_id", "topic", "rf_min", "min_insync_replicas", "partition_count", "cleanup_policy"),
              _groups(t).select("cluster_id", "cluster_name"), "cluster_id")
+    # Most topics live in one cluster: a plain count finds the shared ones, and only those
+    # pay for the distinct counts (the expensive aggregate).
+    shared = d.groupBy("topic").agg(F.count(F.lit(1)).alias("clusters")).where(F.col("clusters") > 1)
+    d = join(d, shared, "topic").withColumn(
+        "_rn", F.row_number().over(Window.partitionBy("topic").orderBy("cluster_name", "cluster_id")))
     per_topic = d.groupBy("topic").agg(
-        F.countDistinct("cluster_id").alias("clusters"),
+        F.max("clusters").alias("clusters"),
         F.countDistinct(F.coalesce(F.col("rf_min").cast("string"), F.lit("?"))).alias("rf_variants"),
         F.countDistinct(F.coalesce(F.col("min_insync_replicas").cast("string"), F.lit("?"))).alias("min_isr_variants"),
         F.countDistinct(F.coalesce(F.col("partition_count").cast("string"), F.lit("?"))).alias("partition_variants"),
         F.countDistinct(F.coalesce(F.col("cleanup_policy"), F.lit("?"))).alias("cleanup_variants"),
-        F.sort_array(F.collect_set("cluster_name")).alias("mirrored_in"),
-    ).where((F.col("clusters") > 1) & ((F.col("rf_variants") > 1) | (F.col("min_isr_variants") > 1)
-                                       | (F.col("partition_variants") > 1) | (F.col("cleanup_variants") > 1)))
-    hit = join(d, per_topic, "topic")
+        # At most max_listed names: a topic mirrored to all of 200 clusters would otherwise
+        # repeat 200 names in each of its 200 findings.
+        F.sort_array(F.array_compact(F.collect_list(
+            F.when(F.col("_rn") <= p["max_listed"], F.col("cluster_name"))))).alias("mirrored_in"),
+    ).where((F.col("rf_variants") > 1) | (F.col("min_isr_variants") > 1)
+            | (F.col("partition_variants") > 1) | (F.col("cleanup_variants") > 1))
+    hit = join(d.drop("clusters", "_rn"), per_topic, "topic")
     differs = F.concat_ws(", ", *[F.when(F.col(c) > 1, F.lit(label)) for c, label in (
         ("rf_variants", "replication factor"), ("min_isr_variants", "min.insync.replicas"),
         ("partition_variants", "partitions"), ("cleanup_variants", "cleanup.policy"))])
-    msg = text("differs across ", F.col("clusters"), " clusters (", F.array_join(F.col("mirrored_in"), ", "),
+    more = F.when(F.col("clusters") > p["max_listed"],
+                  text(" and ", F.col("clusters") - F.lit(p["max_listed"]), " more")).otherwise(F.lit(""))
+    msg = text("differs across ", F.col("clusters"), " clusters (", F.array_join(F.col("mirrored_in"), ", "), more,
                ") in ", differs, "; here: replication factor ", F.col("rf_min"), ", min.insync.replicas ",
                F.col("min_insync_replicas"), ", ", F.col("partition_count"), " partitions, cleanup.policy ",
                F.col("cleanup_policy"))
     return emit(hit, "topic", F.col("topic"), msg,
                 ev(replication_factor=F.col("rf_min"), min_insync_replicas=F.col("min_insync_replicas"),
                    partitions=F.col("partition_count"), cleanup_policy=F.col("cleanup_policy"),
-                   mirrored_in=F.col("mirrored_in")))
+                   clusters=F.col("clusters"), mirrored_in=F.col("mirrored_in")))
 
 
 @rule("FLT003", "version-skew", "info", scope="fleet", params=(

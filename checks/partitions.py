@@ -2,7 +2,7 @@
 
 from auditor.registry import Param, rule
 from checks._api import F, emit, ev, join, text
-from checks._transforms import cluster_settings, int_list, partition_name, topic_settings
+from checks._transforms import cluster_settings, degraded_partitions, int_list, partition_name
 
 
 @rule("PAR001", "leaderless-partition", "critical")
@@ -21,15 +21,8 @@ def leaderless_partition(t, p):
 
     Example: `__consumer_offsets-17` with leader -1, ISR [3], replicas [3, 1, 4].
     """
-    live = t.brokers.select("cluster_id", F.col("broker_id").alias("leader"), F.lit(True).alias("leader_live"))
-    known = t.brokers.groupBy("cluster_id").agg(F.count(F.lit(1)).alias("broker_count"))
-    zk = t.zk_state.select("cluster_id", "topic", "partition", F.col("leader").alias("zk_leader"))
-    d = join(join(join(t.partitions, zk, ["cluster_id", "topic", "partition"], "left"),
-                  live, ["cluster_id", "leader"], "left"), known, "cluster_id", "left")
+    d = _health(t).where(F.col("leaderless"))
     no_leader = (F.col("leader") < 0) | (F.col("zk_leader") < 0)
-    # Only judge "not registered" when the brokers were collected for that cluster.
-    unregistered = (F.col("leader") >= 0) & F.col("leader_live").isNull() & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0)
-    d = d.where(no_leader | unregistered)
     zk_differs = F.when(F.col("zk_leader").isNotNull() & (F.col("zk_leader") != F.col("leader")),
                         text(", ZooKeeper says ", F.col("zk_leader"))).otherwise(F.lit(""))
     where = text("; replicas ", int_list(F.col("replicas")), ", ISR ", int_list(F.col("isr")))
@@ -40,39 +33,13 @@ def leaderless_partition(t, p):
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-# -- shared view for PAR002..PAR006 -------------------------------------------------------
+# -- PAR002..PAR006: the same shared view ------------------------------------------
 
 COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
 
 
-def partition_health(t):
-    """One row per partition (as the brokers serve it) with what PAR002-PAR006 judge:
-    ISR size, replication factor (replicas minus replicas being added, as Kafka counts it
-    during a reassignment), the topic's effective min.insync.replicas and whether the
-    partition is leaderless (leader -1 in metadata or ZooKeeper, or a leader that is not
-    a registered broker, judged only when brokers were collected)."""
-    keys = ["cluster_id", "topic", "partition"]
-    live = t.brokers.select("cluster_id", F.col("broker_id").alias("leader"), F.lit(True).alias("leader_live"))
-    known = t.brokers.groupBy("cluster_id").agg(F.count(F.lit(1)).alias("broker_count"))
-    zk = t.zk_state.select("cluster_id", "topic", "partition", F.col("leader").alias("zk_leader"))
-    settings = t.derived("topic_settings", topic_settings).select(
-        "cluster_id", "topic", "min_insync_replicas", "min_insync_replicas_source")
-    d = join(join(join(join(t.partitions, zk, keys, "left"), live, ["cluster_id", "leader"], "left"),
-                  known, "cluster_id", "left"), settings, ["cluster_id", "topic"], "left")
-    adding = F.when(F.col("adding_replicas").isNotNull(), F.size("adding_replicas")).otherwise(F.lit(0))
-    unregistered = (F.col("leader") >= 0) & F.col("leader_live").isNull() & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0)
-    leaderless = (F.col("leader") < 0) | (F.col("zk_leader") < 0) | unregistered
-    return d.select(
-        "cluster_id", "topic", "partition", "leader", "zk_leader", "leader_epoch", "replicas", "isr",
-        "offline_replicas", "adding_replicas", "removing_replicas", "min_insync_replicas", "min_insync_replicas_source",
-        F.when(F.col("isr").isNotNull(), F.size("isr")).alias("isr_size"),
-        F.when(F.col("replicas").isNotNull(), F.size("replicas") - adding).alias("replication_factor"),
-        F.coalesce(leaderless, F.lit(False)).alias("leaderless"),
-    )
-
-
 def _health(t):
-    return t.derived("partition_health", partition_health)
+    return t.derived("degraded_partitions", degraded_partitions)
 
 
 def _isr_evidence(**extra):

@@ -3,6 +3,7 @@
 from auditor.registry import Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import (
+    broker_counts,
     cluster_settings,
     int_list,
     partition_name,
@@ -95,26 +96,32 @@ def single_replica(t, p):
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 
 
-def replica_brokers(t):
-    """One row per replica of every partition: cluster_id, topic, partition, rf (replica
-    count), replica (broker id), registered (the broker is in the brokers table), rack."""
-    reps = t.partitions.select("cluster_id", "topic", "partition", F.size("replicas").alias("rf"),
-                               F.explode(F.col("replicas")).alias("replica"))
-    brokers = t.brokers.select("cluster_id", F.col("broker_id").alias("replica"), F.lit(True).alias("registered"),
-                               F.col("rack").alias("rack"))
-    return join(reps, brokers, ["cluster_id", "replica"], "left").select(
-        "cluster_id", "topic", "partition", "rf", "replica",
-        F.coalesce(F.col("registered"), F.lit(False)).alias("registered"), "rack")
-
-
-def broker_counts(t):
-    """Per cluster: registered (live) brokers and distinct racks among them."""
-    return t.brokers.groupBy("cluster_id").agg(
-        F.countDistinct("broker_id").alias("broker_count"), F.countDistinct("rack").alias("rack_count"))
-
-
 def _counts(t):
     return t.derived("broker_counts", broker_counts)
+
+
+def replica_placement(t):
+    """Partitions placed worse than their cluster allows, in clusters whose brokers were
+    collected: ``rack_short`` (fewer distinct racks than min(replicas, racks in the
+    cluster), in clusters with more than one rack; a replica on a broker of unknown rack
+    counts as a rack of its own) or ``unregistered`` > 0 (replicas on broker ids that are
+    not registered). Other partitions are left out: REP007 and REP008 report no others.
+
+    Each replica is looked up in its cluster's broker map within the partition's row: no
+    explode to one row per replica and no regrouping by (cluster, topic, partition)."""
+    brokers = F.transform(F.col("replicas"), lambda r: F.element_at(F.col("registered"), r))
+    racks = F.transform(brokers, lambda b: b.getField("rack"))
+    parts = t.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
+        "cluster_id", "topic", "partition", "replicas")
+    d = join(parts, _counts(t).select("cluster_id", "rack_count", "registered"), "cluster_id").select(
+        "cluster_id", "topic", "partition", "replicas", "rack_count", F.size("replicas").alias("rf"),
+        F.size(F.array_distinct(F.array_compact(racks))).alias("racks_used"),
+        (F.size("replicas") - F.size(F.array_compact(racks))).alias("unknown_rack"),
+        (F.size(F.array_compact(F.col("replicas"))) - F.size(F.array_compact(brokers))).alias("unregistered"),
+    )
+    rack_short = (F.col("rack_count") > 1) & (
+        F.col("racks_used") + F.col("unknown_rack") < F.least(F.col("rf"), F.col("rack_count")))
+    return d.withColumn("rack_short", rack_short).where(F.col("rack_short") | (F.col("unregistered") > 0))
 
 
 @rule("REP004", "min-isr-one", "warning")
@@ -253,15 +260,7 @@ def replicas_share_rack(t, p):
 
     Example: `orders-3` with replicas [1, 4, 2] where brokers 1 and 4 are both in use1-az1.
     """
-    r = t.derived("replica_brokers", replica_brokers)
-    per_partition = r.groupBy("cluster_id", "topic", "partition").agg(
-        F.max("rf").alias("rf"),
-        F.countDistinct("rack").alias("racks_used"),
-        F.sum(F.when(F.col("rack").isNull(), F.lit(1)).otherwise(F.lit(0))).alias("unknown_rack"),
-    )
-    d = join(per_partition, _counts(t).select("cluster_id", "rack_count"), "cluster_id")
-    d = d.where((F.col("rack_count") > 1)
-                & (F.col("racks_used") + F.col("unknown_rack") < F.least(F.col("rf"), F.col("rack_count"))))
+    d = t.derived("replica_placement", replica_placement).where(F.col("rack_short"))
     # Cap the listed partitions by rank, not F.slice (sqlframe's DuckDB slice returns one
     # element too many); array_compact because DuckDB's collect_list keeps nulls.
     d = d.withColumn("_rn", F.row_number().over(Window.partitionBy("cluster_id", "topic").orderBy("partition")))
@@ -299,12 +298,10 @@ def replica_on_unknown_broker(t, p):
 
     Example: `ads.clicks-7` with replicas [4, 5, 1] while broker 5 is not in `/brokers/ids`.
     """
-    r = t.derived("replica_brokers", replica_brokers)
-    d = join(r.where(~F.col("registered")), _counts(t).select("cluster_id", "broker_count"), "cluster_id")
-    d = d.where(F.col("broker_count") > 0).groupBy("cluster_id", "topic", "partition").agg(
-        F.sort_array(F.collect_set("replica")).alias("unknown"), F.max("rf").alias("rf"))
-    replicas = t.partitions.select("cluster_id", "topic", "partition", "replicas")
-    d = join(d, replicas, ["cluster_id", "topic", "partition"])
+    d = join(t.derived("replica_placement", replica_placement).where(F.col("unregistered") > 0),
+             _counts(t).select("cluster_id", "broker_ids"), "cluster_id")
+    d = d.select("cluster_id", "topic", "partition", "replicas", "rf", F.sort_array(
+        F.array_except(F.array_compact(F.col("replicas")), F.col("broker_ids"))).alias("unknown"))
     msg = text("replicas ", int_list(F.col("replicas")), " include broker(s) ", int_list(F.col("unknown")),
                " that are not registered: the partition has fewer live replicas than its replication factor")
     return emit(d, "partition", partition_name(), msg,

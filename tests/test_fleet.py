@@ -40,6 +40,25 @@ def test_fleet_rule_case_on_duckdb(case, tmp_path):
         assert _fired(_run_case(engine, case, tmp_path), case.rule) == set(case.expect)
 
 
+def test_flt002_names_at_most_max_listed_clusters_and_counts_the_rest(tmp_path):
+    """A topic mirrored to many clusters: each finding names the first clusters by name
+    and counts the others (the message stays bounded however large the fleet)."""
+    from tests.rulecases import FleetCase
+
+    members = tuple({"cluster": {"name": f"dc{i}"},
+                     "tables": {"topics": [{"topic": "orders", "partitions": 12, "replication_factor": 3 if i else 2}]}}
+                    for i in range(5))
+    case = FleetCase("FLT002", "many", members, frozenset())
+    cfg = parse_config({"select": ["FLT002"], "params": {"FLT002": {"max_listed": 2}}}, "test")
+    with open_engine("duckdb") as engine:
+        result = run_fleet(engine, str(write_fleet_case(case, tmp_path)), cfg, top_n=1000)
+    by_cluster = {f.cluster: f for f in result.top}
+    assert set(by_cluster) == {f"dc{i}" for i in range(5)}
+    f = by_cluster["dc3"]
+    assert "differs across 5 clusters (dc0, dc1 and 3 more) in replication factor" in f.message
+    assert f.evidence["clusters"] == 5 and f.evidence["mirrored_in"] == ["dc0", "dc1"]
+
+
 def test_every_fleet_rule_has_passing_and_failing_cases():
     fleet_rules = {r.code for r in load_rules().values() if r.scope == "fleet"}
     kinds = {}

@@ -30,7 +30,12 @@ class DuckDBEngine(Engine):
         self.plan_cache = PlanCache("duckdb", enabled=plan_cache)
 
     def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
-        self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS {sql}")
+        # Shared transforms (reuse) are read by several rules: computed once into a table.
+        # A rule's findings, and their union, are read once, by the next stage: views, so the
+        # whole chain runs as one query and no copy of the findings stays in memory until
+        # the last stage (a fleet's findings_final or fleet_findings).
+        kind = "TABLE" if reuse else "VIEW"
+        self.conn.execute(f"CREATE OR REPLACE {kind} {VIEW_PREFIX}{name} AS {sql}")
 
     def rows(self, table: str) -> list[dict]:
         cursor = self.conn.execute(f"SELECT * FROM {table}")

@@ -57,7 +57,20 @@ class SparkEngine(Engine):
         # acceptable for a batch audit, and what keeps the driver's plans bounded.)
         from pyspark.sql import functions as SF
 
-        frame = self.spark.sql(sql).localCheckpoint(eager=True)
+        if not reuse:
+            # A rule's findings and their union are read once, by the next stage: plain views,
+            # so the whole fleet's findings come out of one job instead of one per rule (each
+            # job costs seconds of scheduling whatever its size). They read only checkpointed
+            # shared transforms and snapshot tables, so the inlined plan stays bounded.
+            self.spark.sql(sql).createOrReplaceTempView(VIEW_PREFIX + name)
+            return
+        frame = self.spark.sql(sql)
+        # A union of many rules' views has the partitions of all its inputs (a thousand for a
+        # fleet): every later action and the Parquet write would pay a task per partition.
+        most = max(16, 4 * self.spark.sparkContext.defaultParallelism)
+        if frame.rdd.getNumPartitions() > most:
+            frame = frame.coalesce(most)
+        frame = frame.localCheckpoint(eager=True)
         # Re-alias every column: Spark 4 fails to analyse a union of two checkpointed
         # relations directly ("key not found: cluster_id#..."); a projection on top is fine.
         frame.select(*[SF.col(f"`{c}`").alias(c) for c in frame.columns]).createOrReplaceTempView(VIEW_PREFIX + name)
@@ -66,7 +79,9 @@ class SparkEngine(Engine):
         return [r.asDict() for r in self.spark.table(table).collect()]
 
     def write_findings(self, table: str, directory: str) -> None:
-        self.spark.table(table).write.mode("overwrite").partitionBy("cluster").parquet(directory)
+        # One task per cluster's rows: one file per cluster directory, not one per input partition.
+        frame = self.spark.table(table)
+        frame.repartition("cluster").write.mode("overwrite").partitionBy("cluster").parquet(directory)
 
     def read_findings(self, path: str, name: str, exclude_run_date: str | None = None) -> str | None:
         from pyspark.sql import functions as SF
