@@ -2,6 +2,7 @@
 
     python bench/bench_fleet.py --partitions 1M --engines duckdb,spark --runs 3
     python bench/bench_fleet.py --partitions 10M --engines duckdb,spark --runs 2
+    git worktree add /tmp/before REV && python bench/bench_fleet.py --code before=/tmp/before ...
 
 Generates the synthetic fleet under bench/data/ if it is missing (bench/fleetgen.py, seeded:
 200 clusters x 500 or 5,000 topics x 10 partitions), then runs the console script once per run
@@ -72,10 +73,10 @@ def _status(pid: int) -> tuple[str, int, int]:
     return name, rss, hwm
 
 
-def run_measured(cmd: list[str], env: dict | None = None, interval: float = 0.05) -> dict:
+def run_measured(cmd: list[str], env: dict | None = None, interval: float = 0.05, cwd: str | None = None) -> dict:
     """Run cmd; wall time and peak memory (MiB) of the Python root, of java descendants, of the tree."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True, cwd=cwd)
     py_peak = java_peak = tree_peak = 0
     import threading
 
@@ -162,9 +163,11 @@ def ensure_fleet(size: str, mirror_every: int = 50) -> Path:
     return root
 
 
-def fleet_cmd(root: Path, engine: str, out: str, master: str) -> list[str]:
-    exe = shutil.which("kafka-audit") or "kafka-audit"
-    cmd = [exe, "fleet", str(root), "--engine", engine, "--out", out, "--run-date", RUN_DATE, "-f", "json",
+def fleet_cmd(root: Path, engine: str, out: str, master: str, code: str | None = None) -> list[str]:
+    """The installed console script, or (``code``: a checkout of another revision, e.g. a
+    `git worktree`) that tree's CLI module run from inside it."""
+    exe = [shutil.which("kafka-audit") or "kafka-audit"] if code is None else [sys.executable, "-m", "auditor.cli.main"]
+    cmd = [*exe, "fleet", str(root.resolve()), "--engine", engine, "--out", out, "--run-date", RUN_DATE, "-f", "json",
            "--fail-on", "never"]
     if engine == "spark":
         cmd += ["--master", master]
@@ -192,6 +195,9 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--mirror-every", type=int, default=50, help="fleetgen --mirror-every (1: a finding per topic)")
     ap.add_argument("--json", help="also write the raw figures here")
+    ap.add_argument("--code", action="append", default=[], metavar="LABEL=DIR",
+                    help="also run another revision's code from DIR (e.g. `git worktree add /tmp/old REV`), "
+                         "interleaved with the installed one, for a before/after in the same run")
     a = ap.parse_args()
     engines = a.engines.split(",")
     print(f"<!-- {machine()}; {versions()}; start {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, {load()} -->",
@@ -199,27 +205,31 @@ def main() -> None:
     rows, raw = [], {}
     for size in a.partitions.split(","):
         root = ensure_fleet(size, a.mirror_every)
-        results: dict[str, list[dict]] = {e: [] for e in engines}
+        trees = [("", None)] + [tuple(c.split("=", 1)) for c in a.code]
+        variants = [(engine, label, code) for engine in engines for label, code in trees]
+        results: dict[tuple, list[dict]] = {v: [] for v in variants}
         loads = []
         for i in range(a.runs):
-            for engine in engines:
+            for engine, label, code in variants:
                 with tempfile.TemporaryDirectory(prefix="bench-fleet-") as out:
                     loads.append(os.getloadavg()[0])
-                    r = run_measured(fleet_cmd(root, engine, out, a.master))
+                    r = run_measured(fleet_cmd(root, engine, out, a.master, code), cwd=code)
                     try:
                         r["findings"] = json.loads(r["stdout"])["totals"]["total"]
                     except (ValueError, KeyError, TypeError):
                         r["findings"] = None
                         print(f"{engine} run {i + 1} failed (exit {r['rc']}): {r['stderr'][-2000:]}", file=sys.stderr)
-                    print(f"{size} {engine} run {i + 1}: {r['wall']:.1f} s, python {r['py_mib']:.0f} MiB, "
-                          f"java {r['java_mib']:.0f} MiB, tree {r['tree_mib']:.0f} MiB, findings {r['findings']}, "
-                          f"{load()}", file=sys.stderr)
+                    print(f"{size} {engine}{' ' + label if label else ''} run {i + 1}: {r['wall']:.1f} s, "
+                          f"python {r['py_mib']:.0f} MiB, java {r['java_mib']:.0f} MiB, tree {r['tree_mib']:.0f} MiB, "
+                          f"findings {r['findings']}, {load()}", file=sys.stderr)
                     r.pop("stdout"), r.pop("stderr")
-                    results[engine].append(r)
-        for engine in engines:
-            label = f"{size} ({SIZES[size][0]} clusters)" + (f" mirror-every {a.mirror_every}" if a.mirror_every != 50 else "")
-            rows.append(fmt_row(f"{label}, {engine}" + (f" {a.master}" if engine == "spark" else ""), results[engine]))
-        raw[size] = {"results": results, "load_1min_at_start_of_runs": loads}
+                    results[(engine, label, code)].append(r)
+        for engine, label, code in variants:
+            name = f"{size} ({SIZES[size][0]} clusters)" + (f" mirror-every {a.mirror_every}" if a.mirror_every != 50 else "")
+            rows.append(fmt_row(f"{name}, {engine}" + (f" {a.master}" if engine == "spark" else "")
+                                + (f", {label}" if label else ""), results[(engine, label, code)]))
+        raw[size] = {"results": {" ".join(filter(None, (e, lb))): v for (e, lb, _), v in results.items()},
+                     "load_1min_at_start_of_runs": loads}
     print("| fleet, engine | runs | wall min / median | peak RSS python | peak RSS JVM | peak RSS tree | findings |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))

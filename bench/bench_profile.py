@@ -22,6 +22,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
+def _hwm_mib() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root")
@@ -41,6 +49,7 @@ def main() -> None:
 
     t_import = time.perf_counter() - t_start
     timings: list[tuple[float, str, str]] = []
+    peaks: dict[str, float] = {}  # process peak RSS (VmHWM) right after each table
     eng = open_engine(a.engine, master=a.master if a.engine == "spark" else None)
     t_open = time.perf_counter() - t_start - t_import
     orig = eng.create
@@ -49,6 +58,7 @@ def main() -> None:
         t0 = time.perf_counter()
         orig(name, sql, reuse=reuse or a.per_rule)
         timings.append((time.perf_counter() - t0, name, sql))
+        peaks[name] = _hwm_mib()
 
     eng.create = create
     phases: dict[str, float] = {}
@@ -78,9 +88,9 @@ def main() -> None:
         print("DuckDB memory after the run: " + ", ".join(f"{t} {b / 2**20:,.0f} MiB" for t, b in mem))
         big = eng.conn.execute("SELECT table_name, estimated_size FROM duckdb_tables() ORDER BY 2 DESC LIMIT 6").fetchall()
         print("largest materialised tables (rows): " + ", ".join(f"{t} {n:,}" for t, n in big))
-    print("\n| table | s | share |\n|---|---:|---:|")
+    print("\n| table | s | share | peak RSS after |\n|---|---:|---:|---:|")
     for dt, name, _ in sorted(timings, reverse=True)[: a.top]:
-        print(f"| {name} | {dt:.2f} | {dt / t_run:.0%} |")
+        print(f"| {name} | {dt:.2f} | {dt / t_run:.0%} | {peaks.get(name, 0):,.0f} MiB |")
     if a.explain and a.engine == "duckdb":
         for dt, name, sql in sorted(timings, reverse=True)[: a.explain]:
             print(f"\n### EXPLAIN ANALYZE {name} ({dt:.2f} s when materialised)\n")

@@ -39,6 +39,9 @@ class SparkEngine(Engine):
             # UnionBase.rewriteConstraints) once several checkpoints are unioned. Constraint
             # propagation only infers extra filters, which these plans do not need.
             "spark.sql.constraintPropagation.enabled": "false",
+            # List a fleet's snapshot files on the driver: a listing job per table (Spark's
+            # default above 32 paths) costs more than listing a few hundred paths.
+            "spark.sql.sources.parallelPartitionDiscovery.threshold": "4096",
         }
         settings.update(conf or {})
         for key, value in settings.items():
@@ -120,7 +123,10 @@ class SparkEngine(Engine):
         df = frames[0]
         for other in frames[1:]:
             df = df.unionByName(other)
-        df.select(*table.names).createOrReplaceTempView(VIEW_PREFIX + table.name)
+        # Cached: a fleet is thousands of small files (a table per cluster), and the rules scan
+        # each table many times; opening every file again per scan cost more than the rules.
+        # The first action fills the cache (memory, spilling to local disk).
+        df.select(*table.names).cache().createOrReplaceTempView(VIEW_PREFIX + table.name)
 
     def close(self) -> None:
         # The Spark session belongs to the process (tests and spark-submit reuse it), so it
