@@ -2,7 +2,7 @@
 
 from auditor.registry import Param, rule
 from checks._api import F, emit, ev, join, text
-from checks._transforms import cluster_settings, degraded_partitions, int_list, partition_name
+from checks._transforms import broker_counts, cluster_settings, degraded_partitions, int_list, partition_name
 
 
 @rule("PAR001", "leaderless-partition", "critical")
@@ -174,12 +174,13 @@ def under_replicated(t, p):
 
 @rule("PAR006", "offline-replicas", "error")
 def offline_replicas(t, p):
-    """Metadata reports offline replicas for a partition: a log directory holding it failed.
+    """Metadata reports offline replicas for a partition: a log directory holding it failed, or its broker is down.
 
     Why: since KIP-112 a broker with several log dirs (JBOD) keeps running when one disk
     fails, and reports the replicas on that disk as offline. Those replicas are gone until
     the disk is replaced; clients that do not retry KAFKA_STORAGE_ERROR can keep failing
-    (incident 2), and the partition runs with less redundancy.
+    (incident 2), and the partition runs with less redundancy. A replica whose broker is not
+    registered is offline too (the broker is down); the message says which case it is.
 
     Remediation: find the failed log dir (`kafka-log-dirs --describe`, the broker's log
     for "Stopping serving logs in dir"), replace the disk or remove it from log.dirs, and
@@ -189,9 +190,20 @@ def offline_replicas(t, p):
     Example: `tracking.positions-12` with replicas [4, 5, 6] and offline replicas [4].
     """
     h = _health(t).where(F.col("offline_replicas").isNotNull() & (F.size("offline_replicas") > 0))
-    msg = text("replica(s) ", int_list(F.sort_array(F.col("offline_replicas"))),
-               " offline (failed log dir); replicas ", int_list(F.col("replicas")), ", ISR ", int_list(F.col("isr")))
-    return emit(h, "partition", partition_name(), msg, _isr_evidence(offline_replicas=F.col("offline_replicas")))
+    # Why they are offline: on a registered broker a failed log dir, else the broker is down
+    # (unknown when the brokers were not collected).
+    h = join(h, t.derived("broker_counts", broker_counts).select("cluster_id", "broker_ids"), "cluster_id", "left")
+    down = F.array_except(F.col("offline_replicas"), F.coalesce(F.col("broker_ids"), F.col("offline_replicas")))
+    cause = (F.when(F.col("broker_ids").isNull(), F.lit(""))
+             .when(F.size(down) == 0, F.lit(" (failed log dir on a live broker)"))
+             .when(F.size(down) == F.size(F.array_distinct(F.col("offline_replicas"))),
+                   F.lit(" (their broker is not registered: down)"))
+             .otherwise(text(" (broker(s) ", int_list(F.sort_array(down)), " down, the rest on failed log dirs)")))
+    msg = text("replica(s) ", int_list(F.sort_array(F.col("offline_replicas"))), " offline", cause, "; replicas ",
+               int_list(F.col("replicas")), ", ISR ", int_list(F.col("isr")))
+    return emit(h, "partition", partition_name(), msg,
+                _isr_evidence(offline_replicas=F.col("offline_replicas"),
+                              brokers_down=F.when(F.col("broker_ids").isNotNull(), F.sort_array(down))))
 
 
 @rule("PAR007", "preferred-leader-imbalance", "info",

@@ -96,6 +96,10 @@ def test_incident2_failed_disk_shows_offline_and_under_replicated_partitions(aud
     offline = _partitions(c, lambda r: bool(r.get("offline_replicas")))
     assert offline
     assert fired[(c, "PAR006")] == offline
+    # broker 4 is registered: its replicas are offline because of the disk, not the broker
+    for (cluster, rule, _), f in by_key.items():
+        if (cluster, rule) == (c, "PAR006"):
+            assert "offline (failed log dir on a live broker)" in f.message and f.evidence["brokers_down"] == []
     assert fired[(c, "PAR005")] == _partitions(c, lambda r: len(r["isr"]) < _rf(r)) == offline
     assert fired[(c, "PAR004")] == offline  # ISR 2 == min.insync.replicas 2 < RF 3
     assert fired[(c, "PAR007")] == {"broker:4"}  # leadership moved off the broker with the failed disk
@@ -115,3 +119,17 @@ def test_other_clusters_fire_none_of_these_rules(audit, cluster):
 def test_only_the_incident_clusters_fire(audit):
     fired, _ = audit
     assert {c for (c, rule), hits in fired.items() if hits and rule in MINE} == {"ads-zk-legacy", "logistics-jbod"}
+
+
+def test_par006_says_when_an_offline_replica_is_on_a_down_broker(tmp_path):
+    from auditor.config import AuditConfig
+    from auditor.engine import open_engine
+    from auditor.engine.runner import run_audit
+    from tests.rulecases import load_cases, write_cases
+
+    case = next(c for c in load_cases() if (c.rule, c.name) == ("PAR006", "replica-on-a-down-broker-fires"))
+    with open_engine("duckdb") as engine:
+        result = run_audit(engine, write_cases([case], tmp_path), AuditConfig(select=("PAR006",)))
+    [f] = result.findings
+    assert f.message.startswith("replica(s) [4] offline (their broker is not registered: down);")
+    assert f.evidence["brokers_down"] == [4]
