@@ -195,6 +195,7 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--mirror-every", type=int, default=50, help="fleetgen --mirror-every (1: a finding per topic)")
     ap.add_argument("--json", help="also write the raw figures here")
+    ap.add_argument("--warmup", action="store_true", help="one untimed run of each variant first (plan caches warm)")
     ap.add_argument("--code", action="append", default=[], metavar="LABEL=DIR",
                     help="also run another revision's code from DIR (e.g. `git worktree add /tmp/old REV`), "
                          "interleaved with the installed one, for a before/after in the same run")
@@ -209,6 +210,11 @@ def main() -> None:
         variants = [(engine, label, code) for engine in engines for label, code in trees]
         results: dict[tuple, list[dict]] = {v: [] for v in variants}
         loads = []
+        for engine, label, code in variants if a.warmup else ():  # fills each code tree's plan cache
+            with tempfile.TemporaryDirectory(prefix="bench-fleet-") as out:
+                r = run_measured(fleet_cmd(root, engine, out, a.master, code), cwd=code)
+                print(f"{size} {engine}{' ' + label if label else ''} warm-up: {r['wall']:.1f} s (not counted)",
+                      file=sys.stderr)
         for i in range(a.runs):
             for engine, label, code in variants:
                 with tempfile.TemporaryDirectory(prefix="bench-fleet-") as out:
