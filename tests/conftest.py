@@ -50,9 +50,11 @@ def spark_engine():
     engine.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def zk():
-    """One real ZooKeeper (tests/zk_server.py) for the whole run; tests write under their own chroot."""
+    """One real ZooKeeper (tests/zk_server.py) per test module; tests write under their own
+    chroot. Per module, not per session: a live kazoo client's connection thread draws from
+    the global `random` module, which Hypothesis flags in any test running meanwhile."""
     from tests.zk_server import ZkServer, available
 
     if not available():
@@ -65,7 +67,7 @@ def zk():
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def writer(zk):
     """A kazoo client of ``zk`` that tests write their layouts with."""
     from tests.zk_server import client
