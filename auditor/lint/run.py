@@ -18,6 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from auditor.config import AuditConfig
+from auditor.engine.duckdb_engine import DuckDBEngine
+from auditor.engine.plans import PlanCache
 from auditor.errors import UsageError
 from auditor.findings import AuditResult, Finding, fingerprint
 from auditor.lint.inputs import LintInputError, LintInputs, read_inputs
@@ -93,20 +95,18 @@ def _check_suppression_codes(inputs: LintInputs, known: set[str]) -> None:
                                      "(see 'kafka-audit rules list')")
 
 
-class LintEngine:
+class LintEngine(DuckDBEngine):
     """The embedded DuckDB engine, minus the cost of what lint rarely needs.
 
     The rules' compiled SQL normally comes from the plan cache (auditor/engine/plans.py), so
     sqlframe's session (and sqlglot's dialects, ~1 s to import and set up) is created only
     when a plan has to be compiled. Rows are loaded from JSON Lines, like snapshots, with the
-    declared column types; findings are read back with plain SQL."""
-
-    name = "duckdb"
+    declared column types; findings are read back with plain SQL. Tables and views are
+    created as DuckDBEngine does (``create``)."""
 
     def __init__(self, workdir: str):
+        # Not super().__init__(): that would set up sqlframe's session now.
         import duckdb
-
-        from auditor.engine.plans import PlanCache
 
         self.conn = duckdb.connect(database=":memory:")
         self.conn.execute("SET autoinstall_known_extensions = false")
@@ -121,17 +121,6 @@ class LintEngine:
 
             self._session = DuckDBSession(conn=self.conn)
         return self._session
-
-    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
-        from auditor.engine.base import VIEW_PREFIX
-
-        # Shared transforms (reuse) are read by several rules: computed once. A rule's findings
-        # are read once, by the union: a view, computed in that single query.
-        kind = "TABLE" if reuse else "VIEW"
-        self.conn.execute(f"CREATE OR REPLACE {kind} {VIEW_PREFIX}{name} AS {sql}")
-
-    def sql_of(self, df) -> str:
-        return df.sql(dialect=self.session.execution_dialect, optimize=False, pretty=False)
 
     def register(self, manifest, tables: dict[str, list[dict]]) -> None:
         """Load rows as the snapshot tables, typed as declared in auditor/snapshot/schema.py."""
