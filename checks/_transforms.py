@@ -218,8 +218,8 @@ def degraded_partitions(t):
     fleet, so filtering here keeps the materialised table (and the engine's memory) at the
     size of the problems instead of the size of the fleet."""
     keys = ["cluster_id", "topic", "partition"]
-    live = t.brokers.select("cluster_id", F.col("broker_id").alias("leader"), F.lit(True).alias("leader_live"))
-    known = t.derived("broker_counts", broker_counts).select("cluster_id", "broker_count")
+    live = registered_as(t, "leader", "leader_live")
+    known = cluster_brokers(t).select("cluster_id", "broker_count")
     zk = t.zk_state.select("cluster_id", "topic", "partition", F.lit(True).alias("in_zk"),
                            F.col("leader").alias("zk_leader"), F.col("isr").alias("zk_isr"),
                            F.col("leader_epoch").alias("zk_leader_epoch"),
@@ -252,6 +252,17 @@ def degraded_partitions(t):
                & (F.col("min_insync_replicas").isNull() | (F.col("isr_size") > F.col("min_insync_replicas")))
                & (F.col("offline_replicas").isNull() | (F.size("offline_replicas") == 0)))
     return d.where(~F.coalesce(healthy, F.lit(False)))
+
+
+def registered_as(t, as_name: str, flag: str):
+    """The registered brokers as (cluster_id, ``as_name`` = broker id, ``flag`` = true), to
+    left-join onto a column holding a broker id: ``flag`` is null where it is not registered."""
+    return t.brokers.select("cluster_id", F.col("broker_id").alias(as_name), F.lit(True).alias(flag))
+
+
+def cluster_brokers(t):
+    """``broker_counts``, the shared transform (built once per run)."""
+    return t.derived("broker_counts", broker_counts)
 
 
 def broker_counts(t):

@@ -2,7 +2,14 @@
 
 from auditor.registry import Param, rule
 from checks._api import F, Window, emit, ev, join, text
-from checks._transforms import degraded_partitions, int_list, partition_name, with_version_number
+from checks._transforms import (
+    cluster_brokers,
+    degraded_partitions,
+    int_list,
+    partition_name,
+    registered_as,
+    with_version_number,
+)
 
 PARTITION_KEYS = ["cluster_id", "topic", "partition"]
 # Kafka 2.1 added controller epoch fencing of ZooKeeper writes (KAFKA-6082).
@@ -15,12 +22,8 @@ def _clusters(t):
                              F.col("metadata_mode").alias("manifest_mode"))
 
 
-def _registered(t, as_name: str, flag: str):
-    return t.brokers.select("cluster_id", F.col("broker_id").alias(as_name), F.lit(True).alias(flag))
-
-
 def _broker_count(t):
-    return t.brokers.groupBy("cluster_id").agg(F.count(F.lit(1)).alias("broker_count"))
+    return cluster_brokers(t).select("cluster_id", "broker_count")
 
 
 @rule("CTL001", "no-active-controller", "critical")
@@ -48,7 +51,7 @@ def no_active_controller(t, p):
     parts = t.partitions.groupBy("cluster_id").agg(F.count(F.lit(1)).alias("partition_count"))
     d = join(join(join(join(_clusters(t), ctl, "cluster_id", "left"), _broker_count(t), "cluster_id", "left"),
                   parts, "cluster_id", "left"),
-             _registered(t, "controller_id", "registered"), ["cluster_id", "controller_id"], "left")
+             registered_as(t, "controller_id", "registered"), ["cluster_id", "controller_id"], "left")
     kraft = F.lower(F.coalesce(F.col("mode"), F.col("manifest_mode"), F.lit("zookeeper"))) == "kraft"
     has_voters = F.col("voters").isNotNull() & (F.size("voters") > 0)
     no_row = F.col("has_row").isNull() & (F.coalesce(F.col("partition_count"), F.lit(0)) > 0)
@@ -108,7 +111,7 @@ def partition_state_divergence(t, p):
 
 
 @rule("CTL003", "leader-not-registered", "critical")
-def leader_not_registered(t, p):
+def leader_notregistered_as(t, p):
     """ZooKeeper's partition state names a leader that is not a registered broker, and no re-election happened.
 
     Why: when a broker's ZooKeeper session ends, the controller must move leadership of
@@ -130,7 +133,7 @@ def leader_not_registered(t, p):
         "cluster_id", "topic", "partition", F.col("leader").alias("zk_leader"), F.col("isr").alias("zk_isr"),
         F.col("controller_epoch").alias("zk_controller_epoch"))
     served = t.partitions.select("cluster_id", "topic", "partition", F.col("leader").alias("served_leader"))
-    d = join(join(join(zk, _registered(t, "zk_leader", "registered"), ["cluster_id", "zk_leader"], "left"),
+    d = join(join(join(zk, registered_as(t, "zk_leader", "registered"), ["cluster_id", "zk_leader"], "left"),
                   _broker_count(t), "cluster_id", "left"), served, PARTITION_KEYS, "left")
     d = d.where(F.col("registered").isNull() & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0))
     msg = text("ZooKeeper state names leader ", F.col("zk_leader"), " (ISR ", int_list(F.col("zk_isr")),

@@ -20,7 +20,7 @@ The scope is "maintenance": `kafka-audit check` does not run these rules, `prefl
 
 from auditor.registry import Param, rule
 from checks._api import F, Window, emit, ev, join, text
-from checks._transforms import partition_name, topic_settings
+from checks._transforms import partition_name, registered_as, topic_settings
 
 COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
 _MAX_LISTED = Param("max_listed", 20, "how many partitions, topics or groups the message and evidence list "
@@ -36,7 +36,7 @@ def restart_impact(t):
     parts = t.partitions.where(F.col("isr").isNotNull() & (F.size("isr") > 0)).select(
         "cluster_id", "topic", "partition", "leader", "replicas", "isr",
         F.explode(F.array_distinct(F.col("isr"))).alias("broker_id"))
-    live = t.brokers.select("cluster_id", "broker_id", F.lit(True).alias("registered"))
+    live = registered_as(t, "broker_id", "registered")
     d = join(join(parts, live, ["cluster_id", "broker_id"]), settings, ["cluster_id", "topic"], "left")
     remaining = F.size(F.array_distinct(F.col("isr"))) - F.lit(1)
     d = d.select("cluster_id", "broker_id", "topic", "partition", "leader", "replicas", "isr", "min_insync_replicas",

@@ -2,7 +2,14 @@
 
 from auditor.registry import Param, rule
 from checks._api import F, emit, ev, join, text
-from checks._transforms import broker_counts, cluster_settings, degraded_partitions, int_list, partition_name
+from checks._transforms import (
+    cluster_brokers,
+    cluster_settings,
+    degraded_partitions,
+    int_list,
+    partition_name,
+    registered_as,
+)
 
 
 @rule("PAR001", "leaderless-partition", "critical")
@@ -192,7 +199,7 @@ def offline_replicas(t, p):
     h = _health(t).where(F.col("offline_replicas").isNotNull() & (F.size("offline_replicas") > 0))
     # Why they are offline: on a registered broker a failed log dir, else the broker is down
     # (unknown when the brokers were not collected).
-    h = join(h, t.derived("broker_counts", broker_counts).select("cluster_id", "broker_ids"), "cluster_id", "left")
+    h = join(h, cluster_brokers(t).select("cluster_id", "broker_ids"), "cluster_id", "left")
     down = F.array_except(F.col("offline_replicas"), F.coalesce(F.col("broker_ids"), F.col("offline_replicas")))
     cause = (F.when(F.col("broker_ids").isNull(), F.lit(""))
              .when(F.size(down) == 0, F.lit(" (failed log dir on a live broker)"))
@@ -236,7 +243,7 @@ def preferred_leader_imbalance(t, p):
     not_led = F.when(F.col("leader").isNull() | (F.col("leader") != F.col("broker_id")), F.lit(1)).otherwise(F.lit(0))
     per_broker = parts.groupBy("cluster_id", "broker_id").agg(
         F.count(F.lit(1)).alias("preferred_partitions"), F.sum(not_led).alias("not_led"))
-    live = t.brokers.select("cluster_id", "broker_id", F.lit(True).alias("registered"))
+    live = registered_as(t, "broker_id", "registered")
     rebalance = t.derived("cluster_settings", cluster_settings).where(
         F.col("key") == "auto.leader.rebalance.enable").select("cluster_id", F.col("value").alias("auto_rebalance"))
     threshold = p["max_imbalance_percent"]

@@ -3,7 +3,7 @@
 from auditor.registry import Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import (
-    broker_counts,
+    cluster_brokers,
     cluster_settings,
     int_list,
     partition_name,
@@ -96,10 +96,6 @@ def single_replica(t, p):
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 
 
-def _counts(t):
-    return t.derived("broker_counts", broker_counts)
-
-
 def replica_placement(t):
     """Partitions placed worse than their cluster allows, in clusters whose brokers were
     collected: ``rack_short`` (fewer distinct racks than min(replicas, racks in the
@@ -116,7 +112,7 @@ def replica_placement(t):
     parts = t.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
         "cluster_id", "topic", "partition", "replicas")
     lists = parts.select("cluster_id", "replicas").distinct()
-    judged = join(lists, _counts(t).select("cluster_id", "rack_count", "registered"), "cluster_id").select(
+    judged = join(lists, cluster_brokers(t).select("cluster_id", "rack_count", "registered"), "cluster_id").select(
         "cluster_id", "replicas", "rack_count", F.size("replicas").alias("rf"),
         F.size(F.array_distinct(F.array_compact(racks))).alias("racks_used"),
         (F.size("replicas") - F.size(F.array_compact(racks))).alias("unknown_rack"),
@@ -305,7 +301,7 @@ def replica_on_unknown_broker(t, p):
     Example: `ads.clicks-7` with replicas [4, 5, 1] while broker 5 is not in `/brokers/ids`.
     """
     d = join(t.derived("replica_placement", replica_placement).where(F.col("unregistered") > 0),
-             _counts(t).select("cluster_id", "broker_ids"), "cluster_id")
+             cluster_brokers(t).select("cluster_id", "broker_ids"), "cluster_id")
     d = d.select("cluster_id", "topic", "partition", "replicas", "rf", F.sort_array(
         F.array_except(F.array_compact(F.col("replicas")), F.col("broker_ids"))).alias("unknown"))
     msg = text("replicas ", int_list(F.col("replicas")), " include broker(s) ", int_list(F.col("unknown")),
@@ -331,7 +327,7 @@ def rf_below_az_count(t, p):
     Example: topic `clickstream` with RF 2 on a 3-AZ MSK cluster.
     """
     clusters = t.clusters.select("cluster_id", "az_count", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"))
-    c = join(clusters, _counts(t).select("cluster_id", "rack_count"), "cluster_id", "left").select(
+    c = join(clusters, cluster_brokers(t).select("cluster_id", "rack_count"), "cluster_id", "left").select(
         "cluster_id", F.coalesce(F.col("az_count"),
                                  F.when(F.col("platform") == "msk", F.col("rack_count"))).alias("azs"))
     d = join(_durability(t), c, "cluster_id").where(
@@ -359,7 +355,7 @@ def rf_exceeds_brokers(t, p):
 
     Example: topic `events` with RF 3 on a cluster where only 2 brokers are registered.
     """
-    d = join(t.derived("topic_replication", topic_replication), _counts(t).select("cluster_id", "broker_count"),
+    d = join(t.derived("topic_replication", topic_replication), cluster_brokers(t).select("cluster_id", "broker_count"),
              "cluster_id").where((F.col("broker_count") > 0) & (F.col("rf_max") > F.col("broker_count")))
     msg = text("replication factor ", F.col("rf_max"), " exceeds the ", F.col("broker_count"),
                " live broker(s): the topic can never be fully replicated")
