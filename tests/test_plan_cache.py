@@ -1,8 +1,15 @@
-"""The compiled-plan cache: a warm run compiles nothing and gives the same findings."""
+"""The compiled-plan cache: a warm run compiles nothing and gives the same findings; the
+bundled plans make the first run warm and are exactly what this code compiles."""
 
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import json
+
+import pytest
+
+from auditor.engine import plans
 
 from auditor.config import AuditConfig
 from auditor.engine.duckdb_engine import DuckDBEngine
@@ -10,6 +17,12 @@ from auditor.engine.runner import run_audit
 from auditor.registry import REGISTRY, load_rules
 from auditor.snapshot.io import discover, open_snapshot
 from tests.conftest import SAMPLE_FLEET
+
+
+@pytest.fixture
+def no_bundle(monkeypatch):
+    """The user's cache directory alone, as on a version without bundled plans."""
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_BUNDLE", "off")
 
 
 def _audit(config=None):
@@ -22,7 +35,7 @@ def _audit(config=None):
         engine.close()
 
 
-def test_warm_run_uses_compiled_plans_and_matches(tmp_path, monkeypatch):
+def test_warm_run_uses_compiled_plans_and_matches(tmp_path, monkeypatch, no_bundle):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
     cold, cache = _audit()
     assert cache.hits == 0 and cache.misses > 0
@@ -40,7 +53,7 @@ def test_warm_run_uses_compiled_plans_and_matches(tmp_path, monkeypatch):
     assert warm.findings == cold.findings and warm.findings
 
 
-def test_changed_params_or_severity_compile_afresh(tmp_path, monkeypatch):
+def test_changed_params_or_severity_compile_afresh(tmp_path, monkeypatch, no_bundle):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
     _audit()
     cfg = AuditConfig(severity={"REP002": "critical"})
@@ -49,7 +62,7 @@ def test_changed_params_or_severity_compile_afresh(tmp_path, monkeypatch):
     assert {f.severity for f in result.findings if f.rule == "REP002"} == {"critical"}
 
 
-def test_corrupt_cache_entries_are_ignored(tmp_path, monkeypatch):
+def test_corrupt_cache_entries_are_ignored(tmp_path, monkeypatch, no_bundle):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
     cold, _ = _audit()
     for entry in tmp_path.glob("*.json"):
@@ -62,3 +75,45 @@ def test_cache_can_be_disabled(tmp_path, monkeypatch):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", "off")
     _result, cache = _audit()
     assert cache.directory is None and cache.hits == 0
+
+
+def test_bundle_is_built_from_this_code():
+    data = json.loads(gzip.decompress(plans.BUNDLE.read_bytes()))
+    assert data["fingerprint"] == plans.code_fingerprint(), (
+        "checks/ or auditor/engine/ changed since the bundled plans were built (or sqlframe/sqlglot "
+        "are not the pinned versions): run `python -m auditor.engine.plan_bundle`")
+
+
+def test_first_run_after_install_compiles_nothing_and_matches(tmp_path, monkeypatch):
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "compiled"))
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_BUNDLE", "off")
+    compiled, cache = _audit()
+    assert cache.misses > 0 and cache.hits == 0
+
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "fresh"))  # a new user's empty cache
+    monkeypatch.delenv("KAFKA_AUDIT_PLAN_BUNDLE")
+    bundled, cache = _audit()
+    assert cache.misses == 0 and cache.hits > 0
+    assert not (tmp_path / "fresh").exists()  # nothing compiled, nothing written
+    assert bundled.findings == compiled.findings and bundled.findings
+
+    shipped = plans.bundled_plans("duckdb")
+    for entry in (tmp_path / "compiled").glob("*.json"):  # every plan, as this code compiles it
+        assert shipped[entry.stem] == json.loads(entry.read_text()), entry.stem
+
+
+@pytest.mark.parametrize("content", [
+    gzip.compress(json.dumps({"fingerprint": "other code", "plans": {"duckdb": {"k": {"sql": "x", "deps": []}}}}).encode()),
+    b"not gzip at all",
+    gzip.compress(b"[1, 2]"),
+])
+def test_bundle_of_other_code_or_corrupt_is_unused(tmp_path, monkeypatch, content):
+    bundle = tmp_path / "plans_bundle.json.gz"
+    bundle.write_bytes(content)
+    monkeypatch.setattr(plans, "BUNDLE", bundle)
+    plans.bundled_plans.cache_clear()
+    try:
+        assert plans.bundled_plans("duckdb") == {}
+        assert plans.PlanCache("duckdb", directory=tmp_path).get("k") is None
+    finally:
+        plans.bundled_plans.cache_clear()

@@ -13,10 +13,19 @@ sqlframe or changing a parameter compiles afresh; nothing is ever stale.
 Location: $KAFKA_AUDIT_PLAN_CACHE, else $XDG_CACHE_HOME/kafka-auditor/plans, else
 ~/.cache/kafka-auditor/plans. KAFKA_AUDIT_PLAN_CACHE=off disables it. A cache that cannot be
 read or written is ignored (it only costs time), never an error.
+
+Bundled plans: the package ships the DuckDB plans of the default configuration
+(``plans_bundle.json.gz``, same keys), read before the directory. Without them the first
+`check` or `lint` after an install or upgrade, which in CI is every run on a fresh runner,
+spends ~6 s compiling. They are rebuilt from the sample configs with
+``python -m auditor.engine.plan_bundle`` whenever checks/ or auditor/engine/ change (a test fails
+until then); a bundle built from other code or other sqlframe/sqlglot versions never matches
+a key, so it can only be unused, never wrong. KAFKA_AUDIT_PLAN_BUNDLE=off ignores it.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -25,6 +34,8 @@ from functools import cache
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
+BUNDLE = Path(__file__).with_name("plans_bundle.json.gz")
+BUNDLED_DIALECTS = ("duckdb",)  # Spark runs are minutes long: compiling costs them little
 
 
 @cache
@@ -47,18 +58,40 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
+def _off(variable: str) -> bool:
+    return os.environ.get(variable, "").lower() in ("off", "0", "false", "no")
+
+
 def default_directory() -> Path | None:
     configured = os.environ.get("KAFKA_AUDIT_PLAN_CACHE")
     if configured:
-        return None if configured.lower() in ("off", "0", "false", "no") else Path(configured)
+        return None if _off("KAFKA_AUDIT_PLAN_CACHE") else Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "kafka-auditor" / "plans"
+
+
+@cache
+def bundled_plans(dialect: str) -> dict[str, dict]:
+    """The shipped plans of ``dialect`` by key; empty when they were built from other code."""
+    try:
+        data = json.loads(gzip.decompress(BUNDLE.read_bytes()))
+    except (OSError, ValueError, EOFError):
+        return {}
+    if not isinstance(data, dict) or data.get("fingerprint") != code_fingerprint():
+        return {}
+    plans = data.get("plans", {}).get(dialect)
+    return {k: e for k, e in plans.items() if _valid(e)} if isinstance(plans, dict) else {}
+
+
+def _valid(entry) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("sql"), str) and isinstance(entry.get("deps"), list)
 
 
 class PlanCache:
     def __init__(self, dialect: str, directory: Path | None = None, enabled: bool = True):
         self.dialect = dialect
         self.directory = (directory or default_directory()) if enabled else None
+        self.bundled = enabled and self.directory is not None and not _off("KAFKA_AUDIT_PLAN_BUNDLE")
         self.hits = 0
         self.misses = 0
 
@@ -70,13 +103,13 @@ class PlanCache:
     def get(self, key: str) -> dict | None:
         if self.directory is None:
             return None
+        if self.bundled and key in bundled_plans(self.dialect):
+            return bundled_plans(self.dialect)[key]
         try:
             entry = json.loads((self.directory / f"{key}.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if not isinstance(entry, dict) or not isinstance(entry.get("sql"), str) or not isinstance(entry.get("deps"), list):
-            return None
-        return entry
+        return entry if _valid(entry) else None
 
     def put(self, key: str, sql: str, deps: list[str]) -> None:
         if self.directory is None:
@@ -89,3 +122,4 @@ class PlanCache:
             os.replace(tmp, self.directory / f"{key}.json")
         except OSError:
             pass
+
