@@ -9,9 +9,8 @@ import json
 
 import pytest
 
-from auditor.engine import plans
-
 from auditor.config import AuditConfig
+from auditor.engine import plans
 from auditor.engine.duckdb_engine import DuckDBEngine
 from auditor.engine.runner import run_audit
 from auditor.registry import REGISTRY, load_rules
