@@ -131,9 +131,6 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
     run_date = run_date or dt.date.today().isoformat()
     refs, notes = open_fleet(root, engine)
     tables = engine.load(refs)
-    table = findings_table(tables, config.rules(("cluster", "fleet")), config)
-    current = engine.session.table(table).where(F.col("exempted_by").isNull()).drop("exempted_by")
-
     previous_run = None
     if previous and not REMOTE.match(previous) and not any(Path(previous).glob("**/*.parquet")):
         # The usual weekly schedule passes its own --out as --previous: its first run has
@@ -146,6 +143,11 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
         previous_run = engine.read_findings(previous, "previous_findings", exclude_run_date=run_date)
         if previous_run is None:
             notes.append(f"no run before {run_date} under {previous}: every finding counts as new")
+    # The findings are stored once: without an earlier run, the final stage is the table and
+    # fleet_findings a filtering view over it; with one, fleet_findings (joined with the
+    # earlier fingerprints once, not on every read) is the table.
+    table = findings_table(tables, config.rules(("cluster", "fleet")), config, materialize=not previous_run)
+    current = engine.session.table(table).where(F.col("exempted_by").isNull()).drop("exempted_by")
     if previous_run:
         prev = engine.session.table(VIEW_PREFIX + "previous_findings").select(
             F.col("fingerprint").alias("prev_fingerprint")).distinct()
@@ -154,7 +156,7 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
         current = marked.withColumn("status", F.when(F.col("seen"), F.lit("persisting")).otherwise(F.lit("new"))).drop("seen")
     else:
         current = current.withColumn("status", F.lit("new"))
-    engine.create("fleet_findings", engine.sql_of(current), reuse=True)
+    engine.create("fleet_findings", engine.sql_of(current), reuse=bool(previous_run))
     findings = engine.session.table(VIEW_PREFIX + "fleet_findings")
 
     if out:
@@ -171,11 +173,7 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
         r["new"] += h["new"]
     rules = list(by_rule.values())
     rules.sort(key=lambda r: (-SEVERITIES.index(r["severity"]), -r["clusters"], r["rule"]))
-    w = Window.partitionBy("rule").orderBy(F.col("cluster").asc(), F.col("resource_type").asc(),
-                                           F.col("resource_name").asc())
-    top_rows = findings.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") <= top_n).drop("_rn").collect()
-    top = [Finding.from_row({k: v for k, v in r.asDict().items() if k != "status"}) for r in top_rows]
-    top.sort(key=lambda f: f.sort_key)
+    top = _top(findings, hits, top_n)
 
     diff = {}
     if previous_run:
@@ -203,6 +201,33 @@ def _hits(findings) -> list[dict]:
         F.sum(F.when(F.col("status") == "new", F.lit(1)).otherwise(F.lit(0))).alias("new"),
     ).collect()
     return sorted((r.asDict() for r in rows), key=lambda h: (h["cluster"], h["rule"]))
+
+
+def _top(findings, hits: list[dict], top_n: int) -> list[Finding]:
+    """The first ``top_n`` findings of each rule by cluster name, resource type and name.
+
+    The window runs only over the clusters that can hold them: per rule, its clusters in
+    name order until their counts (from ``hits``) cover ``top_n``. A window over every
+    finding sorted all of them (0.5 s for 736k findings on DuckDB, a full shuffle on Spark)
+    to keep a few thousand."""
+    if top_n <= 0 or not hits:
+        return []
+    wanted: dict[str, list[str]] = {}
+    covered: dict[str, int] = {}
+    for h in sorted(hits, key=lambda h: (h["rule"], h["cluster"])):  # code point order, as the engines sort
+        if covered.get(h["rule"], 0) < top_n:
+            wanted.setdefault(h["rule"], []).append(h["cluster"])
+            covered[h["rule"]] = covered.get(h["rule"], 0) + h["count"]
+    needed = F.lit(False)
+    for rule, clusters in wanted.items():
+        needed = needed | ((F.col("rule") == F.lit(rule)) & F.col("cluster").isin(*clusters))
+    w = Window.partitionBy("rule").orderBy(F.col("cluster").asc(), F.col("resource_type").asc(),
+                                           F.col("resource_name").asc())
+    rows = (findings.where(needed).withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") <= top_n)
+            .drop("_rn").collect())
+    top = [Finding.from_row({k: v for k, v in r.asDict().items() if k != "status"}) for r in rows]
+    top.sort(key=lambda f: f.sort_key)
+    return top
 
 
 def _cluster_summary(tables, hits: list[dict], with_previous: bool) -> list[dict]:

@@ -294,3 +294,22 @@ def test_an_older_snapshot_of_the_same_cluster_is_left_out_and_said(tmp_path):
     p = _cli("fleet", fleet, "--engine", "duckdb")
     assert "1 cluster(s)" in p.stdout
     assert f"note: {old}: an older snapshot of inventory-prod" in p.stdout
+
+
+def test_top_findings_per_rule_are_the_first_by_cluster_and_resource():
+    """The report's rows per rule are the first ``top_n`` of all its findings in
+    (cluster, resource type, resource name) order, although only the clusters that can
+    hold them are windowed: here ``top_n`` needs a rule's first two clusters."""
+    with open_engine("duckdb") as engine:
+        every = run_fleet(engine, str(SAMPLE_FLEET), AuditConfig(), top_n=100_000).top
+    by_rule: dict[str, list] = {}
+    for f in sorted(every, key=lambda f: (f.cluster, f.resource_type, f.resource_name)):
+        by_rule.setdefault(f.rule, []).append(f)
+    # a rule whose first cluster holds fewer findings than top_n, with more clusters after it
+    spread = [(sum(f.cluster == fs[0].cluster for f in fs), r) for r, fs in by_rule.items()
+              if len({f.cluster for f in fs}) > 1]
+    top_n = max(spread)[0] + 1
+    with open_engine("duckdb") as engine:
+        top = run_fleet(engine, str(SAMPLE_FLEET), AuditConfig(), top_n=top_n).top
+    expected = [f for fs in by_rule.values() for f in fs[:top_n]]
+    assert sorted(top, key=lambda f: f.sort_key) == sorted(expected, key=lambda f: f.sort_key)

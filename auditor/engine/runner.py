@@ -36,20 +36,22 @@ def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig) ->
     return names
 
 
-def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None) -> str:
+def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None,
+                   *, materialize: bool = False) -> str:
     """Run the rules; returns the engine table of every finding, with cluster names, the
     fingerprint and ``exempted_by`` (the reason of the first matching exemption, or null).
     The final stage goes through the plan cache too: it depends only on which rule tables
-    are unioned and on the active exemptions."""
+    are unioned and on the active exemptions. It is a view (read once, by `check`) unless
+    ``materialize`` (the fleet job reads it several times)."""
     compiled = compile_rules(tables, rules, config)
     columns = FINDINGS_SQL_COLUMNS
     union = " UNION ALL ".join(f"SELECT {columns} FROM {name}" for name in compiled)
     if not compiled:  # no rule selected: an empty result with the same columns
         union = f"SELECT {', '.join('CAST(NULL AS STRING) AS ' + c for c in columns.split(', '))} WHERE 1 = 0"
-    tables._engine.create("findings_all", union)
     active, _expired = config.active_exemptions(today)
     key = {"union_of": compiled, "exemptions": [[e.reason, list(e.rules), e.cluster, e.resource] for e in active]}
-    return tables.compile("findings_final", lambda: _final_stage(tables, active), params=key)
+    return tables.compile("findings_final", lambda: _final_stage(tables, active), params=key,
+                          inputs={"findings_all": union}, reuse=materialize)
 
 
 def _final_stage(tables: Tables, active):
