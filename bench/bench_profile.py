@@ -1,7 +1,7 @@
 """Where does a fleet audit spend its time? Per materialised table, in process.
 
     python bench/bench_profile.py bench/data/fleet-1M --engine duckdb [--explain 3]
-    python bench/bench_profile.py bench/data/fleet-1M --engine spark --master 'local[2]'
+    python bench/bench_profile.py bench/data/fleet-1M --engine spark --master 'local[2]' [--conf KEY=VALUE]
 
 Runs auditor.fleet.run_fleet (what `kafka-audit fleet` runs) with the engine's ``create`` wrapped
 to time every table it materialises (each rule's findings, each shared transform ``derived_*``,
@@ -37,6 +37,8 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--explain", type=int, default=0)
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for this run (repeatable), e.g. spark.sql.shuffle.partitions=4")
     ap.add_argument("--per-rule", action="store_true",
                     help="materialise every rule's findings as a table (DuckDB keeps them as views, which run "
                          "inside the final query), so each rule's own cost shows")
@@ -50,7 +52,8 @@ def main() -> None:
     t_import = time.perf_counter() - t_start
     timings: list[tuple[float, str, str]] = []
     peaks: dict[str, float] = {}  # process peak RSS (VmHWM) right after each table
-    eng = open_engine(a.engine, master=a.master if a.engine == "spark" else None)
+    conf = dict(c.split("=", 1) for c in a.conf)
+    eng = open_engine(a.engine, master=a.master if a.engine == "spark" else None, spark_conf=conf)
     t_open = time.perf_counter() - t_start - t_import
     orig = eng.create
 

@@ -44,9 +44,11 @@ def msk_broker_partitions(t):
     """Per broker of an MSK cluster: partition replicas it hosts (leaders and followers, as
     MSK counts them), with the cluster's instance type."""
     msk = t.clusters.where(F.lower(F.col("platform")) == "msk").select("cluster_id", "msk_instance_type")
-    replicas = t.partitions.select("cluster_id", F.explode(F.col("replicas")).alias("broker_id"))
-    counts = join(replicas, msk.select("cluster_id"), "cluster_id").groupBy("cluster_id", "broker_id").agg(
-        F.count(F.lit(1)).alias("partition_replicas"))
+    # MSK clusters' partitions first, then one row per replica: exploding every cluster's
+    # replicas before the join made 28.8M rows at 10M partitions to keep a quarter of them.
+    on_msk = join(t.partitions.select("cluster_id", "replicas"), msk.select("cluster_id"), "cluster_id")
+    counts = on_msk.select("cluster_id", F.explode(F.col("replicas")).alias("broker_id")).groupBy(
+        "cluster_id", "broker_id").agg(F.count(F.lit(1)).alias("partition_replicas"))
     return join(counts, msk, "cluster_id")
 
 
