@@ -20,6 +20,7 @@ from auditor.engine.plans import _ROOT, BUNDLE, code_fingerprint
 
 # What users run on the embedded engine with the default configuration; each command leaves
 # the plans it compiled in the cache directory. SNAPSHOT and CHANGE are under sample_configs/.
+# DuckDB only: a Spark run takes minutes, and compiling its plans costs it little.
 SNAPSHOT = "fleet/dt=2026-11-22/cluster=search-ingest"
 CHANGE = "change-review"
 BUNDLE_COMMANDS = (

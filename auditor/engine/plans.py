@@ -35,7 +35,6 @@ from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
 BUNDLE = Path(__file__).with_name("plans_bundle.json.gz")
-BUNDLED_DIALECTS = ("duckdb",)  # Spark runs are minutes long: compiling costs them little
 
 
 @cache
@@ -122,4 +121,3 @@ class PlanCache:
             os.replace(tmp, self.directory / f"{key}.json")
         except OSError:
             pass
-
