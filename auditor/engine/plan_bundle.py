@@ -18,22 +18,24 @@ from pathlib import Path
 
 from auditor.engine.plans import _ROOT, BUNDLE, code_fingerprint
 
-# What users run on the embedded engine with the default configuration; each command leaves
-# the plans it compiled in the cache directory. SNAPSHOT and CHANGE are under sample_configs/.
-# DuckDB only: a Spark run takes minutes, and compiling its plans costs it little.
-SNAPSHOT = "fleet/dt=2026-11-22/cluster=search-ingest"
-CHANGE = "change-review"
-BUNDLE_COMMANDS = (
-    ("check", SNAPSHOT),
-    ("fleet", "fleet", "--engine", "duckdb"),
-    ("lint", CHANGE),
-    ("lint", CHANGE, "--against", SNAPSHOT),
-    ("preflight", SNAPSHOT),
-)
+
+def bundle_commands(samples: Path) -> list[list[str]]:
+    """What users run on the embedded engine with the default configuration, on the sample
+    configs; each command leaves the plans it compiled in the cache directory. DuckDB only:
+    a Spark run takes minutes, and compiling its plans costs it little."""
+    snapshot = str(samples / "fleet" / "dt=2026-11-22" / "cluster=search-ingest")
+    change = str(samples / "change-review")
+    return [
+        ["check", snapshot],
+        ["fleet", str(samples / "fleet"), "--engine", "duckdb"],
+        ["lint", change],
+        ["lint", change, "--against", snapshot],
+        ["preflight", snapshot],
+    ]
 
 
 def build_bundle(samples: Path = _ROOT / "sample_configs", target: Path = BUNDLE) -> int:
-    """Run BUNDLE_COMMANDS with an empty cache (and no bundle) in an empty working directory
+    """Run ``bundle_commands`` with an empty cache (and no bundle) in an empty working directory
     (so no kafka-audit.toml is picked up) and write every plan they compiled to ``target``.
     Returns the number of plans."""
     with tempfile.TemporaryDirectory(prefix="kafka-audit-bundle-") as work:
@@ -41,9 +43,8 @@ def build_bundle(samples: Path = _ROOT / "sample_configs", target: Path = BUNDLE
         # PYTHONPATH: the code of this checkout, whatever is installed.
         env = {**os.environ, "KAFKA_AUDIT_PLAN_CACHE": str(cache_dir), "KAFKA_AUDIT_PLAN_BUNDLE": "off",
                "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))}
-        for args in BUNDLE_COMMANDS:
-            argv = [sys.executable, "-m", "auditor.cli.main", args[0],
-                    *[str(samples / a) if (samples / a).exists() else a for a in args[1:]]]
+        for args in bundle_commands(samples):
+            argv = [sys.executable, "-m", "auditor.cli.main", *args]
             done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=600)
             # exit 1 (findings at the fail-on level) is expected; a run that compiled nothing is not
             if done.returncode not in (0, 1) or not any(cache_dir.glob("*.json")):
