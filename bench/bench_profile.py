@@ -5,7 +5,8 @@
 
 Runs auditor.fleet.run_fleet (what `kafka-audit fleet` runs) with the engine's ``create`` wrapped
 to time every table it materialises (each rule's findings, each shared transform ``derived_*``,
-the fleet findings), plus load, write and summary phases. Prints the tables by time, the sum,
+the fleet findings), plus load, write and summary phases. Spark builds up to --jobs tables at
+once, so there the per-table times overlap and can add up to more than the run. Prints the tables by time, the sum,
 and the rest. With --explain N (DuckDB), re-runs the N slowest SQL statements under
 EXPLAIN ANALYZE and prints the operators with their time and cardinality.
 """
@@ -13,6 +14,7 @@ EXPLAIN ANALYZE and prints the operators with their time and cardinality.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import tempfile
@@ -30,6 +32,20 @@ def _hwm_mib() -> float:
     return 0.0
 
 
+def _children_cpu_seconds() -> float:
+    """user + system CPU of this process's live children (Spark's JVM), from /proc."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:  # ppid
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root")
@@ -39,6 +55,8 @@ def main() -> None:
     ap.add_argument("--explain", type=int, default=0)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting for this run (repeatable), e.g. spark.sql.shuffle.partitions=4")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="Spark jobs built at once (SparkEngine parallel_jobs; default: the engine's)")
     ap.add_argument("--per-rule", action="store_true",
                     help="materialise every rule's findings as a table (DuckDB keeps them as views, which run "
                          "inside the final query), so each rule's own cost shows")
@@ -53,9 +71,16 @@ def main() -> None:
     timings: list[tuple[float, str, str]] = []
     peaks: dict[str, float] = {}  # process peak RSS (VmHWM) right after each table
     conf = dict(c.split("=", 1) for c in a.conf)
-    eng = open_engine(a.engine, master=a.master if a.engine == "spark" else None, spark_conf=conf)
+    if a.engine == "spark" and a.jobs is not None:
+        from auditor.engine.spark_engine import SparkEngine
+
+        eng = SparkEngine(master=a.master, conf=conf, parallel_jobs=a.jobs)
+    else:
+        eng = open_engine(a.engine, master=a.master if a.engine == "spark" else None, spark_conf=conf)
     t_open = time.perf_counter() - t_start - t_import
-    orig = eng.create
+    # Spark builds tables in worker threads (SparkEngine._create); time the build itself there.
+    method = "_create" if hasattr(eng, "_create") else "create"
+    orig = getattr(eng, method)
 
     def create(name, sql, *, reuse=False):
         t0 = time.perf_counter()
@@ -63,7 +88,7 @@ def main() -> None:
         timings.append((time.perf_counter() - t0, name, sql))
         peaks[name] = _hwm_mib()
 
-    eng.create = create
+    setattr(eng, method, create)
     phases: dict[str, float] = {}
     def wrap(f, m):
         def inner(*args, **kw):
@@ -85,6 +110,10 @@ def main() -> None:
     print(f"engine {a.engine}: imports {t_import:.2f} s, engine start {t_open:.2f} s, run_fleet {t_run:.2f} s "
           f"(of which {len(timings)} engine tables/views {total:.2f} s), findings {n_find}")
     print("phases outside create: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()))
+    cpu = _children_cpu_seconds()
+    if cpu:
+        print(f"CPU time: this process {time.process_time():.1f} s, child processes (the JVM) {cpu:.1f} s "
+              f"(of {t_run:.1f} s x {os.cpu_count()} cores in run_fleet)")
     if a.engine == "duckdb":
         mem = eng.conn.execute("SELECT tag, memory_usage_bytes FROM duckdb_memory() WHERE memory_usage_bytes > 0 "
                                "ORDER BY 2 DESC").fetchall()

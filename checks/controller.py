@@ -132,10 +132,16 @@ def leader_notregistered_as(t, p):
     zk = t.zk_state.where(F.col("leader") >= 0).select(
         "cluster_id", "topic", "partition", F.col("leader").alias("zk_leader"), F.col("isr").alias("zk_isr"),
         F.col("controller_epoch").alias("zk_controller_epoch"))
-    served = t.partitions.select("cluster_id", "topic", "partition", F.col("leader").alias("served_leader"))
-    d = join(join(join(zk, registered_as(t, "zk_leader", "registered"), ["cluster_id", "zk_leader"], "left"),
-                  _broker_count(t), "cluster_id", "left"), served, PARTITION_KEYS, "left")
-    d = d.where(F.col("registered").isNull() & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0))
+    zk = join(join(zk, registered_as(t, "zk_leader", "registered"), ["cluster_id", "zk_leader"], "left"),
+              _broker_count(t), "cluster_id", "left")
+    zk = zk.where(F.col("registered").isNull() & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0))
+    # The leader the brokers serve, from degraded_partitions rather than all partitions: a
+    # partition ZooKeeper gives an unregistered leader is there whenever the brokers serve it
+    # (leaderless when they serve that same leader, zk_diverged when another), so the few
+    # partitions that fire never wait on a join of every partition of the fleet.
+    served = t.derived("degraded_partitions", degraded_partitions).where(F.col("zk_leader") >= 0).select(
+        *PARTITION_KEYS, F.col("leader").alias("served_leader")).distinct()
+    d = join(zk, served, PARTITION_KEYS, "left")
     msg = text("ZooKeeper state names leader ", F.col("zk_leader"), " (ISR ", int_list(F.col("zk_isr")),
                "), which is not registered in /brokers/ids; the brokers serve leader ", F.col("served_leader"))
     evidence = ev(zookeeper_leader=F.col("zk_leader"), zookeeper_isr=F.col("zk_isr"),

@@ -121,9 +121,12 @@ def replica_placement(t):
     rack_short = (F.col("rack_count") > 1) & (
         F.col("racks_used") + F.col("unknown_rack") < F.least(F.col("rf"), F.col("rack_count")))
     bad = judged.withColumn("rack_short", rack_short).where(F.col("rack_short") | (F.col("unregistered") > 0))
-    # A semi join first: its hash table holds the few bad lists, never the partitions.
+    # A semi join first: its hash table holds the few bad lists, never the partitions. On
+    # Spark the bad lists are broadcast (the hint; DuckDB has none): planned from the size of
+    # the partitions scan they came from, they would be joined by shuffling every partition.
     keys = ["cluster_id", "replicas"]
-    return join(join(parts, bad.select(*keys), keys, "left_semi"), bad, keys)
+    bad = F.broadcast(bad)  # the same plan on both sides: Spark broadcasts it once
+    return join(join(parts, bad, keys, "left_semi"), bad, keys)
 
 
 @rule("REP004", "min-isr-one", "warning")

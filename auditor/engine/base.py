@@ -14,6 +14,9 @@ from auditor.snapshot.schema import TABLES, Table
 # sqlframe warns on every to_json() under DuckDB that nulls are kept; parse_evidence
 # normalises that, so the warning is noise for users.
 logging.getLogger("sqlframe").setLevel(logging.ERROR)
+# sqlglot warns "Hints are not supported" when it drops a Spark join hint (F.broadcast) from
+# DuckDB SQL; dropping it is intended.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 VIEW_PREFIX = "kafka_audit_"
 
@@ -38,6 +41,10 @@ class Tables:
     def session(self):
         return self._engine.session
 
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
     def __getitem__(self, name: str):
         if name not in TABLES:
             raise KeyError(f"no snapshot table '{name}'")
@@ -58,6 +65,7 @@ class Tables:
             self.compile("derived_" + name, lambda: build(self), reuse=True)
             self._built[name] = None
         if self._built[name] is None:  # looked up lazily: a catalog lookup costs ~50 ms
+            self._engine.ready(VIEW_PREFIX + "derived_" + name)
             self._built[name] = self._engine.session.table(VIEW_PREFIX + "derived_" + name)
         return self._built[name]
 
@@ -81,6 +89,7 @@ class Tables:
             cache.misses += 1
             for name, sql in (inputs or {}).items():
                 self._engine.create(name, sql)
+                self._engine.ready(VIEW_PREFIX + name)  # sqlframe reads its schema from the catalog
             self._deps.append([])
             try:
                 df = build()
@@ -118,6 +127,9 @@ class Engine:
     name = "base"
     session: Any
     plan_cache: PlanCache
+    # Whether each rule's findings are a table of their own (``create(reuse=True)``) rather
+    # than a view that the final stage's one query reads: see SparkEngine.
+    rule_findings_as_tables = False
 
     def load(self, refs: Sequence[SnapshotRef]) -> Tables:
         """Register every snapshot table as a view over all refs, with declared types."""
@@ -144,6 +156,13 @@ class Engine:
         ``reuse``) named VIEW_PREFIX + name. Materialising keeps sqlframe's plans small:
         it copies a DataFrame's whole expression tree on each operation."""
         raise NotImplementedError
+
+    def ready(self, table: str) -> None:
+        """Return once ``table`` exists. An engine may build tables in the background
+        (SparkEngine); reading one through the session needs this first."""
+
+    def sync(self) -> None:
+        """Return once every table being built exists; raise the first build's error."""
 
     def rows(self, table: str) -> list[dict]:
         """Every row of an engine table, as dicts (an action: for small results only)."""

@@ -25,14 +25,16 @@ FINDINGS_SQL_COLUMNS = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
 
 
 def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig) -> list[str]:
-    """Each rule's findings as an engine table (from the plan cache when it holds the plan);
-    returns the table names. Unioning tables keeps every later plan small."""
+    """Each rule's findings as an engine view, or a table where the engine runs rules as
+    separate jobs (``Engine.rule_findings_as_tables``), from the plan cache when it holds the
+    plan; returns the names the final stage unions."""
     names = []
     for rule in rules:
         params, severity = config.params_of(rule), config.severity_of(rule)
         names.append(tables.compile("findings_" + rule.code.lower(),
                                     lambda r=rule, p=params, s=severity: shape_findings(tables, r, p, s),
-                                    params=dict(params), severity=severity))
+                                    params=dict(params), severity=severity,
+                                    reuse=tables.engine.rule_findings_as_tables))
     return names
 
 
@@ -50,8 +52,10 @@ def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, t
         union = f"SELECT {', '.join('CAST(NULL AS STRING) AS ' + c for c in columns.split(', '))} WHERE 1 = 0"
     active, _expired = config.active_exemptions(today)
     key = {"union_of": compiled, "exemptions": [[e.reason, list(e.rules), e.cluster, e.resource] for e in active]}
-    return tables.compile("findings_final", lambda: _final_stage(tables, active), params=key,
-                          inputs={"findings_all": union}, reuse=materialize)
+    final = tables.compile("findings_final", lambda: _final_stage(tables, active), params=key,
+                           inputs={"findings_all": union}, reuse=materialize)
+    tables.engine.sync()  # the caller reads it through the session
+    return final
 
 
 def _final_stage(tables: Tables, active):
