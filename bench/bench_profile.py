@@ -82,9 +82,9 @@ def main() -> None:
     method = "_create" if hasattr(eng, "_create") else "create"
     orig = getattr(eng, method)
 
-    def create(name, sql, *, reuse=False):
+    def create(name, sql, *, reuse=False, **kw):
         t0 = time.perf_counter()
-        orig(name, sql, reuse=reuse or a.per_rule)
+        orig(name, sql, reuse=reuse or a.per_rule, **kw)
         timings.append((time.perf_counter() - t0, name, sql))
         peaks[name] = _hwm_mib()
 

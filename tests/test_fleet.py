@@ -3,6 +3,7 @@ snapshots, both engines, and a real Spark standalone cluster."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -117,12 +118,18 @@ def test_fleet_html_report_counts_every_finding_but_lists_the_top(tmp_path):
     assert "70" in page
 
 
-def test_week_over_week_new_persisting_resolved(tmp_path):
+@pytest.mark.parametrize("engine_name", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_week_over_week_new_persisting_resolved(tmp_path, engine_name, request):
+    def engine_of():  # the shared Spark session's engine stays open for later tests
+        if engine_name == "spark":
+            return contextlib.nullcontext(request.getfixturevalue("spark_engine"))
+        return open_engine("duckdb")
+
     fleet = tmp_path / "fleet"
     shutil.copytree(SAMPLE_FLEET, fleet)
     out = tmp_path / "findings"
     cfg = AuditConfig()
-    with open_engine("duckdb") as engine:
+    with engine_of() as engine:
         run_fleet(engine, str(fleet), cfg, out=str(out), run_date="2026-11-15")
     # During the week payments-msk drops its cluster-wide min.insync.replicas=3 ...
     (payments,) = fleet.glob("*/cluster=payments-msk")
@@ -134,7 +141,7 @@ def test_week_over_week_new_persisting_resolved(tmp_path):
     with open(inventory / "topics.jsonl", "a") as fh:
         fh.write(json.dumps({"cluster_id": "Inv3nt0ryPr0dKr4ftA1Bw", "topic": "inventory.scratch", "partitions": 1,
                              "replication_factor": 1, "is_internal": False}) + "\n")
-    with open_engine("duckdb") as engine:
+    with engine_of() as engine:
         week2 = run_fleet(engine, str(fleet), cfg, out=str(out), previous=str(out), run_date="2026-11-22")
     assert week2.previous_run == "2026-11-15"
     assert week2.diff["resolved"] >= 2  # REP002 on __consumer_offsets and payments.ledger-events

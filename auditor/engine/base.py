@@ -84,19 +84,18 @@ class Tables:
         entry = cache.get(key)
         if entry is not None and self._restore(entry["deps"]):
             cache.hits += 1
-            self._engine.create(table, with_inputs(entry["sql"], inputs or {}), reuse=reuse)
+            self._engine.create(table, with_inputs(entry["sql"], inputs or {}), reuse=reuse, background=True)
         else:
             cache.misses += 1
             for name, sql in (inputs or {}).items():
                 self._engine.create(name, sql)
-                self._engine.ready(VIEW_PREFIX + name)  # sqlframe reads its schema from the catalog
             self._deps.append([])
             try:
                 df = build()
             finally:
                 deps = self._deps.pop()
             sql = self._engine.sql_of(df)
-            self._engine.create(table, sql, reuse=reuse)
+            self._engine.create(table, sql, reuse=reuse, background=True)
             cache.put(key, sql, deps)
         return VIEW_PREFIX + table
 
@@ -109,7 +108,7 @@ class Tables:
             entry = cache.get(cache.key("plan", "derived_" + name, None, None))
             if entry is None or not self._restore(entry["deps"]):
                 return False
-            self._engine.create("derived_" + name, entry["sql"], reuse=True)
+            self._engine.create("derived_" + name, entry["sql"], reuse=True, background=True)
             self._built[name] = None
         return True
 
@@ -151,10 +150,11 @@ class Engine:
                     raise SnapshotError(f"{files}: table '{table.name}' could not be read: {_first_line(e)}") from None
         return Tables(self, refs)
 
-    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
+    def create(self, name: str, sql: str, *, reuse: bool = False, background: bool = False) -> None:
         """Compute ``sql`` into an engine-side table (DuckDB) or temp view (Spark, cached when
         ``reuse``) named VIEW_PREFIX + name. Materialising keeps sqlframe's plans small:
-        it copies a DataFrame's whole expression tree on each operation."""
+        it copies a DataFrame's whole expression tree on each operation. ``background``: the
+        engine may build it while the caller goes on (see ``ready`` and ``sync``)."""
         raise NotImplementedError
 
     def ready(self, table: str) -> None:

@@ -30,9 +30,10 @@ class SparkEngine(Engine):
 
     Those jobs are small and mostly wait on the driver (planning, scheduling, code
     generation), so up to PARALLEL_JOBS of them run at once, under the FAIR scheduler so a
-    small job is not queued behind a large one's tasks. ``create`` returns at once for a
-    table to checkpoint; the job waits in a worker thread for the tables its SQL names. A
-    read through the session first waits (``ready``, ``sync``).
+    small job is not queued behind a large one's tasks. ``create(background=True)`` (what
+    Tables asks for) returns at once; the job waits in a worker thread for the tables its SQL
+    names. A read through the session first waits (``ready``, ``sync``); a plain ``create``
+    waits for what it reads and builds in the caller.
     """
 
     name = "spark"
@@ -83,10 +84,10 @@ class SparkEngine(Engine):
                                         initializer=self._own_pool) if parallel_jobs > 1 else None
         self._building: dict[str, Future] = {}  # table name -> its checkpoint job, in submission order
 
-    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
+    def create(self, name: str, sql: str, *, reuse: bool = False, background: bool = False) -> None:
         reads = set(_TABLE_NAME.findall(sql))
         waits = [f for t, f in self._building.items() if t in reads]
-        if self._pool is None or not (reuse or waits):
+        if not background or self._pool is None or not (reuse or waits):
             for f in waits:
                 f.result()
             self._create(name, sql, reuse=reuse)
@@ -178,6 +179,14 @@ class SparkEngine(Engine):
         (frame.where(SF.col("run_date").cast("string") == chosen).select("fingerprint")
          .createOrReplaceTempView(VIEW_PREFIX + name))
         return chosen
+
+    def load(self, refs):
+        # Spark finds cached data by plan: a second audit in this session (spark-submit running
+        # several, a notebook, the tests) reading the same paths would get the first audit's
+        # rows back, however the files changed since. Each audit starts from the files.
+        self.sync()
+        self.spark.catalog.clearCache()
+        return super().load(refs)
 
     def _register_rows(self, table: Table, rows: list[dict]) -> None:
         df = self.spark.createDataFrame([[r.get(c.name) for c in table.columns] for r in rows], spark_ddl(table))
