@@ -5,9 +5,8 @@
 
 Runs auditor.fleet.run_fleet (what `kafka-audit fleet` runs) with the engine's ``create`` wrapped
 to time every table it materialises (each rule's findings, each shared transform ``derived_*``,
-the fleet findings), plus load, write and summary phases. Spark builds up to --jobs tables at
-once, so there the per-table times overlap and can add up to more than the run. Prints the tables by time, the sum,
-and the rest. With --explain N (DuckDB), re-runs the N slowest SQL statements under
+the fleet findings), plus load, write and summary phases, and (Spark) the JVM's CPU time.
+Prints the tables by time, the sum, and the rest. With --explain N (DuckDB), re-runs the N slowest SQL statements under
 EXPLAIN ANALYZE and prints the operators with their time and cardinality.
 """
 
@@ -55,8 +54,6 @@ def main() -> None:
     ap.add_argument("--explain", type=int, default=0)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting for this run (repeatable), e.g. spark.sql.shuffle.partitions=4")
-    ap.add_argument("--jobs", type=int, default=None,
-                    help="Spark jobs built at once (SparkEngine parallel_jobs; default: the engine's)")
     ap.add_argument("--per-rule", action="store_true",
                     help="materialise every rule's findings as a table (DuckDB keeps them as views, which run "
                          "inside the final query), so each rule's own cost shows")
@@ -71,24 +68,17 @@ def main() -> None:
     timings: list[tuple[float, str, str]] = []
     peaks: dict[str, float] = {}  # process peak RSS (VmHWM) right after each table
     conf = dict(c.split("=", 1) for c in a.conf)
-    if a.engine == "spark" and a.jobs is not None:
-        from auditor.engine.spark_engine import SparkEngine
-
-        eng = SparkEngine(master=a.master, conf=conf, parallel_jobs=a.jobs)
-    else:
-        eng = open_engine(a.engine, master=a.master if a.engine == "spark" else None, spark_conf=conf)
+    eng = open_engine(a.engine, master=a.master if a.engine == "spark" else None, spark_conf=conf)
     t_open = time.perf_counter() - t_start - t_import
-    # Spark builds tables in worker threads (SparkEngine._create); time the build itself there.
-    method = "_create" if hasattr(eng, "_create") else "create"
-    orig = getattr(eng, method)
+    orig = eng.create
 
-    def create(name, sql, *, reuse=False, **kw):
+    def create(name, sql, *, reuse=False):
         t0 = time.perf_counter()
-        orig(name, sql, reuse=reuse or a.per_rule, **kw)
+        orig(name, sql, reuse=reuse or a.per_rule)
         timings.append((time.perf_counter() - t0, name, sql))
         peaks[name] = _hwm_mib()
 
-    setattr(eng, method, create)
+    eng.create = create
     phases: dict[str, float] = {}
     def wrap(f, m):
         def inner(*args, **kw):

@@ -65,7 +65,6 @@ class Tables:
             self.compile("derived_" + name, lambda: build(self), reuse=True)
             self._built[name] = None
         if self._built[name] is None:  # looked up lazily: a catalog lookup costs ~50 ms
-            self._engine.ready(VIEW_PREFIX + "derived_" + name)
             self._built[name] = self._engine.session.table(VIEW_PREFIX + "derived_" + name)
         return self._built[name]
 
@@ -84,7 +83,7 @@ class Tables:
         entry = cache.get(key)
         if entry is not None and self._restore(entry["deps"]):
             cache.hits += 1
-            self._engine.create(table, with_inputs(entry["sql"], inputs or {}), reuse=reuse, background=True)
+            self._engine.create(table, with_inputs(entry["sql"], inputs or {}), reuse=reuse)
         else:
             cache.misses += 1
             for name, sql in (inputs or {}).items():
@@ -95,7 +94,7 @@ class Tables:
             finally:
                 deps = self._deps.pop()
             sql = self._engine.sql_of(df)
-            self._engine.create(table, sql, reuse=reuse, background=True)
+            self._engine.create(table, sql, reuse=reuse)
             cache.put(key, sql, deps)
         return VIEW_PREFIX + table
 
@@ -108,7 +107,7 @@ class Tables:
             entry = cache.get(cache.key("plan", "derived_" + name, None, None))
             if entry is None or not self._restore(entry["deps"]):
                 return False
-            self._engine.create("derived_" + name, entry["sql"], reuse=True, background=True)
+            self._engine.create("derived_" + name, entry["sql"], reuse=True)
             self._built[name] = None
         return True
 
@@ -150,19 +149,11 @@ class Engine:
                     raise SnapshotError(f"{files}: table '{table.name}' could not be read: {_first_line(e)}") from None
         return Tables(self, refs)
 
-    def create(self, name: str, sql: str, *, reuse: bool = False, background: bool = False) -> None:
+    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
         """Compute ``sql`` into an engine-side table (DuckDB) or temp view (Spark, cached when
         ``reuse``) named VIEW_PREFIX + name. Materialising keeps sqlframe's plans small:
-        it copies a DataFrame's whole expression tree on each operation. ``background``: the
-        engine may build it while the caller goes on (see ``ready`` and ``sync``)."""
+        it copies a DataFrame's whole expression tree on each operation."""
         raise NotImplementedError
-
-    def ready(self, table: str) -> None:
-        """Return once ``table`` exists. An engine may build tables in the background
-        (SparkEngine); reading one through the session needs this first."""
-
-    def sync(self) -> None:
-        """Return once every table being built exists; raise the first build's error."""
 
     def rows(self, table: str) -> list[dict]:
         """Every row of an engine table, as dicts (an action: for small results only)."""

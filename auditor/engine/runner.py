@@ -52,10 +52,8 @@ def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, t
         union = f"SELECT {', '.join('CAST(NULL AS STRING) AS ' + c for c in columns.split(', '))} WHERE 1 = 0"
     active, _expired = config.active_exemptions(today)
     key = {"union_of": compiled, "exemptions": [[e.reason, list(e.rules), e.cluster, e.resource] for e in active]}
-    final = tables.compile("findings_final", lambda: _final_stage(tables, active), params=key,
-                           inputs={"findings_all": union}, reuse=materialize)
-    tables.engine.sync()  # the caller reads it through the session
-    return final
+    return tables.compile("findings_final", lambda: _final_stage(tables, active), params=key,
+                          inputs={"findings_all": union}, reuse=materialize)
 
 
 def _final_stage(tables: Tables, active):

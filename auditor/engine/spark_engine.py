@@ -6,41 +6,30 @@ pyspark is imported here and nowhere else, so the embedded path never starts a J
 from __future__ import annotations
 
 import os
-import re
-from concurrent.futures import Future, ThreadPoolExecutor
 
 from auditor.engine.base import VIEW_PREFIX, Engine
 from auditor.engine.plans import PlanCache
 from auditor.snapshot.schema import Table, spark_ddl
 
 PER_PARTITION_TABLES = frozenset({"partitions", "zk_state"})
-_TABLE_NAME = re.compile(VIEW_PREFIX + r"[A-Za-z0-9_]+")
-# Jobs built at once (see the class).
-PARALLEL_JOBS = 3
 
 
 class SparkEngine(Engine):
-    """Spark runs a fleet audit as a few dozen small jobs (one per shared transform and rule).
+    """Spark runs a fleet audit as a few dozen jobs, one per shared transform and rule.
 
     Each rule's findings are a checkpoint of their own (``rule_findings_as_tables``), not a
     view read by one final job: a single job over the union of 65 rules' plans ran 226 stages
     while adaptive execution re-planned the whole union as each finished (1M partitions: the
     union job 53 s, the same rules as separate jobs 40 s; tables of 6 rules each were no
-    faster than one per rule; bench/RESULTS.md).
-
-    Those jobs are small and mostly wait on the driver (planning, scheduling, code
-    generation), so up to PARALLEL_JOBS of them run at once, under the FAIR scheduler so a
-    small job is not queued behind a large one's tasks. ``create(background=True)`` (what
-    Tables asks for) returns at once; the job waits in a worker thread for the tables its SQL
-    names. A read through the session first waits (``ready``, ``sync``); a plain ``create``
-    waits for what it reads and builds in the caller.
+    faster than one per rule). Running up to 3 of those jobs at once from threads was measured
+    too and gained nothing on local[2] (10M: 138.4 s against 137.0 s): the JVM already uses
+    both cores. bench/RESULTS.md has the figures.
     """
 
     name = "spark"
     rule_findings_as_tables = True
 
-    def __init__(self, master: str | None = None, conf: dict | None = None, plan_cache: bool = True,
-                 parallel_jobs: int = PARALLEL_JOBS):
+    def __init__(self, master: str | None = None, conf: dict | None = None, plan_cache: bool = True):
         if master is None or master.startswith("local"):
             # Otherwise Spark binds to the external interface.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -71,7 +60,6 @@ class SparkEngine(Engine):
             # topic): joining 10M partitions with their topics' settings and then with
             # ZooKeeper's state shuffles the partitions once instead of twice.
             "spark.sql.requireAllClusterKeysForCoPartition": "false",
-            "spark.scheduler.mode": "FAIR",
         }
         settings.update(conf or {})
         for key, value in settings.items():
@@ -80,51 +68,8 @@ class SparkEngine(Engine):
         self.spark.sparkContext.setLogLevel("ERROR")
         self.session = SparkSession(self.spark)
         self.plan_cache = PlanCache("spark", enabled=plan_cache)
-        self._pool = ThreadPoolExecutor(parallel_jobs, thread_name_prefix="kafka-audit-job",
-                                        initializer=self._own_pool) if parallel_jobs > 1 else None
-        self._building: dict[str, Future] = {}  # table name -> its checkpoint job, in submission order
 
-    def create(self, name: str, sql: str, *, reuse: bool = False, background: bool = False) -> None:
-        reads = set(_TABLE_NAME.findall(sql))
-        waits = [f for t, f in self._building.items() if t in reads]
-        if not background or self._pool is None or not (reuse or waits):
-            for f in waits:
-                f.result()
-            self._create(name, sql, reuse=reuse)
-            return
-        # A view over tables still being built waits for them in the pool too. The pool runs
-        # jobs in submission order, and a table is always submitted after the tables it
-        # reads: a job waiting on another never holds the worker that one needs.
-        self._building[VIEW_PREFIX + name] = self._pool.submit(self._create_after, waits, name, sql, reuse)
-
-    def _own_pool(self) -> None:
-        # Jobs in one scheduler pool run first-in first-out even under FAIR; a pool per worker
-        # thread (a thread-local property) shares the cores between the jobs in flight.
-        import threading
-
-        self.spark.sparkContext.setLocalProperty("spark.scheduler.pool", threading.current_thread().name)
-
-    def _create_after(self, waits: list[Future], name: str, sql: str, reuse: bool) -> None:
-        for f in waits:
-            f.result()
-        self._create(name, sql, reuse=reuse)
-
-    def ready(self, table: str) -> None:
-        if table in self._building:
-            self._building[table].result()
-
-    def sync(self) -> None:
-        building, first_error = list(self._building.values()), None
-        for f in building:  # every job ends before the first error is raised
-            try:
-                f.result()
-            except BaseException as e:  # noqa: BLE001 (re-raised below)
-                first_error = first_error or e
-        self._building.clear()
-        if first_error is not None:
-            raise first_error
-
-    def _create(self, name: str, sql: str, *, reuse: bool) -> None:
+    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
         # Spark inlines temp views when it analyses a query, so a view over views over views
         # (findings over shared transforms over snapshot tables, for 60 rules) becomes one
         # enormous plan that exhausts the analyzer. A local checkpoint computes the result
@@ -184,7 +129,6 @@ class SparkEngine(Engine):
         # Spark finds cached data by plan: a second audit in this session (spark-submit running
         # several, a notebook, the tests) reading the same paths would get the first audit's
         # rows back, however the files changed since. Each audit starts from the files.
-        self.sync()
         self.spark.catalog.clearCache()
         return super().load(refs)
 
@@ -216,11 +160,6 @@ class SparkEngine(Engine):
         df.createOrReplaceTempView(VIEW_PREFIX + table.name)
 
     def close(self) -> None:
-        if self._pool is not None:
-            for f in self._building.values():
-                f.cancel()
-            self._pool.shutdown(wait=True)
-            self._building.clear()
         # The Spark session belongs to the process (tests and spark-submit reuse it), so it
         # keeps running; only sqlframe's process-wide active session is released.
         from sqlframe.base.session import _BaseSession
