@@ -6,8 +6,9 @@
 Runs auditor.fleet.run_fleet (what `kafka-audit fleet` runs) with the engine's ``create`` wrapped
 to time every table it materialises (each rule's findings, each shared transform ``derived_*``,
 the fleet findings), plus load, write and summary phases, and (Spark) the JVM's CPU time.
-Prints the tables by time, the sum, and the rest. With --explain N (DuckDB), re-runs the N slowest SQL statements under
-EXPLAIN ANALYZE and prints the operators with their time and cardinality.
+Prints the tables by time, the sum, and the rest. With --explain N (DuckDB), re-runs the N
+slowest SQL statements under EXPLAIN ANALYZE and prints the operators with their time and
+cardinality.
 """
 
 from __future__ import annotations

@@ -125,8 +125,7 @@ def replica_placement(t):
     # Spark the bad lists are broadcast (the hint; DuckDB has none): planned from the size of
     # the partitions scan they came from, they would be joined by shuffling every partition.
     keys = ["cluster_id", "replicas"]
-    bad = F.broadcast(bad)  # the same plan on both sides: Spark broadcasts it once
-    return join(join(parts, bad, keys, "left_semi"), bad, keys)
+    return join(join(parts, F.broadcast(bad.select(*keys)), keys, "left_semi"), F.broadcast(bad), keys)
 
 
 @rule("REP004", "min-isr-one", "warning")
