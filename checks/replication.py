@@ -3,6 +3,8 @@
 from auditor.registry import Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import (
+    KAFKA_DEFAULT,
+    SOURCE_NAMES,
     cluster_brokers,
     cluster_settings,
     int_list,
@@ -15,6 +17,48 @@ from checks._transforms import (
 
 def _durability(t):
     return t.derived("topic_durability", topic_durability)
+
+
+def source_name(prec):
+    """The name of a config layer (SOURCE_NAMES) as a column."""
+    out = F.lit(None).cast("string")
+    for code, name in SOURCE_NAMES.items():
+        out = F.when(prec == code, F.lit(name)).otherwise(out)
+    return out
+
+
+_DEFAULT_KEYS = ("min.insync.replicas", "default.replication.factor", "unclean.leader.election.enable")
+
+
+def broker_defaults(t):
+    """One row per cluster: the broker-level settings a topic created without overrides gets
+    (min_isr, default_rf, unclean), each with its layer (``*_prec``). This is how a
+    broker-only change (a server.properties in review, a snapshot of configs alone) is
+    judged on its own, before any topic inherits it."""
+    s = t.derived("cluster_settings", cluster_settings).where(F.col("key").isin(*_DEFAULT_KEYS))
+    wide = s.groupBy("cluster_id").agg(*[
+        agg for key, name in zip(_DEFAULT_KEYS, ("min_isr", "default_rf", "unclean"), strict=True) for agg in (
+            F.max(F.when(F.col("key") == key, F.col("value"))).alias(name),
+            F.max(F.when(F.col("key") == key, F.col("prec"))).alias(name + "_prec"))])
+    return wide.select("cluster_id", try_int("min_isr").alias("min_isr"), "min_isr_prec",
+                       try_int("default_rf").alias("default_rf"), "default_rf_prec",
+                       F.lower(F.trim(F.col("unclean"))).alias("unclean"), "unclean_prec")
+
+
+def _defaults_finding(d, message):
+    """A broker-level finding about the defaults new topics get: the resource is the setting
+    that was set (min.insync.replicas when both were), located at its file and line by lint."""
+    set_here = F.col("min_isr_prec") < KAFKA_DEFAULT
+    key = F.when(set_here, F.lit("min.insync.replicas")).otherwise(F.lit("default.replication.factor"))
+    return emit(d, "config", key, message,
+                ev(min_insync_replicas=F.col("min_isr"), min_insync_replicas_source=source_name(F.col("min_isr_prec")),
+                   default_replication_factor=F.col("default_rf"),
+                   default_replication_factor_source=source_name(F.col("default_rf_prec"))))
+
+
+def _explicit_defaults(t):
+    d = t.derived("broker_defaults", broker_defaults)
+    return d.where((F.col("min_isr_prec") < KAFKA_DEFAULT) | (F.col("default_rf_prec") < KAFKA_DEFAULT))
 
 
 def _evidence():
@@ -40,12 +84,22 @@ def min_isr_unsatisfiable(t, p):
     min.insync.replicas=2`), or raise the replication factor with a reassignment.
     When the value comes from the broker default, fix the default instead.
 
+    Also judged on the broker defaults alone (a server.properties in review, before any
+    topic inherits them): a broker-level min.insync.replicas above default.replication.factor
+    makes every topic created without an explicit factor unwritable with acks=all.
+
     Example: topic `audit-log` with 2 replicas and min.insync.replicas=3.
     """
     d = _durability(t).where(F.col("min_insync_replicas") > F.col("rf_min"))
     msg = text("min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"),
                ") exceeds the replica count ", F.col("rf_min"), ": every acks=all write fails")
-    return emit(d, "topic", F.col("topic"), msg, _evidence())
+    topics = emit(d, "topic", F.col("topic"), msg, _evidence())
+    b = _explicit_defaults(t).where(F.col("min_isr") > F.col("default_rf"))
+    defaults = _defaults_finding(b, text(
+        "min.insync.replicas=", F.col("min_isr"), " (", source_name(F.col("min_isr_prec")),
+        ") exceeds default.replication.factor=", F.col("default_rf"), " (", source_name(F.col("default_rf_prec")),
+        "): every topic created without an explicit replication factor rejects acks=all writes"))
+    return topics.unionByName(defaults)
 
 
 @rule("REP002", "min-isr-equals-rf", "error")
@@ -63,13 +117,24 @@ def min_isr_equals_rf(t, p):
     or on the broker default when the value is inherited:
     `kafka-configs --alter --entity-type topics --entity-name T --add-config min.insync.replicas=2`.
 
+    Also judged on the broker defaults alone: a broker-level min.insync.replicas equal to
+    default.replication.factor (above 1) gives that trap to every topic created without an
+    explicit factor.
+
     Example: topic `orders` with RF 3 and min.insync.replicas=3.
     """
     d = _durability(t).where((F.col("min_insync_replicas") == F.col("rf_min")) & (F.col("rf_min") > 1))
     msg = text("min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"),
                ") equals the replica count: one broker restart blocks acks=all writes",
                F.when(F.col("topic") == "__consumer_offsets", F.lit(" and consumer offset commits")).otherwise(F.lit("")))
-    return emit(d, "topic", F.col("topic"), msg, _evidence())
+    topics = emit(d, "topic", F.col("topic"), msg, _evidence())
+    b = _explicit_defaults(t).where((F.col("min_isr") == F.col("default_rf")) & (F.col("default_rf") > 1))
+    defaults = _defaults_finding(b, text(
+        "min.insync.replicas=", F.col("min_isr"), " (", source_name(F.col("min_isr_prec")),
+        ") equals default.replication.factor (", source_name(F.col("default_rf_prec")),
+        "): every topic created without an explicit replication factor blocks acks=all writes "
+        "during any single broker restart"))
+    return topics.unionByName(defaults)
 
 
 @rule("REP003", "single-replica", "error")
@@ -171,6 +236,9 @@ def unclean_leader_election(t, p):
     (`--entity-type brokers --entity-default`, or in the MSK cluster configuration), and
     use `kafka-leader-election --election-type unclean` by hand when availability must win.
 
+    The broker-level setting is also reported on its own (resource: the config key, located
+    at its server.properties line by lint), so a broker-only change does not pass silently.
+
     Example: topic `orders` inheriting unclean.leader.election.enable=true from an MSK default configuration.
     """
     clusters = t.clusters.select("cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"))
@@ -181,8 +249,19 @@ def unclean_leader_election(t, p):
     source = F.when(msk_default, F.lit("MSK default configuration")).otherwise(F.col("unclean_leader_election_enable_source"))
     msg = text("unclean.leader.election.enable=true (", source,
                "): if every in-sync replica fails, a lagging replica becomes leader and acknowledged writes are lost")
-    return emit(d, "topic", F.col("topic"), msg,
-                ev(unclean_leader_election_enable=F.lit(True), source=source, replication_factor=F.col("rf_min")))
+    topics = emit(d, "topic", F.col("topic"), msg,
+                  ev(unclean_leader_election_enable=F.lit(True), source=source, replication_factor=F.col("rf_min")))
+    # The broker-level setting on its own: a server.properties in review, a cluster whose
+    # topics are not in the snapshot. Set explicitly (never Kafka's default, false).
+    b = t.derived("broker_defaults", broker_defaults).where(
+        (F.col("unclean") == "true") & (F.col("unclean_prec") < KAFKA_DEFAULT))
+    broker_source = source_name(F.col("unclean_prec"))
+    defaults = emit(b, "config", F.lit("unclean.leader.election.enable"),
+                    text("unclean.leader.election.enable=true (", broker_source, "): every topic without an override "
+                         "inherits it; if every in-sync replica fails, a lagging replica becomes leader and "
+                         "acknowledged writes are lost"),
+                    ev(unclean_leader_election_enable=F.lit(True), source=broker_source))
+    return topics.unionByName(defaults)
 
 
 @rule("REP006", "internal-topic-durability", "error")
@@ -203,10 +282,19 @@ def internal_topic_durability(t, p):
     offsets.topic.replication.factor=3, transaction.state.log.replication.factor=3 and
     transaction.state.log.min.isr=2 in server.properties (static settings: rolling restart).
 
+    A single-broker cluster (a development quickstart) gets its own judgement: 3 replicas are
+    impossible there and factor 1 is what Kafka's quickstart sets, so only a setting that
+    cannot work is reported: transaction.state.log.min.isr above the factor. (Lint judges
+    the files it is given as the cluster: lint one broker's file of a larger cluster with
+    `--against` its snapshot.)
+
     Example: `__consumer_offsets` created with replication factor 1 on a cluster that began with one broker.
     """
     rep = t.derived("topic_replication", topic_replication)
-    topics = rep.where(F.col("topic").isin(*INTERNAL_TOPICS) & (F.col("rf_min") < 3))
+    # Brokers known to the snapshot; a cluster with none known is judged as a multi-broker one.
+    counts = cluster_brokers(t).select("cluster_id", "broker_count")
+    topics = join(rep.where(F.col("topic").isin(*INTERNAL_TOPICS) & (F.col("rf_min") < 3)), counts, "cluster_id",
+                  "left").where(F.coalesce(F.col("broker_count"), F.lit(2)) > 1)
     topic_findings = emit(
         topics, "topic", F.col("topic"),
         text(F.col("topic"), " has ", F.col("rf_min"), " replica(s) (fewer than 3): one broker failure makes part of it "
@@ -224,19 +312,25 @@ def internal_topic_durability(t, p):
         try_int("transaction_state_log_replication_factor").alias("tsrf"),
         try_int("transaction_state_log_min_isr").alias("tsmin"))
     w = w.withColumn("ts_effective_rf", F.coalesce(F.col("ts_rf"), F.col("tsrf")))
+    w = join(w, counts, "cluster_id", "left").withColumn(
+        "several", F.coalesce(F.col("broker_count"), F.lit(2)) > 1)
     evidence = ev(offsets_topic_replication_factor=F.col("otrf"), transaction_state_log_replication_factor=F.col("tsrf"),
                   transaction_state_log_min_isr=F.col("tsmin"), transaction_state_replicas=F.col("ts_rf"))
-    otrf = emit(w.where(F.col("otrf") < 3), "config", F.lit("offsets.topic.replication.factor"),
+    otrf = emit(w.where((F.col("otrf") < 3) & F.col("several")), "config", F.lit("offsets.topic.replication.factor"),
                 text("offsets.topic.replication.factor=", F.col("otrf"),
                      " (below 3): __consumer_offsets is created with that many replicas"), evidence)
-    tsrf = emit(w.where(F.col("tsrf") < 3), "config", F.lit("transaction.state.log.replication.factor"),
+    tsrf = emit(w.where((F.col("tsrf") < 3) & F.col("several")), "config", F.lit("transaction.state.log.replication.factor"),
                 text("transaction.state.log.replication.factor=", F.col("tsrf"),
                      " (below 3): __transaction_state is created with that many replicas"), evidence)
-    tsmin = emit(w.where(F.col("tsmin") >= F.col("ts_effective_rf")), "config", F.lit("transaction.state.log.min.isr"),
+    # min.isr equal to the factor blocks commits when a replica lags; above it, always (any cluster size).
+    tsmin = emit(w.where((F.col("tsmin") > F.col("ts_effective_rf"))
+                         | ((F.col("tsmin") == F.col("ts_effective_rf")) & F.col("several"))), "config", F.lit("transaction.state.log.min.isr"),
                  text("transaction.state.log.min.isr=", F.col("tsmin"), " is not below the ",
                       F.when(F.col("ts_rf").isNotNull(), F.lit("replica count of __transaction_state (")).otherwise(
                           F.lit("transaction.state.log.replication.factor (")),
-                      F.col("ts_effective_rf"), "): one replica out of sync blocks every transaction commit"), evidence)
+                      F.col("ts_effective_rf"), "): ",
+                      F.when(F.col("tsmin") > F.col("ts_effective_rf"), F.lit("every transaction commit fails")).otherwise(
+                          F.lit("one replica out of sync blocks every transaction commit"))), evidence)
     return topic_findings.unionByName(otrf).unionByName(tsrf).unionByName(tsmin)
 
 

@@ -78,3 +78,19 @@ def writer(zk):
     finally:
         c.stop()
         c.close()
+
+
+# --- the real-input corpus (../shared/real-inputs, origins in its SOURCES.md) ------------------
+# Public files nobody here wrote, used in place: the project commits none of them.
+REAL_INPUTS = Path(os.environ.get("KAFKA_AUDIT_REAL_INPUTS", ROOT.parent / "shared" / "real-inputs"))
+
+
+def real_input(relative: str) -> Path:
+    """A file or directory of the real-input corpus. Outside CI a missing corpus skips the
+    test; under CI=true it fails the run (CI always has ../shared beside the clone)."""
+    path = REAL_INPUTS / relative
+    if not path.exists():
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"real-input corpus file missing under CI: {path}")
+        pytest.skip(f"real-input corpus not here: {path}")
+    return path

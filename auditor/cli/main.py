@@ -212,6 +212,9 @@ def _collect_into(output: Path, fmt: str = "parquet", *, bootstrap_servers=None,
         write_snapshot(output, manifest, tables, fmt=fmt)
     except OSError as e:
         raise UsageError(f"{output}: cannot write the snapshot ({e.strerror or e})") from None
+    for source in manifest.sources:  # files passed over (a client config in /etc/kafka ...): one line each
+        if source.get("status") == "skipped" and source.get("reason"):
+            typer.echo(f"kafka-audit: note: {source['reason']}", err=True)
     return manifest, len(tables), sum(len(v) for v in tables.values())
 
 

@@ -187,6 +187,86 @@ def parse_properties(text: str) -> tuple[list[Entry], list[PropertiesError]]:
     return list(entries.values()), problems
 
 
+# --- what a properties file is ----------------------------------------------------------------
+# A config directory (/etc/kafka, Kafka's own config/) holds far more than broker files:
+# producer/consumer/connect client configs, log4j, ZooKeeper's own zoo.cfg-style file,
+# connector definitions. Files are told apart by their keys, never by their names.
+
+BROKER = "broker"  # a broker: ZooKeeper mode, or KRaft process.roles=broker
+COMBINED = "combined"  # KRaft process.roles=broker,controller: a broker and a controller
+CONTROLLER = "controller"  # KRaft process.roles=controller: a controller, never a broker
+CLIENT = "client"  # producer, consumer, admin, Connect worker or MirrorMaker configuration
+ZOOKEEPER = "zookeeper"  # a ZooKeeper server's own configuration
+LOGGING = "logging"  # log4j / log4j2 properties
+OTHER = "other"  # nothing recognised (a connector definition, an empty file, a JSON file)
+BROKER_KINDS = (BROKER, COMBINED)
+
+# Keys only a Kafka server (broker or controller) is configured with.
+_SERVER_KEYS = frozenset((
+    "broker.id", "node.id", "process.roles", "log.dirs", "log.dir", "zookeeper.connect", "listeners",
+    "advertised.listeners", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
+    "controller.listener.names", "inter.broker.listener.name", "security.inter.broker.protocol",
+    "num.network.threads", "num.io.threads", "num.partitions", "num.recovery.threads.per.data.dir",
+    "default.replication.factor", "offsets.topic.replication.factor", "transaction.state.log.replication.factor",
+    "transaction.state.log.min.isr", "log.retention.hours", "log.retention.ms", "log.retention.minutes",
+    "log.retention.bytes", "log.segment.bytes", "log.retention.check.interval.ms", "broker.rack",
+    "auto.create.topics.enable", "unclean.leader.election.enable", "queued.max.requests",
+    "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "socket.request.max.bytes",
+    "group.initial.rebalance.delay.ms", "log.flush.interval.messages", "log.flush.interval.ms",
+    "listener.security.protocol.map", "authorizer.class.name", "super.users", "delete.topic.enable",
+    "replica.lag.time.max.ms", "num.replica.fetchers", "metadata.log.dir",
+))
+# Keys of client-side configurations (producer, consumer, admin, Connect, MirrorMaker 2).
+_CLIENT_KEYS = frozenset((
+    "bootstrap.servers", "group.id", "key.serializer", "value.serializer", "key.deserializer",
+    "value.deserializer", "acks", "enable.auto.commit", "auto.offset.reset", "key.converter",
+    "value.converter", "connector.class", "clusters", "plugin.path", "offset.storage.topic",
+    "config.storage.topic", "status.storage.topic", "offset.storage.file.filename", "tasks.max",
+))
+# A ZooKeeper server's zoo.cfg keys (Kafka ships config/zookeeper.properties).
+_ZOOKEEPER_KEYS = frozenset(("dataDir", "dataLogDir", "clientPort", "tickTime", "initLimit", "syncLimit",
+                             "maxClientCnxns", "admin.enableServer", "clientPortAddress"))
+
+
+def roles_of(value: str) -> set[str]:
+    return {r.strip().lower() for r in value.split(",") if r.strip()}
+
+
+def classify(keys) -> str:
+    """What a properties file configures, from its keys: BROKER, COMBINED, CONTROLLER,
+    CLIENT, ZOOKEEPER, LOGGING or OTHER. ``keys`` maps key -> value (or is a set of keys,
+    then process.roles is read as absent)."""
+    keys = keys if isinstance(keys, dict) else {k: "" for k in keys}
+    if "process.roles" in keys:
+        roles = roles_of(str(keys["process.roles"]))
+        if "broker" in roles:
+            return COMBINED if "controller" in roles else BROKER
+        if "controller" in roles:
+            return CONTROLLER
+    names = set(keys)
+    if names & _SERVER_KEYS:
+        return BROKER
+    if names & _CLIENT_KEYS or any(k.endswith(".bootstrap.servers") for k in names):
+        return CLIENT
+    if names & _ZOOKEEPER_KEYS or any(k.startswith("server.") and k[7:].isdigit() for k in names):
+        return ZOOKEEPER
+    if any(k.startswith(("log4j.", "log4j2.", "appender.", "logger.", "rootLogger")) for k in names):
+        return LOGGING
+    return OTHER
+
+
+def kind_note(file: str, kind: str, roles: str | None = None) -> str:
+    """The one line said about a properties file that is not a broker's."""
+    what = {
+        CONTROLLER: f"a KRaft controller (process.roles={roles or 'controller'}), not a broker",
+        CLIENT: "a client configuration (producer, consumer, admin, Connect or MirrorMaker), not a broker's",
+        ZOOKEEPER: "a ZooKeeper server configuration, not a broker's",
+        LOGGING: "a logging (log4j) configuration",
+        OTHER: "no broker setting recognised",
+    }[kind]
+    return f"{file}: skipped: {what}"
+
+
 def _expand(paths) -> tuple[list[Path], list[tuple[str, str]]]:
     files: list[Path] = []
     problems: list[tuple[str, str]] = []
@@ -250,16 +330,37 @@ def read_broker_config(path: str | os.PathLike) -> tuple[int | None, list[Entry]
 
 
 def collect_broker_configs(paths) -> CollectResult:
-    """Read server.properties files (or directories of *.properties)."""
+    """Read server.properties files (or directories of *.properties).
+
+    Every file is classified by its keys (:func:`classify`): broker and combined-mode files
+    become broker configs; a KRaft controller-only file, client, ZooKeeper and logging
+    configurations and unrecognised files are skipped, each with one note (a ``skipped``
+    source entry with its ``reason``). When not one given file configures a Kafka server,
+    that is a source error: the audit would otherwise be a green audit of nothing."""
     result = CollectResult()
-    files, problems = _expand(paths if isinstance(paths, list | tuple) else [paths])
+    given = paths if isinstance(paths, list | tuple) else [paths]
+    files, problems = _expand(given)
     for target, message in problems:
         result.error(SOURCE, target, message)
         result.sources.append({"source": SOURCE, "target": target, "status": "error"})
     seen: dict[int, str] = {}
+    servers = 0
     for path in files:
         file = str(path)
         bid, entries, err = read_broker_config(path)
+        by_key = {e.key: e for e in entries}
+        kind = classify({k: e.value for k, e in by_key.items()})
+        if err is not None and not entries:  # unreadable, binary, too large: not a file to classify
+            result.error(SOURCE, file, one_line(err))
+            result.sources.append({"source": SOURCE, "target": file, "status": "error"})
+            continue
+        if kind not in BROKER_KINDS:
+            roles = by_key["process.roles"].value if "process.roles" in by_key else None
+            servers += kind == CONTROLLER
+            result.sources.append({"source": SOURCE, "target": file, "status": "skipped", "kind": kind,
+                                   "reason": kind_note(file, kind, roles)})
+            continue
+        servers += 1
         if err is None and bid in seen:
             err = f"{file}: broker id {bid} is also declared by {seen[bid]}"
         if err is not None:
@@ -267,13 +368,6 @@ def collect_broker_configs(paths) -> CollectResult:
             result.sources.append({"source": SOURCE, "target": file, "status": "error"})
             continue
         seen[bid] = file
-        by_key = {e.key: e for e in entries}
-        roles = {r.strip() for r in by_key["process.roles"].value.split(",")} if "process.roles" in by_key else None
-        if roles is not None and "broker" not in roles:
-            # A KRaft controller-only node: no broker configs to lint here.
-            result.sources.append({"source": SOURCE, "target": file, "status": "skipped",
-                                   "reason": f"process.roles={by_key['process.roles'].value}: not a broker"})
-            continue
         for e in entries:
             result.rows("configs").append(
                 config_row("broker", str(bid), e.key, e.value, "STATIC_BROKER_CONFIG", file=file, line=e.line))
@@ -283,5 +377,9 @@ def collect_broker_configs(paths) -> CollectResult:
         result.rows("brokers").append({"broker_id": bid, "host": None, "port": None,
                                        "rack": rack.value if rack and rack.value else None, "cores": None,
                                        "log_dirs": log_dirs, "version": None})
-        result.sources.append({"source": SOURCE, "target": file, "status": "ok"})
+        result.sources.append({"source": SOURCE, "target": file, "status": "ok", "kind": kind})
+    if files and not servers:
+        where = ", ".join(str(p) for p in given)
+        result.error(SOURCE, where, f"{where}: no broker configuration among {len(files)} properties file(s) "
+                                    "(client, ZooKeeper, logging or unrecognised files only)")
     return result
