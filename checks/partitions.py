@@ -87,7 +87,9 @@ def coordinator_unavailable(t, p):
     groups = (
         t.consumer_groups.where(F.col("group_id").isNotNull() & F.col("coordinator_partition").isNotNull())
         .groupBy("cluster_id", F.col("coordinator_partition").alias("partition"))
-        .agg(F.sort_array(F.collect_set("group_id")).alias("groups"))
+        .agg(F.sort_array(F.collect_set("group_id")).alias("groups"),
+             # groups with members now (state and member count as the coordinator last reported them)
+             F.countDistinct(F.when(F.col("members") > 0, F.col("group_id"))).alias("active_groups"))
         .withColumn("topic", F.lit("__consumer_offsets"))
     )
     d = join(h, groups, ["cluster_id", "topic", "partition"], "left")
@@ -102,12 +104,14 @@ def coordinator_unavailable(t, p):
     )
     who = F.when(F.col("topic") == "__transaction_state",
                  F.lit(": transactional ids mapped to it cannot begin, commit or abort transactions")).when(
-        group_count > 0, text(": ", group_count.cast("string"), " consumer group(s) lost their coordinator: ",
+        group_count > 0, text(": ", group_count.cast("string"), " consumer group(s) lost their coordinator (",
+                              F.coalesce(F.col("active_groups"), F.lit(0)).cast("string"), " with members): ",
                               F.array_join(F.col("groups"), ", "))).otherwise(
         F.lit(": consumer groups mapped to it lose their coordinator (none of the collected groups maps here)"))
     msg = text(state, who)
     evidence = _isr_evidence(zookeeper_leader=F.col("zk_leader"), leaderless=F.col("leaderless"),
-                             consumer_groups=F.col("groups"), consumer_group_count=group_count)
+                             consumer_groups=F.col("groups"), consumer_group_count=group_count,
+                             consumer_groups_with_members=F.coalesce(F.col("active_groups"), F.lit(0)))
     return emit(d, "partition", partition_name(), msg, evidence)
 
 

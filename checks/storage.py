@@ -48,8 +48,11 @@ def offline_log_dir(t, p):
     running; every replica on it is offline (KIP-112), those partitions run with a smaller
     ISR, and clients writing to them get KAFKA_STORAGE_ERROR. Clients that do not refresh
     metadata on that error (sarama < 1.43.3, DSK002) keep failing for hours (incident 2).
-    Sources: a DescribeLogDirs error on the directory, or the broker's
-    OfflineLogDirectoryCount metric above 0 (then the directory itself is not known).
+    Sources: a DescribeLogDirs error on the directory, the broker's
+    OfflineLogDirectoryCount metric above 0, or a pending ZooKeeper
+    `/log_dir_event_notification` event the broker wrote (the controller deletes it once it
+    has handled the failure; one still there means the failure is new or the controller is
+    stuck). With the last two the directory itself is not known.
 
     Remediation: replace the disk (or remove the directory from log.dirs) and restart the
     broker; its replicas are re-created from the leaders. Until then, check
@@ -69,13 +72,22 @@ def offline_log_dir(t, p):
                        "; its replicas are offline and writes to them fail with KAFKA_STORAGE_ERROR"),
                   ev(broker=F.col("broker_id"), path=F.col("path"), error=F.col("error"), device=F.col("device"),
                      offline_log_directory_count=F.col("offline_count")))
-    metric_only = join(offline.where(F.col("offline_count") > 0),
-                       dirs.select("cluster_id", "broker_id").distinct(), ["cluster_id", "broker_id"], "left_anti")
-    by_broker = emit(metric_only, "broker", F.col("broker_id").cast("string"),
-                     text("broker ", F.col("broker_id"), " reports OfflineLogDirectoryCount=",
-                          F.col("offline_count").cast("bigint"),
-                          ": a log dir has failed; its replicas are offline"),
-                     ev(broker=F.col("broker_id"), offline_log_directory_count=F.col("offline_count").cast("bigint")))
+    # Brokers known to have a failed dir without knowing which: the metric, or a failure event
+    # the broker wrote to ZooKeeper that the controller has not processed yet.
+    events = t.log_dir_events.where(F.col("broker_id").isNotNull()).groupBy("cluster_id", "broker_id").agg(
+        F.sort_array(F.collect_set("event")).alias("events"))
+    brokers = offline.where(F.col("offline_count") > 0).select("cluster_id", "broker_id").unionByName(
+        events.select("cluster_id", "broker_id")).distinct()
+    brokers = join(join(brokers, offline, ["cluster_id", "broker_id"], "left"), events, ["cluster_id", "broker_id"], "left")
+    unlocated = join(brokers, dirs.select("cluster_id", "broker_id").distinct(), ["cluster_id", "broker_id"], "left_anti")
+    metric = F.coalesce(F.col("offline_count"), F.lit(0)) > 0
+    reported = F.when(metric, text("reports OfflineLogDirectoryCount=", F.col("offline_count").cast("bigint"))).otherwise(
+        text("reported a log dir failure to ZooKeeper (", F.array_join(F.col("events"), ", "),
+             ") that the controller has not processed yet"))
+    by_broker = emit(unlocated, "broker", F.col("broker_id").cast("string"),
+                     text("broker ", F.col("broker_id"), " ", reported, ": a log dir has failed; its replicas are offline"),
+                     ev(broker=F.col("broker_id"), offline_log_directory_count=F.col("offline_count").cast("bigint"),
+                        pending_log_dir_events=F.col("events")))
     return by_dir.unionByName(by_broker)
 
 

@@ -90,6 +90,26 @@ def test_incident_3_split_brain_layout(zk, writer):
     assert with5 and all(x["offline_replicas"] == [5] for x in with5)  # as Kafka's metadata reports them
     assert all(5 not in x["isr"] for x in with5 if (x["topic"], x["partition"]) != ("ads.impressions", 4))
     assert r.sources[0]["log_dir_event_brokers"] == [4]
+    assert t["log_dir_events"] == [{"broker_id": 4, "event": "log_dir_event_0000000003", "event_type": 1}]
+
+
+def test_pending_log_dir_event_fires_dsk001(zk, writer, tmp_path):
+    """A broker's unprocessed log-dir failure event, read from a real ZooKeeper, is judged:
+    DSK001 fires for that broker (and only for it) without any metrics source."""
+    from auditor.collectors.collect import collect
+    from auditor.config import AuditConfig
+    from auditor.engine import open_engine
+    from auditor.engine.runner import run_audit
+    from auditor.snapshot.io import open_snapshot, write_snapshot
+
+    nodes = kafka_layout(topics={"orders": (2, 3)})
+    nodes["/log_dir_event_notification/log_dir_event_0000000009"] = {"version": 1, "broker": 2, "event": 1}
+    manifest, tables = collect(zookeeper=zk.hosts + load(writer, nodes, "logdir"), cluster_name="logdir", timeout=5)
+    write_snapshot(tmp_path / "snap", manifest, tables, fmt="jsonl")
+    with open_engine("duckdb") as engine:
+        result = run_audit(engine, [open_snapshot(tmp_path / "snap")], AuditConfig(select=("DSK001",)))
+    assert [(f.rule, f.resource_type, f.resource_name) for f in result.findings] == [("DSK001", "broker", "2")]
+    assert "log_dir_event_0000000009" in result.findings[0].message
 
 
 def test_garbage_znodes_are_reported_and_skipped(zk, writer):

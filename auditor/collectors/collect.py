@@ -40,6 +40,7 @@ _KEYS = {
     "client_software": ("broker_id", "listener", "client_name", "client_version"),
     "consumer_groups": ("group_id",),
     "log_dirs": ("broker_id", "path"),
+    "log_dir_events": ("broker_id", "event"),
 }
 
 

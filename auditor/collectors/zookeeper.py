@@ -12,8 +12,9 @@ Reads, with chroot support (``host:port[,host:port]/chroot``):
 * ``/config/topics/T`` -> TOPIC_CONFIG, ``/config/brokers/N`` -> DYNAMIC_BROKER_CONFIG,
   ``/config/brokers/<default>`` -> cluster_default DYNAMIC_DEFAULT_BROKER_CONFIG (``configs``)
 * ``/cluster/id``: the cluster id (``CollectResult.meta["cluster_id"]``)
-* ``/log_dir_event_notification``: pending log directory failure events (recorded on the
-  source entry of the manifest: the brokers that reported one)
+* ``/log_dir_event_notification/N``: pending log directory failure events (``{"version":1,
+  "broker":B,"event":1}``) -> ``log_dir_events`` (DSK001), also listed on the manifest's
+  source entry
 
 Only ``get``, ``get_children`` and ``exists`` are called (their ``_async`` forms), in
 pipelined batches: one round trip per batch of znodes, not per znode. Every wait has a
@@ -308,8 +309,10 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
     failed_dirs = set()
     for n, got in events.items():
         ev = _json(got[0], f"/log_dir_event_notification/{n}", result, target) if got else None
-        if ev and _int(ev.get("broker")) is not None:
-            failed_dirs.add(_int(ev.get("broker")))
+        broker = _int(ev.get("broker")) if ev else None
+        if broker is not None:
+            failed_dirs.add(broker)
+            result.rows("log_dir_events").append({"broker_id": broker, "event": n, "event_type": _int(ev.get("event"))})
     if failed_dirs:
         extra["log_dir_event_brokers"] = sorted(failed_dirs)
 

@@ -147,6 +147,14 @@ TABLES: dict[str, Table] = {
             ("used_bytes", "bigint"),
         ),
         _t(
+            "log_dir_events",
+            "pending log directory failure notifications (ZooKeeper /log_dir_event_notification): a broker "
+            "reported a failed log dir and the controller has not processed it yet",
+            ("broker_id", "int"),
+            ("event", "string", "the znode name, e.g. log_dir_event_0000000003"),
+            ("event_type", "int", "1 = LogDirFailure"),
+        ),
+        _t(
             "metrics",
             "broker metrics (Prometheus/JMX exporter samples), normalised names",
             ("broker_id", "int"),
