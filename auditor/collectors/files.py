@@ -378,7 +378,7 @@ def collect_broker_configs(paths) -> CollectResult:
                                        "rack": rack.value if rack and rack.value else None, "cores": None,
                                        "log_dirs": log_dirs, "version": None})
         result.sources.append({"source": SOURCE, "target": file, "status": "ok", "kind": kind})
-    if files and not servers:
+    if files and not servers and not result.errors:  # (an unreadable file already made it an error)
         where = ", ".join(str(p) for p in given)
         result.error(SOURCE, where, f"{where}: no broker configuration among {len(files)} properties file(s) "
                                     "(client, ZooKeeper, logging or unrecognised files only)")
