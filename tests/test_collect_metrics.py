@@ -11,7 +11,7 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.collectors.metrics import collect_metrics, parse_metrics, split_hint
+from auditor.collectors.metrics import RANGES, collect_metrics, parse_metrics, split_hint
 from auditor.snapshot.schema import METRICS
 
 # What the MSK open-monitoring JMX exporter (port 11001) serves: jmx_exporter default naming,
@@ -130,7 +130,13 @@ def test_broker_from_label_and_missing_broker():
             'kafka_network_requestchannel_requestqueuesize{instance="x"} 7\n')
     r = parse_metrics(text, "fed.prom")
     assert _by_name(r.tables["metrics"]) == {(2, "request_queue_size", "{}"): 5.0}
-    assert len(r.errors) == 1 and "1 samples name no broker" in r.errors[0]["message"]
+    (e,) = r.errors
+    assert "1 samples name no broker" in e["message"]
+    # The message says which forms are accepted, and names a sample that had none.
+    for form in ("broker_id=N: prefix", "broker_id label", "`instance` label host", "registered broker's host",
+                 "MSK broker host b-N."):
+        assert form in e["message"], form
+    assert 'kafka_network_requestchannel_requestqueuesize{instance="x"}' in e["message"]
 
 
 def test_split_hint():
@@ -198,6 +204,12 @@ def test_http_fetch_404_and_timeout():
 
 _lines = st.sampled_from([
     'kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent",} 0.5',
+    'kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent",instance="kafka-1:7071"} 7',
+    'kafka_network_requestchannel_requestqueuesize{instance="[::1]:x"} 1',
+    'node_cpu_seconds_total{cpu="0",mode="idle",instance="b-3.c.x.c2.kafka.r.amazonaws.com:11002"} 1',
+    'kafka_server_socketservermetrics_connections{client_software_name="s",instance="http://[x"} 2',
+    "# HELP kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent x (k<>OneMinuteRate)",
+    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent 0.3",
     "kafka_network_requestchannel_requestqueuesize 3",
     'kafka_server_socket_server_metrics_connections{clientSoftwareName="x",listener="L",} 1',
     'node_cpu_seconds_total{cpu="1",mode="idle"} NaN',
@@ -209,9 +221,222 @@ _lines = st.sampled_from([
 @given(st.one_of(st.text(max_size=300), st.lists(st.one_of(_lines, st.text(max_size=20)), max_size=20).map("\n".join)),
        st.one_of(st.none(), st.integers(0, 10)))
 def test_fuzz_parser_never_raises(text, hint):
-    r = parse_metrics(text, "fuzz.prom", hint)
+    r = parse_metrics(text, "fuzz.prom", hint, broker_hosts=[(1, "kafka-1.internal", 9092), (2, "::1", None)])
     for row in r.tables.get("metrics", []):
         assert row["name"] in METRICS and isinstance(row["value"], float)
         json.loads(row["labels"])
+        if row["name"] in RANGES:
+            assert RANGES[row["name"]][0] <= row["value"] <= RANGES[row["name"]][1]
     for e in r.errors:
         assert "\n" not in e["message"]
+    assert bool(r.warnings) <= (not r.errors and not r.tables)
+
+
+# --- exporter spellings: label names, cumulative counts, HELP attributes ----------------------
+# Confluent jmx-monitoring-stacks kafka_broker.yml: snake_case KIP-511 labels (lowercaseOutputLabelNames).
+CONFLUENT_TEXT = """\
+# TYPE kafka_server_socketservermetrics_connections gauge
+kafka_server_socketservermetrics_connections{client_software_name="confluent-kafka-python",client_software_version="2.3.0",listener="INTERNAL",network_processor="0",} 5.0
+kafka_server_socketservermetrics_connections{client_software_name="confluent-kafka-python",client_software_version="2.3.0",listener="INTERNAL",network_processor="3",} 2.0
+# TYPE kafka_server_socketservermetrics_connection_count gauge
+kafka_server_socketservermetrics_connection_count{listener="INTERNAL",network_processor="0",} 40.0
+kafka_server_socketservermetrics_connection_count{listener="INTERNAL",network_processor="3",} 2.0
+# HELP kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent Attribute exposed for management (kafka.server<type=KafkaRequestHandlerPool, name=RequestHandlerAvgIdlePercent><>Count)
+# TYPE kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent untyped
+kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent 7.5E13
+# TYPE kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total gauge
+kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total 0.31
+kafka_network_socketserver_networkprocessoravgidlepercent 0.44
+"""
+
+
+def test_confluent_naming_label_names_any_case_or_separator():
+    r = parse_metrics(CONFLUENT_TEXT, "confluent.prom", broker_hint=7)
+    assert r.errors == [] and r.warnings == []
+    assert r.tables["client_software"] == [
+        {"broker_id": 7, "listener": "INTERNAL", "client_name": "confluent-kafka-python", "client_version": "2.3.0",
+         "connections": 7}]
+    assert _by_name(r.tables["metrics"]) == {
+        (7, "connection_count", '{"listener":"INTERNAL"}'): 42.0,
+        (7, "request_handler_avg_idle_percent", "{}"): 0.31,  # the _total gauge (OneMinuteRate), not 7.5e13
+        (7, "network_processor_avg_idle_percent", "{}"): 0.44,
+    }
+
+
+def test_plain_request_handler_name_is_the_cumulative_count_without_help():
+    # kafka-0-8-2.yml / Confluent: the plain name is the meter's Count. Without a rate spelling
+    # nothing is read, and that is a warning (only cumulative counts), not a value of 9e13.
+    text = "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent 9E13\n"
+    r = parse_metrics(text, "count-only.prom", broker_hint=1)
+    assert r.errors == [] and r.tables == {}
+    (w,) = r.warnings
+    assert w.startswith("count-only.prom: only cumulative meter counts recognised")
+    assert "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent" in w
+
+
+def test_help_attribute_decides_what_a_spelling_is():
+    text = """\
+# HELP kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent Attribute exposed for management (kafka.server<type=KafkaRequestHandlerPool, name=RequestHandlerAvgIdlePercent><>FiveMinuteRate)
+kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent 0.83
+# HELP kafka_network_socketserver_networkprocessoravgidlepercent Attribute exposed for management (kafka.network<type=SocketServer, name=NetworkProcessorAvgIdlePercent><>Count)
+kafka_network_socketserver_networkprocessoravgidlepercent 123456
+"""
+    r = parse_metrics(text, "help.prom", broker_hint=1)
+    # The plain name whose HELP says FiveMinuteRate is that rate; a HELP saying Count is never a level.
+    assert _by_name(r.tables["metrics"]) == {(1, "request_handler_avg_idle_percent", "{}"): 0.83}
+    assert r.errors == []
+
+
+def test_counter_typed_total_is_cumulative_and_rates_are_preferred_in_order():
+    text = """\
+# TYPE kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count_total counter
+kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count_total 8.1E12
+# TYPE kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total counter
+kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total 3.3E12
+kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent 0.9
+kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_fifteenminuterate 0.6
+kafka_log_logmanager_offlinelogdirectorycount_value 2
+"""
+    r = parse_metrics(text, "strimzi.prom", broker_hint=2)
+    assert r.errors == []
+    # The FifteenMinuteRate wins over Strimzi's MeanRate (_percent); counters are not ratios.
+    assert _by_name(r.tables["metrics"]) == {(2, "request_handler_avg_idle_percent", "{}"): 0.6,
+                                             (2, "offline_log_directory_count", "{}"): 2.0}
+    r = parse_metrics("kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent 0.9\n", "s.prom", 2)
+    assert _by_name(r.tables["metrics"]) == {(2, "request_handler_avg_idle_percent", "{}"): 0.9}
+    # The OpenMetrics-style declaration (TYPE without _total) types the _total sample too.
+    r = parse_metrics("# TYPE kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent counter\n"
+                      "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total 3.3E12\n", "om.prom", 2)
+    assert r.errors == [] and r.tables == {} and "only cumulative" in r.warnings[0]
+
+
+def test_tls_connections_gauge_is_not_client_software():
+    text = ('kafka_server_socket_server_metrics_connections{cipher="TLS_AES_256_GCM_SHA384",protocol="TLSv1.3",'
+            'listener="SSL",networkProcessor="0",} 9\n')
+    r = parse_metrics(text, "tls.prom", broker_hint=1)
+    assert "client_software" not in r.tables and r.errors == []
+
+
+# --- range checks ----------------------------------------------------------------------------
+def test_ratio_out_of_range_is_a_source_error_naming_the_sample():
+    text = """\
+kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent",} 1.7
+kafka_server_KafkaRequestHandlerPool_OneMinuteRate{name="RequestHandlerAvgIdlePercent",} 1.003
+java_lang_OperatingSystem_SystemCpuLoad 1.5
+kafka_network_RequestChannel_Value{name="RequestQueueSize",} 12.0
+"""
+    r = parse_metrics(text, "bad.prom", broker_hint=4)
+    m = _by_name(r.tables["metrics"])
+    # 1.7 and 150 % are not stored; 1.003 is a meter's overshoot: clamped to 1.0.
+    assert m == {(4, "request_handler_avg_idle_percent", "{}"): 1.0, (4, "request_queue_size", "{}"): 12.0}
+    msgs = [e["message"] for e in r.errors]
+    assert len(msgs) == 2
+    assert msgs[0].startswith('bad.prom: kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent"} = 1.7 '
+                              "is outside [0, 1], an idle fraction for network_processor_avg_idle_percent")
+    assert "java_lang_OperatingSystem_SystemCpuLoad = 1.5 (150 as cpu_user_system_percent) is outside [0, 100]" in msgs[1]
+    assert all(e["source"] == "metrics" and e["target"] == "bad.prom" for e in r.errors)
+
+
+def test_negative_jvm_cpu_load_is_not_available_not_an_error():
+    r = parse_metrics("java_lang_OperatingSystem_SystemCpuLoad -1.0\njava_lang_OperatingSystem_AvailableProcessors 4\n",
+                      "jvm.prom", broker_hint=1)
+    assert r.errors == [] and _by_name(r.tables["metrics"]) == {(1, "cpu_count", "{}"): 4.0}
+
+
+def test_many_range_errors_are_capped():
+    text = "".join(f'kafka_network_SocketServer_Value{{name="NetworkProcessorAvgIdlePercent",p="{i}"}} {2 + i}\n'
+                   for i in range(8))
+    r = parse_metrics(text, "many.prom", broker_hint=1)
+    assert len(r.errors) == 6 and r.errors[-1]["message"] == (
+        "many.prom: 3 more samples out of range for a ratio metric: not stored")
+    assert "metrics" not in r.tables
+
+
+# --- warnings: a source that gives nothing to read ---------------------------------------------
+def test_nothing_recognised_is_a_warning_not_an_error(tmp_path):
+    lag = tmp_path / "lag.prom"
+    lag.write_text("# TYPE kafka_consumergroup_lag gauge\n"
+                   'kafka_consumergroup_lag{consumergroup="billing",partition="0",topic="orders"} 17\n'
+                   "# TYPE go_goroutines gauge\ngo_goroutines 9\n")
+    empty = tmp_path / "empty.prom"
+    empty.write_text("")
+    r = collect_metrics([str(lag), str(empty), f"broker_id=1:{tmp_path / 'missing.prom'}"])
+    assert [e["target"] for e in r.errors] == [str(tmp_path / "missing.prom")]
+    assert [s["status"] for s in r.sources] == ["warning", "warning", "error"]
+    assert r.sources[0]["reason"] == (
+        f"{lag}: no Kafka broker (JMX exporter) or node exporter metric recognised in 2 samples (kafka_consumergroup_lag) "
+        "(kafka_exporter output: topic and consumer-group metrics, which no check reads): nothing read from this "
+        "metrics source")
+    assert r.sources[1]["reason"] == f"{empty}: no samples: nothing read from this metrics source"
+    assert r.warnings == [r.sources[0]["reason"], r.sources[1]["reason"]]
+
+
+# --- which broker: registered hosts, instance labels, MSK host names ---------------------------
+HOSTS = [(1, "kafka-1.kafka-headless.svc", 9092), (2, "kafka-2.kafka-headless.svc", 9092), (3, "10.0.0.5", 9092),
+         (4, "docker-host", 9092), (5, "docker-host", 9093)]
+_QUEUE = "kafka_network_requestchannel_requestqueuesize"
+
+
+def test_url_host_of_one_registered_broker():
+    r = collect_metrics(["http://10.0.0.5:7071/metrics", "http://KAFKA-2.kafka-headless.svc.:7071/metrics",
+                         "broker_id=9:http://10.0.0.5:7071/metrics"],
+                        fetcher=lambda target, timeout: f"{_QUEUE} 3\n", broker_hosts=HOSTS)
+    assert r.errors == []
+    assert sorted((row["broker_id"], row["value"]) for row in r.tables["metrics"]) == [(2, 3.0), (3, 3.0), (9, 3.0)]
+    assert r.sources[0]["attribution"] == {"3": "URL host 10.0.0.5 is broker 3's registered host"}
+    assert "attribution" not in r.sources[2]  # the prefix wins over the URL host
+
+
+def test_instance_label_federation_output():
+    text = (f'{_QUEUE}{{instance="kafka-1:7071",job="kafka"}} 11\n'  # a bare name against a registered FQDN
+            f'{_QUEUE}{{instance="10.0.0.5:7071",job="kafka"}} 13\n'
+            f'{_QUEUE}{{instance="b-6.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:11001"}} 15\n'
+            'node_cpu_seconds_total{cpu="0",instance="10.0.0.5:9100",mode="idle"} 5\n'
+            'node_cpu_seconds_total{cpu="1",instance="10.0.0.5:9100",mode="idle"} 5\n')
+    r = parse_metrics(text, "http://prometheus:9090/federate", broker_hosts=HOSTS)
+    assert r.errors == []
+    assert _by_name(r.tables["metrics"]) == {(1, "request_queue_size", "{}"): 11.0,
+                                             (3, "request_queue_size", "{}"): 13.0,
+                                             (6, "request_queue_size", "{}"): 15.0,
+                                             (3, "cpu_count", "{}"): 2.0}
+    assert r.attribution[6] == "instance b-6.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:11001 is MSK broker b-6"
+
+
+def test_ambiguous_or_unknown_host_fails_with_the_accepted_forms():
+    # Two brokers registered on one host: the exporter port (7071) cannot tell them apart.
+    r = parse_metrics(f"{_QUEUE} 1\n", "http://docker-host:7071/metrics", broker_hosts=HOSTS)
+    (e,) = r.errors
+    assert "1 samples name no broker" in e["message"] and "5 brokers with a registered host" in e["message"]
+    assert "metrics" not in r.tables
+    # ... the port can, when it is a registered one.
+    r = parse_metrics(f"{_QUEUE} 1\n", "http://docker-host:9093/metrics", broker_hosts=HOSTS)
+    assert _by_name(r.tables["metrics"]) == {(5, "request_queue_size", "{}"): 1.0}
+    # An IP address never matches by its first label; b-N. needs MSK's .kafka. host.
+    for inst in ("10.0.0.6:7071", "10:7071", "b-2.example.com:7071"):
+        r = parse_metrics(f'{_QUEUE}{{instance="{inst}"}} 1\n', "fed.prom", broker_hosts=HOSTS)
+        assert len(r.errors) == 1 and "metrics" not in r.tables, inst
+
+
+def test_collect_hands_registered_and_advertised_hosts_to_metrics(tmp_path):
+    from auditor.collectors._common import CollectResult
+    from auditor.collectors.collect import broker_hosts, collect
+
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "b7.properties").write_text("broker.id=7\nlog.dirs=/data\n"
+                                        "advertised.listeners=PLAINTEXT://kafka-7.corp:9092,SSL://${HOST}:9093\n")
+    (conf / "b8.properties").write_text("broker.id=8\nlog.dirs=/data\nlisteners=PLAINTEXT://0.0.0.0:9092\n")
+    registry = CollectResult()
+    registry.rows("brokers").append({"broker_id": 2, "host": "kafka-2.corp", "port": 9092, "rack": None,
+                                     "cores": None, "log_dirs": None, "version": None})
+    fed = tmp_path / "federate.prom"
+    fed.write_text(f'{_QUEUE}{{instance="kafka-2.corp:7071"}} 21\n{_QUEUE}{{instance="kafka-7.corp:7071"}} 27\n')
+    manifest, tables = collect(broker_configs=[str(conf)], metrics=[str(fed)], extra=[registry], cluster_name="c")
+    assert manifest.errors == []
+    assert sorted((m["broker_id"], m["value"]) for m in tables["metrics"]) == [(2, 21.0), (7, 27.0)]
+    (src,) = [s for s in manifest.sources if s["source"] == "metrics"]
+    assert src["status"] == "ok" and set(src["attribution"]) == {"2", "7"}
+    from auditor.collectors.files import collect_broker_configs
+
+    assert broker_hosts([registry], collect_broker_configs([str(conf)])) == [(2, "kafka-2.corp", 9092),
+                                                                             (7, "kafka-7.corp", 9092)]

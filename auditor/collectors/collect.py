@@ -14,6 +14,11 @@ then server.properties, then metrics):
   filesystem that holds each (node exporter, longest mountpoint prefix).
 * every other table: the first row per key wins (topic, partition, config key and source,
   metric name and labels, ...).
+
+Metrics are collected last: the registered brokers' hosts (ZooKeeper, Admin API, ``extra``) and
+the hosts of each server.properties' advertised.listeners are handed to the metrics collector
+(:func:`broker_hosts`), so that a scrape without a ``broker_id=N:`` prefix or label is
+attributed to the broker whose host its URL, or its samples' ``instance`` label, names.
 """
 
 from __future__ import annotations
@@ -74,8 +79,10 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
                                                            extra_source=client_info)))
     zk = _run("zookeeper", lambda: collect_zookeeper(zookeeper, timeout=timeout)) if zookeeper else None
     files = _run("files", lambda: collect_broker_configs(list(broker_configs))) if broker_configs else None
-    mets = _run("metrics", lambda: collect_metrics(list(metrics), timeout=timeout)) if metrics else None
     registry = [r for r in results + ([zk] if zk else []) if r.tables.get("brokers")]
+    hosts = broker_hosts(registry, files)
+    mets = _run("metrics", lambda: collect_metrics(list(metrics), timeout=timeout, broker_hosts=hosts)) \
+        if metrics else None
     results += [r for r in (zk, files, mets) if r is not None]
 
     tables: dict[str, list[dict]] = {}
@@ -115,6 +122,42 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
         errors=[e for r in results for e in r.errors],
     )
     return manifest, tables
+
+
+def broker_hosts(registry: list[CollectResult], files: CollectResult | None) -> list[tuple[int, str, int | None]]:
+    """``(broker_id, host, port)`` of every broker: its registration (ZooKeeper, Admin API,
+    ``extra``) and the hosts of its server.properties ``advertised.listeners`` (else
+    ``listeners``). Handed to the metrics collector, which attributes a scrape whose URL host or
+    ``instance`` label names exactly one broker."""
+    out: list[tuple[int, str, int | None]] = []
+    for r in registry:
+        for row in r.tables.get("brokers", []):
+            if isinstance(row.get("broker_id"), int) and isinstance(row.get("host"), str) and row["host"]:
+                out.append((row["broker_id"], row["host"], row.get("port")))
+    listeners: dict[tuple[str, str], str] = {}
+    for row in (files.tables.get("configs", []) if files else []):
+        if row.get("entity_type") == "broker" and row.get("key") in ("advertised.listeners", "listeners"):
+            listeners[(row["entity_name"], row["key"])] = row.get("value") or ""
+    for (entity, key), value in sorted(listeners.items()):
+        if not entity.isdigit() or (key == "listeners" and (entity, "advertised.listeners") in listeners):
+            continue
+        for host, port in _listener_hosts(value):
+            out.append((int(entity), host, port))
+    return out
+
+
+def _listener_hosts(value: str) -> list[tuple[str, int | None]]:
+    """``PLAINTEXT://kafka-1.internal:9092,SSL://[::1]:9093`` -> the named hosts (a listener
+    bound to every interface, or a ``${...}`` placeholder, names none)."""
+    out = []
+    for listener in value.split(","):
+        rest = listener.strip().split("://", 1)[-1]
+        host, _, port = rest.rpartition(":")
+        host = host.strip().strip("[]")
+        if not host or host in ("0.0.0.0", "::") or any(c in host for c in "${}"):
+            continue
+        out.append((host, int(port) if port.isascii() and port.isdigit() else None))
+    return out
 
 
 def _first_per_key(rows: list[dict], key: tuple[str, ...]) -> list[dict]:

@@ -1,42 +1,109 @@
 """Collector for broker metrics in Prometheus text format (read-only).
 
 A source is a file path or an http(s) URL (fetched with urllib, with a timeout), optionally
-prefixed with the broker it belongs to: ``broker_id=3:http://kafka-3:7071/metrics``. Without a
-prefix the broker comes from a ``broker_id`` (or ``brokerid``, or integer ``broker``) label on
-each sample, or from an MSK broker host name (``b-3.<cluster>...:11001``).
+prefixed with the broker it belongs to: ``broker_id=3:http://kafka-3:7071/metrics``.
+
+Which broker a sample belongs to (first rule that gives one wins):
+
+1. a ``broker_id`` label on the sample (label names are matched case- and
+   separator-insensitively: ``brokerId``, ``brokerid``, ``kafka_broker_id``; or an integer
+   ``broker`` label);
+2. the ``broker_id=N:`` prefix of the source;
+3. the URL's host, when it is the host of exactly one registered broker (``broker_hosts``:
+   ``(broker_id, host, port)`` of the ZooKeeper / Admin API registrations and the
+   advertised.listeners of server.properties, handed over by ``collect``);
+4. the URL's host in MSK's broker form ``b-N.<cluster>.<id>.cK.kafka.<region>.amazonaws.com``
+   (also ``b-N-public.``);
+5. the sample's ``instance`` label (Prometheus federation output: ``kafka-2:7071``,
+   ``10.0.0.5:9308``, ``[::1]:9100``): its host against the registered hosts, and as a last
+   resort in MSK's ``b-N.`` form.
+
+A host matches a registered host exactly (case-insensitively), or by its first DNS label when
+one of the two is a bare name (``kafka-2`` = ``kafka-2.kafka-headless.svc``; never for IP
+addresses). A host registered by several brokers matches only if the port tells them apart.
+Samples the audit reads that no rule attributes fail the source, with one error naming the
+accepted forms.
 
 Samples are parsed with ``prometheus_client.parser.text_string_to_metric_families`` (which
 accepts the JMX exporter's trailing ``,}`` and ``untyped``) and matched by *sample* name,
-case-insensitively, against shipped mapping tables for:
+case-insensitively, and by label name case- and separator-insensitively
+(``client_software_name`` = ``clientSoftwareName`` = ``clientsoftwarename``), against the
+shipped mapping tables below. Spellings, per canonical name (``auditor.snapshot.schema.METRICS``):
 
-* the AWS MSK open-monitoring JMX exporter (port 11001; the jmx_exporter default naming
-  ``kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent"}``),
-* the jmx_exporter example config for Kafka (``lowercaseOutputName``, e.g.
-  ``kafka_network_socketserver_networkprocessoravgidlepercent``) and common variants of it,
-* the node exporter (MSK port 11002): ``node_cpu_seconds_total`` (distinct CPUs with
-  mode="idle" -> cpu_count) and ``node_filesystem_size_bytes`` / ``node_filesystem_avail_bytes``
-  per mountpoint (returned in :attr:`MetricsResult.filesystems`; the collect step turns them
-  into ``log_dirs`` sizes by longest mountpoint prefix).
+* ``network_processor_avg_idle_percent`` (0-1): jmx_exporter default naming (what MSK open
+  monitoring serves on port 11001; lowercased by ``lowercaseOutputName``)
+  ``kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent"}``; jmx_exporter's
+  kafka-2_0_0.yml and kafka-0-8-2.yml and Confluent's jmx-monitoring-stacks kafka_broker.yml
+  ``kafka_network_socketserver_networkprocessoravgidlepercent``; Strimzi's kafka-metrics.yaml
+  (its ``Percent`` rule) ``kafka_network_socketserver_networkprocessoravgidle_percent``.
+* ``request_handler_avg_idle_percent`` (0-1; a Yammer *meter*: its rates are the idle fraction,
+  its ``Count`` is idle nanoseconds since start): default naming
+  ``kafka_server_KafkaRequestHandlerPool_{OneMinuteRate,FiveMinuteRate,FifteenMinuteRate,MeanRate}
+  {name="RequestHandlerAvgIdlePercent"}`` (preferred in that order); Confluent's kafka_broker.yml
+  and kafka_broker_p99only.yml ``kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total``
+  (the OneMinuteRate as a GAUGE); attribute-suffixed ``..._requesthandleravgidlepercent_oneminuterate``
+  (``_fiveminuterate``, ``_fifteenminuterate``, ``_meanrate``); Strimzi and older kafka-2_0_0.yml
+  ``kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent`` (the MeanRate: a mean
+  since the broker started, used only when no windowed rate is there).
+* ``request_queue_size``: ``kafka_network_RequestChannel_Value{name="RequestQueueSize"}``,
+  ``kafka_network_requestchannel_requestqueuesize``.
+* ``offline_log_directory_count``: ``kafka_log_LogManager_Value{name="OfflineLogDirectoryCount"}``,
+  ``kafka_log_logmanager_offlinelogdirectorycount``, and kafka-0-8-2.yml's
+  ``..._offlinelogdirectorycount_value`` (``_value_total`` under jmx_exporter 1.x).
+* ``connection_count`` (labels ``{listener}``, summed over network processors): default naming
+  and Strimzi ``kafka_server_socket_server_metrics_connection_count``; Confluent
+  ``kafka_server_socketservermetrics_connection_count``.
+* ``cpu_count``: node exporter (MSK port 11002) ``node_cpu_seconds_total`` (before 0.16:
+  ``node_cpu``): distinct CPUs with mode="idle"; else the JVM's
+  ``java_lang_OperatingSystem_AvailableProcessors``.
+* ``cpu_user_system_percent`` (0-100): ``java_lang_OperatingSystem_SystemCpuLoad`` /
+  ``CpuLoad`` (0-1, times 100; a negative value is the JVM's "not available" and is skipped).
+* filesystems: ``node_filesystem_size_bytes`` / ``node_filesystem_avail_bytes`` (before 0.16:
+  ``node_filesystem_size`` / ``_avail``) per mountpoint (returned in
+  :attr:`MetricsResult.filesystems`; the collect step turns them into ``log_dirs`` sizes by
+  longest mountpoint prefix).
+* KIP-511 client software (``socket-server-metrics`` with clientSoftwareName /
+  clientSoftwareVersion, attribute ``connections``) -> ``client_software`` rows, summed over
+  network processors: default naming ``kafka_server_socket_server_metrics_connections``,
+  Strimzi ``kafka_server_socket_server_metrics_connections_software``, Confluent
+  ``kafka_server_socketservermetrics_connections{client_software_name,client_software_version,
+  listener,network_processor}``. The same default-named gauge with ``cipher`` / ``protocol``
+  labels (TLS connections) is not client software and is ignored.
 
-Rows use the canonical names of ``auditor.snapshot.schema.METRICS``. KIP-511 client software
-gauges (``socket-server-metrics`` with clientSoftwareName/clientSoftwareVersion, attribute
-``connections``) become ``client_software`` rows, summed over network processors.
+Cumulative counts are recognised and never read as a value: the request-handler meter's
+``Count`` is what Confluent's configs and kafka-0-8-2.yml export under the *plain* name
+``kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent`` (a value like 4.2e14),
+kafka-2_0_0.yml and Strimzi as ``..._requesthandleravgidlepercent_count`` (``_count_total``
+under jmx_exporter 1.x). The jmx_exporter HELP text names the JMX attribute a sample came from
+(``...><>Count)``, ``...><>OneMinuteRate)``): a ``Count`` is never read as a level, and a
+spelling listed as cumulative whose HELP names a rate is read as that rate. A ratio spelling in
+a family typed ``counter`` is cumulative too.
 
-Not mapped: RequestHandlerAvgIdlePercent exported only as its cumulative ``_count`` /
-``_total`` (idle nanoseconds since start: one scrape cannot give a ratio), and node exporter
-CPU busy time (a counter since boot); JMX ``SystemCpuLoad``/``CpuLoad`` gives
-cpu_user_system_percent when exported.
+Range checks: an idle fraction outside [0, 1] or a percentage outside [0, 100] is a source error
+naming the sample (name, labels, value), and the value is not stored. Kafka's own meters
+overshoot 1 slightly (1.0025 in a real jmx_exporter scrape), so values within 5 % of the range
+beyond an end are clamped to it. Several samples of one idle ratio for one broker (duplicates in
+federation output) give the lowest, CPU values the highest; counts are summed over the labels
+not kept.
+
+A source in which no sample is one the audit reads (kafka_exporter's topic and consumer-group
+output, an empty scrape, only cumulative counts) is not an error: it gives a warning (a
+``warning`` source entry with its ``reason``; the CLI prints it as one line on stderr).
+
+Not mapped: node exporter CPU busy time (a counter since boot); JMX ``SystemCpuLoad`` /
+``CpuLoad`` gives cpu_user_system_percent when exported.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import re
 import urllib.error
 import urllib.request
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -47,8 +114,30 @@ SOURCE = "metrics"
 MAX_BYTES = 64 * 1024 * 1024
 
 _HINT = re.compile(r"^broker_id=(\d+):(.+)$", re.DOTALL)
-_MSK_HOST = re.compile(r"^b-(\d+)\.", re.IGNORECASE)
-_BROKER_LABELS = ("broker_id", "brokerid", "broker", "kafka_broker_id")
+_MSK_HOST = re.compile(r"^b-(\d+)(?:-public)?\.", re.IGNORECASE)
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+# Normalised label names that carry the broker id (``broker`` only when an integer).
+_BROKER_LABELS = ("brokerid", "kafkabrokerid", "broker")
+# jmx_exporter's HELP text ends with the MBean and attribute: "(kafka.server<type=...><>Count)".
+_HELP_ATTRIBUTE = re.compile(r"<>([A-Za-z][\w-]*)\)?\s*$")
+# Meter attributes that are a rate (the ratio itself), with their preference.
+_RATE_ATTRIBUTES = {"value": 0, "oneminuterate": 0, "fiveminuterate": 1, "fifteenminuterate": 2, "meanrate": 3}
+
+# Ratio metrics: (low, high, what) in canonical units. Values within RANGE_SLACK of the range
+# beyond an end are clamped (meter overshoot); anything further is a source error.
+RANGES: dict[str, tuple[float, float, str]] = {
+    "network_processor_avg_idle_percent": (0.0, 1.0, "an idle fraction"),
+    "request_handler_avg_idle_percent": (0.0, 1.0, "an idle fraction"),
+    "cpu_user_system_percent": (0.0, 100.0, "a percentage"),
+}
+RANGE_SLACK = 0.05
+MAX_RANGE_ERRORS = 5  # per source; the rest are counted in one more error
+
+
+def _norm(label: str) -> str:
+    """A label name compared case- and separator-insensitively: clientSoftwareName,
+    client_software_name and clientsoftwarename are one name."""
+    return _NOT_ALNUM.sub("", label.lower())
 
 
 @dataclass(frozen=True)
@@ -56,8 +145,11 @@ class Mapping:
     """One exporter spelling of a canonical metric.
 
     ``sample``: the sample name, lowercased. ``where``: required label values (label names
-    and values compared case-insensitively). ``keep``: labels kept in the row (summed over the
-    others). ``priority``: lower wins when several spellings of one metric are present.
+    normalised by :func:`_norm`, values compared case-insensitively). ``keep``: labels kept in
+    the row (aggregated over the others). ``priority``: lower wins when several spellings of one
+    metric are present. ``aggregate``: sum, max or min over the dropped labels. ``cumulative``:
+    the spelling is a meter's cumulative Count (recognised, never a value) unless the HELP text
+    names a rate attribute.
     """
 
     sample: str
@@ -66,96 +158,224 @@ class Mapping:
     keep: tuple[str, ...] = ()
     priority: int = 0
     scale: float = 1.0
-    aggregate: str = "sum"  # sum | max (over the dropped labels)
+    aggregate: str = "sum"  # sum | max | min (over the dropped labels)
     exporter: str = ""
+    cumulative: bool = False
 
 
-def _m(sample, canonical, *, where=(), keep=(), priority=0, scale=1.0, aggregate="sum", exporter=""):
-    return Mapping(sample.lower(), canonical, tuple((k.lower(), v.lower()) for k, v in dict(where).items()),
-                   keep, priority, scale, aggregate, exporter)
+def _m(sample, canonical, *, where=(), keep=(), priority=0, scale=1.0, aggregate="sum", exporter="",
+       cumulative=False):
+    return Mapping(sample.lower(), canonical, tuple((_norm(k), v.lower()) for k, v in dict(where).items()),
+                   keep, priority, scale, aggregate, exporter, cumulative)
 
 
-# The shipped mapping tables. Names confirmed against public jmx_exporter configs
-# (prometheus/jmx_exporter example_configs/kafka-2_0_0.yml, Strimzi's kafka-metrics config)
-# and MSK open monitoring dashboards.
+_NPI = "network_processor_avg_idle_percent"
+_RHI = "request_handler_avg_idle_percent"
+_RHI_BEAN = {"name": "RequestHandlerAvgIdlePercent"}
+_RHI_PREFIX = "kafka_server_kafkarequesthandlerpool_requesthandleravgidle"
+
+# The shipped mapping tables. Names confirmed against the public exporter configurations:
+# prometheus/jmx_exporter example_configs/kafka-2_0_0.yml and kafka-0-8-2.yml, Strimzi's
+# packaging/examples/metrics/kafka-metrics.yaml, confluentinc/jmx-monitoring-stacks
+# shared-assets/jmx-exporter/kafka_broker.yml and kafka_broker_p99only.yml, and MSK open
+# monitoring scrapes (jmx_exporter's default naming: domain_type_attribute{name=...}).
+_DEFAULT = "jmx_exporter default naming (MSK open monitoring)"
 MSK_OPEN_MONITORING = (
-    _m("kafka_network_SocketServer_Value", "network_processor_avg_idle_percent",
-       where={"name": "NetworkProcessorAvgIdlePercent"}, exporter="msk"),
-    _m("kafka_server_KafkaRequestHandlerPool_OneMinuteRate", "request_handler_avg_idle_percent",
-       where={"name": "RequestHandlerAvgIdlePercent"}, exporter="msk"),
-    _m("kafka_server_KafkaRequestHandlerPool_FiveMinuteRate", "request_handler_avg_idle_percent",
-       where={"name": "RequestHandlerAvgIdlePercent"}, priority=1, exporter="msk"),
-    _m("kafka_server_KafkaRequestHandlerPool_MeanRate", "request_handler_avg_idle_percent",
-       where={"name": "RequestHandlerAvgIdlePercent"}, priority=2, exporter="msk"),
+    _m("kafka_network_SocketServer_Value", _NPI, where={"name": "NetworkProcessorAvgIdlePercent"},
+       aggregate="min", exporter=_DEFAULT),
+    _m("kafka_server_KafkaRequestHandlerPool_OneMinuteRate", _RHI, where=_RHI_BEAN, aggregate="min",
+       exporter=_DEFAULT),
+    _m("kafka_server_KafkaRequestHandlerPool_FiveMinuteRate", _RHI, where=_RHI_BEAN, priority=1, aggregate="min",
+       exporter=_DEFAULT),
+    _m("kafka_server_KafkaRequestHandlerPool_FifteenMinuteRate", _RHI, where=_RHI_BEAN, priority=2,
+       aggregate="min", exporter=_DEFAULT),
+    _m("kafka_server_KafkaRequestHandlerPool_MeanRate", _RHI, where=_RHI_BEAN, priority=3, aggregate="min",
+       exporter=_DEFAULT),
+    _m("kafka_server_KafkaRequestHandlerPool_Count", _RHI, where=_RHI_BEAN, cumulative=True, exporter=_DEFAULT),
     _m("kafka_network_RequestChannel_Value", "request_queue_size", where={"name": "RequestQueueSize"},
-       exporter="msk"),
+       exporter=_DEFAULT),
     _m("kafka_log_LogManager_Value", "offline_log_directory_count", where={"name": "OfflineLogDirectoryCount"},
-       exporter="msk"),
+       exporter=_DEFAULT),
     _m("kafka_server_socket_server_metrics_connection_count", "connection_count", keep=("listener",),
-       exporter="msk"),
-    _m("java_lang_OperatingSystem_AvailableProcessors", "cpu_count", priority=1, aggregate="max", exporter="msk"),
+       exporter=_DEFAULT + "; Strimzi kafka-metrics.yaml"),
+    _m("java_lang_OperatingSystem_AvailableProcessors", "cpu_count", priority=1, aggregate="max",
+       exporter=_DEFAULT),
     _m("java_lang_OperatingSystem_SystemCpuLoad", "cpu_user_system_percent", scale=100.0, priority=1,
-       aggregate="max", exporter="msk"),
+       aggregate="max", exporter=_DEFAULT),
     _m("java_lang_OperatingSystem_CpuLoad", "cpu_user_system_percent", scale=100.0, aggregate="max",
-       exporter="msk"),
+       exporter=_DEFAULT),
 )
 
+_RULES = "jmx_exporter kafka-2_0_0.yml / kafka-0-8-2.yml, Confluent kafka_broker.yml"
 JMX_EXPORTER_EXAMPLE = (
-    _m("kafka_network_socketserver_networkprocessoravgidlepercent", "network_processor_avg_idle_percent",
-       exporter="jmx_exporter"),
-    _m("kafka_network_socketserver_networkprocessoravgidle_percent", "network_processor_avg_idle_percent",
-       exporter="jmx_exporter"),
-    _m("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_oneminuterate",
-       "request_handler_avg_idle_percent", exporter="jmx_exporter"),
-    _m("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_one_minute_rate",
-       "request_handler_avg_idle_percent", exporter="jmx_exporter"),
-    # Configs that export the meter's OneMinuteRate as a plain gauge.
-    _m("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent", "request_handler_avg_idle_percent",
-       priority=1, exporter="jmx_exporter"),
-    _m("kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent", "request_handler_avg_idle_percent",
-       priority=1, exporter="jmx_exporter"),
-    _m("kafka_network_requestchannel_requestqueuesize", "request_queue_size", exporter="jmx_exporter"),
-    _m("kafka_log_logmanager_offlinelogdirectorycount", "offline_log_directory_count", exporter="jmx_exporter"),
+    _m("kafka_network_socketserver_networkprocessoravgidlepercent", _NPI, aggregate="min", exporter=_RULES),
+    _m("kafka_network_socketserver_networkprocessoravgidle_percent", _NPI, aggregate="min",
+       exporter="Strimzi kafka-metrics.yaml (Percent rule)"),
+    # RequestHandlerAvgIdlePercent, a meter: the rates are the ratio.
+    _m(f"{_RHI_PREFIX}percent_total", _RHI, aggregate="min",
+       exporter="Confluent kafka_broker.yml / kafka_broker_p99only.yml: OneMinuteRate as a GAUGE"),
+    _m(f"{_RHI_PREFIX}percent_oneminuterate", _RHI, aggregate="min", exporter="attribute-suffixed rules"),
+    _m(f"{_RHI_PREFIX}percent_one_minute_rate", _RHI, aggregate="min", exporter="attribute-suffixed rules"),
+    _m(f"{_RHI_PREFIX}percent_fiveminuterate", _RHI, priority=1, aggregate="min",
+       exporter="attribute-suffixed rules"),
+    _m(f"{_RHI_PREFIX}percent_fifteenminuterate", _RHI, priority=2, aggregate="min",
+       exporter="attribute-suffixed rules"),
+    _m(f"{_RHI_PREFIX}percent_meanrate", _RHI, priority=3, aggregate="min", exporter="attribute-suffixed rules"),
+    _m(f"{_RHI_PREFIX}_percent", _RHI, priority=3, aggregate="min",
+       exporter="Strimzi kafka-metrics.yaml, kafka-2_0_0.yml (Percent rule): the MeanRate"),
+    # ... and its cumulative Count (idle nanoseconds since start), never a ratio.
+    _m(f"{_RHI_PREFIX}percent", _RHI, cumulative=True,
+       exporter="Confluent kafka_broker.yml / kafka_broker_p99only.yml, kafka-0-8-2.yml: the Count"),
+    _m(f"{_RHI_PREFIX}percent_count", _RHI, cumulative=True, exporter="kafka-2_0_0.yml, Strimzi: the Count"),
+    _m(f"{_RHI_PREFIX}percent_count_total", _RHI, cumulative=True,
+       exporter="kafka-2_0_0.yml, Strimzi under jmx_exporter 1.x (counters get _total)"),
+    _m("kafka_network_requestchannel_requestqueuesize", "request_queue_size", exporter=_RULES + ", Strimzi"),
+    _m("kafka_log_logmanager_offlinelogdirectorycount", "offline_log_directory_count",
+       exporter="kafka-2_0_0.yml, Confluent kafka_broker.yml, Strimzi"),
+    _m("kafka_log_logmanager_offlinelogdirectorycount_value", "offline_log_directory_count",
+       exporter="kafka-0-8-2.yml"),
+    _m("kafka_log_logmanager_offlinelogdirectorycount_value_total", "offline_log_directory_count",
+       exporter="kafka-0-8-2.yml under jmx_exporter 1.x"),
     _m("kafka_server_socketservermetrics_connection_count", "connection_count", keep=("listener",),
-       exporter="jmx_exporter"),
+       exporter="Confluent kafka_broker.yml"),
 )
-
-# Cumulative spellings recognised on purpose and not mapped (see the module docstring).
-NOT_MAPPABLE = frozenset({
-    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count",
-    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total",
-    "kafka_server_kafkarequesthandlerpool_count",
-})
 
 MAPPINGS: tuple[Mapping, ...] = MSK_OPEN_MONITORING + JMX_EXPORTER_EXAMPLE
 _BY_SAMPLE: dict[str, list[Mapping]] = defaultdict(list)
 for _mp in MAPPINGS:
     _BY_SAMPLE[_mp.sample].append(_mp)
+_ORDER = {mp: i for i, mp in enumerate(MAPPINGS)}
 
 _CLIENT_SOFTWARE = frozenset({
     "kafka_server_socket_server_metrics_connections",  # jmx_exporter default naming (MSK)
-    "kafka_server_socket_server_metrics_connections_software",  # Strimzi's example config
-    "kafka_server_socketservermetrics_connections",
+    "kafka_server_socket_server_metrics_connections_software",  # Strimzi's kafka-metrics.yaml
+    "kafka_server_socketservermetrics_connections",  # Confluent's jmx-monitoring-stacks kafka_broker.yml
 })
+_NODE_CPU = frozenset({"node_cpu_seconds_total", "node_cpu"})
+_NODE_FS_SIZE = frozenset({"node_filesystem_size_bytes", "node_filesystem_size"})
+_NODE_FS_AVAIL = frozenset({"node_filesystem_avail_bytes", "node_filesystem_avail"})
+_NODE = _NODE_CPU | _NODE_FS_SIZE | _NODE_FS_AVAIL
+_KNOWN = frozenset(_BY_SAMPLE) | _CLIENT_SOFTWARE | _NODE
+
+# Families every Go/Python/JVM exporter serves about itself: not named in the warning.
+_RUNTIME_PREFIXES = ("go_", "process_", "promhttp_", "python_", "jmx_", "jvm_")
+_KAFKA_EXPORTER_PREFIXES = ("kafka_consumergroup_", "kafka_topic_partition", "kafka_exporter_build_info",
+                            "kafka_brokers")
+
+ACCEPTED_BROKER_FORMS = ("a broker_id=N: prefix on the source, a broker_id label, a URL or `instance` label host "
+                         "that is one registered broker's host (ZooKeeper, Admin API, advertised.listeners), "
+                         "an MSK broker host b-N.<cluster>...kafka...")
 
 
 @dataclass
 class MetricsResult(CollectResult):
     # broker_id -> {mountpoint: {"device", "fstype", "size_bytes", "avail_bytes"}}
     filesystems: dict[int, dict[str, dict]] = field(default_factory=dict)
+    # Not failures: a source that gave nothing the audit reads (one line each, naming it).
+    warnings: list[str] = field(default_factory=list)
+    # broker_id -> how it was inferred, when not from a label or a broker_id=N: prefix.
+    attribution: dict[int, str] = field(default_factory=dict)
+
+
+# --- which broker -----------------------------------------------------------------------------
+def _host_key(host) -> str:
+    return host.strip().strip("[]").rstrip(".").lower() if isinstance(host, str) else ""
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _port(text: str) -> int | None:
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 5 else None
+
+
+def _msk_broker_host(host: str) -> int | None:
+    m = _MSK_HOST.match(host)
+    return int(m.group(1)) if m and ".kafka." in host.lower() else None
+
+
+class BrokerHosts:
+    """The registered brokers' hosts: which broker (if exactly one) a host names."""
+
+    def __init__(self, entries: Iterable[tuple[int, str | None, int | None]] = ()):
+        self._by_host: dict[str, dict[int, set[int | None]]] = {}
+        for bid, host, port in entries:
+            h = _host_key(host)
+            if not h or bid is None or isinstance(bid, bool):
+                continue
+            self._by_host.setdefault(h, {}).setdefault(int(bid), set()).add(port)
+        self._by_first_label: dict[str, set[str]] = defaultdict(set)
+        for h in self._by_host:
+            if "." in h and not _is_ip(h):
+                self._by_first_label[h.split(".", 1)[0]].add(h)
+
+    def __len__(self) -> int:
+        """How many brokers have a registered host."""
+        return len({b for brokers in self._by_host.values() for b in brokers})
+
+    def lookup(self, host: str | None, port: int | None = None) -> int | None:
+        h = _host_key(host)
+        if not h:
+            return None
+        candidates = self._by_host.get(h)
+        if candidates is None and not _is_ip(h):
+            if "." in h:  # an FQDN against a bare registered name
+                names = {h.split(".", 1)[0]} & set(self._by_host)
+            else:  # a bare name against registered FQDNs
+                names = self._by_first_label.get(h, set())
+            merged: dict[int, set[int | None]] = {}
+            for name in names:
+                for b, ports in self._by_host[name].items():
+                    merged.setdefault(b, set()).update(ports)
+            candidates = merged or None
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return next(iter(candidates))
+        if port is not None:
+            by_port = [b for b, ports in candidates.items() if port in ports]
+            if len(by_port) == 1:
+                return by_port[0]
+        return None  # one host, several brokers: ambiguous
+
+
+def _url_host(target: str) -> tuple[str | None, int | None]:
+    if not target.lower().startswith(("http://", "https://")):
+        return None, None
+    try:
+        u = urlparse(target)
+        return u.hostname, u.port
+    except ValueError:
+        return None, None
+
+
+def _instance_host(value: str) -> tuple[str, int | None]:
+    """``kafka-2:7071`` -> ("kafka-2", 7071); ``[::1]:9100``; a bare host; a URL."""
+    v = value.strip()
+    if "://" in v:
+        try:
+            u = urlparse(v)
+            return u.hostname or "", u.port
+        except ValueError:
+            return "", None
+    if v.startswith("["):
+        host, _, rest = v[1:].partition("]")
+        return host, _port(rest[1:]) if rest.startswith(":") else None
+    if v.count(":") == 1:
+        host, _, port = v.partition(":")
+        return host, _port(port)
+    return v, None
 
 
 def split_hint(source: str) -> tuple[int | None, str]:
     m = _HINT.match(source.strip())
     return (int(m.group(1)), m.group(2)) if m else (None, source.strip())
-
-
-def _msk_broker(target: str) -> int | None:
-    if not target.lower().startswith(("http://", "https://")):
-        return None
-    host = urlparse(target).hostname or ""
-    m = _MSK_HOST.match(host)
-    return int(m.group(1)) if m and ".kafka." in host else None
 
 
 def fetch(target: str, timeout: float = DEFAULT_TIMEOUT) -> str:
@@ -181,8 +401,9 @@ def fetch(target: str, timeout: float = DEFAULT_TIMEOUT) -> str:
 
 
 def _label(labels: dict[str, str], name: str) -> str | None:
+    """The value of label ``name`` (given normalised), matched case- and separator-insensitively."""
     for k, v in labels.items():
-        if k.lower() == name:
+        if _norm(k) == name:
             return v
     return None
 
@@ -190,101 +411,240 @@ def _label(labels: dict[str, str], name: str) -> str | None:
 def _sample_broker(labels: dict[str, str]) -> int | None:
     for name in _BROKER_LABELS:
         v = _label(labels, name)
-        if v is not None and v.strip().isdigit():
+        if v is not None and v.strip().isascii() and v.strip().isdigit():
             return int(v)
     return None
 
 
-def _iter_samples(text: str):
+def _show(name: str, labels: dict[str, str], value: float | None = None) -> str:
+    inner = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    text = f"{name}{{{inner}}}" if labels else name
+    return text if value is None else f"{text} = {value:g}"
+
+
+def _help_attribute(documentation: str | None) -> str | None:
+    m = _HELP_ATTRIBUTE.search(documentation or "")
+    return m.group(1).lower() if m else None
+
+
+def _use(mp: Mapping, attribute: str | None, counter: bool) -> int | None:
+    """The priority a sample of ``mp`` is read with, or None when it is a cumulative count
+    (``counter``: the sample is declared a counter)."""
+    if attribute == "count":
+        return None  # a meter's Count (the HELP text says so), whatever the name
+    if mp.cumulative:
+        return _RATE_ATTRIBUTES.get(attribute) if attribute is not None else None
+    if mp.canonical in RANGES and counter:
+        return None
+    return mp.priority
+
+
+_TYPE_COUNTER = re.compile(r"^[ \t]*#[ \t]+TYPE[ \t]+(\S+)[ \t]+counter[ \t]*$", re.MULTILINE | re.IGNORECASE)
+
+
+def _counters(text: str) -> frozenset[str]:
+    """Sample names declared counters: ``# TYPE x counter`` declares ``x`` and ``x_total`` (the
+    text parser keeps only the former in its family when the sample is the latter)."""
+    names = {m.group(1).lower() for m in _TYPE_COUNTER.finditer(text)}
+    return frozenset(names | {n + "_total" for n in names})
+
+
+def _in_range(canonical: str, value: float) -> float | None:
+    """The value, clamped within the slack; None when outside the range of a ratio metric."""
+    if canonical not in RANGES:
+        return value
+    lo, hi, _what = RANGES[canonical]
+    slack = (hi - lo) * RANGE_SLACK
+    if lo - slack <= value <= hi + slack:
+        return min(max(value, lo), hi)
+    return None
+
+
+def _iter_families(text: str):
     from prometheus_client.parser import text_string_to_metric_families
 
-    for family in text_string_to_metric_families(text):
-        yield from family.samples
+    yield from text_string_to_metric_families(text)
 
 
-def parse_metrics(text: str, target: str, broker_hint: int | None = None) -> MetricsResult:
-    """Map one scrape's samples to ``metrics`` and ``client_software`` rows; never raises."""
+_AGGREGATE = {"sum": lambda a, b: a + b, "max": max, "min": min}
+
+
+def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
+                  broker_hosts: BrokerHosts | Iterable[tuple[int, str | None, int | None]] | None = None
+                  ) -> MetricsResult:
+    """Map one scrape's samples to ``metrics`` and ``client_software`` rows; never raises.
+
+    ``broker_hint``: the source's ``broker_id=N:`` prefix. ``broker_hosts``: the registered
+    brokers' ``(broker_id, host, port)``, to attribute a scrape by its URL host or its samples'
+    ``instance`` label (see the module docstring)."""
     result = MetricsResult()
-    default_broker = broker_hint if broker_hint is not None else _msk_broker(target)
-    # (broker, canonical, labels json) -> (priority, mapping, value)
-    best: dict[tuple[int, str, str], tuple[int, Mapping, float]] = {}
-    sums: dict[tuple[int, str, str, Mapping], float] = defaultdict(float)
+    hosts = broker_hosts if isinstance(broker_hosts, BrokerHosts) else BrokerHosts(broker_hosts or ())
+    url_host, url_port = _url_host(target)
+    url_broker: tuple[int, str] | None = None
+    if url_host:
+        b = hosts.lookup(url_host, url_port)
+        if b is not None:
+            url_broker = (b, f"URL host {url_host} is broker {b}'s registered host")
+        elif (b := _msk_broker_host(url_host)) is not None:
+            url_broker = (b, f"URL host {url_host} is MSK broker b-{b}")
+    by_instance: dict[str, tuple[int, str] | None] = {}
+
+    def broker_of(labels: dict[str, str]) -> int | None:
+        b = _sample_broker(labels)
+        if b is not None:
+            return b
+        if broker_hint is not None:
+            return broker_hint
+        found = url_broker
+        instance = _label(labels, "instance") if found is None else None
+        if instance is not None:
+            if instance not in by_instance:
+                host, port = _instance_host(instance)
+                b = hosts.lookup(host, port)
+                if b is not None:
+                    by_instance[instance] = (b, f"instance {instance} is broker {b}'s registered host")
+                elif (b := _msk_broker_host(host)) is not None:
+                    by_instance[instance] = (b, f"instance {instance} is MSK broker b-{b}")
+                else:
+                    by_instance[instance] = None
+            found = by_instance[instance]
+        if found is None:
+            return None
+        result.attribution.setdefault(found[0], found[1])
+        return found[0]
+
+    # (broker, canonical, labels json, mapping, priority) -> aggregated value
+    agg: dict[tuple[int, str, str, Mapping, int], float] = {}
     clients: dict[tuple[int, str, str, str], float] = defaultdict(float)
     cpus: dict[int, set[str]] = defaultdict(set)
-    no_broker = 0
+    samples = usable = 0
+    families: list[str] = []  # a few family names, for the warning
+    cumulative: list[str] = []  # recognised cumulative spellings
+    kafka_exporter = False
+    counters = _counters(text) if "counter" in text else frozenset()
+    no_broker, no_broker_example = 0, ""
+    out_of_range: list[str] = []
     try:
-        for s in _iter_samples(text):
-            value = float(s.value)
-            if not math.isfinite(value):
-                continue
-            name = s.name.lower()
-            labels = dict(s.labels)
-            broker = _sample_broker(labels)
-            if broker is None:
-                broker = default_broker
-            if name in _BY_SAMPLE or name in _CLIENT_SOFTWARE or name.startswith("node_"):
+        for family in _iter_families(text):
+            if family.samples and len(families) < 6 and not family.name.startswith(_RUNTIME_PREFIXES):
+                families.append(family.name)
+            attribute = _help_attribute(family.documentation)
+            for s in family.samples:
+                samples += 1
+                name = s.name.lower()
+                if name not in _KNOWN:
+                    if not kafka_exporter and name.startswith(_KAFKA_EXPORTER_PREFIXES):
+                        kafka_exporter = True
+                    continue
+                labels = dict(s.labels)
+                uses: list[tuple[Mapping, int]] = []
+                if name in _BY_SAMPLE:
+                    for mp in _BY_SAMPLE[name]:
+                        if any((_label(labels, k) or "").lower() != v for k, v in mp.where):
+                            continue
+                        prio = _use(mp, attribute, family.type == "counter" or name in counters)
+                        if prio is None:
+                            if s.name not in cumulative:
+                                cumulative.append(s.name)
+                        else:
+                            uses.append((mp, prio))
+                    if not uses:
+                        continue
+                elif name in _CLIENT_SOFTWARE:
+                    if _label(labels, "clientsoftwarename") is None:
+                        continue  # the same gauge per TLS cipher/protocol: not client software
+                usable += 1
+                value = float(s.value)
+                if not math.isfinite(value):
+                    continue
+                broker = broker_of(labels)
                 if broker is None:
                     no_broker += 1
+                    no_broker_example = no_broker_example or _show(s.name, labels)
                     continue
-            else:
-                continue
-            if name == "node_cpu_seconds_total":
-                if (_label(labels, "mode") or "").lower() == "idle":
-                    cpus[broker].add(_label(labels, "cpu") or "")
-                continue
-            if name in ("node_filesystem_size_bytes", "node_filesystem_avail_bytes"):
-                mount = _label(labels, "mountpoint")
-                if mount:
-                    fs = result.filesystems.setdefault(broker, {}).setdefault(
-                        mount, {"device": _label(labels, "device"), "fstype": _label(labels, "fstype")})
-                    fs["size_bytes" if name.endswith("size_bytes") else "avail_bytes"] = value
-                continue
-            if name in _CLIENT_SOFTWARE:
-                sw = _label(labels, "clientsoftwarename")
-                if sw is None:
+                if name in _NODE_CPU:
+                    if (_label(labels, "mode") or "").lower() == "idle":
+                        cpus[broker].add(_label(labels, "cpu") or "")
                     continue
-                clients[(broker, _label(labels, "listener") or "", sw,
-                         _label(labels, "clientsoftwareversion") or "")] += value
-                continue
-            for mp in _BY_SAMPLE.get(name, ()):
-                if any((_label(labels, k) or "").lower() != v for k, v in mp.where):
+                if name in _NODE_FS_SIZE or name in _NODE_FS_AVAIL:
+                    mount = _label(labels, "mountpoint")
+                    if mount:
+                        fs = result.filesystems.setdefault(broker, {}).setdefault(
+                            mount, {"device": _label(labels, "device"), "fstype": _label(labels, "fstype")})
+                        fs["size_bytes" if name in _NODE_FS_SIZE else "avail_bytes"] = value
                     continue
-                kept = {k: _label(labels, k) for k in mp.keep if _label(labels, k) is not None}
-                key_labels = json.dumps(kept, sort_keys=True, separators=(",", ":"))
-                agg_key = (broker, mp.canonical, key_labels, mp)
-                v = value * mp.scale
-                if mp.aggregate == "max":
-                    sums[agg_key] = max(sums.get(agg_key, v), v)
-                else:
-                    sums[agg_key] += v
+                if name in _CLIENT_SOFTWARE:
+                    clients[(broker, _label(labels, "listener") or "", _label(labels, "clientsoftwarename"),
+                             _label(labels, "clientsoftwareversion") or "")] += value
+                    continue
+                for mp, prio in uses:
+                    if mp.canonical == "cpu_user_system_percent" and value < 0:
+                        continue  # the JVM reports a negative load when it cannot read it
+                    v = _in_range(mp.canonical, value * mp.scale)
+                    if v is None:
+                        lo, hi, what = RANGES[mp.canonical]
+                        scaled = f" ({value * mp.scale:g} as {mp.canonical})" if mp.scale != 1 else ""
+                        out_of_range.append(f"{_show(s.name, labels, value)}{scaled} is outside [{lo:g}, {hi:g}], "
+                                            f"{what} for {mp.canonical}: not stored")
+                        continue
+                    kept = {k: _label(labels, _norm(k)) for k in mp.keep if _label(labels, _norm(k)) is not None}
+                    key = (broker, mp.canonical, json.dumps(kept, sort_keys=True, separators=(",", ":")), mp, prio)
+                    agg[key] = _AGGREGATE[mp.aggregate](agg[key], v) if key in agg else v
     except Exception as e:  # the parser raises ValueError, and others on odd input
         result.error(SOURCE, target, f"{target}: not valid Prometheus text: {one_line(e, 200)}")
-    for (broker, canonical, labels_json, mp), v in sums.items():
-        key = (broker, canonical, labels_json)
-        if key not in best or mp.priority < best[key][0]:
-            best[key] = (mp.priority, mp, v)
+
+    best: dict[tuple[int, str, str], tuple[tuple[int, int], float]] = {}
+    for (broker, canonical, labels_json, mp, prio), v in agg.items():
+        key, rank = (broker, canonical, labels_json), (prio, _ORDER[mp])
+        if key not in best or rank < best[key][0]:
+            best[key] = (rank, v)
     for broker, ids in cpus.items():
-        key = (broker, "cpu_count", "{}")
-        best[key] = (-1, None, float(len(ids)))  # node exporter wins over the JVM's view
-    for (broker, canonical, labels_json), (_p, _mp, v) in sorted(best.items(), key=lambda kv: kv[0]):
-        if canonical == "cpu_user_system_percent" and v < 0:
-            continue  # the JVM reports a negative load when it cannot read it
+        best[(broker, "cpu_count", "{}")] = ((-1, -1), float(len(ids)))  # node exporter over the JVM's view
+    for (broker, canonical, labels_json), (_rank, v) in sorted(best.items(), key=lambda kv: kv[0]):
         result.rows("metrics").append({"broker_id": broker, "name": canonical, "labels": labels_json,
                                        "value": float(v)})
     for (broker, listener, sw, version), conns in sorted(clients.items()):
         result.rows("client_software").append({"broker_id": broker, "listener": listener or None,
                                                "client_name": sw, "client_version": version or None,
                                                "connections": int(round(conns))})
+    for message in out_of_range[:MAX_RANGE_ERRORS]:
+        result.error(SOURCE, target, f"{target}: {message}")
+    if len(out_of_range) > MAX_RANGE_ERRORS:
+        result.error(SOURCE, target, f"{target}: {len(out_of_range) - MAX_RANGE_ERRORS} more samples out of "
+                                     "range for a ratio metric: not stored")
     if no_broker:
-        result.error(SOURCE, target, f"{target}: {no_broker} samples name no broker: prefix the source with "
-                                     f"broker_id=N: or add a broker_id label")
+        result.error(SOURCE, target, f"{target}: {no_broker} samples name no broker; accepted: {ACCEPTED_BROKER_FORMS} "
+                                     f"({len(hosts)} brokers with a registered host; e.g. {one_line(no_broker_example, 100)})")
+    if not result.errors and not result.tables and not result.filesystems:
+        result.warnings.append(_nothing_read(target, samples, usable, families, cumulative, kafka_exporter))
     return result
 
 
+def _nothing_read(target: str, samples: int, usable: int, families: list[str], cumulative: list[str],
+                  kafka_exporter: bool) -> str:
+    """The warning for a source that gave no row (and no error)."""
+    if samples == 0:
+        return f"{target}: no samples: nothing read from this metrics source"
+    if usable:
+        return (f"{target}: {usable} recognised samples gave no value (not finite, or 'not available'): "
+                "nothing read from this metrics source")
+    if cumulative:
+        return (f"{target}: only cumulative meter counts recognised ({', '.join(cumulative[:3])}), no gauge or "
+                "rate the audit reads: nothing read from this metrics source")
+    shown = f" ({', '.join(families[:5])}{', ...' if len(families) > 5 else ''})" if families else ""
+    what = " (kafka_exporter output: topic and consumer-group metrics, which no check reads)" if kafka_exporter else ""
+    return (f"{target}: no Kafka broker (JMX exporter) or node exporter metric recognised in {samples} samples"
+            f"{shown}{what}: nothing read from this metrics source")
+
+
 def collect_metrics(sources, *, timeout: float = DEFAULT_TIMEOUT,
-                    fetcher: Callable[[str, float], str] = fetch) -> MetricsResult:
-    """Collect every metrics source (``[broker_id=N:]FILE_OR_URL``); failures become source errors."""
+                    fetcher: Callable[[str, float], str] = fetch,
+                    broker_hosts: Iterable[tuple[int, str | None, int | None]] = ()) -> MetricsResult:
+    """Collect every metrics source (``[broker_id=N:]FILE_OR_URL``); failures become source
+    errors, a source that gives nothing the audit reads a ``warning`` source entry.
+    ``broker_hosts``: the registered brokers' ``(broker_id, host, port)`` (see parse_metrics)."""
     result = MetricsResult()
+    hosts = BrokerHosts(broker_hosts)
     for source in ([sources] if isinstance(sources, str) else sources):
         hint, target = split_hint(source)
         try:
@@ -305,11 +665,18 @@ def collect_metrics(sources, *, timeout: float = DEFAULT_TIMEOUT,
             result.error(SOURCE, target, err)
             result.sources.append({"source": SOURCE, "target": target, "status": "error"})
             continue
-        one = parse_metrics(text, target, hint)
+        one = parse_metrics(text, target, hint, broker_hosts=hosts)
         result.merge(one)
         for b, mounts in one.filesystems.items():
             result.filesystems.setdefault(b, {}).update(mounts)
-        result.sources.append({"source": SOURCE, "target": target, "status": "error" if one.errors else "ok"})
+        result.warnings.extend(one.warnings)
+        entry = {"source": SOURCE, "target": target,
+                 "status": "error" if one.errors else "warning" if one.warnings else "ok"}
+        if one.warnings:
+            entry["reason"] = one_line("; ".join(one.warnings))
+        if one.attribution:
+            entry["attribution"] = {str(b): how for b, how in sorted(one.attribution.items())}
+        result.sources.append(entry)
     _dedupe(result)
     return result
 
