@@ -520,3 +520,365 @@ def test_unknown_yaml_tag_is_a_usage_error(tmp_path, capsys):
     f = write(tmp_path / "t.yaml", "- name: x\n  partitions: !Ref count\n")
     code, _out, err = cli(capsys, "lint", f)
     assert code == 2 and f"{f}:2:" in err and err.count("\n") == 1
+
+
+# --- what a file is: broker, controller, client... (issue 15, item 1) -----------------------------
+
+
+def read(paths):
+    from auditor.lint.inputs import read_inputs
+
+    return read_inputs(paths)
+
+
+def topics_of(inputs):
+    """(name, file name, line, partitions, RF, {key: (value, line)}) per definition read."""
+    return sorted((t.name, Path(t.file).name, t.line, t.partitions, t.replication_factor, t.configs)
+                  for t in inputs.topics)
+
+
+@pytest.fixture
+def config_dir(tmp_path):
+    d = tmp_path / "etc-kafka"
+    write(d / "server.properties", "broker.id=0\nlog.dirs=/data/a,/data/b\nnum.io.threads=8\n")
+    write(d / "producer.properties", "bootstrap.servers=localhost:9092\ncompression.type=none\n")
+    write(d / "connect-standalone.properties", "bootstrap.servers=localhost:9092\nkey.converter=x.Json\n")
+    write(d / "log4j.properties", "log4j.rootLogger=INFO, stdout\n")
+    write(d / "zookeeper.properties", "dataDir=/tmp/zookeeper\nclientPort=2181\n")
+    write(d / "controller.properties", "process.roles=controller\nnode.id=9\ncontroller.quorum.voters=9@h:9093\n")
+    write(d / "trogdor.conf", '{\n  "_comment": ["a JSON file"],\n  "nodes": {"node0": {"hostname": "localhost"}}\n}\n')
+    write(d / "connector.properties", "name=local-file-source\nfile=/tmp/x\n")  # nothing a broker or client has
+    return d
+
+
+def test_a_config_directory_is_one_broker_and_notes_for_the_rest(config_dir):
+    inputs = read([config_dir])
+    assert [(Path(b.file).name, b.broker_id, b.kind) for b in inputs.brokers] == [("server.properties", 0, "broker")]
+    assert [Path(f).name for f in inputs.files] == ["server.properties"]
+    notes = {Path(n.split(":", 1)[0]).name: n.split(": skipped: ", 1)[1] for n in inputs.notes}
+    assert set(notes) == {"producer.properties", "connect-standalone.properties", "log4j.properties",
+                          "zookeeper.properties", "controller.properties", "trogdor.conf", "connector.properties"}
+    assert notes["controller.properties"].startswith("a KRaft controller (process.roles=controller), not a broker")
+    assert notes["producer.properties"].startswith("a client configuration")
+    assert notes["zookeeper.properties"].startswith("a ZooKeeper server configuration")
+    assert notes["log4j.properties"].startswith("a logging (log4j) configuration")
+    assert "JSON" in notes["trogdor.conf"]
+    assert inputs.unrecognised == []
+    result = run_lint([config_dir])
+    assert {Path(f.location["file"]).name for f in result.findings} <= {"server.properties"}
+    assert not [f for f in result.findings if "compression.type" in f.resource_name]  # legal for a producer
+    assert not [f for f in result.findings if f.rule == "CFG004"]  # one broker, not eight
+    assert len([n for n in result.notes if ": skipped: " in n]) == 7
+
+
+def test_text_report_counts_and_prints_the_skipped_files(config_dir, capsys):
+    code, out, _err = cli(capsys, "lint", config_dir)
+    assert code == 0, out
+    assert "1 file(s) linted (7 skipped): " in out
+    assert f"note: {config_dir / 'producer.properties'}: skipped: a client configuration" in out
+    assert f"note: {config_dir / 'controller.properties'}: skipped: a KRaft controller" in out
+
+
+def test_a_named_non_broker_file_is_still_noted(config_dir):
+    inputs = read([config_dir / "producer.properties", config_dir / "controller.properties"])
+    assert inputs.brokers == [] and inputs.unrecognised == []
+    assert sorted(Path(n.split(":", 1)[0]).name for n in inputs.notes) == ["controller.properties",
+                                                                          "producer.properties"]
+
+
+@pytest.mark.parametrize("name", ["trogdor.conf", "connector.properties"])
+def test_a_named_file_with_nothing_recognised_is_a_warning_and_strict_an_error(config_dir, capsys, name):
+    f = config_dir / name
+    code, out, _err = cli(capsys, "lint", f)
+    assert code == 0
+    assert f"warning: {f}: no topic or broker definition recognised" in out
+    assert "0 file(s) linted (1 not recognised)" in out
+    code, out, err = cli(capsys, "lint", f, "--strict")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"kafka-audit: {f}: no topic or broker definition recognised")
+
+
+def test_combined_kraft_node_is_a_broker(tmp_path):
+    f = write(tmp_path / "server.properties", "process.roles=broker,controller\nnode.id=1\n"
+                                              "controller.quorum.voters=1@localhost:9093\nlog.dirs=/data/a\n")
+    inputs = read([f])
+    assert [(b.broker_id, b.kind) for b in inputs.brokers] == [(1, "combined")]
+    assert located(run_lint([f], config=only("DSK005"))) == {("DSK005", "1", "server.properties", 4)}
+
+
+def test_a_conf_from_a_directory_that_is_not_properties_is_skipped(tmp_path):
+    d = tmp_path / "conf"
+    write(d / "server.properties", "broker.id=1\n")
+    (d / "weird.conf").write_text("key=\\u12G4\n", encoding="utf-8")  # not valid properties text
+    inputs = read([d])
+    assert [Path(b.file).name for b in inputs.brokers] == ["server.properties"]
+    assert len(inputs.notes) == 1 and "weird.conf: skipped:" in inputs.notes[0]
+    from auditor.lint.inputs import LintInputError
+
+    with pytest.raises(LintInputError, match="weird.conf:1"):  # named, it must parse
+        read([d / "weird.conf"])
+
+
+def test_a_file_given_twice_is_read_once(tmp_path):
+    f = write(tmp_path / "t" / "topics.yaml", PLAIN)
+    b = write(tmp_path / "t" / "server.properties", "broker.id=3\n")
+    inputs = read([f, tmp_path / "t", b, f])
+    assert [Path(x).name for x in inputs.files] == ["server.properties", "topics.yaml"]
+    assert [t.name for t in inputs.topics] == ["orders", "single"]
+
+
+def test_json_report_sends_the_notes_to_stderr(config_dir, capsys):
+    code, out, err = cli(capsys, "lint", config_dir, "--format", "json")
+    assert code == 0
+    assert json.loads(out)["summary"]["total"] == len(json.loads(out)["findings"])
+    assert f"kafka-audit: note: {config_dir / 'zookeeper.properties'}: skipped: a ZooKeeper" in err
+
+
+# --- the same topic in two files (issue 15, item 2) ----------------------------------------------------
+
+
+def monorepo(tmp_path, prod_rf=3):
+    dev = write(tmp_path / "dev" / "topics.yaml", """
+        - name: shared.audit
+          partitions: 3
+          replication_factor: 3
+          configs: {min.insync.replicas: 2}
+        - name: orders
+          partitions: 3
+          replication_factor: 1
+    """)
+    prod = write(tmp_path / "prod" / "topics.yaml", f"""
+        - name: orders
+          partitions: 12
+          replication_factor: {prod_rf}
+          configs:
+            min.insync.replicas: {prod_rf}
+        - name: shared.audit
+          partitions: 3
+          replication_factor: 3
+          configs: {{min.insync.replicas: 2}}
+    """)
+    return dev, prod
+
+
+def verdict(result):
+    return (sorted((f.rule, f.resource_name, f.location["file"], f.location["line"], f.message)
+                   for f in result.findings), result.notes)
+
+
+def test_each_definition_of_a_topic_is_linted_at_its_own_line(tmp_path):
+    dev, prod = monorepo(tmp_path)
+    result = run_lint([dev, prod], config=only("REP002", "REP003"))
+    got = {(f.rule, f.resource_name, f.location["file"], f.location["line"]) for f in result.findings}
+    assert got == {("REP003", "orders", str(dev), 5),  # dev: RF 1
+                   ("REP002", "orders", str(prod), 1)}  # prod: RF 3 with min.insync.replicas 3
+    warning = next(n for n in result.notes if n.startswith("warning: topic orders"))
+    assert f"{dev}:5: partitions 3, replication_factor 1" in warning
+    assert f"{prod}:1: partitions 12, replication_factor 3" in warning
+    assert "min.insync.replicas unset" in warning and "min.insync.replicas 3" in warning
+    # identical definitions are one: a note, no warning
+    assert f"topic shared.audit is defined identically in {dev}:1 and {prod}:6" in result.notes
+    assert not [n for n in result.notes if n.startswith("warning: topic shared.audit")]
+
+
+@pytest.mark.parametrize("prod_rf", [3, 1])
+def test_the_result_does_not_depend_on_the_order_of_the_files(tmp_path, capsys, prod_rf):
+    dev, prod = monorepo(tmp_path, prod_rf)
+    assert verdict(run_lint([dev, prod])) == verdict(run_lint([prod, dev]))
+    runs = [cli(capsys, "lint", *files) for files in ([dev, prod], [prod, dev], [tmp_path])]
+    assert runs[0] == runs[1] == runs[2]
+    assert runs[0][0] == 1
+
+
+def test_an_identical_duplicate_is_reported_at_both_and_suppressed_per_file(tmp_path):
+    body = "  partitions: 3\n  replication_factor: 1\n"
+    a = write(tmp_path / "a.yaml", "- name: scratch\n" + body)
+    b = write(tmp_path / "b.yaml", '# kafka-audit: ignore[REP003] reason="scratch in dev"\n- name: scratch\n' + body)
+    result = run_lint([b, a], config=only("REP003", "CFG900"))
+    assert located(result) == {("REP003", "scratch", "a.yaml", 1)}
+    assert "1 finding(s) suppressed inline" in result.notes
+    assert run_lint([a, b], config=only("REP003", "CFG900")).findings == result.findings
+
+
+def test_conflicting_definitions_against_a_cluster(tmp_path):
+    snap = snapshot(tmp_path, brokers=3, topics=["orders"])
+    dev, prod = monorepo(tmp_path, prod_rf=4)
+    result = run_lint([dev, prod], against=str(snap), config=only("REP010", "REP003"))
+    assert {(f.rule, f.location["file"], f.location["line"]) for f in result.findings} == {
+        ("REP003", str(dev), 5), ("REP010", str(prod), 1)}
+
+
+def test_the_text_report_prints_the_conflict_first(tmp_path, capsys):
+    dev, prod = monorepo(tmp_path)
+    code, out, _err = cli(capsys, "lint", prod, dev)
+    lines = out.splitlines()
+    assert lines[0].startswith("warning: topic orders has 2 different definitions: ")
+    assert lines[1].startswith(f"{dev}:5: ERR  REP003 single-replica:")
+    assert f"note: topic shared.audit is defined identically in {dev}:1 and {prod}:6" in lines
+
+
+# --- topic formats: topicctl, kafka-gitops, JulieOps, jikkou 2022 (issue 15, item 3) ---------------------
+
+TOPICCTL = """
+# an empty document first, as topicctl's own examples have
+---
+meta:
+  name: events.clicks   # kafka-audit: ignore[REP002] reason="acks=1 producers only"
+  cluster: c1
+  environment: prod
+  region: eu
+spec:
+  partitions: 6
+  replicationFactor: 3
+  retentionMinutes: 60
+  placement:
+    strategy: in-rack
+  settings:
+    cleanup.policy: [compact, delete]
+    min.insync.replicas: 3
+    retention.msx: 1
+---
+meta:
+  name: events.views
+spec:
+  partitions: 1
+  replicationFactor: 1
+"""
+
+GITOPS = """
+settings:
+  topics:
+    defaults:
+      replication: 2
+topics:
+  # kafka-audit: ignore[REP003] reason="throwaway"
+  scratch:
+    partitions: 1
+    replication: 1
+  orders:
+    partitions: 6
+    configs:
+      cleanup.policy: compact
+      min.insync.replicas: 2
+services:
+  my-app:
+    type: application
+    produces: [orders]
+"""
+
+JULIE = """
+---
+context: "ctx"
+company: "acme"
+env: "prod"
+projects:
+  - name: "billing"
+    consumers:
+      - principal: "User:App0"
+    topics:
+      - name: "invoices"
+        config:
+          replication.factor: "3"
+          num.partitions: "6"
+          min.insync.replicas: "3"
+      - dataType: "avro"
+        name: "payments"
+        config:
+          replication.factor: "1"
+special_topics:
+  - name: "dlq"
+platform:
+  schema_registry:
+    instances:
+      - principal: "User:SchemaRegistry01"
+"""
+
+JIKKOU_2022 = """
+apiVersion: "kafka.jikkou.io/v1beta2"
+kind: KafkaTopicList
+metadata:
+  labels: {}
+spec:
+  topics:
+    - name: 'bench'
+      partitions: 3
+      replication_factor: 3
+      configs:
+        min.insync.replicas: 3
+"""
+
+
+def test_topicctl_topics(tmp_path):
+    f = write(tmp_path / "topicctl.yaml", TOPICCTL)
+    assert topics_of(read([f])) == [
+        ("events.clicks", "topicctl.yaml", 4, 6, 3, {
+            "cleanup.policy": ("compact,delete", 15), "min.insync.replicas": ("3", 16),
+            "retention.msx": ("1", 17), "retention.ms": ("3600000", 11)}),
+        ("events.views", "topicctl.yaml", 20, 1, 1, {}),
+    ]
+    result = run_lint([f], config=only("REP002", "REP003", "CFG002", "CFG900"))
+    assert located(result) == {("CFG002", "topic events.clicks: retention.msx", "topicctl.yaml", 17),
+                               ("REP003", "events.views", "topicctl.yaml", 20)}
+    assert "1 finding(s) suppressed inline" in result.notes  # the trailing comment on the name line
+
+
+def test_kafka_gitops_topics(tmp_path):
+    f = write(tmp_path / "state.yaml", GITOPS)
+    assert topics_of(read([f])) == [
+        ("orders", "state.yaml", 10, 6, 2, {"cleanup.policy": ("compact", 13), "min.insync.replicas": ("2", 14)}),
+        ("scratch", "state.yaml", 7, 1, 1, {}),
+    ]
+    result = run_lint([f], config=only("REP002", "REP003", "CFG900"))
+    assert located(result) == {("REP002", "orders", "state.yaml", 10)}  # RF 2 from the defaults
+    assert "1 finding(s) suppressed inline" in result.notes  # the comment above scratch
+
+
+def test_julieops_topology(tmp_path):
+    f = write(tmp_path / "descriptor.yaml", JULIE)
+    assert topics_of(read([f])) == [
+        ("ctx.acme.prod.billing.invoices", "descriptor.yaml", 10, 6, 3, {"min.insync.replicas": ("3", 14)}),
+        ("ctx.acme.prod.billing.payments.avro", "descriptor.yaml", 16, None, 1, {}),
+        ("dlq", "descriptor.yaml", 20, None, None, {}),
+    ]
+    result = run_lint([f], config=only("REP002", "REP003"))
+    assert located(result) == {("REP002", "ctx.acme.prod.billing.invoices", "descriptor.yaml", 10),
+                               ("REP003", "ctx.acme.prod.billing.payments.avro", "descriptor.yaml", 16)}
+
+
+def test_jikkou_2022_spec_topics(tmp_path):
+    f = write(tmp_path / "jikkou.yaml", JIKKOU_2022)
+    assert topics_of(read([f])) == [("bench", "jikkou.yaml", 7, 3, 3, {"min.insync.replicas": ("3", 11)})]
+    assert located(run_lint([f], config=only("REP002"))) == {("REP002", "bench", "jikkou.yaml", 7)}
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n", "apps/v1 Deployment"),
+    ("services:\n  web: {image: nginx}\nversion: '3'\n", "top-level keys services, version"),
+    ("# only a comment\n", None),
+    ("topics:\n  create: true\n", "top-level keys topics"),  # a Helm values file, not kafka-gitops
+    ("- just\n- strings\n", "a list"),
+])
+def test_a_yaml_file_with_nothing_recognised(tmp_path, capsys, text, found):
+    f = write(tmp_path / "other.yaml", text)
+    inputs = read([f])
+    assert inputs.topics == [] and inputs.files == []
+    assert len(inputs.unrecognised) == 1
+    line = inputs.unrecognised[0]
+    assert line.startswith(f"{f}: no topic or broker definition recognised")
+    assert (f"(found: {found})" in line) if found else "(no YAML document in it)" in line
+    code, out, _err = cli(capsys, "lint", f)
+    assert code == 0 and f"warning: {line}" in out.splitlines()
+    code, out, err = cli(capsys, "lint", f, "--strict")
+    assert code == 2 and out == "" and err == f"kafka-audit: {line}\n"
+
+
+def test_strict_passes_when_everything_is_recognised(tmp_path, capsys):
+    f = write(tmp_path / "state.yaml", GITOPS)
+    code, out, _err = cli(capsys, "lint", f, "--strict")
+    assert code == 1 and "warning:" not in out  # REP002 on orders, nothing unrecognised
+
+
+def test_an_empty_topic_list_is_recognised(tmp_path):
+    f = write(tmp_path / "t.yaml", "topics: []\n")
+    inputs = read([f])
+    assert inputs.unrecognised == [] and inputs.files == [str(f)]

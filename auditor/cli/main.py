@@ -215,6 +215,8 @@ def _collect_into(output: Path, fmt: str = "parquet", *, bootstrap_servers=None,
     for source in manifest.sources:  # files passed over (a client config in /etc/kafka ...): one line each
         if source.get("status") == "skipped" and source.get("reason"):
             typer.echo(f"kafka-audit: note: {source['reason']}", err=True)
+        elif source.get("status") == "warning" and source.get("reason"):  # a source that gave nothing to read
+            typer.echo(f"kafka-audit: warning: {source['reason']}", err=True)
     return manifest, len(tables), sum(len(v) for v in tables.values())
 
 
@@ -314,7 +316,7 @@ def preflight(
 # --- lint (auditor/lint): change review of server.properties and topic files -------------------
 @app.command()
 def lint(
-    files: Annotated[list[Path], typer.Argument(help="server.properties and topic YAML files (plain list, Strimzi or jikkou KafkaTopic), or directories of them.")],
+    files: Annotated[list[Path], typer.Argument(help="Broker properties files and topic YAML files (plain list, Strimzi or jikkou KafkaTopic, topicctl, kafka-gitops, JulieOps), or directories of them; non-broker properties files are skipped with a note.")],
     against: Annotated[Path | None, typer.Option("--against", help="Snapshot of the cluster the change lands on: adds its brokers, defaults and current thread counts (REP010, THR007).")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format (text: one file:line per finding).")] = OutputFormat.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
@@ -322,6 +324,7 @@ def lint(
     write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Write the current findings as a baseline file and exit 0.")] = None,
     fail_on: Annotated[FailOn | None, typer.Option(help="Lowest severity that fails the run (exit 1). Default: the config's fail_on, else error.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml (default: ./kafka-audit.toml or [tool.kafka-audit] in ./pyproject.toml).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="A file in which no topic or broker definition is recognised is an error (exit 2), not a warning.")] = False,
 ):
     """Lint proposed Kafka configuration files (CI, pre-commit): findings at file:line."""
     from auditor.config import find_config
@@ -330,7 +333,11 @@ def lint(
     cfg = find_config(config)
     # Writing a baseline records every current finding (a refresh drops the fixed ones).
     known = read_baseline(str(baseline)) if baseline and write_baseline is None else None
-    result = run_lint(files, against=str(against) if against else None, config=cfg, baseline=known)
+    result = run_lint(files, against=str(against) if against else None, config=cfg, baseline=known, strict=strict)
+    if fmt in (OutputFormat.json, OutputFormat.junit) or write_baseline is not None:
+        # These reports have no place for notes: files skipped, warnings about the inputs go to stderr.
+        for note in result.notes:
+            typer.echo(f"kafka-audit: {note if note.startswith('warning: ') else 'note: ' + note}", err=True)
     if write_baseline is not None:
         _write(baseline_json(result.findings), write_baseline)
         typer.echo(f"{write_baseline}: baseline of {len(result.findings)} finding(s) written", err=True)

@@ -1,35 +1,45 @@
-"""Lint's text output: one ``file:line: SEVERITY CODE name: message`` line per finding,
-in file and line order (what editors and CI logs link to), then a summary."""
+"""Lint's text output: warnings about the inputs first (``warning: FILE: no topic or broker
+definition recognised``, topics defined differently in two files), then one
+``file:line: SEVERITY CODE name: message`` line per finding, in file and line order (what
+editors and CI logs link to), then a summary and the notes (files skipped, and why)."""
 
 from __future__ import annotations
 
 from auditor.findings import AuditResult
 
 _MARK = {"critical": "CRIT", "error": "ERR ", "warning": "WARN", "info": "INFO"}
+WARNING_PREFIX = "warning: "  # = auditor.lint.run.WARNING_PREFIX (not imported: run.py imports the engine)
 
 
 def render_text(result: AuditResult) -> str:
     def key(f):
         loc = f.location or {}
-        return (loc.get("file", ""), int(loc.get("line") or 0), f.rule, f.resource_name)
+        return (loc.get("file") or "", int(loc.get("line") or 0), f.rule, f.resource_name)
 
+    warnings = [n for n in result.notes if n.startswith(WARNING_PREFIX)]
+    notes = [n for n in result.notes if not n.startswith(WARNING_PREFIX)]
     lines = []
     for item in result.incomplete:
         target = f" {item['target']}" if item.get("target") else ""
         lines.append(f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed when the snapshot was "
                      f"collected: {item['message']}")
+    lines.extend(warnings)
     for f in sorted(result.findings, key=key):
         loc = f.location or {}
-        where = f"{loc.get('file', '?')}:{loc.get('line', 1)}"
+        where = f"{loc.get('file') or '?'}:{loc.get('line') or 1}"
         lines.append(f"{where}: {_MARK[f.severity]} {f.rule} {f.name}: {f.message} "
                      f"[{f.resource_type} {f.resource_name}]")
     s = result.summary()
     counts = ", ".join(f"{s[k]} {k}" for k in ("critical", "error", "warning", "info"))
     files = len(getattr(result, "files", []) or [])
+    skipped = len(getattr(result, "skipped", []) or [])
+    unrecognised = sum(1 for w in warnings if "no topic or broker definition recognised" in w)
+    extra = [f"{skipped} skipped"] if skipped else []
+    extra += [f"{unrecognised} not recognised"] if unrecognised else []
     target = result.clusters[0]["name"] if result.clusters else "lint"
     against = f" against {target}" if target != "lint" else ""
     if lines:
         lines.append("")
-    lines.append(f"{files} file(s) linted{against}: {counts}")
-    lines.extend(f"note: {n}" for n in result.notes)
+    lines.append(f"{files} file(s) linted{' (' + ', '.join(extra) + ')' if extra else ''}{against}: {counts}")
+    lines.extend(f"note: {n}" for n in notes)
     return "\n".join(lines) + "\n"

@@ -2,12 +2,20 @@
 
 Runs on the embedded DuckDB engine only (no JVM, no pyspark import). Steps:
 
-1. read the files (auditor.lint.inputs), with line numbers and suppression comments;
+1. read the files (auditor.lint.inputs), with line numbers and suppression comments; files
+   that are not a broker's or topic definitions are skipped with a note (or a warning,
+   ``--strict``: an error, when nothing in them is recognised);
 2. build snapshot tables from them, or apply them to ``--against`` (auditor.lint.snapshot);
 3. run the lint rules through the normal runner (compile_rules), config file included;
-4. map each finding back to (file, line) by its resource; with ``--against``, findings about
-   parts of the cluster the files do not touch are left out;
+   a topic defined differently in several files gives one run per definition (and a
+   warning naming each file:line), so each definition gets its own verdict;
+4. map each finding back to (file, line) by its resource (every identical definition of a
+   topic gets it); with ``--against``, findings about parts of the cluster the files do not
+   touch are left out;
 5. apply inline suppressions (unused ones become CFG900) and the baseline.
+
+Files are read in sorted order and findings sorted by location, so the result does not
+depend on the order of the arguments.
 """
 
 from __future__ import annotations
@@ -22,7 +30,14 @@ from auditor.engine.duckdb_engine import DuckDBEngine
 from auditor.engine.plans import PlanCache
 from auditor.errors import UsageError
 from auditor.findings import AuditResult, Finding, fingerprint
-from auditor.lint.inputs import LintInputError, LintInputs, read_inputs
+from auditor.lint.inputs import (
+    LintInputError,
+    LintInputs,
+    TopicDef,
+    definition_messages,
+    definition_variants,
+    read_inputs,
+)
 from auditor.lint.snapshot import against_tables, expand_templates, lint_manifest, proposed_tables
 from auditor.snapshot.io import SnapshotRef, open_snapshot
 from auditor.snapshot.schema import TABLES
@@ -39,30 +54,34 @@ BROKER_KEY = {"THR003": "num.network.threads", "THR004": "num.io.threads", "THR0
               "THR006": "queued.max.requests", "DSK004": "log.dirs", "DSK005": "log.dirs"}
 
 BASELINE_VERSION = 1
+# A note that is a warning (a file nothing was recognised in, a topic defined differently in
+# two files) starts with this; the text report prints it as is, the others after "note: ".
+WARNING_PREFIX = "warning: "
 
 
 class Locator:
-    """Resources of the proposed files -> (file, line, anchor lines)."""
+    """Resources of the proposed files -> every (file, line, anchor lines) they come from.
 
-    def __init__(self, inputs: LintInputs):
+    ``world``: the definition linted for each topic name in this run (a variant: one or more
+    identical definitions); a finding about the topic is reported at each of them."""
+
+    def __init__(self, inputs: LintInputs, world: dict[str, list[TopicDef]]):
         self.inputs = inputs
-        self.topics = {}
-        for t in inputs.topics:
-            self.topics.setdefault(t.name, t)
+        self.topics = world
         self.brokers = {str(b.broker_id): b for b in inputs.brokers}
+        self.by_file = sorted(inputs.brokers, key=lambda b: (b.file, b.broker_id))
 
     def _broker_key(self, broker, key):
         for k in (key, "log.dir") if key == "log.dirs" else (key,):
             if k and k in broker.entries:
                 line = broker.entries[k][1]
-                return broker.file, line, (line,)
-        return broker.file, 1, (1,)
+                return [(broker.file, line, (line,))]
+        return [(broker.file, 1, (1,))]
 
-    def locate(self, f: Finding):
+    def locate(self, f: Finding) -> list[tuple[str, int, tuple[int, ...]]]:
         rt, name = f.resource_type, f.resource_name
         if rt == "topic" and name in self.topics:
-            t = self.topics[name]
-            return t.file, t.line, t.anchors
+            return [(t.file, t.line, t.anchors) for t in self.topics[name]]
         if rt == "broker" and name in self.brokers:
             return self._broker_key(self.brokers[name], BROKER_KEY.get(f.rule))
         if rt == "log_dir":
@@ -72,19 +91,22 @@ class Locator:
         if rt == "config":
             entity, sep, key = name.partition(": ")
             if sep and entity.startswith("topic ") and entity[6:] in self.topics:
-                t = self.topics[entity[6:]]
-                if key in t.configs:
-                    line = t.configs[key][1]
-                    return t.file, line, (line,)
-                return t.file, t.line, t.anchors
+                out = []
+                for t in self.topics[entity[6:]]:
+                    if key in t.configs:
+                        line = t.configs[key][1]
+                        out.append((t.file, line, (line,)))
+                    else:
+                        out.append((t.file, t.line, t.anchors))
+                return out
             if sep and entity.startswith("broker ") and entity[7:] in self.brokers:
                 return self._broker_key(self.brokers[entity[7:]], key)
-            if not sep:  # a cluster-wide key (CFG002 on brokers, CFG004): the first file setting it
-                for b in self.inputs.brokers:
+            if not sep:  # a cluster-wide key (CFG002 on brokers, CFG004): the first file (in file order) setting it
+                for b in self.by_file:
                     if name in b.entries:
                         line = b.entries[name][1]
-                        return b.file, line, (line,)
-        return None
+                        return [(b.file, line, (line,))]
+        return []
 
 
 def _check_suppression_codes(inputs: LintInputs, known: set[str]) -> None:
@@ -155,7 +177,7 @@ class LintEngine(DuckDBEngine):
             self.conn.close()
 
 
-def _run_rules(engine: LintEngine, tables, rules, cfg: AuditConfig, cluster_name: str) -> tuple[list[Finding], int]:
+def _run_rules(engine: LintEngine, tables, rules, cfg: AuditConfig, cluster_name: str) -> tuple[list[Finding], set[str]]:
     """Each rule's findings as an engine table (from the plan cache when it has them), then
     one plain SQL union read back; exemptions of the config file applied like check does."""
     from auditor.engine.runner import FINDINGS_SQL_COLUMNS, compile_rules
@@ -163,13 +185,13 @@ def _run_rules(engine: LintEngine, tables, rules, cfg: AuditConfig, cluster_name
 
     names = compile_rules(tables, rules, cfg)
     if not names:
-        return [], 0
+        return [], set()
     sql = " UNION ALL ".join(f"SELECT {FINDINGS_SQL_COLUMNS} FROM {n}" for n in names)
     active, _expired = cfg.active_exemptions()
-    out, exempted = [], 0
+    out, exempted = [], set()
     for rule, name, severity, cid, rtype, rname, message, evidence in engine.conn.execute(sql).fetchall():
         if any(ex.matches(rule, cluster_name, rname) for ex in active):
-            exempted += 1
+            exempted.add(fingerprint(rule, cluster_name, rtype, rname))
             continue
         out.append(Finding(rule=rule, name=name, severity=severity, cluster=cluster_name, cluster_id=cid,
                            resource_type=rtype, resource_name=rname, message=message,
@@ -210,8 +232,16 @@ def baseline_json(findings: list[Finding]) -> str:
                        "findings": unique}, indent=2) + "\n"
 
 
+def _worlds(variants: dict[str, list[list[TopicDef]]]) -> list[dict[str, list[TopicDef]]]:
+    """The runs a lint needs: one, unless a topic is defined differently in several files;
+    then run k lints the k-th definition of each such topic (the first of the others), so
+    each definition gets its own verdict at its own file:line."""
+    runs = max((len(vs) for vs in variants.values()), default=1)
+    return [{name: vs[k] if k < len(vs) else vs[0] for name, vs in variants.items()} for k in range(runs)]
+
+
 def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = None,
-             baseline: set[str] | None = None) -> AuditResult:
+             baseline: set[str] | None = None, strict: bool = False) -> AuditResult:
     from auditor.engine.base import Tables
     from auditor.engine.runner import incomplete_sources
     from auditor.registry import load_rules
@@ -219,49 +249,61 @@ def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = 
     cfg = config or AuditConfig()
     rules = load_rules()
     inputs = read_inputs(paths)
+    if strict and inputs.unrecognised:
+        more = f" (and {len(inputs.unrecognised) - 1} more file(s))" if len(inputs.unrecognised) > 1 else ""
+        raise LintInputError(f"{inputs.unrecognised[0]}{more}")
     _check_suppression_codes(inputs, set(rules))
+    variants = definition_variants(inputs.topics)
+    conflicts, duplicate_notes = definition_messages(variants)
 
     ref_against: SnapshotRef | None = open_snapshot(against) if against else None
     if ref_against is not None:
         expand_templates(inputs, ref_against)
     manifest = lint_manifest(ref_against)
-    proposed = proposed_tables(inputs)
-    tables = against_tables(ref_against, proposed) if ref_against else proposed
 
     wanted = set(STATIC_RULES) | (set(AGAINST_RULES) if ref_against else set())
     selected = cfg.rules(("cluster", "change"))
     engine_rules = [r for r in selected if r.code in wanted]
     report_unused = any(r.code == SUPPRESSION_RULE for r in selected)
 
+    # Files alone with nowhere better to point (no --against): the first broker file, else the first file.
+    fallback = (min(b.file for b in inputs.brokers) if inputs.brokers
+                else min(inputs.files) if inputs.files else None)
+    findings: dict[tuple, Finding] = {}
+    anchors: dict[tuple, tuple] = {}
+    exempted: set[str] = set()
+    outside: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="kafka-audit-lint-") as workdir:
-        engine = LintEngine(workdir)
-        try:
-            engine.register(manifest, tables)
-            ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
-            raw, exempted = _run_rules(engine, Tables(engine, [ref]), engine_rules, cfg, manifest.cluster_name)
-        finally:
-            engine.close()
-
-    locator = Locator(inputs)
-    findings: dict[str, Finding] = {}
-    anchors: dict[str, tuple] = {}
-    outside = 0
-    first_file = inputs.files[0]
-    for f in raw:
-        where = locator.locate(f)
-        if where is None:
-            if ref_against is not None:
-                outside += 1  # about the cluster as it is, not about these files
-                continue
-            where = (first_file, 1, (1,))
-        file, line, lines = where
-        if f.fingerprint not in findings:
-            findings[f.fingerprint] = replace(f, location={"file": file, "line": line})
-            anchors[f.fingerprint] = (file, lines)
+        for k, world in enumerate(_worlds(variants)):
+            proposed = proposed_tables(inputs, [defs[0] for defs in world.values()])
+            tables = against_tables(ref_against, proposed) if ref_against else proposed
+            run_dir = Path(workdir) / str(k)
+            run_dir.mkdir()
+            engine = LintEngine(str(run_dir))
+            try:
+                engine.register(manifest, tables)
+                ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
+                raw, run_exempted = _run_rules(engine, Tables(engine, [ref]), engine_rules, cfg, manifest.cluster_name)
+            finally:
+                engine.close()
+            exempted |= run_exempted
+            locator = Locator(inputs, world)
+            for f in raw:
+                where = locator.locate(f)
+                if not where:
+                    if ref_against is not None:
+                        outside.add(f.fingerprint)  # about the cluster as it is, not about these files
+                        continue
+                    where = [(fallback, 1, (1,))] if fallback else [(None, None, ())]
+                for file, line, lines in where:
+                    key = (f.fingerprint, file, line)
+                    if key not in findings:
+                        findings[key] = replace(f, location={"file": file, "line": line} if file else None)
+                        anchors[key] = (file, lines)
 
     kept, suppressed = [], 0
-    for fp, f in findings.items():
-        file, lines = anchors[fp]
+    for key, f in findings.items():
+        file, lines = anchors[key]
         hit = next((s for s in inputs.suppressions
                     if s.file == file and f.rule in s.codes and any(s.covers(n) for n in lines)), None)
         if hit is not None:
@@ -292,19 +334,26 @@ def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = 
         kept = [f for f in kept if f.fingerprint not in baseline]
         baselined = before - len(kept)
 
-    notes = []
+    # Warnings first (files lint could not read as anything, topics defined differently), then
+    # the notes: files passed over, identical duplicates, what was suppressed or left out.
+    notes = [f"{WARNING_PREFIX}{w}" for w in inputs.unrecognised + conflicts]
+    notes += inputs.notes + duplicate_notes
     if suppressed:
         notes.append(f"{suppressed} finding(s) suppressed inline")
     if baselined:
         notes.append(f"{baselined} finding(s) in the baseline")
     if outside:
-        notes.append(f"{outside} finding(s) about parts of {manifest.cluster_name} these files do not touch "
+        notes.append(f"{len(outside)} finding(s) about parts of {manifest.cluster_name} these files do not touch "
                      "left out (see kafka-audit check)")
     cluster = {"id": manifest.cluster_id, "name": manifest.cluster_name,
                **{k: v for k, v in manifest.cluster.items() if k not in ("id", "name")}}
     # A snapshot whose collection failed somewhere cannot vouch for a clean lint (exit 3).
     incomplete = incomplete_sources([ref_against]) if ref_against is not None else []
+    # The same order whatever the order of the files given (AuditResult's sort is stable).
+    kept.sort(key=lambda f: ((f.location or {}).get("file") or "", (f.location or {}).get("line") or 0,
+                             f.rule, f.resource_name, f.message))
     result = AuditResult(findings=kept, clusters=[cluster], incomplete=incomplete, engine="duckdb",
-                         exempted=exempted, notes=notes)
+                         exempted=len(exempted), notes=notes)
     result.files = list(inputs.files)  # for the text report
+    result.skipped = list(inputs.skipped)
     return result

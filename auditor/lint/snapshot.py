@@ -1,7 +1,8 @@
 """Turn lint inputs into snapshot tables, alone or merged into the cluster they will land on.
 
-Alone, the files are a cluster of their own: one broker per server.properties, the topics
-of the YAML files, no partitions. With ``--against SNAPSHOT_DIR`` the files are applied to
+Alone, the files are a cluster of their own: one broker per broker properties file, the
+topics of the YAML files (one definition of each: see run.py for topics defined in several
+files), no partitions. With ``--against SNAPSHOT_DIR`` the files are applied to
 that cluster's snapshot, as the change would be:
 
 - a proposed server.properties replaces the static configuration of its broker; the
@@ -20,7 +21,7 @@ import json
 from auditor.collectors._common import config_row
 from auditor.collectors.files import KAFKA_DEFAULT_LOG_DIR
 from auditor.errors import SnapshotError
-from auditor.lint.inputs import BrokerFile, LintInputError, LintInputs
+from auditor.lint.inputs import BrokerFile, LintInputError, LintInputs, TopicDef, definition_variants
 from auditor.snapshot.io import Manifest, SnapshotRef, now_iso
 from auditor.snapshot.schema import TABLES
 
@@ -28,7 +29,10 @@ REPLACED = "REPLACED_STATIC_BROKER_CONFIG"
 LINT_CLUSTER = "lint"
 
 
-def proposed_tables(inputs: LintInputs) -> dict[str, list[dict]]:
+def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None) -> dict[str, list[dict]]:
+    """The files as snapshot tables. ``topic_defs``: one definition per topic (a topic defined
+    differently in several files is linted once per definition, see run.py); by default the
+    first in file order."""
     configs, brokers, topics = [], [], []
     for b in inputs.brokers:
         for key, (value, line) in b.entries.items():
@@ -40,11 +44,9 @@ def proposed_tables(inputs: LintInputs) -> dict[str, list[dict]]:
         brokers.append({"broker_id": b.broker_id, "host": None, "port": None,
                         "rack": rack[0] if rack and rack[0] else None, "cores": None,
                         "log_dirs": log_dirs, "version": None})
-    seen = set()
-    for t in inputs.topics:
-        if t.name in seen:
-            continue  # the first definition wins; locate() points at it
-        seen.add(t.name)
+    if topic_defs is None:
+        topic_defs = [variants[0][0] for variants in definition_variants(inputs.topics).values()]
+    for t in topic_defs:
         topics.append({"topic": t.name, "partitions": t.partitions, "replication_factor": t.replication_factor,
                        "is_internal": t.name.startswith("__"), "topic_id": None})
         for key, (value, line) in t.configs.items():
@@ -123,7 +125,7 @@ def expand_templates(inputs: LintInputs, ref: SnapshotRef) -> None:
         return
     t = templates[0]
     inputs.brokers = [b for b in inputs.brokers if b.declared_id] + [
-        BrokerFile(t.file, i, t.entries, False) for i in ids]
+        BrokerFile(t.file, i, t.entries, False, t.kind) for i in ids]
 
 
 def lint_manifest(against: SnapshotRef | None) -> Manifest:
