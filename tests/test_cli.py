@@ -39,19 +39,21 @@ def test_json_follows_the_contract():
     doc = json.loads(p.stdout)
     jsonschema.validate(doc, SCHEMA)
     rep002 = {f["resource"]["name"] for f in doc["findings"] if f["rule"] == "REP002"}
-    assert rep002 == {"__consumer_offsets", "payments.orders.v1", "payments.authorizations.v2", "payments.ledger-events"}
+    # the four topics, and the cluster default that gives every new topic the same trap
+    assert rep002 == {"__consumer_offsets", "payments.orders.v1", "payments.authorizations.v2", "payments.ledger-events",
+                      "min.insync.replicas"}
     f = next(f for f in doc["findings"] if f["resource"]["name"] == "payments.orders.v1")
     assert f["name"] == "min-isr-equals-rf" and f["severity"] == "error" and f["cluster"] == "payments-msk"
     assert f["evidence"]["min_insync_replicas"] == 3 and f["evidence"]["min_insync_replicas_source"] == "topic override"
     assert f["fingerprint"] == fingerprint("REP002", "payments-msk", "topic", "payments.orders.v1")
-    assert doc["summary"]["error"] == 4 and doc["summary"]["total"] == 4 and doc["incomplete"] == []
+    assert doc["summary"]["error"] == 5 and doc["summary"]["total"] == 5 and doc["incomplete"] == []
 
 
 def test_output_file_and_fail_on(tmp_path):
     out = tmp_path / "r" / "report.json"
     p = run("check", cluster_dir("payments-msk"), "--format", "json", "-o", out, "--fail-on", "critical")
     assert p.returncode == 0 and p.stdout == ""  # only errors: below critical
-    assert json.loads(out.read_text())["summary"]["error"] == 4
+    assert json.loads(out.read_text())["summary"]["error"] == 5
     assert run("check", cluster_dir("ads-zk-legacy"), "--fail-on", "critical").returncode == 1
     assert run("check", cluster_dir("inventory-prod")).returncode == 0
 
