@@ -1,7 +1,12 @@
 """Collector for broker metrics in Prometheus text format (read-only).
 
-A source is a file path or an http(s) URL (fetched with urllib, with a timeout), optionally
-prefixed with the broker it belongs to: ``broker_id=3:http://kafka-3:7071/metrics``.
+A source is a file path or an http(s) URL, optionally prefixed with the broker it belongs to:
+``broker_id=3:http://kafka-3:7071/metrics``. A URL is fetched with urllib within the timeout
+*as a whole* (connect, headers and body: a server trickling bytes fails at the deadline) and at
+most MAX_BYTES (a larger scrape is a source error). Credentials in a URL are never shown or
+stored: ``user:pass@`` is sent as a Basic Authorization header (never part of the host looked
+up), and the target recorded in the source entries, source errors and warnings is the redacted
+URL (``http://***@host:7071/metrics?token=***``: auditor/collectors/urls.py).
 
 Which broker a sample belongs to (first rule that gives one wins):
 
@@ -96,10 +101,14 @@ Not mapped: node exporter CPU busy time (a counter since boot); JMX ``SystemCpuL
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import json
 import math
 import re
+import socket
+import threading
+import time
 import urllib.error
 import urllib.request
 from collections import defaultdict
@@ -109,9 +118,11 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, one_line
+from auditor.collectors.urls import redact_url, scrub, split_credentials
 
 SOURCE = "metrics"
-MAX_BYTES = 64 * 1024 * 1024
+MAX_BYTES = 64 * 1024 * 1024  # a scrape (or file) larger than this is a source error
+_CHUNK = 64 * 1024
 
 _HINT = re.compile(r"^broker_id=(\d+):(.+)$", re.DOTALL)
 _MSK_HOST = re.compile(r"^b-(\d+)(?:-public)?\.", re.IGNORECASE)
@@ -378,23 +389,168 @@ def split_hint(source: str) -> tuple[int | None, str]:
     return (int(m.group(1)), m.group(2)) if m else (None, source.strip())
 
 
+class _Deadline:
+    """One overall deadline for a fetch: every socket the fetch opens is recorded; each read
+    gets the remaining time as its socket timeout, and when the deadline passes a timer shuts
+    the sockets down (a server trickling its status line, headers or body wakes up then)."""
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.expired = False
+        self._socks: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(timeout, 0.0), self._expire)
+        self._timer.daemon = True
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def add(self, sock):
+        with self._lock:
+            self._socks.append(sock)
+            expired = self.expired
+        if expired:
+            _shutdown(sock)
+        return sock
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            socks = list(self._socks)
+        for sock in socks:
+            _shutdown(sock)
+
+    def before_read(self) -> None:
+        """Set every socket's timeout to the time left; TimeoutError when none is left."""
+        left = self.remaining()
+        if left <= 0 or self.expired:
+            raise TimeoutError(f"timed out after {self.timeout:g} s")
+        with self._lock:
+            socks = list(self._socks)
+        for sock in socks:
+            try:
+                sock.settimeout(left)
+            except OSError:
+                pass
+
+
+def _shutdown(sock) -> None:
+    try:  # socket.socket's own shutdown (an SSLSocket's would drop its SSL object under a reader)
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except (OSError, ValueError, TypeError):
+        pass
+
+
+def _tracked(base: type, deadline: _Deadline) -> type:
+    """``base`` (HTTPConnection / HTTPSConnection) whose sockets ``deadline`` knows of: the
+    TCP socket as soon as it is connected (before a TLS handshake), and the TLS socket."""
+
+    class Tracked(base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            create = self._create_connection
+            self._create_connection = lambda *a, **k: deadline.add(create(*a, **k))
+
+        def connect(self):
+            super().connect()
+            deadline.add(self.sock)
+
+    return Tracked
+
+
+class _DeadlineHandlerMixin:
+    def __init__(self, deadline: _Deadline, **kwargs):
+        super().__init__(**kwargs)
+        self._deadline = deadline
+
+    def do_open(self, http_class, req, **kwargs):
+        if self._deadline.remaining() <= 0:
+            raise TimeoutError(f"timed out after {self._deadline.timeout:g} s")
+        req.timeout = max(self._deadline.remaining(), 0.001)  # a redirect gets what is left
+        return super().do_open(_tracked(http_class, self._deadline), req, **kwargs)
+
+
+class _HTTPHandler(_DeadlineHandlerMixin, urllib.request.HTTPHandler):
+    pass
+
+
+class _HTTPSHandler(_DeadlineHandlerMixin, urllib.request.HTTPSHandler):
+    pass
+
+
+class _NoFTPHandler(urllib.request.FTPHandler):
+    def ftp_open(self, req):
+        raise urllib.error.URLError("redirected to an ftp:// URL: not followed")
+
+
+def _too_large() -> ValueError:
+    return ValueError(f"larger than the limit of {MAX_BYTES} bytes for a metrics scrape")
+
+
+def _fetch_url(target: str, timeout: float) -> bytes:
+    """GET ``target`` within ``timeout`` seconds *overall* (connect, headers and body: measured
+    with time.monotonic) and at most MAX_BYTES; ``user:pass@`` is sent as a Basic
+    Authorization header, never as part of the host. TimeoutError / ValueError / OSError."""
+    url, authorization = split_credentials(target)
+    deadline = _Deadline(timeout)
+    opener = urllib.request.build_opener(_HTTPHandler(deadline), _HTTPSHandler(deadline), _NoFTPHandler())
+    req = urllib.request.Request(url, headers={"Accept": "text/plain;version=0.0.4, */*;q=0.1",
+                                               "User-Agent": "kafka-auditor"})
+    if authorization is not None:
+        req.add_unredirected_header("Authorization", authorization)  # not sent on to a redirect
+    chunks: list[bytes] = []
+    total = 0
+    deadline.start()
+    try:
+        with opener.open(req, timeout=timeout) as resp:  # noqa: S310 (scheme checked by the caller)
+            length = (resp.headers.get("Content-Length") or "").strip()
+            if length.isascii() and length.isdigit() and int(length) > MAX_BYTES:
+                raise _too_large()
+            while True:
+                deadline.before_read()
+                chunk = resp.read1(_CHUNK)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > MAX_BYTES:
+                    raise _too_large()
+                chunks.append(chunk)
+        if deadline.expired:  # the timer shut the socket: an end of data that is not the end
+            raise TimeoutError(f"timed out after {timeout:g} s")
+    except urllib.error.HTTPError as e:
+        e.close()
+        raise
+    except Exception:
+        if deadline.expired:
+            raise TimeoutError(f"timed out after {timeout:g} s") from None
+        raise
+    finally:
+        deadline.cancel()
+    return b"".join(chunks)
+
+
 def fetch(target: str, timeout: float = DEFAULT_TIMEOUT) -> str:
-    """Read a file or GET an http(s) URL (with a timeout); raise OSError/ValueError on failure."""
+    """Read a file or GET an http(s) URL; raise OSError/ValueError on failure (TimeoutError when
+    the whole fetch takes longer than ``timeout``; ValueError beyond MAX_BYTES)."""
     if target.lower().startswith(("http://", "https://")):
-        req = urllib.request.Request(target, headers={"Accept": "text/plain;version=0.0.4, */*;q=0.1",
-                                                      "User-Agent": "kafka-auditor"})
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (scheme checked above)
-            data = resp.read(MAX_BYTES + 1)
+        data = _fetch_url(target, timeout)
     elif "://" in target:
-        raise ValueError(f"unsupported URL scheme (expected a file, http:// or https://): {target}")
+        raise ValueError(f"unsupported URL scheme (expected a file, http:// or https://): {redact_url(target)}")
     else:
         path = Path(target)
         if path.is_dir():
             raise ValueError("is a directory, expected a Prometheus text file")
         with open(path, "rb") as fh:
             data = fh.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise ValueError(f"more than {MAX_BYTES} bytes")
+        if len(data) > MAX_BYTES:
+            raise _too_large()
     if b"\x00" in data:
         raise ValueError("binary data, not Prometheus text")
     return data.decode("utf-8", errors="replace")
@@ -478,6 +634,7 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
     brokers' ``(broker_id, host, port)``, to attribute a scrape by its URL host or its samples'
     ``instance`` label (see the module docstring)."""
     result = MetricsResult()
+    target = redact_url(target)  # credentials in a URL are never shown or stored
     hosts = broker_hosts if isinstance(broker_hosts, BrokerHosts) else BrokerHosts(broker_hosts or ())
     url_host, url_port = _url_host(target)
     url_broker: tuple[int, str] | None = None
@@ -646,23 +803,26 @@ def collect_metrics(sources, *, timeout: float = DEFAULT_TIMEOUT,
     result = MetricsResult()
     hosts = BrokerHosts(broker_hosts)
     for source in ([sources] if isinstance(sources, str) else sources):
-        hint, target = split_hint(source)
+        hint, raw = split_hint(source)
+        # What is shown and stored: the URL without its credentials. The fetcher gets the raw
+        # one (it sends user:pass as an Authorization header).
+        target = redact_url(raw)
         try:
-            text = fetcher(target, timeout)
+            text = fetcher(raw, timeout)
         except urllib.error.HTTPError as e:
-            err = f"{target}: HTTP {e.code} {e.reason}"
+            err = f"HTTP {e.code} {one_line(e.reason, 200)}"
         except urllib.error.URLError as e:
-            err = f"{target}: cannot fetch ({one_line(e.reason, 200)})"
+            err = f"cannot fetch ({one_line(e.reason, 200)})"
         except TimeoutError:
-            err = f"{target}: timed out after {timeout:g} s"
+            err = f"timed out after {timeout:g} s (the whole fetch)"
         except OSError as e:
-            err = f"{target}: unreadable ({e.strerror or one_line(e, 200)})"
-        except ValueError as e:
-            err = f"{target}: {one_line(e, 200)}"
+            err = f"unreadable ({e.strerror or one_line(e, 200)})"
+        except (ValueError, http.client.HTTPException) as e:
+            err = one_line(e, 200) or type(e).__name__
         else:
             err = None
-        if err is not None:
-            result.error(SOURCE, target, err)
+        if err is not None:  # the exception's text may quote the URL or pieces of it
+            result.error(SOURCE, target, f"{target}: {scrub(err, raw)}")
             result.sources.append({"source": SOURCE, "target": target, "status": "error"})
             continue
         one = parse_metrics(text, target, hint, broker_hosts=hosts)
