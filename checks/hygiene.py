@@ -2,7 +2,8 @@
 
 CFG001 and CFG002 read the configuration entries a user or a file set (``configs`` rows;
 the DEFAULT_CONFIG rows DescribeConfigs reports are Kafka's own and skipped) against the
-table of keys Kafka knows, ``checks/_kafka_keys.py``, loaded as a DataFrame.
+table of keys Kafka knows, ``checks/_kafka_keys.py`` (generated from Kafka's own config
+definitions of every release, ``auditor/data/kafka_configs.json``), loaded as DataFrames.
 """
 
 from auditor.registry import Param, rule
@@ -15,6 +16,7 @@ from checks._transforms import (
     int_list,
     kafka_defaults,
     try_int,
+    version_key,
 )
 
 # Keys every broker of a cluster must agree on (CFG003): they decide topic creation,
@@ -33,6 +35,12 @@ LISTENER_PREFIX = "^listener[.]name[.][^.]+[.]"
 def kafka_key_table(t):
     """The known-keys table (checks/_kafka_keys.py) as a DataFrame: scope, key, type."""
     return t.session.createDataFrame(kafka_keys.rows(), schema=kafka_keys.SCHEMA)
+
+
+def kafka_key_range_table(t):
+    """The releases knowing each key (checks/_kafka_keys.range_rows): scope, key, since,
+    removed, since_v, removed_v, since_s, removed_s; one row per range of releases."""
+    return t.session.createDataFrame(kafka_keys.range_rows(), schema=kafka_keys.RANGE_SCHEMA)
 
 
 def config_entries(t):
@@ -129,6 +137,14 @@ def malformed_config_value(t, p):
     return emit(d, "config", F.concat(F.col("entity"), F.lit(": "), F.col("key")), msg, evidence)
 
 
+_VERSION_TEXT = "^[0-9]+ (.*)$"  # the release in a since_s / removed_s value
+_TOPIC_EFFECT = ("Kafka rejects it: creating or altering the topic with it fails "
+                 "(InvalidConfigurationException: Unknown topic config name)")
+_BROKER_EFFECT = ("Kafka does not reject an unknown broker key: the broker starts, ignores it and leaves it out "
+                  "of the KafkaConfig values it logs at startup")
+_RELEASES = f"no Kafka release from {kafka_keys.OLDEST_RELEASE} to {kafka_keys.NEWEST_RELEASE} defines it"
+
+
 @rule("CFG002", "unknown-config-key", "warning", params=(
     Param("unchecked_prefixes", kafka_keys.UNCHECKED_PREFIXES,
           "key prefixes never reported: per-listener overrides, the ssl./sasl. families, plugin namespaces"),
@@ -136,43 +152,83 @@ def malformed_config_value(t, p):
     Param("suggest_distance", 3, "largest edit distance at which a known key is suggested as the intended one"),
 ))
 def unknown_config_key(t, p):
-    """A configuration key Kafka does not know, usually a typo: the intended setting is not applied.
+    """A configuration key the cluster's Kafka does not know, usually a typo or a key of another release: the setting is not applied.
 
-    Why: Kafka ignores unknown broker keys (it only logs them as unused at startup), so a
-    typo such as `num.io.thread=32` silently leaves the real setting at its default, and
-    the change review that approved "32 I/O threads" was never in effect. The known keys
-    are the union of Kafka 0.11 to 4.1 broker and topic configs (checks/_kafka_keys.py,
-    with its sources). Keys under `listener.name.<listener>.`, the `ssl.` and `sasl.`
-    families, keys ending in `.password` or `.secret` and plugin namespaces (`confluent.`,
-    `cruise.control.`, `metrics.jmx.`, `rlmm.config.`, ...) are never reported; the
-    prefixes, suffixes and the suggestion distance are parameters.
+    Why: an unknown broker key is not an error for Kafka: the broker starts and ignores it
+    (it is missing from the "KafkaConfig values" the broker logs at startup), so a typo
+    such as `num.io.thread=32` silently leaves the real setting at its default, and the
+    change review that approved "32 I/O threads" was never in effect. An unknown topic key
+    is refused: creating or altering the topic with it fails with
+    InvalidConfigurationException ("Unknown topic config name"), which breaks the
+    deployment or GitOps pipeline that applies it. The known keys, their types and the
+    releases that introduced and removed each are generated from Kafka's own config
+    definitions (KafkaConfig, DynamicConfig.Broker, LogConfig) of every release from 0.10.0
+    to the newest 4.x (auditor/data/kafka_configs.json, tools/extract_kafka_configs.py).
+    When the cluster's Kafka version is known (detected or declared), a key that release
+    does not have is reported with the release that introduced or removed it: a 3.8 key
+    on a 3.7 cluster has no effect yet, `zookeeper.connect` on a 4.0 cluster none any more;
+    with the version unknown, a key any release knows passes. Keys under
+    `listener.name.<listener>.`, the `ssl.` and `sasl.` families, keys ending in
+    `.password` or `.secret` and plugin namespaces (`confluent.`, `cruise.control.`,
+    `metrics.jmx.`, `rlmm.config.`, ...) are never reported; the prefixes, suffixes and the
+    suggestion distance are parameters. References: Kafka's broker and topic configuration
+    reference (https://kafka.apache.org/documentation/#brokerconfigs and #topicconfigs), the
+    4.0 upgrade notes for the ZooKeeper keys 4.0 removed, KIP-724 for the message-format keys.
 
     Remediation: correct the key to the name Kafka documents (the finding suggests the
     closest known key), in server.properties or with `kafka-configs --alter
-    --delete-config WRONG --add-config RIGHT=VALUE`; for a plugin's own namespace, add
-    its prefix to this rule's `unchecked_prefixes` parameter.
+    --delete-config WRONG --add-config RIGHT=VALUE`; for a key of a newer release, upgrade
+    first or remove it; for a removed key (ZooKeeper settings on a KRaft-only 4.x
+    cluster, `log.message.format.version` after 4.0), delete it; for a plugin's own
+    namespace, add its prefix to this rule's `unchecked_prefixes` parameter.
 
-    Example: `num.io.thread=32` on brokers 1-6 (did you mean num.io.threads?).
+    Example: `num.io.thread=32` on brokers 1-6 (did you mean num.io.threads?);
+    `max.request.partition.size.limit` on a 3.7.1 cluster (introduced in 3.8.0).
     """
     known = t.derived("kafka_keys", kafka_key_table)
+    ranges = t.derived("kafka_key_ranges", kafka_key_range_table)
     c = t.derived("config_entries", config_entries)
-    d = join(c, known.select("scope", "key", F.lit(True).alias("is_known")), ["scope", "key"], "left")
     skip = F.lit(False)
     for prefix in p["unchecked_prefixes"]:
         skip = skip | F.col("key").startswith(prefix)
     for suffix in p["unchecked_suffixes"]:
         skip = skip | F.col("key").endswith(suffix)
-    d = d.where(F.col("is_known").isNull() & ~skip & (F.trim(F.col("key")) != ""))
+    c = c.where(~skip & (F.trim(F.col("key")) != ""))
+    d = join(c, known.select("scope", "key", F.lit(True).alias("is_known")), ["scope", "key"], "left")
     resource = F.when(F.col("scope") == "topic", F.concat(F.col("entity"), F.lit(": "), F.col("key"))).otherwise(F.col("key"))
-    g = d.groupBy("cluster_id", "scope", "key", resource.alias("resource")).agg(
+    g = d.groupBy("cluster_id", "scope", "key", "is_known", resource.alias("resource")).agg(
         F.sort_array(F.collect_set("entity")).alias("entities"),
         # null-free (DuckDB's collect_set keeps a null where Spark's drops it)
         F.array_remove(F.sort_array(F.collect_set(F.coalesce(F.col("file"), F.lit("")))), "").alias("files"),
         F.array_remove(F.sort_array(F.collect_set(F.coalesce(F.col("source"), F.lit("")))), "").alias("sources"),
     )
+
+    # Known keys the cluster's release does not have. A version older than the oldest release
+    # read (or none) is not judged: any release knowing the key will do.
+    oldest = kafka_keys.version_number(kafka_keys.OLDEST_RELEASE)
+    versions = t.clusters.select("cluster_id", "kafka_version", version_key("kafka_version").alias("v")).where(
+        F.col("v") >= F.lit(oldest))
+    keyed = join(g.where(F.col("is_known").isNotNull()).select("cluster_id", "scope", "key").distinct(), versions,
+                 "cluster_id")
+    r = join(keyed, ranges, ["scope", "key"])
+    covers = (F.col("since_v").isNull() | (F.col("since_v") <= F.col("v"))) & (
+        F.col("removed_v").isNull() | (F.col("v") < F.col("removed_v")))
+    verdict = r.groupBy("cluster_id", "scope", "key", "kafka_version").agg(
+        F.max(F.when(covers, F.lit(1)).otherwise(F.lit(0))).alias("known_at_v"),
+        F.min(F.when(F.col("since_v") > F.col("v"), F.col("since_s"))).alias("next_since_s"),
+        F.max(F.when(F.col("removed_v") <= F.col("v"), F.col("removed_s"))).alias("last_removed_s"),
+    ).where(F.col("known_at_v") == 0).select(
+        "cluster_id", "scope", "key", "kafka_version",
+        F.regexp_extract(F.col("next_since_s"), _VERSION_TEXT, 1).alias("introduced_in"),
+        F.regexp_extract(F.col("last_removed_s"), _VERSION_TEXT, 1).alias("removed_in"),
+    )
+    g = join(g, verdict, ["cluster_id", "scope", "key"], "left").where(
+        F.col("is_known").isNull() | F.col("kafka_version").isNotNull())
+
     candidates = known.select(F.col("scope").alias("k_scope"), F.col("key").alias("suggestion"))
     pairs = (
-        g.select("cluster_id", "resource", F.col("scope").alias("u_scope"), F.col("key").alias("u_key"))
+        g.where(F.col("is_known").isNull())
+        .select("cluster_id", "resource", F.col("scope").alias("u_scope"), F.col("key").alias("u_key"))
         .crossJoin(candidates)
         .where(F.col("u_scope") == F.col("k_scope"))
         # a broker key set on a topic ('log.retention.ms') is closest to its topic form ('retention.ms')
@@ -185,11 +241,30 @@ def unknown_config_key(t, p):
     best = pairs.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") == 1).select(
         "cluster_id", "resource", "suggestion")
     g = join(g, best, ["cluster_id", "resource"], "left")
+
+    topic = F.col("scope") == "topic"
+    introduced = F.coalesce(F.col("introduced_in"), F.lit(""))
+    removed = F.coalesce(F.col("removed_in"), F.lit(""))
+    reason = (
+        F.when(removed == "", text("introduced in ", introduced))
+        .when(introduced == "", text("removed in ", removed))
+        .otherwise(text("removed in ", removed, ", back in ", introduced))
+    )
     hint = F.when(F.col("suggestion").isNotNull(), text(" (did you mean ", F.col("suggestion"), "?)")).otherwise(F.lit(""))
-    msg = text("unknown ", F.col("scope"), " config key '", F.col("key"), "' on ", F.array_join(F.col("entities"), ", "),
-               hint, ": Kafka ignores it, so the setting it was meant to change keeps its default")
+    on = F.array_join(F.col("entities"), ", ")
+    unknown_msg = text(
+        "unknown ", F.col("scope"), " config key '", F.col("key"), "' on ", on, hint, ": ", _RELEASES, ". ",
+        F.when(topic, F.lit(_TOPIC_EFFECT)).otherwise(
+            text(_BROKER_EFFECT, ", so the setting it was meant to change keeps its default")))
+    version_msg = text(
+        F.col("scope"), " config key '", F.col("key"), "' on ", on, " is not known to Kafka ", F.col("kafka_version"),
+        " (", reason, "). ",
+        F.when(topic, F.lit(_TOPIC_EFFECT)).otherwise(text(_BROKER_EFFECT, ", so it has no effect on this cluster")))
+    msg = F.when(F.col("is_known").isNull(), unknown_msg).otherwise(version_msg)
     evidence = ev(key=F.col("key"), scope=F.col("scope"), set_on=F.col("entities"), files=F.col("files"),
-                  sources=F.col("sources"), suggestion=F.col("suggestion"))
+                  sources=F.col("sources"), suggestion=F.col("suggestion"), kafka_version=F.col("kafka_version"),
+                  introduced_in=F.when(introduced != "", introduced),
+                  removed_in=F.when(removed != "", removed))
     return emit(g, "config", F.col("resource"), msg, evidence)
 
 

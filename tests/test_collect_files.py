@@ -243,16 +243,25 @@ def test_parser_agrees_with_java_util_properties(tmp_path):
 
 
 def test_sensitive_keys():
+    """Kafka's rule (KafkaConfig.maybeSensitive): PASSWORD-typed keys and keys Kafka has no
+    type for are masked; keys of a known non-secret type are kept."""
     from auditor.collectors._common import config_row, is_sensitive_key
 
     for key in ("sasl.jaas.config", "listener.name.sasl_ssl.plain.sasl.jaas.config", "ssl.key.password",
+                "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
                 "ssl.keystore.password", "ssl.keystore.key", "ssl.keystore.certificate.chain",
-                "listener.name.internal.ssl.keystore.location", "zookeeper.ssl.truststore.password",
+                "zookeeper.ssl.truststore.password", "listener.name.internal.ssl.keystore.password",
                 "ssl.truststore.certificates", "password.encoder.secret", "delegation.token.secret.key",
-                "sasl.oauthbearer.client.credentials.client.secret", "SSL.TRUSTSTORE.PASSWORD"):
+                "sasl.oauthbearer.client.credentials.client.secret", "SSL.TRUSTSTORE.PASSWORD",
+                # no type in Kafka: a plugin's keys, a vendor's, a typo
+                "rsm.config.storage.aws.secret.access.key", "rsm.config.storage.s3.bucket.name",
+                "ldap.java.naming.security.credentials", "confluent.basic.auth.user.info", "num.io.thread"):
         assert is_sensitive_key(key), key
     for key in ("num.io.threads", "ssl.truststore.location", "sasl.enabled.mechanisms", "log.dirs",
-                "ssl.enabled.protocols", "authorizer.class.name", "password.encoder.keyfactory.algorithm"):
+                "ssl.keystore.location", "listener.name.internal.ssl.keystore.location",
+                "ssl.enabled.protocols", "authorizer.class.name", "password.encoder.keyfactory.algorithm",
+                "leader.replication.throttled.rate", "advertised.listeners", "remote.log.storage.manager.impl.prefix"):
         assert not is_sensitive_key(key), key
+    assert is_sensitive_key("retension.ms", "topic") and not is_sensitive_key("retention.ms", "topic")
     row = config_row("broker", "1", "num.io.threads", "8", "DYNAMIC_BROKER_CONFIG", sensitive=True)
     assert row["value"] is None and row["is_sensitive"] is True  # Kafka said so (DescribeConfigs isSensitive)

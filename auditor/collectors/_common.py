@@ -47,35 +47,46 @@ def source_error(source: str, target: str | None, message: object) -> dict:
     return {"source": source, "target": target, "message": one_line(message)}
 
 
-# Keys whose values are secrets. Kafka declares these as type PASSWORD (ConfigDef.Type.PASSWORD)
-# and reports them as sensitive in DescribeConfigs; the listener- and mechanism-prefixed forms
-# (listener.name.sasl_ssl.plain.sasl.jaas.config) are matched by suffix.
-_SENSITIVE_EXACT_SUFFIXES = (
-    "sasl.jaas.config",
-    "ssl.truststore.certificates",
-    "password.encoder.secret",
-    "password.encoder.old.secret",
-    "delegation.token.master.key",
-    "delegation.token.secret.key",
-    "sasl.oauthbearer.client.credentials.client.secret",
-)
-_SENSITIVE_RE = re.compile(
-    r"(^|\.)ssl\.key[^.]*(\.|$)"  # ssl.key.password, ssl.keystore.password, ssl.keystore.key, ssl.keystore.location ...
-    r"|password$"  # *.password, zookeeper.ssl.keystore.password, ...
-    r"|secret$",
-    re.IGNORECASE,
-)
+# Secrets, by Kafka's own rule (KafkaConfig.maybeSensitive, used by DescribeConfigs): a
+# value is sensitive when its key is PASSWORD-typed, or when Kafka has no type for the key
+# at all (a plugin's, a typo, a key of a newer release): nobody can vouch that it is not a
+# secret (a tiered-storage plugin's rsm.config.storage.aws.secret.access.key, an LDAP
+# login module's credentials). Per-listener overrides take the type of the key they
+# override (listener.name.L.[mechanism.]KEY -> KEY), as Kafka's broker config synonyms do.
+# The types come from Kafka's own config definitions (auditor/kafka_configs.py). The
+# name patterns below are a safety net only: they mask, they never unmask.
+_ALWAYS_SECRET = re.compile(r"(password|secret|jaas\.config|credentials|passphrase)$", re.IGNORECASE)
+_LISTENER_PREFIX = re.compile(r"^listener\.name\.[^.]+\.", re.IGNORECASE)
+# Listener configs that carry a SASL mechanism between the listener and the key.
+_MECHANISM_KEYS = ("sasl.jaas.config", "sasl.login.class", "sasl.login.callback.handler.class",
+                   "sasl.server.callback.handler.class", "connections.max.reauth.ms", "sasl.server.max.receive.size")
 
 
-def is_sensitive_key(key: str) -> bool:
-    k = key.strip().lower()
-    return k.endswith(_SENSITIVE_EXACT_SUFFIXES) or bool(_SENSITIVE_RE.search(k))
+def _kafka_type(scope: str, key: str) -> str | None:
+    from auditor.kafka_configs import config_type
+
+    found = config_type(scope, key)
+    if found is None and scope == "broker":
+        base = _LISTENER_PREFIX.sub("", key, count=1)
+        if base != key:
+            base = next((m for m in _MECHANISM_KEYS if base.endswith("." + m)), base)
+            found = config_type(scope, base)
+    return found
+
+
+def is_sensitive_key(key: str, scope: str = "broker") -> bool:
+    """Would Kafka mask this key's value? ``scope``: broker (also the cluster default) or topic."""
+    k = key.strip()
+    if _ALWAYS_SECRET.search(k):
+        return True
+    found = _kafka_type(scope, k)
+    return found is None or found.lower() == "password"
 
 
 def config_row(entity_type: str, entity_name: str, key: str, value: str | None, source: str, *,
                sensitive: bool = False, file: str | None = None, line: int | None = None) -> dict:
     """A ``configs`` row; a secret's value never reaches a row."""
-    secret = sensitive or is_sensitive_key(key)
+    secret = sensitive or is_sensitive_key(key, "topic" if entity_type == "topic" else "broker")
     return {"entity_type": entity_type, "entity_name": entity_name, "key": key,
             "value": None if secret else value, "source": source, "is_sensitive": secret,
             "file": file, "line": line}
