@@ -29,10 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from auditor import safe_io
 from auditor.errors import UsageError
 from auditor.findings import FAIL_ON, SEVERITIES
 from auditor.registry import Rule, load_rules, resolve
 
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
 _KEYS = {"select", "ignore", "fail_on", "severity", "params", "exemptions"}
 
 
@@ -85,7 +87,7 @@ class AuditConfig:
 def find_config(explicit: str | None, cwd: Path | None = None) -> AuditConfig:
     if explicit:
         path = Path(explicit)
-        if not path.is_file():
+        if not path.exists():
             raise UsageError(f"{path}: config file not found")
         return load_config(path)
     cwd = cwd or Path.cwd()
@@ -93,7 +95,7 @@ def find_config(explicit: str | None, cwd: Path | None = None) -> AuditConfig:
         return load_config(cwd / "kafka-audit.toml")
     if (cwd / "pyproject.toml").is_file():
         try:
-            data = tomllib.loads((cwd / "pyproject.toml").read_text(encoding="utf-8"))
+            data = tomllib.loads(safe_io.read_text(cwd / "pyproject.toml", limit=MAX_CONFIG_BYTES))
         except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
             return AuditConfig()  # not ours to judge when it has no section for us
         section = data.get("tool", {}).get("kafka-audit")
@@ -104,7 +106,9 @@ def find_config(explicit: str | None, cwd: Path | None = None) -> AuditConfig:
 
 def load_config(path: Path) -> AuditConfig:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(safe_io.read_text(path, limit=MAX_CONFIG_BYTES))
+    except safe_io.FileRefused as e:  # a FIFO or a device (also behind a symlink), or huge
+        raise UsageError(str(e)) from None
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{path}: not valid TOML ({e})") from None
     except (OSError, UnicodeDecodeError) as e:

@@ -307,6 +307,8 @@ def write_summary(result: FleetResult) -> None:
 
 
 def render_text(result: FleetResult, per_rule: int = 3) -> str:
+    from auditor.render.escape import neutralise, neutralise_lines
+
     lines = [f"fleet audit {result.run_date} on {result.engine}: {len(result.clusters)} cluster(s)"]
     for item in result.incomplete:
         lines.append(f"  INCOMPLETE {item['cluster']}: {item['source']} {item.get('target') or ''}: {item['message']}")
@@ -315,7 +317,7 @@ def render_text(result: FleetResult, per_rule: int = 3) -> str:
                  + ("   new" if result.previous_run else ""))
     for c in result.clusters:
         n = c["counts"]
-        lines.append(f"  {c['grade']:5} {c['score']:>5}  {c['name'][:28]:28} {n['critical']:>5} {n['error']:>5} "
+        lines.append(f"  {c['grade']:5} {c['score']:>5}  {neutralise(c['name'])[:28]:28} {n['critical']:>5} {n['error']:>5} "
                      f"{n['warning']:>5} {n['info']:>5}" + (f" {c.get('new', 0):>5}" if result.previous_run else ""))
     lines.append("")
     lines.append("rules that fired (clusters affected / findings), with their first findings:")
@@ -326,7 +328,7 @@ def render_text(result: FleetResult, per_rule: int = 3) -> str:
         lines.append(f"  {r['rule']} {r['name']:34} {r['severity']:8} {r['clusters']:>4} / {r['findings']}")
         shown = sorted(by_rule.get(r["rule"], []), key=lambda f: (f.cluster, f.resource_type, f.resource_name))
         for f in shown[:per_rule]:
-            lines.append(f"      {f.cluster}  {f.resource_type} {f.resource_name}: {f.message[:160]}")
+            lines.append(f"      {f.cluster}  {f.resource_type} {f.resource_name}: {neutralise(f.message)[:160]}")
         if r["findings"] > min(per_rule, len(shown)):
             lines.append(f"      ... {r['findings'] - min(per_rule, len(shown))} more")
     if result.previous_run:
@@ -339,5 +341,5 @@ def render_text(result: FleetResult, per_rule: int = 3) -> str:
     lines.extend(f"note: {n}" for n in result.notes)
     t = result.totals
     lines.append(f"totals: {t['critical']} critical, {t['error']} error, {t['warning']} warning, {t['info']} info")
-    return "\n".join(lines) + "\n"
+    return neutralise_lines(lines)  # no control character of a name reaches the terminal
 

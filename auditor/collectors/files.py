@@ -283,10 +283,18 @@ def _expand(paths) -> tuple[list[Path], list[tuple[str, str]]]:
 
 
 def read_text(path: Path) -> str:
+    """A properties file's text. Only a regular file is read (a FIFO or a device, also behind
+    a symlink, is refused before any read: PropertiesError(0, "not a regular file (a FIFO):
+    refused")), and at most MAX_FILE_BYTES of it."""
+    from auditor.safe_io import FileRefused, read_bytes
+
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise PropertiesError(0, f"{size} bytes: too large for a server.properties")
-    data = path.read_bytes()
+    try:
+        data = read_bytes(path, limit=MAX_FILE_BYTES)
+    except FileRefused as e:
+        raise PropertiesError(0, e.reason) from None
     nul = data.find(b"\x00")
     if nul >= 0:
         raise PropertiesError(data.count(b"\n", 0, nul) + 1, "binary file (NUL byte), not a properties file")

@@ -54,6 +54,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor import safe_io
 from auditor.collectors.files import (
     BROKER,
     BROKER_KINDS,
@@ -69,6 +70,7 @@ from auditor.errors import UsageError
 PROPERTIES_SUFFIXES = (".properties", ".conf", ".cfg")
 YAML_SUFFIXES = (".yaml", ".yml")
 UNRECOGNISED = "no topic or broker definition recognised"
+MAX_YAML_BYTES = 64 * 1024 * 1024
 
 
 class LintInputError(UsageError):
@@ -187,6 +189,12 @@ def _read_properties_file(path: Path, file: str, explicit: bool, inputs: LintInp
     # A .conf/.cfg that a directory brought in may be another format altogether (trogdor.conf
     # is JSON): passed over with a note. A .properties file, or a file named, must parse.
     lenient = not explicit and path.suffix.lower() != ".properties"
+    try:
+        safe_io.check_regular(path, limit=None)  # read_text refuses it too, as a parse problem
+    except safe_io.FileRefused as e:
+        raise LintInputError(f"{file}: {e.reason}") from None
+    except OSError:
+        pass  # read_text says it
     try:
         text = read_text(path)
     except PropertiesError as e:
@@ -561,7 +569,9 @@ def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] |
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = safe_io.read_text(path, limit=MAX_YAML_BYTES)
+    except safe_io.FileRefused as e:  # a FIFO or a device (also behind a symlink), or huge
+        raise LintInputError(str(e).replace(str(path), file, 1)) from None
     except UnicodeDecodeError as e:
         raise LintInputError(f"{file}: not UTF-8 text ({e.reason})") from None
     except OSError as e:
@@ -672,9 +682,12 @@ def expand(paths) -> list[tuple[Path, bool]]:
 
 def read_inputs(paths) -> LintInputs:
     inputs = LintInputs()
+    paths = list(paths)
     files = expand(paths)
     if not files:
-        raise LintInputError("lint: no files to lint (give server.properties or topic YAML files)")
+        given = ", ".join(str(p) for p in paths) or "no path given"
+        raise LintInputError(f"lint: no files to lint in {given} (give server.properties or topic YAML files, "
+                             f"or directories holding {', '.join(PROPERTIES_SUFFIXES + YAML_SUFFIXES)} files)")
     by_id: dict[int, str] = {}
     for path, explicit in files:
         file = str(path)

@@ -1,11 +1,13 @@
 """Lint's text output: warnings about the inputs first (``warning: FILE: no topic or broker
 definition recognised``, topics defined differently in two files), then one
 ``file:line: SEVERITY CODE name: message`` line per finding, in file and line order (what
-editors and CI logs link to), then a summary and the notes (files skipped, and why)."""
+editors and CI logs link to), then a summary and the notes (files skipped, and why).
+Control characters in names are shown escaped (``\\x1b``): see auditor/render/escape.py."""
 
 from __future__ import annotations
 
 from auditor.findings import AuditResult
+from auditor.render.escape import neutralise_lines
 
 _MARK = {"critical": "CRIT", "error": "ERR ", "warning": "WARN", "info": "INFO"}
 WARNING_PREFIX = "warning: "  # = auditor.lint.run.WARNING_PREFIX (not imported: run.py imports the engine)
@@ -42,4 +44,4 @@ def render_text(result: AuditResult) -> str:
         lines.append("")
     lines.append(f"{files} file(s) linted{' (' + ', '.join(extra) + ')' if extra else ''}{against}: {counts}")
     lines.extend(f"note: {n}" for n in notes)
-    return "\n".join(lines) + "\n"
+    return neutralise_lines(lines)  # no control character of a file or topic name reaches the terminal

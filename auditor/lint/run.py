@@ -200,12 +200,19 @@ def _run_rules(engine: LintEngine, tables, rules, cfg: AuditConfig, cluster_name
     return out, exempted
 
 
+MAX_BASELINE_BYTES = 256 * 1024 * 1024
+
+
 def read_baseline(path: str) -> set[str]:
+    from auditor import safe_io
+
     p = Path(path)
     try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
+        raw = json.loads(safe_io.read_text(p, limit=MAX_BASELINE_BYTES))
     except FileNotFoundError:
         raise UsageError(f"{p}: baseline file not found (write one with --write-baseline)") from None
+    except safe_io.FileRefused as e:  # a FIFO or a device (also behind a symlink), or huge
+        raise UsageError(str(e)) from None
     except json.JSONDecodeError as e:
         raise UsageError(f"{p}:{e.lineno}: baseline is not valid JSON ({e.msg})") from None
     except (OSError, UnicodeDecodeError) as e:

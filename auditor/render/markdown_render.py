@@ -7,11 +7,16 @@ named on one line), then findings grouped by severity, worst first: one collapsi
 Every value taken from a snapshot (cluster and resource names, messages) is escaped: ``|``
 and backticks and the other Markdown punctuation get a backslash, ``<``, ``>`` and ``&``
 become entities, line breaks become spaces, so a value can neither break a table nor
-inject markup. Rule documentation is ours and is kept as Markdown.
+inject markup; other control characters are shown as ``\\xNN`` (auditor/render/escape.py)
+and ``@name`` / ``@org/team`` get a zero-width space after the ``@`` (``@&#8203;org/team``)
+so that the comment pings nobody. Rule documentation is ours and is kept as Markdown.
 
-Options: ``max_rows`` (default 10) rows per rule, ``max_chars`` (default 60000; GitHub
-caps a comment at 65536) after which finding tables are left out, ``fail_on`` (default
-``error``) for the status line, ``title``.
+Options: ``max_rows`` (default 10) rows per rule, ``max_chars`` (default 60000) after which
+finding tables are left out, ``fail_on`` (default ``error``) for the status line, ``title``.
+Whatever the options, the whole comment (status, summary table, clean-cluster line, notes
+included) stays within GitHub's limit of 65536 characters (counted in UTF-16 code units,
+which is never fewer than Python's ``len``): past it, lines are dropped and the comment
+ends with TRUNCATION_LINE.
 """
 
 from __future__ import annotations
@@ -20,9 +25,13 @@ import re
 from collections import Counter, defaultdict
 
 from auditor.findings import SEVERITIES, SEVERITY_RANK, AuditResult, Finding
+from auditor.render.escape import neutralise, no_mentions
 
 DEFAULT_MAX_ROWS = 10
 DEFAULT_MAX_CHARS = 60000
+GITHUB_COMMENT_LIMIT = 65536
+TRUNCATION_LINE = ("_Comment truncated: it reached GitHub's limit of 65536 characters; "
+                   "see the full report (`--format text` or `--format json`)._")
 MAX_CLEAN_NAMES = 30
 WORST_FIRST = tuple(reversed(SEVERITIES))
 ICON = {"critical": "\U0001F534", "error": "\U0001F7E0", "warning": "\U0001F7E1", "info": "\U0001F535"}
@@ -35,7 +44,44 @@ def md(value) -> str:
     text = "" if value is None else str(value)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_PUNCT.sub(r"\\\1", text)
-    return " ".join(text.split())
+    return no_mentions(neutralise(" ".join(text.split())))
+
+
+def _units(text: str) -> int:
+    """Length in UTF-16 code units, as GitHub counts a comment (>= len(text))."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def cap_comment(lines: list[str], limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """The lines joined, ending in one line feed; within ``limit`` UTF-16 units. Past it the
+    lines that fit are kept, an open ``<details>`` is closed and TRUNCATION_LINE ends it."""
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    if _units(text) <= limit:
+        return text
+    closing = ["", "</details>"]
+    tail = ["", TRUNCATION_LINE]
+    budget = limit - _units("\n".join(closing + tail)) - 2
+    kept: list[str] = []
+    used = 0
+    open_details = 0
+    for line in lines:
+        n = _units(line) + 1
+        if used + n > budget:
+            if not kept:  # a single line too long by itself: cut it
+                cut = line[: max(budget - 1, 0)]
+                while cut and _units(cut) + 1 > budget:
+                    cut = cut[:-1]
+                kept.append(cut)
+            break
+        kept.append(line)
+        used += n
+        open_details += line.count("<details>") - line.count("</details>")
+    while kept and not kept[-1].strip():
+        kept.pop()
+    if open_details > 0:
+        kept.extend(closing)
+    kept.extend(tail)
+    return "\n".join(kept) + "\n"
 
 
 def _rule_docs() -> dict:
@@ -154,4 +200,4 @@ def render(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS, max_chars: 
         out.append("_Some finding tables were left out to keep this comment under GitHub's size limit._")
         out.append("")
     out.extend(f"_note: {md(note)}_" for note in result.notes)
-    return "\n".join(out).rstrip("\n") + "\n"
+    return cap_comment(out)

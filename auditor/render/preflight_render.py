@@ -31,6 +31,7 @@ import json
 
 from auditor.preflight import PreflightResult
 from auditor.render import json_render
+from auditor.render.escape import neutralise, neutralise_lines
 
 FORMATS = ("text", "json", "html")
 
@@ -56,7 +57,7 @@ def document(pre: PreflightResult) -> dict:
 def _cell(values: list, count: int, width: int = 60) -> str:
     if not count:
         return "-"
-    text = ", ".join(map(str, values))
+    text = ", ".join(map(neutralise, values))
     if len(text) > width:
         text = text[: width - 3].rstrip(", ") + "..."
     more = count - len(values)
@@ -112,7 +113,7 @@ def render_text(pre: PreflightResult) -> str:
     extra = f", {res.exempted} exempted" if res.exempted else ""
     lines.append(f"preflight {verdict}: {len(pre.clusters)} cluster(s) ({status}, engine {res.engine}): {counts}{extra}")
     lines.extend(f"note: {n}" for n in res.notes)
-    return "\n".join(lines) + "\n"
+    return neutralise_lines(lines)  # no control character of a name reaches the terminal
 
 
 def render_html(pre: PreflightResult) -> str:

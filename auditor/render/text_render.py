@@ -1,10 +1,14 @@
-"""Plain text for terminals and CI logs: findings grouped by cluster, worst first."""
+"""Plain text for terminals and CI logs: findings grouped by cluster, worst first.
+
+Control characters in names and messages are shown escaped (``\\x1b``), never sent raw:
+see auditor/render/escape.py."""
 
 from __future__ import annotations
 
 from itertools import groupby
 
 from auditor.findings import SEVERITY_RANK, AuditResult
+from auditor.render.escape import neutralise_lines
 
 _MARK = {"critical": "CRIT", "error": "ERR ", "warning": "WARN", "info": "INFO"}
 
@@ -32,4 +36,4 @@ def render(result: AuditResult, **_options) -> str:
     extra = f", {result.exempted} exempted" if result.exempted else ""
     lines.append(f"{len(result.clusters)} cluster(s) audited ({status}, engine {result.engine}): {counts}{extra}")
     lines.extend(f"note: {n}" for n in result.notes)
-    return "\n".join(lines) + "\n"
+    return neutralise_lines(lines)  # no control character of a name reaches the terminal

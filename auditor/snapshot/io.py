@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from auditor import __version__
+from auditor import __version__, safe_io
 from auditor.errors import SnapshotError
 from auditor.snapshot.schema import FILE_TABLES, SCHEMA_VERSION, TABLES, Table, arrow_schema, python_check
 
 MANIFEST = "manifest.json"
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 FORMATS = ("parquet", "jsonl")
 CLUSTER_FIELDS = ("id", "name", "environment", "tier", "platform", "kafka_version", "metadata_mode",
                   "msk_instance_type", "az_count")
@@ -143,9 +144,11 @@ def _normalise_row(table: Table, row: dict, cluster_id: str) -> dict:
 def read_manifest(directory: Path) -> Manifest:
     path = directory / MANIFEST
     try:
-        text = path.read_text(encoding="utf-8")
+        text = safe_io.read_text(path, limit=MAX_MANIFEST_BYTES)
     except FileNotFoundError:
         raise SnapshotError(f"{path}: no manifest.json: not a snapshot directory") from None
+    except safe_io.FileRefused as e:  # a FIFO or a device (also behind a symlink), or huge
+        raise SnapshotError(str(e)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise SnapshotError(f"{path}: unreadable: {e}") from None
     return parse_manifest(text, str(path))
@@ -192,8 +195,14 @@ def open_snapshot(directory: str | os.PathLike, *, deep: bool = True) -> Snapsho
         if table is None or table.from_manifest:
             raise SnapshotError(f"{path / MANIFEST}: unknown table '{name}'")
         file = path / filename
-        if "/" in filename or filename.startswith(".") or not file.is_file():
+        if "/" in filename or filename.startswith(".") or not file.exists():
             raise SnapshotError(f"{file}: listed in the manifest but missing: the snapshot is incomplete")
+        try:
+            safe_io.check_regular(file, limit=None)  # engines read it later: a FIFO would hang them
+        except safe_io.FileRefused as e:
+            raise SnapshotError(str(e)) from None
+        except OSError as e:
+            raise SnapshotError(f"{file}: unreadable: {e}") from None
         fmt = file.suffix.lstrip(".")
         if fmt not in FORMATS:
             raise SnapshotError(f"{file}: unknown table format '{fmt}' (expected .parquet or .jsonl)")
@@ -224,7 +233,7 @@ def _check_parquet(table: Table, file: Path) -> None:
 def _check_jsonl(table: Table, file: Path, cluster_id: str) -> None:
     declared = {c.name: c.type for c in table.columns}
     try:
-        with open(file, encoding="utf-8") as fh:
+        with safe_io.open_text(file, limit=None) as fh:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
@@ -244,6 +253,8 @@ def _check_jsonl(table: Table, file: Path, cluster_id: str) -> None:
                     raise SnapshotError(f"{file}:{lineno}: cluster_id {row.get('cluster_id')!r} does not match the manifest ({cluster_id!r})")
     except UnicodeDecodeError:
         raise SnapshotError(f"{file}: not UTF-8 text") from None
+    except safe_io.FileRefused as e:
+        raise SnapshotError(str(e)) from None
     except OSError as e:
         raise SnapshotError(f"{file}: unreadable: {e}") from None
 
