@@ -20,9 +20,11 @@ import glob
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -127,11 +129,67 @@ class ZkServer:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
 
+    def kill(self) -> None:
+        """SIGKILL the JVM (no goodbye on its connections) and reap it; stop() still cleans up."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    def pause(self) -> None:
+        """SIGSTOP the JVM: its connections stay open and nothing answers. Always resume() in a
+        finally before stop() (a stopped process ignores SIGTERM until continued)."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+
     def __enter__(self):
         return self.start()
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class SilentServer:
+    """A TCP server on 127.0.0.1 that accepts every connection and never sends a byte (a
+    hung ZooKeeper as its clients see it). ``with SilentServer() as s: s.hosts``."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[socket.socket] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._accept, name="silent-server", daemon=True)
+
+    @property
+    def hosts(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        while not self._done.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.accepted.append(conn)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+        self._thread.join(timeout=5)
+        for c in self.accepted:
+            c.close()
+        self.sock.close()
 
 
 def client(hosts: str, timeout: float = 10.0):

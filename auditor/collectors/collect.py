@@ -19,10 +19,20 @@ Metrics are collected last: the registered brokers' hosts (ZooKeeper, Admin API,
 the hosts of each server.properties' advertised.listeners are handed to the metrics collector
 (:func:`broker_hosts`), so that a scrape without a ``broker_id=N:`` prefix or label is
 attributed to the broker whose host its URL, or its samples' ``instance`` label, names.
+
+Deadlines: every source runs in a daemon thread joined with an overall deadline
+(:func:`source_deadline`): ZooKeeper's own bound (connect + its read deadline + stopping
+the client, see auditor.collectors.zookeeper) plus ``timeout``; the metrics source
+``max(MIN_SOURCE_DEADLINE, SOURCE_DEADLINE_FACTOR * timeout, 2 * timeout * URLs)``; the Admin
+API and the server.properties files ``max(MIN_SOURCE_DEADLINE, SOURCE_DEADLINE_FACTOR *
+timeout)`` (120 s, 40x: 400 s at the default 10 s). A source still running then is abandoned
+(its thread keeps nothing it reads, and its progress calls are dropped) and recorded as a
+source error: the snapshot is incomplete (exit 3), the other sources are still collected.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 
 from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult
@@ -30,7 +40,11 @@ from auditor.collectors.admin import Progress, collect_admin
 from auditor.collectors.files import collect_broker_configs
 from auditor.collectors.metrics import MetricsResult, collect_metrics
 from auditor.collectors.zookeeper import collect_zookeeper
+from auditor.collectors.zookeeper import source_bound as zookeeper_bound
 from auditor.snapshot.io import Manifest, now_iso
+
+SOURCE_DEADLINE_FACTOR = 40  # a source's overall deadline: this many times --timeout ...
+MIN_SOURCE_DEADLINE = 120.0  # ... and never less (seconds); see source_deadline()
 
 CLUSTER_OPTIONAL = ("environment", "tier", "platform", "kafka_version", "metadata_mode", "msk_instance_type",
                     "az_count")
@@ -64,25 +78,58 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
     planned = [s for s, given in (("admin", bootstrap_servers or (client_config or {}).get("bootstrap.servers")),
                                   ("zookeeper", zookeeper), ("files", broker_configs), ("metrics", metrics)) if given]
 
-    def _run(source: str, fn):
-        if progress is not None:
-            progress(source, "start", 0, 1)
+    shown = progress
+    abandoned: set[str] = set()
+
+    def _run(source: str, fn, target: str = "", urls: int = 0):
+        if shown is not None:
+            shown(source, "start", 0, 1)
         try:
-            return fn()
+            return _bounded(source, fn, source_deadline(source, timeout, urls=urls), target)
         finally:
-            if progress is not None:
-                progress(source, "done", 1, 1)
+            if shown is not None:
+                shown(source, "done", 1, 1)
+
+    if shown is not None:  # what a collector reports: dropped once its source is abandoned at its deadline
+        def progress(source, step, done, total):  # noqa: F811
+            if source not in abandoned:
+                shown(source, step, done, total)
+
+    def _bounded(source: str, fn, seconds: float, target: str):
+        box: dict = {}
+
+        def work():
+            try:
+                box["result"] = fn()
+            except BaseException as e:  # noqa: BLE001 (re-raised in the caller's thread)
+                box["error"] = e
+
+        t = threading.Thread(target=work, name=f"collect-{source}", daemon=True)
+        t.start()
+        t.join(seconds)
+        if t.is_alive():
+            abandoned.add(source)
+            r = MetricsResult() if source == "metrics" else CollectResult()
+            r.error(source, target or None, f"{target + ': ' if target else ''}no result within {seconds:g} s "
+                                            f"(the source's overall deadline); abandoned, nothing of it kept")
+            r.sources.append({"source": source, "target": target, "status": "error"})
+            return r
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
 
     if "admin" in planned:
         results.append(_run("admin", lambda: collect_admin(bootstrap_servers, client_config=client_config,
                                                            timeout=timeout, progress=progress,
-                                                           extra_source=client_info)))
-    zk = _run("zookeeper", lambda: collect_zookeeper(zookeeper, timeout=timeout)) if zookeeper else None
-    files = _run("files", lambda: collect_broker_configs(list(broker_configs))) if broker_configs else None
+                                                           extra_source=client_info),
+                            bootstrap_servers or str((client_config or {}).get("bootstrap.servers") or "")))
+    zk = _run("zookeeper", lambda: collect_zookeeper(zookeeper, timeout=timeout), zookeeper) if zookeeper else None
+    files = _run("files", lambda: collect_broker_configs(list(broker_configs)), ", ".join(map(str, broker_configs))) \
+        if broker_configs else None
     registry = [r for r in results + ([zk] if zk else []) if r.tables.get("brokers")]
     hosts = broker_hosts(registry, files)
-    mets = _run("metrics", lambda: collect_metrics(list(metrics), timeout=timeout, broker_hosts=hosts)) \
-        if metrics else None
+    mets = _run("metrics", lambda: collect_metrics(list(metrics), timeout=timeout, broker_hosts=hosts),
+                ", ".join(map(str, metrics)), urls=len(metrics)) if metrics else None
     results += [r for r in (zk, files, mets) if r is not None]
 
     tables: dict[str, list[dict]] = {}
@@ -122,6 +169,16 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
         errors=[e for r in results for e in r.errors],
     )
     return manifest, tables
+
+
+def source_deadline(source: str, timeout: float, *, urls: int = 0) -> float:
+    """Seconds ``collect()`` waits for one source before abandoning it (see the module doc)."""
+    if source == "zookeeper":
+        return zookeeper_bound(timeout) + timeout  # later than the collector's own, more precise, deadline
+    base = max(MIN_SOURCE_DEADLINE, SOURCE_DEADLINE_FACTOR * timeout)
+    if source == "metrics":
+        return max(base, 2 * timeout * urls)
+    return base
 
 
 def broker_hosts(registry: list[CollectResult], files: CollectResult | None) -> list[tuple[int, str, int | None]]:
@@ -198,6 +255,8 @@ def _merge_brokers(registry: list[CollectResult], files: CollectResult | None, m
 
 
 def _log_dirs(files: CollectResult, mets: MetricsResult) -> list[dict]:
+    import math
+
     rows = []
     for b in files.tables.get("brokers", []):
         mounts = mets.filesystems.get(b["broker_id"])
@@ -209,9 +268,17 @@ def _log_dirs(files: CollectResult, mets: MetricsResult) -> list[dict]:
                 continue
             fs = mounts[mount]
             size, avail = fs.get("size_bytes"), fs.get("avail_bytes")
+            total = int(size) if size is not None and math.isfinite(size) else None
+            used = int(size - avail) if total is not None and avail is not None and math.isfinite(avail) else None
+            for what, value in (("total_bytes", total), ("used_bytes", used)):
+                if value is not None and not -(2**63) <= value < 2**63:  # bigint columns
+                    # (the metrics collector refuses such samples already: never a crash here)
+                    mets.error("metrics", None, f"filesystem {mount} of broker {b['broker_id']}: {what} "
+                                                f"{value:.3g} does not fit a 64-bit integer: not stored")
+                    total, used = (None, None) if what == "total_bytes" else (total, None)
+                    break
             rows.append({"broker_id": b["broker_id"], "path": path, "error": None, "device": fs.get("device"),
-                         "total_bytes": int(size) if size is not None else None,
-                         "used_bytes": int(size - avail) if size is not None and avail is not None else None})
+                         "total_bytes": total, "used_bytes": used})
     return rows
 
 

@@ -17,17 +17,42 @@ Reads, with chroot support (``host:port[,host:port]/chroot``):
   source entry
 
 Only ``get``, ``get_children`` and ``exists`` are called (their ``_async`` forms), in
-pipelined batches: one round trip per batch of znodes, not per znode. Every wait has a
-timeout. A znode holding garbage is reported as a source error and skipped; a lost
-connection ends the collection with a source error, keeping only the tables whose reads
-completed.
+pipelined batches: one round trip per batch of znodes, not per znode. A znode holding
+garbage is reported as a source error and skipped; a lost connection ends the collection
+with a source error, keeping only the tables whose reads completed.
+
+Deadlines (``timeout`` = ``--timeout``, seconds). Every wait on kazoo is bounded whatever
+state its connection is in (server killed, frozen, silent, kazoo's connection thread gone):
+
+* connecting: the session must be established within ``timeout`` (``start_async`` and a
+  bounded wait; kazoo's own ``start()`` is not used: its chroot check waits without a bound);
+* sending a batch: the requests are handed to kazoo in a helper thread joined with a bound
+  (kazoo wakes its connection thread through a blocking socket that nobody drains once
+  that thread is gone or stuck reconnecting: a pipelined batch would block there forever);
+* every answer: ``timeout`` at most, and never past the overall deadline;
+* the whole read: an overall deadline of ``max(MIN_DEADLINE, DEADLINE_FACTOR * timeout)``
+  (60 s, 30x: 300 s at the default 10 s timeout, 10-25 times what 100,000 partitions took
+  in bench/RESULTS.md; ``collect_zookeeper(deadline=...)`` overrides it), checked with
+  ``time.monotonic`` before each batch and bounding each wait;
+* stopping the client: ``stop()``/``close()`` run in a daemon thread joined for at most
+  ``STOP_WAIT`` seconds (they block when the connection thread is gone); a client that does
+  not stop is abandoned (its sockets are closed when kazoo allows it, its exit hook removed).
+
+Whichever bound hits ends the source with one error naming what was being read (the stage
+and the znode), keeping the tables whose reads completed; the CLI then exits 3. The longest
+a failing source can take is thus about ``timeout`` (connect) + the overall deadline +
+``STOP_WAIT``; a server killed, frozen or silent ends it within about ``timeout + STOP_WAIT``
+of the fault (tests/test_zk_deadlines.py, at ``--timeout 2``: killed mid-batch 0.5-2.4 s,
+frozen 3.1 s, silent 2.2 s). auditor.collectors.collect guards the source from outside too.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
-import warnings
+import threading
+import time
 from collections import Counter
 from dataclasses import dataclass
 
@@ -35,6 +60,9 @@ from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_ro
 
 SOURCE = "zookeeper"
 DEFAULT_BATCH = 1000
+DEADLINE_FACTOR = 30  # the whole read: DEADLINE_FACTOR * timeout ...
+MIN_DEADLINE = 60.0  # ... but never less than this (seconds)
+STOP_WAIT = 2.0  # seconds given to kazoo's stop()/close() before the client is abandoned
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 READ_METHODS = frozenset({"get", "get_children", "exists", "get_async", "get_children_async", "exists_async"})
 
@@ -53,46 +81,90 @@ class _Op:
 
 
 class _Reader:
-    """Pipelined reads: issue a batch of async requests, then wait for each (with a timeout)."""
+    """Pipelined reads: issue a batch of async requests, then wait for each; every wait is
+    bounded by ``timeout`` and by the overall deadline (``deadline_at``, time.monotonic)."""
 
-    def __init__(self, client, timeout: float, batch: int):
+    def __init__(self, client, timeout: float, batch: int, deadline: float | None = None):
         self.client = client
         self.timeout = timeout
         self.batch = max(1, batch)
+        self.deadline = overall_deadline(timeout) if deadline is None else deadline
+        self.deadline_at = time.monotonic() + self.deadline
         self.round_trips = 0
         self.reads = 0
         self.denied: list[str] = []
 
-    def run(self, ops: list[_Op]) -> list:
+    def _left(self) -> float:
+        return self.deadline_at - time.monotonic()
+
+    def _conn(self) -> str:
+        state = getattr(self.client, "state", None)
+        return f" (connection {str(state).lower()})" if state and str(state) != "CONNECTED" else ""
+
+    def _past_deadline(self, what: str, path: str, done: int, total: int) -> ZkAbort:
+        return ZkAbort(f"{what}: {path}: collection deadline of {self.deadline:g} s passed "
+                       f"({done} of {total} read){self._conn()}")
+
+    def run(self, ops: list[_Op], what: str = "znodes") -> list:
         """Results in order: (data, stat) for get, list for children, stat|None for exists;
-        None for a missing znode. Raises ZkAbort when the connection fails."""
+        None for a missing znode. ``what``: the stage, named in errors. Raises ZkAbort when
+        the connection fails or a deadline passes."""
         from kazoo.exceptions import NoAuthError, NoNodeError
 
         out: list = []
         for i in range(0, len(ops), self.batch):
             chunk = ops[i : i + self.batch]
-            try:
-                pending = [self._issue(op) for op in chunk]
-            except Exception as e:
-                raise ZkAbort(f"request failed: {type(e).__name__}: {one_line(e, 200)}") from None
+            if self._left() <= 0:
+                raise self._past_deadline(what, chunk[0].path, i, len(ops))
+            pending = self._issue_batch(chunk, what, i, len(ops))
             self.round_trips += 1
             self.reads += len(chunk)
-            for op, res in zip(chunk, pending, strict=True):
+            for j, (op, res) in enumerate(zip(chunk, pending, strict=True)):
+                left = self._left()
                 try:
-                    out.append(res.get(timeout=self.timeout))
+                    out.append(res.get(timeout=max(0.0, min(self.timeout, left))))
                 except NoNodeError:
                     out.append(None)
                 except NoAuthError:  # an ACL hides this znode: report it, read the rest
                     self.denied.append(op.path)
                     out.append(None)
                 except Exception as e:  # ConnectionLoss, SessionExpired, timeouts
-                    what = type(e).__name__
-                    if "Timeout" in what:
-                        state = getattr(self.client, "state", None)
-                        note = f" (connection {str(state).lower()})" if state and str(state) != "CONNECTED" else ""
-                        raise ZkAbort(f"{op.path}: no answer within {self.timeout:g} s{note}") from None
-                    raise ZkAbort(f"{op.path}: {what} {one_line(e, 200)}".strip()) from None
+                    name = type(e).__name__
+                    if "Timeout" in name:
+                        if left < self.timeout:
+                            raise self._past_deadline(what, op.path, i + j, len(ops)) from None
+                        raise ZkAbort(f"{what}: {op.path}: no answer within {self.timeout:g} s{self._conn()}") from None
+                    raise ZkAbort(f"{what}: {op.path}: {name} {one_line(e, 200)}".strip()) from None
         return out
+
+    def _issue_batch(self, chunk: list[_Op], what: str, done: int, total: int) -> list:
+        """Hand a batch to kazoo from a helper thread, joined with a bound: each request
+        writes a byte to kazoo's wake-up socket, which blocks for good once kazoo's connection
+        thread is gone or stuck (e.g. reconnecting to a server that was just killed)."""
+        pending: list = []
+        failed: list[BaseException] = []
+
+        def issue():
+            try:
+                for op in chunk:
+                    pending.append(self._issue(op))
+            except BaseException as e:  # noqa: BLE001 (re-raised below as a source error)
+                failed.append(e)
+
+        wait = max(0.0, min(self.timeout, self._left()))
+        t = threading.Thread(target=issue, name="zk-issue", daemon=True)
+        t.start()
+        t.join(wait)
+        if failed:
+            e = failed[0]
+            raise ZkAbort(f"{what}: request failed: {type(e).__name__}: {one_line(e, 200)}")
+        if t.is_alive():
+            path = chunk[min(len(pending), len(chunk) - 1)].path
+            if self._left() <= 0:
+                raise self._past_deadline(what, path, done, total)
+            raise ZkAbort(f"{what}: {path}: kazoo could not take the request within {wait:g} s "
+                          f"({len(pending)} of {len(chunk)} of the batch sent){self._conn()}")
+        return pending
 
     def _issue(self, op: _Op):
         if op.kind == "get":
@@ -151,10 +223,22 @@ def split_hosts(hosts: str) -> tuple[str, str]:
     return hosts[:slash], hosts[slash:].rstrip("/")
 
 
+def overall_deadline(timeout: float) -> float:
+    """Seconds the whole ZooKeeper read may take: ``max(MIN_DEADLINE, DEADLINE_FACTOR * timeout)``."""
+    return max(MIN_DEADLINE, DEADLINE_FACTOR * timeout)
+
+
+def source_bound(timeout: float, deadline: float | None = None) -> float:
+    """The longest :func:`collect_zookeeper` can take (connect + overall read deadline +
+    stopping the client), for a caller that guards it from outside."""
+    return timeout + (overall_deadline(timeout) if deadline is None else deadline) + STOP_WAIT
+
+
 def collect_zookeeper(hosts: str, *, timeout: float = DEFAULT_TIMEOUT, batch: int = DEFAULT_BATCH,
-                      client=None) -> CollectResult:
+                      client=None, deadline: float | None = None) -> CollectResult:
     """Collect a snapshot from ZooKeeper. ``client``: an already started KazooClient (tests,
-    benchmarks); otherwise one is started (read-only) and stopped here."""
+    benchmarks); otherwise one is started (read-only) and stopped here. ``deadline``: seconds
+    the reads may take in all (default :func:`overall_deadline` of ``timeout``)."""
     result = CollectResult()
     target = hosts
     own = client is None
@@ -163,7 +247,7 @@ def collect_zookeeper(hosts: str, *, timeout: float = DEFAULT_TIMEOUT, batch: in
     try:
         if own:
             client = _start_client(hosts, timeout)
-        reader = _Reader(client, timeout, batch)
+        reader = _Reader(client, timeout, batch, deadline)
         try:
             _collect(reader, result, target, extra)
         finally:
@@ -184,6 +268,24 @@ def collect_zookeeper(hosts: str, *, timeout: float = DEFAULT_TIMEOUT, batch: in
     return result
 
 
+def _in_thread(fn, seconds: float, name: str) -> tuple[bool, object, BaseException | None]:
+    """Run ``fn`` in a daemon thread for at most ``seconds``: (finished, value, error)."""
+    box: dict = {}
+
+    def run():
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 (handed back to the caller)
+            box["error"] = e
+
+    t = threading.Thread(target=run, name=name, daemon=True)
+    t.start()
+    t.join(max(0.0, seconds))
+    if t.is_alive():
+        return False, None, None
+    return True, box.get("value"), box.get("error")
+
+
 def _start_client(hosts: str, timeout: float):
     from kazoo.client import KazooClient
     from kazoo.retry import KazooRetry
@@ -194,28 +296,76 @@ def _start_client(hosts: str, timeout: float):
     client = KazooClient(hosts=hosts, timeout=timeout, read_only=True,
                          connection_retry=KazooRetry(max_tries=2, delay=0.2, max_delay=1.0, ignore_expire=False),
                          command_retry=None, logger=log)
-    try:
-        with warnings.catch_warnings():  # kazoo warns when the chroot is missing; /brokers is checked below
-            warnings.simplefilter("ignore", UserWarning)
-            client.start(timeout=timeout)
-    except Exception as e:
+    # Not client.start(): after connecting it checks the chroot with a get() that has no
+    # timeout, and on failure it calls stop() unbounded. A missing chroot shows as a missing
+    # /brokers (checked first thing).
+    t0 = time.monotonic()
+    done, event, err = _in_thread(client.start_async, timeout, "zk-start")
+    if done and err is None:
+        event.wait(max(0.0, timeout - (time.monotonic() - t0)))
+    if not (done and err is None and client.connected):
         _stop_client(client)
-        raise ZkAbort(f"cannot connect within {timeout:g} s ({type(e).__name__})") from None
+        why = type(err).__name__ if err is not None else f"connection {str(client.state).lower()}"
+        raise ZkAbort(f"cannot connect within {timeout:g} s ({why})") from None
     return client
 
 
-def _stop_client(client) -> None:
+def _stop_client(client, wait: float | None = None) -> bool:
+    """Stop and close the client, waiting at most ``wait`` (default STOP_WAIT) seconds. Both
+    block for good when kazoo's connection thread is gone (stop() writes to its wake-up
+    socket, which nobody drains any more): once that thread has ended, the sockets are
+    closed under the blocked writer (which wakes it). A client that still does not stop in
+    time is abandoned, and kazoo's exit hook removed (it would join the same threads at
+    interpreter exit). True when it stopped."""
+    wait = STOP_WAIT if wait is None else wait
+    t0 = time.monotonic()
+
+    def stop():
+        try:
+            client.stop()
+        finally:
+            client.close()
+
+    t = threading.Thread(target=_quiet(stop), name="zk-stop", daemon=True)
+    t.start()
+    t.join(min(0.2, wait))
+    if t.is_alive():
+        _close_if_dead(client)
+        t.join(max(0.0, wait - (time.monotonic() - t0)))
+    if not t.is_alive():
+        return True
     try:
-        client.stop()
-        client.close()
-    except Exception:  # noqa: BLE001 (closing a dead connection must not mask the real error)
+        atexit.unregister(client.handler.stop)
+    except Exception:  # noqa: BLE001
+        pass
+    log.warning("ZooKeeper client did not stop within %s s; abandoned", wait)
+    return False
+
+
+def _quiet(fn):
+    def run():
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 (closing a dead connection must not mask the real error)
+            pass
+    return run
+
+
+def _close_if_dead(client) -> None:
+    """Close kazoo's wake-up sockets if its connection thread has ended (kazoo internals,
+    touched only to free a thread blocked writing to them)."""
+    try:
+        conn = client._connection
+        if conn.connection_stopped.is_set():
+            conn.close()
+    except Exception:  # noqa: BLE001
         pass
 
 
 def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -> None:
     # Stage A: the roots.
     (brokers_root, ids, topics, controller, controller_epoch, reassign, cfg_topics, cfg_brokers,
-     logdir_events, cluster_id) = reader.run([
+     logdir_events, cluster_id) = reader.run(what="the root znodes", ops=[
         _Op("exists", "/brokers"), _Op("children", "/brokers/ids"), _Op("children", "/brokers/topics"),
         _Op("get", "/controller"), _Op("get", "/controller_epoch"), _Op("exists", "/admin/reassign_partitions"),
         _Op("children", "/config/topics"), _Op("children", "/config/brokers"),
@@ -237,7 +387,7 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
            + [_Op("get", f"/config/topics/{t}") for t in cfg_topics]
            + [_Op("get", f"/config/brokers/{b}") for b in cfg_brokers]
            + [_Op("get", f"/log_dir_event_notification/{n}") for n in logdir_events])
-    res = iter(reader.run(ops))
+    res = iter(reader.run(ops, "registrations, assignments and configs"))
     registrations = {b: next(res) for b in ids}
     assignments = {t: next(res) for t in topics}
     topic_cfgs = {t: next(res) for t in cfg_topics}
@@ -328,7 +478,7 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
 
     # Stage C: the partition states.
     keys = sorted(replicas_of)
-    states = reader.run([_Op("get", f"/brokers/topics/{t}/partitions/{p}/state") for t, p in keys])
+    states = reader.run([_Op("get", f"/brokers/topics/{t}/partitions/{p}/state") for t, p in keys], "partition states")
     for (t, p), got in zip(keys, states, strict=True):
         path = f"/brokers/topics/{t}/partitions/{p}/state"
         replicas = replicas_of[(t, p)]
