@@ -23,6 +23,7 @@ Every rule reference is checked: an unknown one is a usage error (exit 2).
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -35,6 +36,9 @@ from auditor.findings import FAIL_ON, SEVERITIES
 from auditor.registry import Rule, load_rules, resolve
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
+# Rule parameters reach the engines as SQL literals compared with int columns: an integer
+# parameter must fit a 32-bit int (every one is a count or a percentage), a float be finite.
+PARAM_INT_MIN, PARAM_INT_MAX = -(2**31), 2**31 - 1
 _KEYS = {"select", "ignore", "fail_on", "severity", "params", "exemptions"}
 
 
@@ -140,6 +144,8 @@ def parse_config(data: dict, where: str) -> AuditConfig:
         if len(rules) != 1 or not isinstance(overrides, dict):
             raise UsageError(f"{where}: [params.{ref}] must name one rule and hold its parameters")
         rules[0].bind(overrides, where)  # validate now, not mid-run
+        for key, value in overrides.items():
+            _check_param_range(value, f"{where}: [params.{ref}] {key}")
         cfg.params[rules[0].code] = dict(overrides)
     exemptions = data.get("exemptions", [])
     if not isinstance(exemptions, list):
@@ -169,14 +175,41 @@ def _exemption(raw, index: int, where: str) -> Exemption:
             except re.error as e:
                 raise UsageError(f"{at}: {key} is not a valid regular expression ({e})") from None
     expires = raw.get("expires")
+    if isinstance(expires, dt.datetime):  # TOML 2027-01-31T10:00:00: its day (a datetime is a date too)
+        expires = expires.date()
     if isinstance(expires, str):
         try:
             expires = dt.date.fromisoformat(expires)
         except ValueError:
             raise UsageError(f"{at}: expires must be a date (YYYY-MM-DD)") from None
     if expires is not None and not isinstance(expires, dt.date):
-        raise UsageError(f"{at}: expires must be a date (YYYY-MM-DD)")
+        raise UsageError(f"{at}: expires must be a date (YYYY-MM-DD), not {_toml_type(expires)}")
     return Exemption(reason.strip(), codes, raw.get("cluster"), raw.get("resource"), expires)
+
+
+def _toml_type(value) -> str:
+    if isinstance(value, dt.time):
+        return f"a time of day ({value.isoformat()})"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"[:60]
+    return {list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _check_param_range(value, what: str) -> None:
+    """A rule parameter value (or each element of an array) within what the engines compare."""
+    if isinstance(value, list | tuple):
+        for v in value:
+            _check_param_range(v, what)
+    elif isinstance(value, bool):
+        return
+    elif isinstance(value, int):
+        if not PARAM_INT_MIN <= value <= PARAM_INT_MAX:
+            shown = str(value) if len(str(value)) <= 30 else str(value)[:30] + "..."
+            raise UsageError(f"{what} = {shown} is out of range (an integer from {PARAM_INT_MIN} to {PARAM_INT_MAX})")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise UsageError(f"{what} = {value!r} must be a finite number")
 
 
 def _str_list(value, where: str, key: str) -> tuple[str, ...]:

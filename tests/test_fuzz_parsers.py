@@ -43,7 +43,7 @@ class FakeReader:
         self.data, self.children = data, children
         self.denied: list[str] = []
 
-    def run(self, ops):
+    def run(self, ops, what: str = "znodes"):
         out = []
         for op in ops:
             if op.kind == "children":

@@ -142,6 +142,14 @@ RANGES: dict[str, tuple[float, float, str]] = {
     "cpu_user_system_percent": (0.0, 100.0, "a percentage"),
 }
 RANGE_SLACK = 0.05
+INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
+# Counts stored in (or copied to) int columns: brokers.cores, client_software.connections;
+# rules cast the others to integers. A value outside [0, max] is a source error naming the sample.
+COUNTS: dict[str, int] = {"cpu_count": INT32_MAX, "connection_count": INT32_MAX,
+                          "offline_log_directory_count": INT32_MAX, "request_queue_size": INT32_MAX}
+CONNECTIONS_MAX = INT32_MAX  # client_software.connections (int)
+FS_BYTES_MAX = INT64_MAX  # log_dirs.total_bytes / used_bytes (bigint)
+_BROKER_ID_TOO_LARGE = INT32_MAX + 1  # a broker id label of more digits than an int holds
 MAX_RANGE_ERRORS = 5  # per source; the rest are counted in one more error
 
 
@@ -568,7 +576,8 @@ def _sample_broker(labels: dict[str, str]) -> int | None:
     for name in _BROKER_LABELS:
         v = _label(labels, name)
         if v is not None and v.strip().isascii() and v.strip().isdigit():
-            return int(v)
+            # (int() of thousands of digits raises; anything above INT32_MAX is refused anyway)
+            return int(v) if len(v.strip()) <= 12 else _BROKER_ID_TOO_LARGE
     return None
 
 
@@ -719,6 +728,12 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
                     no_broker += 1
                     no_broker_example = no_broker_example or _show(s.name, labels)
                     continue
+                if not 0 <= broker <= INT32_MAX:  # broker_id is an int column
+                    shown = {k: v if len(v) <= 40 else v[:40] + "..." for k, v in labels.items()}
+                    out_of_range.append(f"{_show(s.name, shown, value)}: broker id "
+                                        f"{broker if broker != _BROKER_ID_TOO_LARGE else '(a label of 13+ digits)'} "
+                                        f"is outside [0, {INT32_MAX}]: not stored")
+                    continue
                 if name in _NODE_CPU:
                     if (_label(labels, "mode") or "").lower() == "idle":
                         cpus[broker].add(_label(labels, "cpu") or "")
@@ -728,9 +743,17 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
                     if mount:
                         fs = result.filesystems.setdefault(broker, {}).setdefault(
                             mount, {"device": _label(labels, "device"), "fstype": _label(labels, "fstype")})
+                        if not 0 <= value <= FS_BYTES_MAX:  # log_dirs bytes are bigint
+                            out_of_range.append(f"{_show(s.name, labels, value)} is outside [0, {FS_BYTES_MAX}], "
+                                                "a size in bytes: not stored")
+                            continue
                         fs["size_bytes" if name in _NODE_FS_SIZE else "avail_bytes"] = value
                     continue
                 if name in _CLIENT_SOFTWARE:
+                    if not 0 <= value <= CONNECTIONS_MAX:  # client_software.connections is an int
+                        out_of_range.append(f"{_show(s.name, labels, value)} is outside [0, {CONNECTIONS_MAX}], "
+                                            "a connection count: not stored")
+                        continue
                     clients[(broker, _label(labels, "listener") or "", _label(labels, "clientsoftwarename"),
                              _label(labels, "clientsoftwareversion") or "")] += value
                     continue
@@ -738,6 +761,10 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
                     if mp.canonical == "cpu_user_system_percent" and value < 0:
                         continue  # the JVM reports a negative load when it cannot read it
                     v = _in_range(mp.canonical, value * mp.scale)
+                    if v is not None and mp.canonical in COUNTS and not 0 <= v <= COUNTS[mp.canonical]:
+                        out_of_range.append(f"{_show(s.name, labels, value)} is outside [0, {COUNTS[mp.canonical]}], "
+                                            f"a count for {mp.canonical}: not stored")
+                        continue
                     if v is None:
                         lo, hi, what = RANGES[mp.canonical]
                         scaled = f" ({value * mp.scale:g} as {mp.canonical})" if mp.scale != 1 else ""
@@ -758,9 +785,17 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
     for broker, ids in cpus.items():
         best[(broker, "cpu_count", "{}")] = ((-1, -1), float(len(ids)))  # node exporter over the JVM's view
     for (broker, canonical, labels_json), (_rank, v) in sorted(best.items(), key=lambda kv: kv[0]):
+        if canonical in COUNTS and not 0 <= v <= COUNTS[canonical]:  # a sum of samples that each fit
+            out_of_range.append(f"{canonical}{labels_json} of broker {broker} sums to {v:g}, outside "
+                                f"[0, {COUNTS[canonical]}]: not stored")
+            continue
         result.rows("metrics").append({"broker_id": broker, "name": canonical, "labels": labels_json,
                                        "value": float(v)})
     for (broker, listener, sw, version), conns in sorted(clients.items()):
+        if not 0 <= conns <= CONNECTIONS_MAX:  # a sum of samples that each fit
+            out_of_range.append(f"connections of {sw} {version} on broker {broker}{' ' + listener if listener else ''} "
+                                f"sum to {conns:g}, outside [0, {CONNECTIONS_MAX}]: not stored")
+            continue
         result.rows("client_software").append({"broker_id": broker, "listener": listener or None,
                                                "client_name": sw, "client_version": version or None,
                                                "connections": int(round(conns))})

@@ -49,12 +49,11 @@ Input that does not parse raises :class:`LintInputError`: one line, ``file:line:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor import safe_io
+from auditor import safe_io, safe_json
 from auditor.collectors.files import (
     BROKER,
     BROKER_KINDS,
@@ -71,6 +70,9 @@ PROPERTIES_SUFFIXES = (".properties", ".conf", ".cfg")
 YAML_SUFFIXES = (".yaml", ".yml")
 UNRECOGNISED = "no topic or broker definition recognised"
 MAX_YAML_BYTES = 64 * 1024 * 1024
+MAX_YAML_DEPTH = 100  # nested sequences/mappings: composing deeper ones recurses (libyaml: a segfault)
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # partitions, replication factor: int columns
+MAX_ALIAS_VALUES = 100_000  # values aliases stand for, all expanded: a billion-laughs bomb is refused
 
 
 class LintInputError(UsageError):
@@ -177,7 +179,9 @@ def _is_json(text: str) -> bool:
     if head not in ("{", "["):
         return False
     try:
-        json.loads(text)
+        safe_json.loads(text, "")
+    except safe_json.JSONTooDeep:
+        return True  # brackets nested 100 deep: JSON (or nothing), never properties text
     except ValueError:
         return False
     return True
@@ -258,6 +262,41 @@ def _yaml_loader():
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _check_yaml_shape(text: str, file: str) -> None:
+    """Refuse, from the YAML events (the parser is iterative: any depth is safe to scan), a
+    document nested deeper than MAX_YAML_DEPTH and aliases that stand for more than
+    MAX_ALIAS_VALUES values in all (counting what an alias of an alias expands to): composing
+    the first overflows the stack, walking the second (a billion laughs) never ends."""
+    import yaml
+
+    sizes: dict[str, int] = {}  # anchor -> how many values the anchored node holds, expanded
+    stack: list[list] = []  # open collections: [anchor, values so far]
+    expanded = 0
+    for ev in yaml.parse(text, Loader=_yaml_loader()):
+        if isinstance(ev, yaml.CollectionStartEvent):
+            if len(stack) >= MAX_YAML_DEPTH:
+                raise LintInputError(f"{file}:{ev.start_mark.line + 1}: nesting deeper than "
+                                     f"{MAX_YAML_DEPTH} levels: refused")
+            stack.append([ev.anchor, 1])
+            continue
+        if isinstance(ev, yaml.CollectionEndEvent):
+            anchor, size = stack.pop()
+        elif isinstance(ev, yaml.ScalarEvent):
+            anchor, size = ev.anchor, 1
+        elif isinstance(ev, yaml.AliasEvent):
+            anchor, size = None, sizes.get(ev.anchor, 1)
+            expanded += size
+            if expanded > MAX_ALIAS_VALUES:
+                raise LintInputError(f"{file}:{ev.start_mark.line + 1}: aliases expand to more than "
+                                     f"{MAX_ALIAS_VALUES} values: refused")
+        else:
+            continue  # stream and document events
+        if anchor is not None:
+            sizes[anchor] = size
+        if stack:
+            stack[-1][1] = min(stack[-1][1] + size, 1 << 62)
+
+
 def _mapping(node) -> dict | None:
     """A MappingNode as {key string: value node}; None for other nodes."""
     import yaml
@@ -293,6 +332,10 @@ def _scalar(node):
     except yaml.YAMLError as e:  # an unknown tag (!Ref ...), a malformed timestamp
         what = " ".join(str(getattr(e, "problem", None) or e).split())
         raise LintInputError(f"{_FILE or '?'}:{_line(node)}: not valid YAML here: {what}") from None
+    except (ValueError, OverflowError) as e:  # an int of 5000 digits, a date like 2026-02-30
+        shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+        what = "more than 4300 digits" if "digits" in str(e) else " ".join(str(e).split())[:120]
+        raise LintInputError(f"{_FILE or '?'}:{_line(node)}: value {shown!r} cannot be read ({what})") from None
 
 
 def _line(node) -> int:
@@ -309,10 +352,19 @@ def _int_field(node, what: str, file: str) -> int | None:
         return None
     if isinstance(value, bool) or isinstance(value, yaml.Node) or not isinstance(value, int | str):
         raise LintInputError(f"{file}:{_line(node)}: {what} must be an integer")
+    text = str(value).strip() if isinstance(value, str) else None
+    if text is not None and len(text) > 40:  # (int() refuses 4300+ digits with a ValueError of its own)
+        raise LintInputError(f"{file}:{_line(node)}: {what} must be an integer from {INT32_MIN} to {INT32_MAX}, "
+                             f"not {text[:40] + '...'!r}")
     try:
-        return int(str(value).strip())
+        number = int(text) if text is not None else value
     except ValueError:
         raise LintInputError(f"{file}:{_line(node)}: {what} must be an integer, not {value!r}") from None
+    if not INT32_MIN <= number <= INT32_MAX:  # the snapshot column is an int (Kafka's: an int32 too)
+        shown = str(number) if len(str(number)) <= 40 else str(number)[:40] + "..."
+        raise LintInputError(f"{file}:{_line(node)}: {what} {shown} is out of range "
+                             f"(an integer from {INT32_MIN} to {INT32_MAX})")
+    return number
 
 
 def _config_value(node, key: str, file: str) -> str | None:
@@ -579,6 +631,7 @@ def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] |
     global _FILE
     _FILE = file
     try:
+        _check_yaml_shape(text, file)  # before composing: the composer recurses per level
         docs = list(yaml.compose_all(text, Loader=_yaml_loader()))
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark

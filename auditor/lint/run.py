@@ -204,11 +204,13 @@ MAX_BASELINE_BYTES = 256 * 1024 * 1024
 
 
 def read_baseline(path: str) -> set[str]:
-    from auditor import safe_io
+    from auditor import safe_io, safe_json
 
     p = Path(path)
     try:
-        raw = json.loads(safe_io.read_text(p, limit=MAX_BASELINE_BYTES))
+        raw = safe_json.loads(safe_io.read_text(p, limit=MAX_BASELINE_BYTES), str(p))
+    except safe_json.JSONTooDeep as e:  # one line naming the file, not a RecursionError
+        raise UsageError(str(e)) from None
     except FileNotFoundError:
         raise UsageError(f"{p}: baseline file not found (write one with --write-baseline)") from None
     except safe_io.FileRefused as e:  # a FIFO or a device (also behind a symlink), or huge

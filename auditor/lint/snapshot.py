@@ -16,8 +16,7 @@ that cluster's snapshot, as the change would be:
 
 from __future__ import annotations
 
-import json
-
+from auditor import safe_json
 from auditor.collectors._common import config_row
 from auditor.collectors.files import KAFKA_DEFAULT_LOG_DIR
 from auditor.errors import SnapshotError
@@ -64,7 +63,9 @@ def _read_rows(ref: SnapshotRef, table: str) -> list[dict]:
 
             return pq.read_table(path).to_pylist()
         with open(path, encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+            return [safe_json.loads(line, path, first_line=n) for n, line in enumerate(fh, 1) if line.strip()]
+    except safe_json.JSONTooDeep as e:  # FILE:LINE: nesting deeper than ...
+        raise SnapshotError(str(e)) from None
     except Exception as e:  # noqa: BLE001  one line naming the file
         raise SnapshotError(f"{path}: unreadable: {' '.join(str(e).split())[:200]}") from None
 
