@@ -88,3 +88,21 @@ def test_a_misspelled_top_level_key_is_not_a_green_lint(tmp_path):
     assert done.returncode == 0 and f"{bad}: no topic or broker definition recognised" in done.stdout + done.stderr
     strict = _cli("lint", str(bad), "--strict")
     assert strict.returncode == 2 and f"{bad}: no topic or broker definition recognised" in strict.stderr
+
+
+def test_a_fifo_as_a_metrics_file_is_refused_not_waited_on(tmp_path):
+    import os
+
+    fifo = tmp_path / "metrics.prom"
+    os.mkfifo(fifo)
+    done = _cli("collect", "--metrics", f"broker_id=1:{fifo}", "-o", str(tmp_path / "snap"), timeout=60)
+    assert done.returncode == 3 and "not a regular file (a FIFO)" in done.stderr
+
+
+def test_stderr_lines_show_control_characters_escaped(tmp_path):
+    """A snapshot path holding ESC reaches stderr in an error line: made visible, never raw."""
+    evil = tmp_path / "snap\x1b]52;c;ZXZpbA==\x07"
+    evil.mkdir()
+    done = _cli("check", str(evil))
+    assert done.returncode == 2 and "\x1b" not in done.stderr and "\x07" not in done.stderr
+    assert "\\x1b]52;c;ZXZpbA==\\x07" in done.stderr

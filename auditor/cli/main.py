@@ -184,6 +184,14 @@ BrokerConfigOpt = Annotated[list[str] | None, typer.Option("--broker-config", he
 MetricsOpt = Annotated[list[str] | None, typer.Option("--metrics", help="Prometheus text: file or http(s) URL, optionally 'broker_id=N:' first (repeatable).")]
 ClusterNameOpt = Annotated[str | None, typer.Option("--cluster-name", help="Cluster name (also the id when ZooKeeper gives none).")]
 TimeoutOpt = Annotated[float, typer.Option(help="Timeout of every network call, seconds.")]
+MAX_TIMEOUT = 3600.0  # --timeout: an hour per call at most (inf would overflow socket and thread timeouts)
+
+
+def _say(message: str) -> None:
+    """One line on stderr; file, cluster and host names in it may hold control characters."""
+    from auditor.render.escape import neutralise
+
+    typer.echo(f"kafka-audit: {neutralise(message)}", err=True)
 
 
 def _collect_into(output: Path, fmt: str = "parquet", *, bootstrap_servers=None, command_config=None, zookeeper=None,
@@ -200,8 +208,9 @@ def _collect_into(output: Path, fmt: str = "parquet", *, bootstrap_servers=None,
         raise UsageError("collect: --command-config gives no bootstrap.servers: add --bootstrap-servers HOST:PORT")
     if not (client or zookeeper or broker_config or metrics):
         raise UsageError("collect: give at least one source (--bootstrap-servers, --zookeeper, --broker-config, --metrics)")
-    if timeout <= 0:
-        raise UsageError("collect: --timeout must be positive")
+    if not (0 < timeout <= MAX_TIMEOUT):  # also nan (no comparison holds) and inf
+        raise UsageError(f"collect: --timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, "
+                         f"not {timeout:g}")
     with collect_progress() as progress:
         manifest, tables = run_collect(zookeeper=zookeeper, broker_configs=broker_config or [], metrics=metrics or [],
                                        cluster_name=cluster_name, cluster=cluster or {}, timeout=timeout,
@@ -214,15 +223,15 @@ def _collect_into(output: Path, fmt: str = "parquet", *, bootstrap_servers=None,
         raise UsageError(f"{output}: cannot write the snapshot ({e.strerror or e})") from None
     for source in manifest.sources:  # files passed over (a client config in /etc/kafka ...): one line each
         if source.get("status") == "skipped" and source.get("reason"):
-            typer.echo(f"kafka-audit: note: {source['reason']}", err=True)
+            _say(f"note: {source['reason']}")
         elif source.get("status") == "warning" and source.get("reason"):  # a source that gave nothing to read
-            typer.echo(f"kafka-audit: warning: {source['reason']}", err=True)
+            _say(f"warning: {source['reason']}")
     return manifest, len(tables), sum(len(v) for v in tables.values())
 
 
 def _snapshot_refs(target: Path | None, workdir: str, sources: dict):
     """The snapshots to audit: TARGET, or a snapshot collected from SOURCES first."""
-    from auditor.snapshot.io import discover, open_snapshot
+    from auditor.snapshot.io import SnapshotRef, discover, newest_per_cluster, open_snapshot, read_manifest
 
     given = {k: v for k, v in sources.items() if v and k not in ("timeout",)}
     if target is not None and given:
@@ -234,7 +243,17 @@ def _snapshot_refs(target: Path | None, workdir: str, sources: dict):
         directory = Path(workdir) / "snapshot"
         _collect_into(directory, "parquet", **sources)
         target = directory
-    return [open_snapshot(p) for p in discover(target)]
+    # The newest snapshot per cluster, as fleet: two dated snapshots of one cluster are not
+    # merged. Manifests first (cheap), then only the kept snapshots are validated.
+    found = [SnapshotRef(str(p), read_manifest(p), {}) for p in discover(target)]
+    kept, skipped = newest_per_cluster(found)
+    for note in skipped:  # check's and preflight's reports have no place for notes
+        typer.echo(f"kafka-audit: note: {note}", err=True)
+    refs = [open_snapshot(r.path) for r in kept]
+    for ref in refs:
+        if not ref.files:
+            typer.echo(f"kafka-audit: warning: {ref.path}: SNAPSHOT: no tables: nothing was collected", err=True)
+    return refs
 
 
 @app.command()
@@ -266,7 +285,7 @@ def collect(
     if manifest.errors:
         first = manifest.errors[0]
         more = f" (+{len(manifest.errors) - 1} more in manifest.json)" if len(manifest.errors) > 1 else ""
-        typer.echo(f"kafka-audit: collect incomplete: {first.get('source')}: {first.get('message')}{more}", err=True)
+        _say(f"collect incomplete: {first.get('source')}: {first.get('message')}{more}")
         raise typer.Exit(exitcodes.INCOMPLETE)
 
 
@@ -389,11 +408,12 @@ def rules_explain(
 
 def main() -> None:
     """Console entry point: one-line errors with the right exit code, never a traceback for bad input."""
+    from auditor.render.escape import neutralise
     try:
         # standalone_mode=False: click returns the exit code instead of exiting itself.
         code = app(standalone_mode=False)
-    except AuditorError as e:
-        typer.echo(f"kafka-audit: {e}", err=True)
+    except AuditorError as e:  # names a file or a cluster: shown with its control characters made visible
+        typer.echo(f"kafka-audit: {neutralise(e)}", err=True)
         sys.exit(e.exit_code)
     except typer.Exit as e:
         sys.exit(e.exit_code)
@@ -410,7 +430,8 @@ def main() -> None:
         if os.environ.get("KAFKA_AUDIT_DEBUG"):
             raise
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        typer.echo(f"kafka-audit: internal error: {type(e).__name__}: {first} (set KAFKA_AUDIT_DEBUG=1 for details)", err=True)
+        typer.echo(f"kafka-audit: internal error: {type(e).__name__}: {neutralise(first)} "
+                   "(set KAFKA_AUDIT_DEBUG=1 for details)", err=True)
         sys.exit(exitcodes.USAGE)
     sys.exit(code if isinstance(code, int) else 0)
 

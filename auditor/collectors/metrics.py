@@ -117,6 +117,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+from auditor import safe_io
 from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, one_line
 from auditor.collectors.urls import redact_url, scrub, split_credentials
 
@@ -555,10 +556,10 @@ def fetch(target: str, timeout: float = DEFAULT_TIMEOUT) -> str:
         path = Path(target)
         if path.is_dir():
             raise ValueError("is a directory, expected a Prometheus text file")
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-        if len(data) > MAX_BYTES:
-            raise _too_large()
+        try:  # a regular file only: a FIFO would block, /dev/zero never end
+            data = safe_io.read_bytes(path, limit=MAX_BYTES)
+        except safe_io.FileRefused as e:
+            raise _too_large() if e.reason.startswith("larger") else ValueError(e.reason) from None
     if b"\x00" in data:
         raise ValueError("binary data, not Prometheus text")
     return data.decode("utf-8", errors="replace")
