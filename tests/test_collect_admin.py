@@ -537,3 +537,35 @@ def test_broker_killed_mid_collection_is_a_source_error_not_a_hang(broker):
     assert r.errors and all(e["source"] == "admin" and "\n" not in e["message"] for e in r.errors)
     assert r.sources[0]["status"] == "error"
     assert {t["topic"] for t in r.tables["topics"]} == {"orders", "audit.log"}  # read before the kill
+
+
+# --- client telemetry (KIP-714) is off in every client the collector creates ---------------------
+
+def test_make_admin_forces_metrics_push_off(monkeypatch):
+    import confluent_kafka.admin
+
+    seen = []
+    monkeypatch.setattr(confluent_kafka.admin, "AdminClient", lambda conf: seen.append(conf) or "client")
+    assert admin_mod.make_admin({"bootstrap.servers": "k:9092", "enable.metrics.push": "true"}, 2) == "client"
+    assert seen[0]["enable.metrics.push"] == "false" and seen[0]["bootstrap.servers"] == "k:9092"
+    s = client_settings({"enable.metrics.push": "true"})
+    assert "enable.metrics.push" not in s.config and "enable.metrics.push" in s.ignored
+
+
+def test_make_admin_on_a_librdkafka_without_telemetry(monkeypatch):
+    """librdkafka < 2.5 rejects the key: it has no telemetry to turn off, so the client is built without it."""
+    import confluent_kafka.admin
+    from confluent_kafka import KafkaError, KafkaException
+
+    seen = []
+
+    def old_client(conf):
+        seen.append(conf)
+        if "enable.metrics.push" in conf:
+            raise KafkaException(KafkaError(KafkaError._INVALID_ARG,
+                                            'No such configuration property: "enable.metrics.push"'))
+        return "client"
+
+    monkeypatch.setattr(confluent_kafka.admin, "AdminClient", old_client)
+    assert admin_mod.make_admin({"bootstrap.servers": "k:9092"}, 2) == "client"
+    assert len(seen) == 2 and "enable.metrics.push" not in seen[1]

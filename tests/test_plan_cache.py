@@ -6,7 +6,10 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -16,7 +19,15 @@ from auditor.engine.duckdb_engine import DuckDBEngine
 from auditor.engine.runner import run_audit
 from auditor.registry import REGISTRY, load_rules
 from auditor.snapshot.io import discover, open_snapshot
-from tests.conftest import SAMPLE_FLEET
+from tests.conftest import ROOT, SAMPLE_FLEET
+
+
+@pytest.fixture(autouse=True)
+def plan_key(tmp_path_factory, monkeypatch):
+    """This test's own cache secret (outside the cache directory), not the user's."""
+    path = tmp_path_factory.mktemp("state") / "plan-cache.key"
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_KEY", str(path))
+    return path
 
 
 @pytest.fixture
@@ -126,3 +137,86 @@ def test_bundle_of_other_code_or_corrupt_is_unused(tmp_path, monkeypatch, conten
         assert plans.PlanCache("duckdb", directory=tmp_path).get("k") is None
     finally:
         plans.bundled_plans.cache_clear()
+
+
+# --- a cached plan is executed only when it verifies -------------------------------------------
+
+def _hide_everything(sql: str) -> str:
+    return f"SELECT * FROM ({sql}) AS tampered WHERE FALSE"
+
+
+def test_tampered_cache_entries_are_not_executed(tmp_path, monkeypatch, no_bundle, plan_key):
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
+    cold, _ = _audit()
+    assert any(f.rule == "REP002" for f in cold.findings)
+    entries = sorted(tmp_path.glob("*.json"))
+    original = {p: p.read_text() for p in entries}
+    for p in entries:  # an attacker without the secret: SQL rewritten, MAC kept
+        e = json.loads(p.read_text())
+        p.write_text(json.dumps({**e, "sql": _hide_everything(e["sql"])}))
+    again, cache = _audit()
+    assert cache.hits == 0 and cache.rejected == len(entries)
+    assert again.findings == cold.findings
+    # Control: the same rewrite with a valid MAC (the owner's secret) does hide the findings, so it
+    # is the verification that protects above.
+    secret = plans.load_secret(plan_key, create=False)
+    for p, text in original.items():
+        e = json.loads(text)
+        sql = _hide_everything(e["sql"])
+        p.write_text(json.dumps({"sql": sql, "deps": e["deps"], "mac": plans._mac(secret, p.stem, sql, e["deps"])}))
+    hidden, cache = _audit()
+    assert cache.misses == 0 and cache.rejected == 0 and not hidden.findings
+
+
+def test_entries_copied_from_another_key_or_user_are_rejected(tmp_path, monkeypatch, no_bundle):
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "mine"))
+    cold, _ = _audit()
+    mine = sorted((tmp_path / "mine").glob("*.json"))
+    a, b = mine[0], mine[1]
+    b.write_text(a.read_text())  # a valid entry under another key's name
+    cache = plans.PlanCache("duckdb", directory=tmp_path / "mine")
+    assert cache.get(a.stem) is not None and cache.get(b.stem) is None and cache.rejected == 1
+
+    # another user's (or machine's) cache: valid entries made with a different secret
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_KEY", str(tmp_path / "other-user" / "plan-cache.key"))
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "theirs"))
+    _audit()
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_KEY", str(tmp_path / "me" / "plan-cache.key"))
+    copied, cache = _audit()
+    assert cache.hits == 0 and cache.rejected > 0 and copied.findings == cold.findings
+
+
+@pytest.mark.skipif(os.name == "nt" or not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_a_secret_others_can_read_or_write_is_not_used(tmp_path, monkeypatch, no_bundle, plan_key):
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "plans"))
+    assert plans.load_secret() is not None
+    assert plan_key.stat().st_mode & 0o777 == 0o600
+    plan_key.chmod(0o644)
+    assert plans.load_secret() is None
+    result, cache = _audit()  # the directory is neither read nor written; the audit still runs
+    assert cache.hits == 0 and result.findings and not list((tmp_path / "plans").glob("*.json"))
+    plan_key.unlink()
+    plan_key.symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere").write_text("00" * 32)
+    (tmp_path / "elsewhere").chmod(0o600)
+    assert plans.load_secret() is None  # not followed
+
+
+def test_cli_with_a_tampered_cache_still_reports(tmp_path):
+    snapshot = ROOT / "sample_configs" / "fleet" / "dt=2026-11-22" / "cluster=payments-msk"
+    env = {**os.environ, "KAFKA_AUDIT_PLAN_CACHE": str(tmp_path / "plans"), "KAFKA_AUDIT_PLAN_BUNDLE": "off",
+           "KAFKA_AUDIT_PLAN_KEY": str(tmp_path / "state" / "plan-cache.key"), "CI": "1"}
+
+    def check():
+        done = subprocess.run([sys.executable, "-m", "auditor.cli.main", "check", str(snapshot), "--format", "json"],
+                              capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+        assert done.returncode in (0, 1), done.stderr
+        return done.stdout
+
+    assert '"REP002"' in check()
+    entries = list((tmp_path / "plans").glob("*.json"))
+    assert entries
+    for p in entries:
+        e = json.loads(p.read_text())
+        p.write_text(json.dumps({**e, "sql": _hide_everything(e["sql"])}))
+    assert '"REP002"' in check()

@@ -22,7 +22,9 @@ Calls, each with a request timeout and a bounded wait on its future:
 Failures become source errors ``{"source": "admin", "target": ..., "message": one line}``.
 When the cluster or the topic list cannot be read the collection stops there (no partial
 topic list is presented as complete: the error makes the snapshot incomplete).
-Only the methods in READ_METHODS are ever called (tests/test_collect_admin.py proves it).
+Only the methods in READ_METHODS are ever called (tests/test_collect_admin.py proves it), and
+client telemetry is off (``enable.metrics.push=false``, which no setting can turn back on): on the
+wire the collection sends read requests only (tests/test_readonly_wire.py proves it).
 """
 
 from __future__ import annotations
@@ -74,13 +76,27 @@ def _is_local(e) -> bool:
     return code is not None and code < 0
 
 
+# Settings no caller can change (they are applied after the caller's): librdkafka >= 2.5 pushes
+# client metrics to a broker that offers KIP-714 telemetry (GetTelemetrySubscriptions, PushTelemetry)
+# by default; a read-only collection sends only read requests (tests/test_readonly_wire.py).
+FORCED_SETTINGS = {"enable.metrics.push": "false"}
+
+
 def make_admin(config: dict, timeout: float):
+    """The AdminClient of a collection: the caller's settings, then FORCED_SETTINGS over them."""
+    from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
     ms = int(max(timeout, 0.1) * 1000)
     conf = {"socket.timeout.ms": ms, "socket.connection.setup.timeout.ms": ms, "logger": log,
-            "error_cb": lambda _err: None, **config}
-    return AdminClient(conf)
+            "error_cb": lambda _err: None, **config, **FORCED_SETTINGS}
+    try:
+        return AdminClient(conf)
+    except KafkaException as e:
+        if "enable.metrics.push" not in str(e):
+            raise
+    # A librdkafka older than 2.5 has no such setting, and no KIP-714 telemetry to turn off.
+    return AdminClient({k: v for k, v in conf.items() if k not in FORCED_SETTINGS})
 
 
 def collect_admin(bootstrap: str | None, *, client_config: dict | None = None, timeout: float = DEFAULT_TIMEOUT,

@@ -29,7 +29,9 @@ mapped onto librdkafka (confluent-kafka) settings. Java key -> librdkafka key:
 librdkafka's own keys (``ssl.ca.location``, ``sasl.username``, ``sasl.mechanisms``, ...) are
 accepted as they are. Other Java client keys (timeouts, retries, serializers) have no
 meaning for a read-only collection with its own timeouts: they are listed in
-``ClientSettings.ignored``. Problems raise :class:`ClientConfigError` (one line, exit 2).
+``ClientSettings.ignored``; so is ``enable.metrics.push``: the collector always sends librdkafka
+``enable.metrics.push=false`` (no KIP-714 telemetry pushed to the audited cluster, see
+auditor/collectors/admin.py ``FORCED_SETTINGS``). Problems raise :class:`ClientConfigError` (one line, exit 2).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
     python -m auditor.engine.plan_bundle
 
-Run it after changing anything under checks/ or auditor/engine/ (tests/test_plan_cache.py
-fails until then). It runs the CLI on sample_configs/, so it needs the checkout, not a wheel.
+Run it after changing anything under checks/, auditor/engine/ or the SHAPING_MODULES of
+auditor/engine/plans.py (tests/test_plan_cache.py fails until then). It runs the CLI on sample_configs/, so it needs the checkout, not a wheel.
 """
 
 from __future__ import annotations
@@ -40,8 +40,10 @@ def build_bundle(samples: Path = _ROOT / "sample_configs", target: Path = BUNDLE
     Returns the number of plans."""
     with tempfile.TemporaryDirectory(prefix="kafka-audit-bundle-") as work:
         cache_dir = Path(work) / "plans"
-        # PYTHONPATH: the code of this checkout, whatever is installed.
+        # PYTHONPATH: the code of this checkout, whatever is installed. A throwaway cache secret:
+        # the plans are read back here and shipped without their MACs.
         env = {**os.environ, "KAFKA_AUDIT_PLAN_CACHE": str(cache_dir), "KAFKA_AUDIT_PLAN_BUNDLE": "off",
+               "KAFKA_AUDIT_PLAN_KEY": str(Path(work) / "key" / "plan-cache.key"),
                "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))}
         for args in bundle_commands(samples):
             argv = [sys.executable, "-m", "auditor.cli.main", *args]
@@ -49,7 +51,10 @@ def build_bundle(samples: Path = _ROOT / "sample_configs", target: Path = BUNDLE
             # exit 1 (findings at the fail-on level) is expected; a run that compiled nothing is not
             if done.returncode not in (0, 1) or not any(cache_dir.glob("*.json")):
                 raise RuntimeError(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()[-2000:]}")
-        plans = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(cache_dir.glob("*.json"))}
+        plans = {}
+        for p in sorted(cache_dir.glob("*.json")):
+            entry = json.loads(p.read_text(encoding="utf-8"))
+            plans[p.stem] = {"sql": entry["sql"], "deps": entry["deps"]}
     data = {"fingerprint": code_fingerprint(), "plans": {"duckdb": plans}}
     # mtime=0: the same plans give the same bytes, so an unchanged bundle shows no git diff
     target.write_bytes(gzip.compress(json.dumps(data, sort_keys=True).encode(), mtime=0))
