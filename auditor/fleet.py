@@ -6,6 +6,7 @@
       -> cluster rules + fleet rules (FLT) in one findings DataFrame
       -> marked new / persisting against --previous (by fingerprint), in the engine
       -> written by the engine as Parquet: OUT/run_date=YYYY-MM-DD/cluster=NAME/*.parquet
+         (NAME through cluster_dir_name: safe and bounded; the real name in column cluster_name)
       -> only aggregates (per cluster, per rule, week-over-week counts) and the top rows of
          each rule reach the driver: memory does not grow with the number of findings.
 """
@@ -33,9 +34,12 @@ from auditor.snapshot.io import (
     MANIFEST,
     Manifest,
     SnapshotRef,
+    cluster_dir_name,
     discover,
+    newest_per_cluster,
     open_snapshot,
     parse_manifest,
+    verify_data,
 )
 
 REMOTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -78,6 +82,9 @@ def open_fleet(root: str, engine: Engine) -> tuple[list[SnapshotRef], list[str]]
             refs.append(open_snapshot(directory))
         except SnapshotError as e:
             refs.append(broken_snapshot(str(directory), str(e)))
+        except (RecursionError, MemoryError, ValueError) as e:  # e.g. a 100,000-deep JSON line
+            refs.append(broken_snapshot(str(directory), f"{directory}: unreadable ({type(e).__name__}: "
+                                        f"{str(e).splitlines()[0][:200] if str(e) else ''})"))
     return _dedupe(refs)
 
 
@@ -113,14 +120,9 @@ def _open_remote(root: str, engine: Engine) -> tuple[list[SnapshotRef], list[str
 
 def _dedupe(refs: list[SnapshotRef]) -> tuple[list[SnapshotRef], list[str]]:
     """Two snapshots of one cluster id (two dates under one root): keep the newest, and say
-    which were left out (the notes of the run)."""
-    by_id: dict[str, SnapshotRef] = {}
-    notes = []
-    for ref in sorted(refs, key=lambda r: r.manifest.collected_at, reverse=True):
-        kept = by_id.setdefault(ref.manifest.cluster_id, ref)
-        if kept is not ref:
-            notes.append(f"{ref.path}: an older snapshot of {ref.manifest.cluster_name} than {kept.path}; left out")
-    return sorted(by_id.values(), key=lambda r: r.manifest.cluster_name), sorted(notes)
+    which were left out (the notes of the run). One implementation with check's."""
+    kept, notes = newest_per_cluster(refs)
+    return sorted(kept, key=lambda r: r.manifest.cluster_name), notes
 
 
 # --- the job --------------------------------------------------------------------------------
@@ -130,6 +132,27 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
               previous: str | None = None, run_date: str | None = None, top_n: int = 20) -> FleetResult:
     run_date = run_date or dt.date.today().isoformat()
     refs, notes = open_fleet(root, engine)
+    try:
+        return _run(engine, refs, list(notes), config, out, previous, run_date, top_n)
+    except UsageError:
+        raise
+    except Exception as e:
+        # Opening checks footers, statistics and JSON Lines rows, not Parquet data pages:
+        # decoding every page of every snapshot up front would double the read of a fleet
+        # (10M partitions). Only when the engine failed: find the snapshots whose data does
+        # not decode, audit them as AUD001, and run again over the rest.
+        broken = {id(r): problem for r in refs if (problem := verify_data(r))}
+        if not broken:
+            raise
+        refs = [broken_snapshot(r.path, broken[id(r)]) if id(r) in broken else r for r in refs]
+        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        notes.append(f"the engine failed to read the fleet ({first}); audited again without "
+                     f"{len(broken)} snapshot(s) whose data is unreadable")
+        return _run(engine, refs, notes, config, out, previous, run_date, top_n)
+
+
+def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: AuditConfig, out: str | None,
+         previous: str | None, run_date: str, top_n: int) -> FleetResult:
     tables = engine.load(refs)
     previous_run = None
     if previous and not REMOTE.match(previous) and not any(Path(previous).glob("**/*.parquet")):
@@ -159,10 +182,11 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
     engine.create("fleet_findings", engine.sql_of(current), reuse=bool(previous_run))
     findings = engine.session.table(VIEW_PREFIX + "fleet_findings")
 
-    if out:
-        engine.write_findings(VIEW_PREFIX + "fleet_findings", _run_dir(out, run_date))
-
     hits = _hits(findings)
+    if out:
+        _write_findings(engine, findings, {h["cluster"] for h in hits} | {r.manifest.cluster_name for r in refs},
+                        _run_dir(out, run_date))
+
     clusters = _cluster_summary(tables, hits, previous_run is not None)
     by_rule: dict[str, dict] = {}
     for h in hits:
@@ -188,6 +212,22 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
     totals["total"] = sum(totals.values())
     return FleetResult(run_date, engine.name, clusters, rules, top, incomplete, totals, out, previous_run, diff,
                        hits=hits, top_n=top_n, notes=notes)
+
+
+def _write_findings(engine: Engine, findings, names: set, directory: str) -> None:
+    """OUT/run_date=.../cluster=DIR/: DIR is cluster_dir_name(cluster) (bounded, safe; the
+    same as the name for plain names), and every row keeps the real name in cluster_name."""
+    renamed = {n: cluster_dir_name(n) for n in names if n is not None and cluster_dir_name(n) != n}
+    directory_of = F.col("cluster")
+    if renamed:
+        expr = None
+        for name, safe in sorted(renamed.items()):
+            cond = F.col("cluster") == F.lit(name)
+            expr = F.when(cond, F.lit(safe)) if expr is None else expr.when(cond, F.lit(safe))
+        directory_of = expr.otherwise(F.col("cluster"))
+    frame = findings.withColumn("cluster_name", F.col("cluster")).withColumn("cluster", directory_of)
+    engine.create("fleet_findings_out", engine.sql_of(frame))
+    engine.write_findings(VIEW_PREFIX + "fleet_findings_out", directory)
 
 
 def _run_dir(out: str, run_date: str) -> str:
@@ -241,7 +281,12 @@ def _cluster_summary(tables, hits: list[dict], with_previous: bool) -> list[dict
             "_rules": {},
         }
     for h in hits:
-        entry = out[h["cluster_id"]]
+        entry = out.get(h["cluster_id"])
+        if entry is None:  # rows of a cluster no manifest names (a remote snapshot read unchecked)
+            entry = out[h["cluster_id"]] = {
+                "id": h["cluster_id"], "name": h["cluster"] or h["cluster_id"], "environment": None, "tier": None,
+                "platform": None, "kafka_version": None, "counts": {s: 0 for s in reversed(SEVERITIES)}, "new": 0,
+                "incomplete": True, "_rules": {}}
         entry["counts"][h["severity"]] += h["count"]
         entry["new"] += h["new"]
         entry["_rules"][h["rule"]] = (h["severity"], h["count"])
@@ -271,12 +316,14 @@ def audit_result(result: FleetResult) -> AuditResult:
 def run_history(result: FleetResult) -> list[dict]:
     """This run and the earlier ones recorded under --out (their _summary.json), oldest
     first, for runs that were compared with a previous one (new and resolved counts)."""
+    from auditor import safe_io, safe_json
+
     runs = {}
     if result.out and not REMOTE.match(result.out):
         for path in sorted(Path(result.out).glob("run_date=*/_summary.json")):
             try:
-                doc = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                doc = safe_json.loads(safe_io.read_text(path), str(path))
+            except (OSError, ValueError):  # (JSONTooDeep is a ValueError)
                 continue  # a damaged summary only loses a point of the chart
             if isinstance(doc, dict) and doc.get("diff") and doc.get("run_date") != result.run_date:
                 runs[doc["run_date"]] = {"run_date": doc["run_date"], "total": doc.get("totals", {}).get("total"),

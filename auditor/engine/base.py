@@ -145,7 +145,15 @@ class Engine:
                 except SnapshotError:
                     raise
                 except Exception as e:  # engine errors: name the files, one line
-                    files = ", ".join(str(p) for p, _ in parts[:3]) + (" ..." if len(parts) > 3 else "")
+                    from auditor.snapshot.io import verify_data
+
+                    # The file(s) whose data does not decode, when pyarrow can tell (local
+                    # Parquet); else the first files of the table.
+                    bad = [p for ref in refs if table.name in ref.files
+                           and verify_data(SnapshotRef(ref.path, ref.manifest, {table.name: ref.files[table.name]}))
+                           for p in [ref.files[table.name][0]]]
+                    named = bad or [p for p, _ in parts]
+                    files = ", ".join(str(p) for p in named[:3]) + (" ..." if len(named) > 3 else "")
                     raise SnapshotError(f"{files}: table '{table.name}' could not be read: {_first_line(e)}") from None
         return Tables(self, refs)
 

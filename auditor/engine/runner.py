@@ -17,6 +17,7 @@ from sqlframe.base import functions as F
 from auditor.config import AuditConfig
 from auditor.engine.base import VIEW_PREFIX, Engine, Tables
 from auditor.engine.frames import join
+from auditor.errors import AuditorError, SnapshotError
 from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
 from auditor.registry import Rule
 from auditor.snapshot.io import SnapshotRef
@@ -114,8 +115,19 @@ def incomplete_sources(refs: Sequence[SnapshotRef]) -> list[dict]:
 
 def run_audit(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConfig,
               scopes: tuple[str, ...] = ("cluster",)) -> AuditResult:
-    tables = engine.load(refs)
-    findings, exempted = collect_findings(engine, findings_table(tables, config.rules(scopes), config))
+    try:
+        tables = engine.load(refs)
+        findings, exempted = collect_findings(engine, findings_table(tables, config.rules(scopes), config))
+    except AuditorError:
+        raise
+    except Exception:
+        # Corrupt Parquet pages surface only when the engine reads them: name the file.
+        from auditor.snapshot.io import verify_data
+
+        problem = next((p for p in map(verify_data, refs) if p), None)
+        if problem is not None:
+            raise SnapshotError(problem) from None
+        raise
     _active, expired = config.active_exemptions()
     notes = [f"exemption expired on {e.expires}: {e.reason}" for e in expired]
     return AuditResult(

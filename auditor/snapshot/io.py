@@ -11,20 +11,26 @@ so that a corrupt snapshot fails with one line naming the file, before any engin
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
+import re
+import secrets
+import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from auditor import __version__, safe_io
+from auditor import __version__, safe_io, safe_json
 from auditor.errors import SnapshotError
 from auditor.snapshot.schema import FILE_TABLES, SCHEMA_VERSION, TABLES, Table, arrow_schema, python_check
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 FORMATS = ("parquet", "jsonl")
+NO_TABLES = "no tables: nothing was collected"
 CLUSTER_FIELDS = ("id", "name", "environment", "tier", "platform", "kafka_version", "metadata_mode",
                   "msk_instance_type", "az_count")
 
@@ -97,11 +103,33 @@ def now_iso() -> str:
 def write_snapshot(directory: str | os.PathLike, manifest: Manifest, tables: Mapping[str, Iterable[dict]],
                    fmt: str = "parquet") -> Path:
     """Write a snapshot directory. Rows get the manifest's cluster_id; unknown tables or
-    columns are programming errors and raise ValueError."""
+    columns are programming errors and raise ValueError.
+
+    All or nothing: the snapshot is written into a sibling temporary directory, synced, and
+    only then moved into place (an existing snapshot there is renamed away first and removed
+    after). A failure half-way leaves the old snapshot, if any, exactly as it was, and no
+    partial directory behind: never new tables under an old manifest."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}")
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "exists and is not a directory", str(out))
+    if out.is_dir() and not _replaceable(out):  # never delete a directory that is not a snapshot
+        raise FileExistsError(errno.EEXIST, "exists and is not a snapshot directory (no manifest.json)", str(out))
+    staging = _sibling(out, "writing")
+    staging.mkdir()  # (not mkdtemp: its 0700 would become the snapshot's mode; this honours the umask)
+    try:
+        _write_tables(staging, manifest, tables, fmt)
+        _fsync_tree(staging)
+        _replace_dir(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out
+
+
+def _write_tables(out: Path, manifest: Manifest, tables: Mapping[str, Iterable[dict]], fmt: str) -> None:
     written = {}
     for name, rows in tables.items():
         table = TABLES.get(name)
@@ -120,10 +148,62 @@ def write_snapshot(directory: str | os.PathLike, manifest: Manifest, tables: Map
                     fh.write(json.dumps(row, separators=(",", ":"), sort_keys=False) + "\n")
         written[name] = filename
     manifest.tables = dict(sorted(written.items()))
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest.to_json(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out / MANIFEST)  # the manifest last and atomically: no manifest, no snapshot
-    return out
+    (out / MANIFEST).write_text(json.dumps(manifest.to_json(), indent=2) + "\n", encoding="utf-8")
+
+
+def _replaceable(directory: Path) -> bool:
+    """An existing directory that write_snapshot may replace: empty, a snapshot, or what an
+    interrupted older writer left (table files, a manifest.json.tmp)."""
+    names = {p.name for p in directory.iterdir()}
+    if not names or MANIFEST in names:
+        return True
+    tables = {f"{t}.{fmt}" for t in TABLES for fmt in FORMATS}
+    return names <= tables | {MANIFEST + ".tmp"}
+
+
+def _fsync_tree(directory: Path) -> None:
+    """Every file of a freshly written snapshot, then the directory itself, on disk before
+    the rename that publishes it."""
+    for path in directory.iterdir():
+        with open(path, "rb") as fh:
+            os.fsync(fh.fileno())
+    _fsync_dir(directory)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # a platform without directory descriptors
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _sibling(target: Path, tag: str) -> Path:
+    """A fresh hidden name beside ``target`` (discover() does not look in hidden directories)."""
+    return target.parent / f".{target.name[:100]}.{tag}-{os.getpid()}-{secrets.token_hex(6)}"
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Move ``new`` to ``target``; an existing ``target`` is renamed away first and removed
+    once the new one is in place (put back if the second rename fails)."""
+    old = None
+    if target.exists():
+        old = _sibling(target, "old")
+        os.rename(target, old)
+    try:
+        os.rename(new, target)
+    except BaseException:
+        if old is not None:
+            os.rename(old, target)
+        raise
+    _fsync_dir(target.parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _normalise_row(table: Table, row: dict, cluster_id: str) -> dict:
@@ -156,7 +236,9 @@ def read_manifest(directory: Path) -> Manifest:
 
 def parse_manifest(text: str, path: str) -> Manifest:
     try:
-        raw = json.loads(text)
+        raw = safe_json.loads(text, path)
+    except safe_json.JSONTooDeep as e:  # json.loads would die of RecursionError, naming nothing
+        raise SnapshotError(str(e)) from None
     except json.JSONDecodeError as e:
         raise SnapshotError(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
     if not isinstance(raw, dict):
@@ -207,18 +289,27 @@ def open_snapshot(directory: str | os.PathLike, *, deep: bool = True) -> Snapsho
         if fmt not in FORMATS:
             raise SnapshotError(f"{file}: unknown table format '{fmt}' (expected .parquet or .jsonl)")
         if fmt == "parquet":
-            _check_parquet(table, file)
+            _check_parquet(table, file, manifest.cluster_id)
         elif deep:
             _check_jsonl(table, file, manifest.cluster_id)
         files[name] = (str(file), fmt)
+    read = [s for s in manifest.sources if s.get("status") == "ok"]
+    if not manifest.tables and not manifest.errors and read:
+        # Sources read "ok" and yet no table: the tables were lost (removed, never written).
+        # Nothing to audit is never a clean audit: incomplete (AUD001, exit 3). A manifest
+        # with no tables and no sources at all (a hand-made or test snapshot) is only
+        # warned about, by check and preflight.
+        manifest.errors.append({"source": "snapshot", "target": str(path),
+                                "message": f"{NO_TABLES}, although {len(read)} source(s) were read"})
     return SnapshotRef(str(path), manifest, files)
 
 
-def _check_parquet(table: Table, file: Path) -> None:
+def _check_parquet(table: Table, file: Path, cluster_id: str | None = None) -> None:
     import pyarrow.parquet as pq
 
     try:
-        schema = pq.read_schema(file)
+        pf = pq.ParquetFile(file)
+        schema = pf.schema_arrow
     except Exception as e:  # pyarrow raises several types for corrupt footers
         raise SnapshotError(f"{file}: not a readable Parquet file ({e})") from None
     expected = arrow_schema(table)
@@ -228,6 +319,58 @@ def _check_parquet(table: Table, file: Path) -> None:
             raise SnapshotError(f"{file}: column '{f.name}' is missing")
         if not schema.field(idx).type.equals(f.type):
             raise SnapshotError(f"{file}: column '{f.name}' is {schema.field(idx).type}, expected {f.type}")
+    if cluster_id is not None:
+        _check_parquet_cluster_id(pf, file, cluster_id)
+
+
+def _check_parquet_cluster_id(pf, file: Path, cluster_id: str) -> None:
+    """Every row's cluster_id is the manifest's (as _check_jsonl requires of JSON Lines): from
+    each row group's column statistics (min == max == the id, no nulls: footer only, cheap at
+    any size), else by reading that one column of that row group."""
+    metadata = pf.metadata
+    leaf = next((i for i in range(metadata.num_columns) if metadata.schema.column(i).path == "cluster_id"), None)
+    for rg in range(metadata.num_row_groups):
+        group = metadata.row_group(rg)
+        if group.num_rows == 0:
+            continue
+        stats = group.column(leaf).statistics if leaf is not None else None
+        if (stats is not None and stats.has_min_max and stats.has_null_count and stats.null_count == 0
+                and stats.min == cluster_id and stats.max == cluster_id):
+            continue
+        if stats is not None and stats.has_min_max and stats.min != stats.max:
+            found = stats.max if stats.min == cluster_id else stats.min
+            raise SnapshotError(f"{file}: cluster_id {found!r} does not match the manifest ({cluster_id!r})")
+        try:
+            values = pf.read_row_group(rg, columns=["cluster_id"]).column(0).unique().to_pylist()
+        except Exception as e:
+            raise SnapshotError(f"{file}: Parquet data unreadable ({_one_line(e)})") from None
+        for value in values:
+            if value != cluster_id:
+                raise SnapshotError(f"{file}: cluster_id {value!r} does not match the manifest ({cluster_id!r})")
+
+
+def verify_data(ref: SnapshotRef) -> str | None:
+    """Decode every data page of the snapshot's local Parquet files (row group by row group:
+    memory bounded by one row group), which the open-time check does not (it reads footers
+    and statistics). Returns the first problem, naming the file, or None. Costly (a full read),
+    so only run when an engine failed to read a fleet: to find which snapshot broke it."""
+    import pyarrow.parquet as pq
+
+    for file, fmt in ref.files.values():
+        if fmt != "parquet" or "://" in str(file):
+            continue
+        try:
+            pf = pq.ParquetFile(file)
+            for rg in range(pf.metadata.num_row_groups):
+                pf.read_row_group(rg)
+        except Exception as e:
+            return f"{file}: Parquet data unreadable ({_one_line(e)})"
+    return None
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return (text[0] if text else type(e).__name__)[:300]
 
 
 def _check_jsonl(table: Table, file: Path, cluster_id: str) -> None:
@@ -238,7 +381,9 @@ def _check_jsonl(table: Table, file: Path, cluster_id: str) -> None:
                 if not line.strip():
                     continue
                 try:
-                    row = json.loads(line)
+                    row = safe_json.loads(line, str(file), first_line=lineno)
+                except safe_json.JSONTooDeep as e:
+                    raise SnapshotError(str(e)) from None
                 except json.JSONDecodeError as e:
                     raise SnapshotError(f"{file}:{lineno}: not valid JSON ({e.msg})") from None
                 if not isinstance(row, dict):
@@ -260,7 +405,8 @@ def _check_jsonl(table: Table, file: Path, cluster_id: str) -> None:
 
 
 def discover(root: str | os.PathLike) -> list[Path]:
-    """Snapshot directories at or below root, sorted. A file path is an error."""
+    """Snapshot directories at or below root, sorted. A file path is an error. Hidden
+    directories (a write_snapshot still in progress, ``.old-`` leftovers) are not looked in."""
     base = Path(root)
     if not base.exists():
         raise SnapshotError(f"{base}: no such file or directory")
@@ -268,10 +414,52 @@ def discover(root: str | os.PathLike) -> list[Path]:
         raise SnapshotError(f"{base}: not a snapshot directory")
     if (base / MANIFEST).exists():
         return [base]
-    found = sorted(Path(dirpath) for dirpath, _dirs, names in os.walk(base) if MANIFEST in names)
+    found = []
+    for dirpath, dirs, names in os.walk(base):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if MANIFEST in names:
+            found.append(Path(dirpath))
     if not found:
         raise SnapshotError(f"{base}: no snapshot found (no manifest.json at or below it)")
-    return found
+    return sorted(found)
+
+
+def newest_per_cluster(refs: Iterable[SnapshotRef]) -> tuple[list[SnapshotRef], list[str]]:
+    """Two snapshots of one cluster id (two dates under one root): keep the newest (by
+    collected_at, then by path: ``dt=`` sorts by date), in the order given, and say which
+    were left out, one note each. ``check``, ``preflight`` and ``fleet`` all use this."""
+    refs = list(refs)
+    by_id: dict[str, SnapshotRef] = {}
+    notes = []
+    for ref in sorted(refs, key=lambda r: (r.manifest.collected_at, str(r.path)), reverse=True):
+        kept = by_id.setdefault(ref.manifest.cluster_id, ref)
+        if kept is not ref:
+            notes.append(f"{ref.path}: an older snapshot of {ref.manifest.cluster_name} than {kept.path}; left out")
+    keep = {id(r) for r in by_id.values()}
+    return [r for r in refs if id(r) in keep], sorted(notes)
+
+
+MAX_DIR_NAME_BYTES = 200
+_DIR_SAFE = re.compile(r"[A-Za-z0-9._-]")
+
+
+def cluster_dir_name(name: str) -> str:
+    """A cluster name as one bounded, safe, injective directory component (the value of
+    ``cluster=VALUE``): ASCII letters, digits, ``.``, ``_`` and ``-`` are kept, every other
+    character is ``~XX`` per UTF-8 byte (``~`` included, so decoding is unambiguous).
+    Neither DuckDB nor Spark escapes any of these characters again. Longer than
+    MAX_DIR_NAME_BYTES: truncated, then ``~h`` and 16 hex digits of the full name's SHA-256
+    (``~h`` never occurs in an untruncated encoding). The real name stays in the data."""
+    encoded = "".join(ch if _DIR_SAFE.fullmatch(ch) else "".join(f"~{b:02X}" for b in ch.encode("utf-8"))
+                      for ch in name)
+    if encoded in (".", ".."):
+        encoded = "".join(f"~{b:02X}" for b in encoded.encode())
+    if len(encoded) <= MAX_DIR_NAME_BYTES:
+        return encoded
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+    head = encoded[: MAX_DIR_NAME_BYTES - 18]
+    head = re.sub(r"~[0-9A-F]?$", "", head)  # never cut an escape in half
+    return f"{head}~h{digest}"
 
 
 def all_file_tables() -> list[str]:
