@@ -6,31 +6,20 @@ JulieOps). Issue 15, items 1-3."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from auditor.cli import main as cli_main
 from auditor.config import parse_config
 from auditor.lint import run_lint
 from auditor.lint.inputs import read_inputs
 from tests.conftest import real_input
+from tests.test_lint import cli
 
 STOCK_DIR = "properties/apache-kafka-3.7.0-config-dir"
 UNRECOGNISED = "no topic or broker definition recognised"
 
 
-def cli(capsys, *args) -> tuple[int, str, str]:
-    argv = sys.argv
-    sys.argv = ["kafka-audit", *map(str, args)]
-    try:
-        with pytest.raises(SystemExit) as e:
-            cli_main.main()
-    finally:
-        sys.argv = argv
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
 
 
 def topics_of(inputs):

@@ -374,12 +374,7 @@ def _config_value(node, key: str, file: str) -> str | None:
         return ",".join(_config_value(n, key, file) or "" for n in node.value)
     if isinstance(node, yaml.MappingNode):
         raise LintInputError(f"{file}:{_line(node)}: config {key} must be a value, not a mapping")
-    value = _scalar(node)
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    return _text(node)
 
 
 def _configs(node, file: str) -> dict[str, tuple[str, int]]:
