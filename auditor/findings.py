@@ -96,6 +96,9 @@ class AuditResult:
     hits: list[dict] | None = None
     # Fleet runs with --previous: one {"run_date", "total", "new", "resolved"} per run, oldest first.
     history: list[dict] | None = None
+    # Per cluster id: the selected rules it could not evaluate and why (auditor/coverage.py):
+    # [{"rules": [codes], "category", "reason", "category_not_evaluated"}]. Empty: all evaluated.
+    coverage: dict[str, list[dict]] = field(default_factory=dict)
 
     def __post_init__(self):
         self.findings.sort(key=lambda f: f.sort_key)

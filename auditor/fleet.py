@@ -22,6 +22,7 @@ from pathlib import Path
 from sqlframe.base import functions as F
 from sqlframe.base.window import Window
 
+from auditor import coverage
 from auditor.config import AuditConfig
 from auditor.engine.base import VIEW_PREFIX, Engine
 from auditor.engine.frames import join
@@ -29,6 +30,7 @@ from auditor.engine.runner import findings_table
 from auditor.errors import SnapshotError, UsageError
 from auditor.findings import SEVERITIES, AuditResult, Finding
 from auditor.grading import cluster_score, grade, worst_severity
+from auditor.registry import load_rules
 from auditor.snapshot.io import (
     FORMATS,
     MANIFEST,
@@ -58,6 +60,8 @@ class FleetResult:
     hits: list[dict] = field(default_factory=list)  # per cluster and rule counts
     top_n: int = 20
     notes: list[str] = field(default_factory=list)
+    # Per cluster id: the rules not evaluated and why (auditor/coverage.py).
+    coverage: dict[str, list[dict]] = field(default_factory=dict)
 
 
 # --- discovery ------------------------------------------------------------------------------
@@ -166,10 +170,13 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
         previous_run = engine.read_findings(previous, "previous_findings", exclude_run_date=run_date)
         if previous_run is None:
             notes.append(f"no run before {run_date} under {previous}: every finding counts as new")
+        else:  # FLT004's input: the clusters that run audited (empty otherwise)
+            engine.register_previous_clusters(previous_clusters(previous, previous_run, notes))
     # The findings are stored once: without an earlier run, the final stage is the table and
     # fleet_findings a filtering view over it; with one, fleet_findings (joined with the
     # earlier fingerprints once, not on every read) is the table.
-    table = findings_table(tables, config.rules(("cluster", "fleet")), config, materialize=not previous_run)
+    selected = config.rules(("cluster", "fleet"))
+    table = findings_table(tables, selected, config, materialize=not previous_run)
     current = engine.session.table(table).where(F.col("exempted_by").isNull()).drop("exempted_by")
     if previous_run:
         prev = engine.session.table(VIEW_PREFIX + "previous_findings").select(
@@ -187,7 +194,8 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
         _write_findings(engine, findings, {h["cluster"] for h in hits} | {r.manifest.cluster_name for r in refs},
                         _run_dir(out, run_date))
 
-    clusters = _cluster_summary(tables, hits, previous_run is not None)
+    covered = coverage.compute(refs, selected)
+    clusters = _cluster_summary(tables, hits, previous_run is not None, covered)
     by_rule: dict[str, dict] = {}
     for h in hits:
         r = by_rule.setdefault(h["rule"], {"rule": h["rule"], "name": h["name"], "severity": h["severity"],
@@ -211,7 +219,7 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
     totals = {s: sum(c["counts"][s] for c in clusters) for s in reversed(SEVERITIES)}
     totals["total"] = sum(totals.values())
     return FleetResult(run_date, engine.name, clusters, rules, top, incomplete, totals, out, previous_run, diff,
-                       hits=hits, top_n=top_n, notes=notes)
+                       hits=hits, top_n=top_n, notes=notes, coverage=covered)
 
 
 def _write_findings(engine: Engine, findings, names: set, directory: str) -> None:
@@ -270,7 +278,7 @@ def _top(findings, hits: list[dict], top_n: int) -> list[Finding]:
     return top
 
 
-def _cluster_summary(tables, hits: list[dict], with_previous: bool) -> list[dict]:
+def _cluster_summary(tables, hits: list[dict], with_previous: bool, covered: dict | None = None) -> list[dict]:
     errors = {r["cluster_id"] for r in tables.source_errors.select("cluster_id").distinct().collect()}
     out = {}
     for c in tables.clusters.collect():
@@ -280,8 +288,11 @@ def _cluster_summary(tables, hits: list[dict], with_previous: bool) -> list[dict
             "counts": {s: 0 for s in reversed(SEVERITIES)}, "new": 0, "incomplete": c["cluster_id"] in errors,
             "_rules": {},
         }
+    fleet_rules = {code for code, r in load_rules().items() if r.scope == "fleet"}
     for h in hits:
         entry = out.get(h["cluster_id"])
+        if entry is None and h["rule"] in fleet_rules:
+            continue  # about a cluster absent from this run (FLT004): a fleet finding, not a cluster to grade
         if entry is None:  # rows of a cluster no manifest names (a remote snapshot read unchecked)
             entry = out[h["cluster_id"]] = {
                 "id": h["cluster_id"], "name": h["cluster"] or h["cluster_id"], "environment": None, "tier": None,
@@ -292,8 +303,13 @@ def _cluster_summary(tables, hits: list[dict], with_previous: bool) -> list[dict
         entry["_rules"][h["rule"]] = (h["severity"], h["count"])
     for entry in out.values():
         rules = entry.pop("_rules")
+        gaps = (covered or {}).get(entry["id"], [])
         entry["score"] = cluster_score(rules)
-        entry["grade"] = grade(entry["score"], worst_severity(s for s, _ in rules.values()), entry["incomplete"])
+        entry["grade"] = grade(entry["score"], worst_severity(s for s, _ in rules.values()), entry["incomplete"],
+                               coverage.missing_categories(gaps))
+        entry["not_evaluated"] = [{"rules": e["rules"], "reason": e["reason"]} for e in gaps]
+        if coverage.grade_note(gaps):
+            entry["grade_note"] = coverage.grade_note(gaps)
         if not with_previous:
             entry.pop("new")
     return sorted(out.values(), key=lambda e: (not e["incomplete"], e["score"], e["name"]))
@@ -306,11 +322,77 @@ def audit_result(result: FleetResult) -> AuditResult:
     if result.previous_run:
         d = result.diff
         notes.append(f"Since {result.previous_run}: {d['new']} new, {d['persisting']} persisting, {d['resolved']} resolved.")
-    clusters = [{k: v for k, v in c.items() if k not in ("counts", "score", "grade", "new", "incomplete") and v is not None}
+    clusters = [{k: v for k, v in c.items() if k not in ("counts", "score", "grade", "new", "incomplete", "not_evaluated",
+                                                         "grade_note") and v is not None}
                 for c in result.clusters]
     return AuditResult(findings=list(result.top), clusters=clusters, incomplete=result.incomplete,
                        engine=result.engine, notes=notes, history=run_history(result) or None,
-                       hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits])
+                       hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits],
+                       coverage=result.coverage)
+
+
+def previous_clusters(previous: str, previous_run: str, notes: list[str] | None = None) -> list[dict]:
+    """The clusters audited in the previous run (FLT004's input, table previous_clusters):
+    from that run's _summary.json, which lists every cluster, clean ones included (its
+    findings do not). run_date is the date of the last run that audited the cluster: one the
+    previous run already reported missing (FLT004) keeps the date its finding gave. Local
+    directories only, like the summary itself; without it FLT004 is silent (and a note says
+    so). The clusters of that run's FLT004 findings are included whether or not its summary
+    lists them: a missing cluster stays reported until it is back or exempted."""
+    from auditor import safe_io, safe_json
+
+    base = Path(previous) if not REMOTE.match(previous) else None
+    candidates = [base / f"run_date={previous_run}", base] if base is not None else []
+    run_dir = next((d for d in candidates if (d / "_summary.json").is_file()), None)
+    doc = None
+    if run_dir is not None:
+        try:
+            doc = safe_json.loads(safe_io.read_text(run_dir / "_summary.json"), str(run_dir / "_summary.json"))
+        except (OSError, ValueError):
+            doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("clusters"), list):
+        if notes is not None:
+            notes.append(f"no readable _summary.json for the run of {previous_run} under {previous}: "
+                         "clusters missing from this run are not reported (FLT004)")
+        return []
+    audited_on = str(doc.get("run_date") or previous_run)
+    still_missing = _reported_missing(run_dir)
+    rows: dict[str, dict] = {}
+    for c in doc["clusters"]:
+        if not isinstance(c, dict):
+            continue
+        cid = c.get("id") if isinstance(c.get("id"), str) else None
+        name = c.get("name") if isinstance(c.get("name"), str) else None
+        if cid is None and name is None:
+            continue
+        key = cid if cid is not None else name
+        rows.setdefault(key, {"cluster_id": cid, "cluster_name": name,
+                              "run_date": still_missing.get(key, (None, audited_on))[1]})
+    for cid, (name, day) in still_missing.items():
+        rows.setdefault(cid, {"cluster_id": cid, "cluster_name": name, "run_date": day})
+    return list(rows.values())
+
+
+def _reported_missing(run_dir: Path) -> dict[str, tuple[str | None, str]]:
+    """cluster id -> (name, last audited date), of the clusters a run reported missing (FLT004)."""
+    try:
+        import pyarrow.dataset as ds
+
+        data = ds.dataset(str(run_dir), format="parquet", exclude_invalid_files=True)
+        if not {"rule", "cluster_id", "resource_name", "evidence"} <= set(data.schema.names):
+            return {}
+        table = data.to_table(columns=["cluster_id", "resource_name", "evidence"], filter=ds.field("rule") == "FLT004")
+    except Exception:  # a damaged earlier run only loses the carried date
+        return {}
+    out = {}
+    for row in table.to_pylist():
+        try:
+            day = json.loads(row["evidence"] or "{}").get("last_audited")
+        except (ValueError, AttributeError):
+            day = None
+        if row["cluster_id"] and isinstance(day, str):
+            out[row["cluster_id"]] = (row["resource_name"], day)
+    return out
 
 
 def run_history(result: FleetResult) -> list[dict]:
@@ -366,6 +448,13 @@ def render_text(result: FleetResult, per_rule: int = 3) -> str:
         n = c["counts"]
         lines.append(f"  {c['grade']:5} {c['score']:>5}  {neutralise(c['name'])[:28]:28} {n['critical']:>5} {n['error']:>5} "
                      f"{n['warning']:>5} {n['info']:>5}" + (f" {c.get('new', 0):>5}" if result.previous_run else ""))
+    gaps = [(c, result.coverage.get(c["id"])) for c in result.clusters if result.coverage.get(c["id"])]
+    if gaps:
+        lines.append("")
+        lines.append("not evaluated (inputs not collected):")
+        for c, entries in gaps:
+            note = coverage.grade_note(entries)
+            lines.append(f"  {neutralise(c['name'])}: {coverage.describe(entries)}" + (f" ({note})" if note else ""))
     lines.append("")
     lines.append("rules that fired (clusters affected / findings), with their first findings:")
     by_rule: dict[str, list[Finding]] = {}

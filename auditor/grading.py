@@ -7,6 +7,12 @@ weight: one bad default hitting 500 topics is one problem, not 500). Score =
 max(0, 100 - penalty). Letter: A >= 90, B >= 80, C >= 70, D >= 60, else F, capped by the
 worst severity found: a warning caps the grade at B, an error at C, a critical at D. A
 cluster whose audit is incomplete is not graded ("?") and is never shown as healthy.
+
+Coverage (auditor/coverage.py): grades are per cluster, not per category. A cluster on
+which some category had no rule evaluated at all (its inputs were not collected: no
+metrics for THR, no client inventory for CLI...) is graded at most B, whatever its score,
+and the reports say why ("not graded A: THR not evaluated"). A category only partly
+evaluated does not cap the grade; its missing rules are listed as not evaluated.
 """
 
 from __future__ import annotations
@@ -29,13 +35,19 @@ def cluster_score(rule_hits: dict[str, tuple[str, int]]) -> int:
     return max(0, round(100 - penalty))
 
 
-def grade(score: int, worst: str | None, incomplete: bool = False) -> str:
-    """Letter grade from a score, capped by the worst severity; "?" when incomplete."""
+COVERAGE_CAP = "B"  # the best grade of a cluster with a category entirely not evaluated
+
+
+def grade(score: int, worst: str | None, incomplete: bool = False, not_evaluated=()) -> str:
+    """Letter grade from a score, capped by the worst severity and at COVERAGE_CAP when
+    ``not_evaluated`` names a category of which no rule was evaluated; "?" when incomplete."""
     if incomplete:
         return "?"
     letter = next(g for g, floor in GRADE_THRESHOLDS if score >= floor)
     if worst is not None:
         letter = max(letter, GRADE_CAP[worst], key=GRADES.index)
+    if not_evaluated:
+        letter = max(letter, COVERAGE_CAP, key=GRADES.index)
     return letter
 
 

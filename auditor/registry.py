@@ -4,6 +4,11 @@ A rule is one small function ``(tables, params) -> DataFrame`` of findings colum
 parameters declared beside it. Its docstring is its documentation: a summary line, then
 ``Why:``, ``Remediation:`` and ``Example:`` sections. ``kafka-audit rules`` and
 docs/rules.md are generated from what is registered here.
+
+A rule declares the snapshot tables it reads with ``needs``: each entry is a table name
+(auditor/snapshot/schema.py TABLES) or a tuple of alternatives ("any of"). A rule whose
+needs a snapshot does not meet is reported as not evaluated (auditor/coverage.py) instead of
+passing silently.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ CATALOGUE: dict[str, str] = {
     "CLI001": "clients",
     **{f"MSK{i:03d}": "msk" for i in range(1, 4)},
     **{f"CFG{i:03d}": "hygiene" for i in (1, 2, 3, 4, 900)},
-    **{f"FLT{i:03d}": "fleet" for i in range(1, 4)},
+    **{f"FLT{i:03d}": "fleet" for i in range(1, 5)},
     **{f"MNT{i:03d}": "maintenance" for i in range(1, 5)},
 }
 SCOPES = ("cluster", "fleet", "maintenance", "change")  # change: lint of proposed files (THR007, CFG900)
@@ -78,6 +83,8 @@ class Rule:
     why: str
     remediation: str
     example: str
+    # Tables the rule needs: a table name, or a tuple of alternatives (any of them will do).
+    needs: tuple[str | tuple[str, ...], ...] = ()
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -97,8 +104,10 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, severity: str, *, params: tuple[Param, ...] = (), scope: str = "cluster"):
-    """Register a check. Validates everything a user will later rely on."""
+def rule(code: str, name: str, severity: str, *, params: tuple[Param, ...] = (), scope: str = "cluster",
+         needs: tuple[str | tuple[str, ...], ...] = ()):
+    """Register a check. Validates everything a user will later rely on. ``needs``: the
+    snapshot tables without which the rule cannot judge (see the module doc)."""
 
     def register(func: Callable) -> Callable:
         where = f"rule {code} ({func.__module__}.{func.__qualname__})"
@@ -117,10 +126,26 @@ def rule(code: str, name: str, severity: str, *, params: tuple[Param, ...] = (),
                 raise ValueError(f"{where}: parameter {p.name!r} needs a snake_case name, a typed default and a doc")
         summary, sections = parse_docstring(func.__doc__ or "", where)
         REGISTRY[code] = Rule(code, name, severity, CATALOGUE[code], scope, tuple(params), func, summary,
-                              sections["Why"], sections["Remediation"], sections["Example"])
+                              sections["Why"], sections["Remediation"], sections["Example"],
+                              needs=_check_needs(needs, where))
         return func
 
     return register
+
+
+def _check_needs(needs, where: str) -> tuple[str | tuple[str, ...], ...]:
+    from auditor.snapshot.schema import TABLES
+
+    if isinstance(needs, str):
+        needs = (needs,)
+    out = []
+    for need in needs:
+        names = (need,) if isinstance(need, str) else tuple(need)
+        unknown = [n for n in names if not isinstance(n, str) or n not in TABLES or TABLES[n].from_manifest]
+        if not names or unknown:
+            raise ValueError(f"{where}: needs names no snapshot table: {need!r}")
+        out.append(names[0] if len(names) == 1 else names)
+    return tuple(out)
 
 
 def parse_docstring(doc: str, where: str) -> tuple[str, dict[str, str]]:

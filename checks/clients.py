@@ -16,7 +16,7 @@ def _tag(s: str) -> str:
     return s.strip().lower()
 
 
-@rule("CLI001", "outdated-client-library", "warning", params=(
+@rule("CLI001", "outdated-client-library", "warning", needs=("client_software",), params=(
     Param("sarama_fixed_version", "1.43.3", "first sarama version that retries KAFKA_STORAGE_ERROR"),
     Param("kafka4_min_version", "2.1", "oldest client Kafka 4.0 still serves (KIP-896 protocol baseline)"),
     Param("kafka_versioned_clients", KAFKA_VERSIONED,

@@ -26,7 +26,7 @@ def _broker_count(t):
     return cluster_brokers(t).select("cluster_id", "broker_count")
 
 
-@rule("CTL001", "no-active-controller", "critical")
+@rule("CTL001", "no-active-controller", "critical", needs=(("controller", "partitions"),))
 def no_active_controller(t, p):
     """The cluster has no active controller, or the controller it names is not a registered broker (KRaft: not a quorum voter).
 
@@ -75,7 +75,7 @@ def no_active_controller(t, p):
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
 
 
-@rule("CTL002", "partition-state-divergence", "critical")
+@rule("CTL002", "partition-state-divergence", "critical", needs=("partitions", "zk_state"))
 def partition_state_divergence(t, p):
     """The leader or ISR that ZooKeeper holds for a partition differs from what the brokers serve in metadata.
 
@@ -110,7 +110,7 @@ def partition_state_divergence(t, p):
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-@rule("CTL003", "leader-not-registered", "critical")
+@rule("CTL003", "leader-not-registered", "critical", needs=("zk_state", "brokers"))
 def leader_notregistered_as(t, p):
     """ZooKeeper's partition state names a leader that is not a registered broker, and no re-election happened.
 
@@ -149,7 +149,7 @@ def leader_notregistered_as(t, p):
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-@rule("CTL004", "controller-epoch-anomaly", "error")
+@rule("CTL004", "controller-epoch-anomaly", "error", needs=("controller", "zk_state"))
 def controller_epoch_anomaly(t, p):
     """A partition state was written with a controller epoch greater than the current `/controller_epoch`: a write from a zombie controller.
 
@@ -192,7 +192,7 @@ def controller_epoch_anomaly(t, p):
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-@rule("CTL005", "stuck-reassignment", "warning",
+@rule("CTL005", "stuck-reassignment", "warning", needs=(("controller", "partitions"),),
       params=(Param("max_listed", 20, "how many moving partitions the finding lists by name (all are counted)"),))
 def stuck_reassignment(t, p):
     """A partition reassignment is in progress: `/admin/reassign_partitions` exists or partitions carry adding/removing replicas.
@@ -240,7 +240,7 @@ def stuck_reassignment(t, p):
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
 
 
-@rule("CTL006", "kraft-quorum-size", "warning",
+@rule("CTL006", "kraft-quorum-size", "warning", needs=("controller",),
       params=(Param("min_voters", 3, "smallest acceptable number of KRaft controller voters"),))
 def kraft_quorum_size(t, p):
     """The KRaft controller quorum has an even number of voters, or fewer than 3 (a parameter).

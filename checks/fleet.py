@@ -22,7 +22,7 @@ def _groups(t):
     )
 
 
-@rule("FLT001", "fleet-config-drift", "warning", scope="fleet", params=(
+@rule("FLT001", "fleet-config-drift", "warning", needs=("configs",), scope="fleet", params=(
     Param("keys", UNIFORM_KEYS, "broker settings compared across clusters (hardware-dependent ones such as thread counts are left out on purpose)"),
     Param("min_clusters", 3, "smallest environment/tier group in which a majority means anything"),
 ))
@@ -61,7 +61,7 @@ def fleet_config_drift(t, p):
                    clusters_in_group=F.col("size"), group=F.col("grp")))
 
 
-@rule("FLT002", "mirrored-topic-mismatch", "warning", scope="fleet", params=(
+@rule("FLT002", "mirrored-topic-mismatch", "warning", needs=("topics",), scope="fleet", params=(
     Param("ignore_pattern", r"^(__|_confluent|_schemas$|connect-)", "regex of topic names never compared (internal and framework topics)"),
     Param("max_listed", 10, "how many of the clusters holding the topic are named (by name order); all are counted"),
 ))
@@ -153,3 +153,40 @@ def version_skew(t, p):
     return emit(d.where(behind | eol), "cluster", F.col("cluster_name"), msg,
                 ev(kafka_version=F.col("kafka_version"), newest_in_group=newest_text, group=F.col("grp"),
                    end_of_life=eol))
+
+
+@rule("FLT004", "cluster-missing-from-run", "warning", scope="fleet")
+def cluster_missing_from_run(t, p):
+    """A cluster audited in the previous run has no snapshot in this one: decommissioned, or forgotten by the collection.
+
+    Why: a fleet report only speaks about the snapshots it was given. A cluster whose
+    collection silently stopped (credentials rotated, a bootstrap address changed, the
+    inventory entry deleted by mistake) simply vanishes from the next report, and every
+    problem it has vanishes with it: a fleet that looks healthier because it is smaller.
+    A decommissioned cluster vanishes the same way, so the difference needs a human.
+
+    Remediation: if the cluster still exists, fix its collection (`kafka-audit collect` for
+    that inventory entry, and read the collector's errors). If it was decommissioned on
+    purpose, exempt this finding for it (`exemptions:` with `rules: [FLT004]` and
+    `resource: ^NAME$`). The finding repeats every run (with the date of the last run that
+    audited the cluster) until the cluster is back or exempted. It needs `kafka-audit fleet
+    --previous FINDINGS_DIR` (the previous run's `_summary.json`, which lists every cluster
+    audited, clean ones included); without it the rule is silent. A cluster counts as
+    present when its id or its name is in this run.
+
+    Example: search-ingest was audited in the run of 2026-11-16 and has no snapshot under
+    the root of 2026-11-23.
+    """
+    prev = t.previous_clusters.select(
+        F.coalesce(F.col("cluster_id"), F.col("cluster_name")).alias("cluster_id"),
+        F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("missing_name"),
+        F.col("run_date").alias("last_audited"))
+    ids = t.clusters.select("cluster_id", F.lit(True).alias("_by_id"))
+    names = t.clusters.where(F.col("cluster_name").isNotNull()).select(
+        F.col("cluster_name").alias("missing_name"), F.lit(True).alias("_by_name")).distinct()
+    gone = join(join(prev, ids, "cluster_id", "left"), names, "missing_name", "left").where(
+        F.col("_by_id").isNull() & F.col("_by_name").isNull())
+    msg = text("cluster ", F.col("missing_name"), " was audited in the run of ", F.col("last_audited"),
+               " and has no snapshot in this run: decommissioned, or the collection forgot it")
+    return emit(gone, "cluster", F.col("missing_name"), msg,
+                ev(last_audited=F.col("last_audited"), previous_cluster_id=F.col("cluster_id")))

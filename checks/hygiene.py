@@ -105,7 +105,7 @@ def _expected(typ, key):
     return out
 
 
-@rule("CFG001", "malformed-config-value", "error")
+@rule("CFG001", "malformed-config-value", "error", needs=("configs",))
 def malformed_config_value(t, p):
     """A configuration value does not parse for its key's type: Kafka refuses it.
 
@@ -145,7 +145,7 @@ _BROKER_EFFECT = ("Kafka does not reject an unknown broker key: the broker start
 _RELEASES = f"no Kafka release from {kafka_keys.OLDEST_RELEASE} to {kafka_keys.NEWEST_RELEASE} defines it"
 
 
-@rule("CFG002", "unknown-config-key", "warning", params=(
+@rule("CFG002", "unknown-config-key", "warning", needs=("configs",), params=(
     Param("unchecked_prefixes", kafka_keys.UNCHECKED_PREFIXES,
           "key prefixes never reported: per-listener overrides, the ssl./sasl. families, plugin namespaces"),
     Param("unchecked_suffixes", kafka_keys.UNCHECKED_SUFFIXES, "key suffixes never reported (secrets)"),
@@ -278,7 +278,7 @@ def _configured_brokers(t):
     )
 
 
-@rule("CFG003", "broker-config-drift", "warning", params=(
+@rule("CFG003", "broker-config-drift", "warning", needs=("configs",), params=(
     Param("keys", UNIFORM_KEYS, "broker settings that must be identical on every broker of a cluster"),
 ))
 def broker_config_drift(t, p):
@@ -330,7 +330,7 @@ def _source_name(prec):
     return out
 
 
-@rule("CFG004", "replication-defaults-unset", "warning")
+@rule("CFG004", "replication-defaults-unset", "warning", needs=("configs",))
 def replication_defaults_unset(t, p):
     """default.replication.factor or min.insync.replicas is 1 on a cluster of several brokers.
 

@@ -86,7 +86,8 @@ def _per_broker(d, n: int):
     )
 
 
-@rule("MNT001", "restart-blocks-writes", "error", scope="maintenance", params=(_MAX_LISTED,))
+@rule("MNT001", "restart-blocks-writes", "error", scope="maintenance", params=(_MAX_LISTED,),
+      needs=("partitions",))
 def restart_blocks_writes(t, p):
     """Restarting this broker now would drop partitions below their effective min.insync.replicas: acks=all writes to them block while it is down.
 
@@ -126,7 +127,8 @@ def restart_blocks_writes(t, p):
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
 
 
-@rule("MNT002", "restart-takes-offline", "critical", scope="maintenance", params=(_MAX_LISTED,))
+@rule("MNT002", "restart-takes-offline", "critical", scope="maintenance", params=(_MAX_LISTED,),
+      needs=("partitions",))
 def restart_takes_offline(t, p):
     """This broker is the only in-sync replica of some partitions: restarting it takes them offline.
 
@@ -156,7 +158,8 @@ def restart_takes_offline(t, p):
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
 
 
-@rule("MNT003", "restart-stalls-consumer-groups", "error", scope="maintenance", params=(_MAX_LISTED,))
+@rule("MNT003", "restart-stalls-consumer-groups", "error", scope="maintenance", params=(_MAX_LISTED,),
+      needs=("partitions",))
 def restart_stalls_consumer_groups(t, p):
     """Restarting this broker hits `__consumer_offsets` or `__transaction_state` partitions (MNT001/MNT002): the consumer groups they coordinate stall.
 
@@ -207,7 +210,7 @@ def restart_stalls_consumer_groups(t, p):
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
 
 
-@rule("MNT004", "no-safe-roll", "critical", scope="maintenance")
+@rule("MNT004", "no-safe-roll", "critical", needs=("partitions", "brokers"), scope="maintenance")
 def no_safe_roll(t, p):
     """No broker of the cluster can be restarted without blocking writes or taking partitions offline (MNT001/MNT002 on every broker).
 

@@ -61,7 +61,7 @@ def _evidence():
     return ev(partitions=F.col("partition_replicas"), limit=F.col("partition_limit"), instance_type=F.col("msk_instance_type"))
 
 
-@rule("MSK001", "partitions-over-update-limit", "error", params=(
+@rule("MSK001", "partitions-over-update-limit", "error", needs=("partitions",), params=(
     Param("limits", UPDATE_LIMITS, "maximum partitions (replicas) per broker for updates, per broker size "
                                    "('SUFFIX=COUNT' entries matched against the end of msk_instance_type)"),
 ))
@@ -89,7 +89,7 @@ def partitions_over_update_limit(t, p):
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, _evidence())
 
 
-@rule("MSK002", "partitions-over-recommended", "warning", params=(
+@rule("MSK002", "partitions-over-recommended", "warning", needs=("partitions",), params=(
     Param("recommended", RECOMMENDED, "recommended maximum partitions (replicas) per broker, per broker size "
                                       "('SUFFIX=COUNT' entries matched against the end of msk_instance_type)"),
 ))
@@ -114,7 +114,7 @@ def partitions_over_recommended(t, p):
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, _evidence())
 
 
-@rule("MSK003", "cpu-headroom", "warning", params=(
+@rule("MSK003", "cpu-headroom", "warning", needs=("metrics",), params=(
     Param("max_cpu_percent", 60.0, "CPU user + system (percent) above which a broker lacks headroom"),
 ))
 def cpu_headroom(t, p):

@@ -12,7 +12,7 @@ from checks._transforms import (
 )
 
 
-@rule("PAR001", "leaderless-partition", "critical")
+@rule("PAR001", "leaderless-partition", "critical", needs=("partitions",))
 def leaderless_partition(t, p):
     """A partition has no leader, or its leader is not a registered broker: it cannot be read or written.
 
@@ -59,7 +59,7 @@ def _min_isr_text():
     return text("min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"), ")")
 
 
-@rule("PAR002", "coordinator-unavailable", "critical")
+@rule("PAR002", "coordinator-unavailable", "critical", needs=("partitions",))
 def coordinator_unavailable(t, p):
     """A `__consumer_offsets` or `__transaction_state` partition is leaderless or under min ISR: the groups mapped to it have no working coordinator.
 
@@ -115,7 +115,7 @@ def coordinator_unavailable(t, p):
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-@rule("PAR003", "under-min-isr", "critical")
+@rule("PAR003", "under-min-isr", "critical", needs=("partitions",))
 def under_min_isr(t, p):
     """A partition's ISR is smaller than its effective min.insync.replicas: acks=all writes to it fail now.
 
@@ -137,7 +137,7 @@ def under_min_isr(t, p):
     return emit(h, "partition", partition_name(), msg, _isr_evidence())
 
 
-@rule("PAR004", "at-min-isr", "warning")
+@rule("PAR004", "at-min-isr", "warning", needs=("partitions",))
 def at_min_isr(t, p):
     """A partition's ISR is exactly at its effective min.insync.replicas, below its replication factor: one more failure blocks writes.
 
@@ -158,7 +158,7 @@ def at_min_isr(t, p):
     return emit(h, "partition", partition_name(), msg, _isr_evidence())
 
 
-@rule("PAR005", "under-replicated", "warning")
+@rule("PAR005", "under-replicated", "warning", needs=("partitions",))
 def under_replicated(t, p):
     """A partition has fewer in-sync replicas than replicas: it is under-replicated.
 
@@ -183,7 +183,7 @@ def under_replicated(t, p):
                 _isr_evidence(out_of_sync=F.sort_array(missing), offline_replicas=F.col("offline_replicas")))
 
 
-@rule("PAR006", "offline-replicas", "error")
+@rule("PAR006", "offline-replicas", "error", needs=("partitions",))
 def offline_replicas(t, p):
     """Metadata reports offline replicas for a partition: a log directory holding it failed, or its broker is down.
 
@@ -217,7 +217,7 @@ def offline_replicas(t, p):
                               brokers_down=F.when(F.col("broker_ids").isNotNull(), F.sort_array(down))))
 
 
-@rule("PAR007", "preferred-leader-imbalance", "info",
+@rule("PAR007", "preferred-leader-imbalance", "info", needs=("partitions",),
       params=(Param("max_imbalance_percent", 10,
                     "largest share (percent) of a broker's preferred partitions it may not lead; "
                     "Kafka's leader.imbalance.per.broker.percentage default"),))

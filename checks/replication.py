@@ -71,7 +71,7 @@ def _evidence():
     )
 
 
-@rule("REP001", "min-isr-unsatisfiable", "critical")
+@rule("REP001", "min-isr-unsatisfiable", "critical", needs=(("topics", "configs"),))
 def min_isr_unsatisfiable(t, p):
     """min.insync.replicas is greater than the topic's replica count: acks=all writes always fail.
 
@@ -102,7 +102,7 @@ def min_isr_unsatisfiable(t, p):
     return topics.unionByName(defaults)
 
 
-@rule("REP002", "min-isr-equals-rf", "error")
+@rule("REP002", "min-isr-equals-rf", "error", needs=(("topics", "configs"),))
 def min_isr_equals_rf(t, p):
     """min.insync.replicas equals the replica count: any single broker restart blocks acks=all producers.
 
@@ -137,7 +137,7 @@ def min_isr_equals_rf(t, p):
     return topics.unionByName(defaults)
 
 
-@rule("REP003", "single-replica", "error")
+@rule("REP003", "single-replica", "error", needs=("topics",))
 def single_replica(t, p):
     """A topic has partitions with a single replica: they go offline whenever their broker restarts.
 
@@ -193,7 +193,7 @@ def replica_placement(t):
     return join(join(parts, F.broadcast(bad.select(*keys)), keys, "left_semi"), F.broadcast(bad), keys)
 
 
-@rule("REP004", "min-isr-one", "warning")
+@rule("REP004", "min-isr-one", "warning", needs=("topics",))
 def min_isr_one(t, p):
     """min.insync.replicas is 1 on a topic with three or more replicas: an acknowledged write can live on one disk.
 
@@ -216,7 +216,7 @@ def min_isr_one(t, p):
     return emit(d, "topic", F.col("topic"), msg, _evidence())
 
 
-@rule("REP005", "unclean-leader-election", "warning", params=(
+@rule("REP005", "unclean-leader-election", "warning", needs=(("topics", "configs"),), params=(
     Param("msk_unset_is_true", True,
           "on MSK, treat a value that only Kafka's default supplies as true: the default MSK configuration "
           "of older clusters sets unclean.leader.election.enable=true"),
@@ -264,7 +264,7 @@ def unclean_leader_election(t, p):
     return topics.unionByName(defaults)
 
 
-@rule("REP006", "internal-topic-durability", "error")
+@rule("REP006", "internal-topic-durability", "error", needs=("topics",))
 def internal_topic_durability(t, p):
     """Kafka's internal topics (consumer offsets, transaction state) are less durable than the data they protect.
 
@@ -334,7 +334,7 @@ def internal_topic_durability(t, p):
     return topic_findings.unionByName(otrf).unionByName(tsrf).unionByName(tsmin)
 
 
-@rule("REP007", "replicas-share-rack", "warning", params=(
+@rule("REP007", "replicas-share-rack", "warning", needs=("partitions", "brokers"), params=(
     Param("max_listed", 20, "how many affected partitions the finding lists by number (all are counted)"),
 ))
 def replicas_share_rack(t, p):
@@ -380,7 +380,7 @@ def replicas_share_rack(t, p):
                    replication_factor=F.col("rf"), racks_in_cluster=F.col("rack_count")))
 
 
-@rule("REP008", "replica-on-unknown-broker", "error")
+@rule("REP008", "replica-on-unknown-broker", "error", needs=("partitions", "brokers"))
 def replica_on_unknown_broker(t, p):
     """A partition has a replica assigned to a broker id that is not registered.
 
@@ -406,7 +406,7 @@ def replica_on_unknown_broker(t, p):
                 ev(replicas=F.col("replicas"), unregistered_brokers=F.col("unknown"), replication_factor=F.col("rf")))
 
 
-@rule("REP009", "rf-below-az-count", "warning")
+@rule("REP009", "rf-below-az-count", "warning", needs=("topics",))
 def rf_below_az_count(t, p):
     """A topic's replication factor is below the number of availability zones (up to 3): an AZ outage can take it offline.
 
@@ -435,7 +435,7 @@ def rf_below_az_count(t, p):
                    required=F.least(F.col("azs"), F.lit(3))))
 
 
-@rule("REP010", "rf-exceeds-brokers", "error")
+@rule("REP010", "rf-exceeds-brokers", "error", needs=("topics", "brokers"))
 def rf_exceeds_brokers(t, p):
     """A topic's replication factor is greater than the number of live brokers: it can never be fully replicated.
 

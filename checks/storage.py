@@ -40,7 +40,7 @@ def old_sarama(t, fixed: str = SARAMA_FIXED):
     )
 
 
-@rule("DSK001", "offline-log-dir", "critical")
+@rule("DSK001", "offline-log-dir", "critical", needs=(("log_dirs", "metrics", "log_dir_events"),))
 def offline_log_dir(t, p):
     """A log directory is offline: the broker reports an error for it (a failed disk).
 
@@ -91,7 +91,8 @@ def offline_log_dir(t, p):
     return by_dir.unionByName(by_broker)
 
 
-@rule("DSK002", "jbod-client-storage-error-risk", "error", params=(
+@rule("DSK002", "jbod-client-storage-error-risk", "error",
+      needs=("client_software", ("log_dirs", "brokers")), params=(
     Param("sarama_fixed_version", SARAMA_FIXED, "first sarama version that retries KAFKA_STORAGE_ERROR"),
 ))
 def jbod_client_storage_error_risk(t, p):
@@ -124,7 +125,7 @@ def jbod_client_storage_error_risk(t, p):
                    sarama_connections=F.col("sarama_connections"), fixed_in=F.lit(p["sarama_fixed_version"])))
 
 
-@rule("DSK003", "jbod-unsupported-version", "error")
+@rule("DSK003", "jbod-unsupported-version", "error", needs=("brokers",))
 def jbod_unsupported_version(t, p):
     """A broker has several log dirs on a version that does not support JBOD in its metadata mode.
 
@@ -160,7 +161,7 @@ def jbod_unsupported_version(t, p):
                 ev(log_dirs=F.col("log_dir_paths"), kafka_version=version, metadata_mode=mode))
 
 
-@rule("DSK004", "log-dirs-share-device", "warning")
+@rule("DSK004", "log-dirs-share-device", "warning", needs=("log_dirs",))
 def log_dirs_share_device(t, p):
     """Several log dirs of one broker sit on the same device: JBOD without isolation.
 
@@ -191,7 +192,7 @@ def log_dirs_share_device(t, p):
                 ev(shared_devices=F.col("shared"), log_dirs_sharing=F.col("dirs_sharing")))
 
 
-@rule("DSK005", "single-log-dir", "info", params=(
+@rule("DSK005", "single-log-dir", "info", needs=(("log_dirs", "brokers"),), params=(
     Param("acceptable_min_rf", 3, "no finding when every topic of the cluster has at least this many replicas ..."),
     Param("acceptable_min_racks", 2, "... and the brokers span at least this many racks"),
 ))
@@ -226,7 +227,7 @@ def single_log_dir(t, p):
                    racks=F.col("racks")))
 
 
-@rule("DSK006", "disk-usage-high", "warning", params=(
+@rule("DSK006", "disk-usage-high", "warning", needs=("log_dirs",), params=(
     Param("max_used", 0.85, "fraction of a log dir's capacity above which it is too full"),
 ))
 def disk_usage_high(t, p):

@@ -110,7 +110,7 @@ def _broker(df, message, **extra):
     return emit(df, "broker", F.col("broker_id").cast("string"), message, _evidence(**extra))
 
 
-@rule("THR001", "network-threads-saturated", "error", params=(
+@rule("THR001", "network-threads-saturated", "error", needs=("metrics",), params=(
     Param("min_idle", 0.3, "NetworkProcessorAvgIdlePercent (0-1) below which the network threads are saturated "
                            "(Kafka docs: ideally above 0.3)"),
 ))
@@ -140,7 +140,7 @@ def network_threads_saturated(t, p):
     return _broker(d, msg, min_idle=F.lit(p["min_idle"]))
 
 
-@rule("THR002", "io-threads-saturated", "error", params=(
+@rule("THR002", "io-threads-saturated", "error", needs=("metrics",), params=(
     Param("min_idle", 0.3, "RequestHandlerAvgIdlePercent (0-1) below which the I/O (request handler) threads "
                            "are saturated"),
 ))
@@ -167,7 +167,7 @@ def io_threads_saturated(t, p):
     return _broker(d, msg, min_idle=F.lit(p["min_idle"]))
 
 
-@rule("THR003", "network-threads-low", "warning", params=(
+@rule("THR003", "network-threads-low", "warning", needs=("brokers", "configs"), params=(
     Param("cores_per_network_thread", 4.0, "fires when num.network.threads < cores / this"),
     Param("max_connections_per_thread", 500.0, "fires when a listener's connections per network thread exceed this"),
 ))
@@ -215,7 +215,7 @@ def network_threads_low(t, p):
                    connections_per_network_thread=_ratio(per_net, 1))
 
 
-@rule("THR004", "io-threads-low", "warning", params=(
+@rule("THR004", "io-threads-low", "warning", needs=("brokers", "configs"), params=(
     Param("cores_per_io_thread", 2.0, "fires when num.io.threads < cores / this"),
 ))
 def io_threads_low(t, p):
@@ -253,7 +253,7 @@ def io_threads_low(t, p):
     return _broker(d, msg, suggested_io_threads=target.cast("bigint"))
 
 
-@rule("THR005", "network-above-io", "warning")
+@rule("THR005", "network-above-io", "warning", needs=("brokers", "configs"))
 def network_above_io(t, p):
     """num.network.threads is greater than num.io.threads.
 
@@ -277,7 +277,7 @@ def network_above_io(t, p):
     return _broker(d, msg)
 
 
-@rule("THR006", "request-queue-small", "warning", params=(
+@rule("THR006", "request-queue-small", "warning", needs=("metrics",), params=(
     Param("connections_per_slot", 4.0, "fires when queued.max.requests < connections / this"),
     Param("max_queue_fill", 0.8, "fires when RequestQueueSize is above this fraction of queued.max.requests"),
 ))

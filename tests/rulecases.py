@@ -40,6 +40,10 @@ class FleetCase:
     name: str
     clusters: tuple
     expect: frozenset
+    # The clusters of the previous run (`previous_clusters:`, each {name, id}; ids default as
+    # in write_fleet_case): the case then runs with --previous (write_previous_run).
+    previous_clusters: tuple | None = None
+    previous_run: str = "2026-11-15"
 
 
 def _docs():
@@ -60,8 +64,34 @@ def load_cases() -> list[Case]:
 
 
 def load_fleet_cases() -> list[FleetCase]:
-    return [FleetCase(doc["rule"], c["name"], tuple(c["clusters"]), frozenset(c["expect"]))
+    return [FleetCase(doc["rule"], c["name"], tuple(c["clusters"]), frozenset(c["expect"]),
+                      tuple(c["previous_clusters"]) if "previous_clusters" in c else None,
+                      str(c.get("previous_run", "2026-11-15")))
             for doc in _docs() for c in doc["cases"] if "clusters" in c]
+
+
+def write_previous_run(case: FleetCase, out: Path) -> Path | None:
+    """The previous run of a case that declares one, as `fleet --out` leaves it: OUT/
+    run_date=DATE/_summary.json listing its clusters, and one findings file (a row that
+    matches nothing: --previous needs an earlier run's Parquet). None without one."""
+    if case.previous_clusters is None:
+        return None
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    run = out / f"run_date={case.previous_run}"
+    clusters = [{"id": c.get("id", f"{case.rule}.{case.name}.{c['name']}"), "name": c["name"]}
+                for c in case.previous_clusters]
+    (run / "cluster=_").mkdir(parents=True, exist_ok=True)
+    (run / "_summary.json").write_text(json.dumps({"schema_version": 1, "run_date": case.previous_run,
+                                                   "clusters": clusters}))
+    row = {"rule": "CASE", "name": "case", "severity": "info", "cluster_id": "_", "resource_type": "none",
+           "resource_name": "none", "message": "", "evidence": "{}", "fingerprint": "0" * 32, "status": "new",
+           "cluster_name": "_"}
+    pq.write_table(pa.table({k: [v] for k, v in row.items()}), run / "cluster=_" / "part-0.parquet")
+    return out
 
 
 def write_fleet_case(case: FleetCase, root: Path, fmt: str = "jsonl") -> Path:

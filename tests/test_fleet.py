@@ -21,7 +21,7 @@ from auditor.engine import open_engine
 from auditor.fleet import run_fleet
 from auditor.registry import load_rules
 from tests.conftest import ROOT, SAMPLE_FLEET, cluster_dir
-from tests.rulecases import load_fleet_cases, write_fleet_case
+from tests.rulecases import load_fleet_cases, write_fleet_case, write_previous_run
 
 FLEET_CASES = load_fleet_cases()
 
@@ -32,7 +32,9 @@ def _fired(result, rule):
 
 def _run_case(engine, case, root):
     cfg = parse_config({"select": [case.rule]}, "test")
-    return run_fleet(engine, str(write_fleet_case(case, root)), cfg, top_n=1000)
+    previous = write_previous_run(case, root / ".previous")  # hidden: not a snapshot of the fleet
+    return run_fleet(engine, str(write_fleet_case(case, root)), cfg, top_n=1000,
+                     previous=str(previous) if previous else None)
 
 
 @pytest.mark.parametrize("case", FLEET_CASES, ids=[f"{c.rule}-{c.name}" for c in FLEET_CASES])
@@ -65,7 +67,7 @@ def test_every_fleet_rule_has_passing_and_failing_cases():
     kinds = {}
     for c in FLEET_CASES:
         kinds.setdefault(c.rule, set()).add(bool(c.expect))
-    assert fleet_rules == {"FLT001", "FLT002", "FLT003"}
+    assert fleet_rules == {"FLT001", "FLT002", "FLT003", "FLT004"}
     assert all(kinds.get(code) == {True, False} for code in fleet_rules), kinds
 
 

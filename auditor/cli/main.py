@@ -197,30 +197,22 @@ def _say(message: str) -> None:
 def _collect_into(output: Path, fmt: str = "parquet", *, bootstrap_servers=None, command_config=None, zookeeper=None,
                   broker_config=None, metrics=None, cluster_name=None, cluster=None, timeout: float = 10.0):
     """Collect the given sources into a snapshot directory: (manifest, tables, rows); the
-    manifest's ``errors`` name the sources that failed. Shared by collect, check and preflight."""
+    manifest's ``errors`` name the sources that failed. Shared by collect, check and preflight;
+    the collecting itself (auditor.collectors.fleet_collect.collect_snapshot) is shared with
+    ``collect --inventory``."""
     from auditor.cli.progress import collect_progress
-    from auditor.collectors.client_config import load_client_config
-    from auditor.collectors.collect import collect as run_collect
-    from auditor.snapshot.io import write_snapshot
+    from auditor.collectors.fleet_collect import collect_snapshot
 
-    client = load_client_config(command_config, bootstrap_servers) if (bootstrap_servers or command_config) else None
-    if client is not None and not client.config.get("bootstrap.servers"):
-        raise UsageError("collect: --command-config gives no bootstrap.servers: add --bootstrap-servers HOST:PORT")
-    if not (client or zookeeper or broker_config or metrics):
+    if not (bootstrap_servers or command_config or zookeeper or broker_config or metrics):
         raise UsageError("collect: give at least one source (--bootstrap-servers, --zookeeper, --broker-config, --metrics)")
     if not (0 < timeout <= MAX_TIMEOUT):  # also nan (no comparison holds) and inf
         raise UsageError(f"collect: --timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, "
                          f"not {timeout:g}")
     with collect_progress() as progress:
-        manifest, tables = run_collect(zookeeper=zookeeper, broker_configs=broker_config or [], metrics=metrics or [],
-                                       cluster_name=cluster_name, cluster=cluster or {}, timeout=timeout,
-                                       bootstrap_servers=client.config["bootstrap.servers"] if client else None,
-                                       client_config=client.config if client else None,
-                                       client_info=client.describe() if client else None, progress=progress)
-    try:
-        write_snapshot(output, manifest, tables, fmt=fmt)
-    except OSError as e:
-        raise UsageError(f"{output}: cannot write the snapshot ({e.strerror or e})") from None
+        manifest, tables = collect_snapshot(output, fmt, bootstrap_servers=bootstrap_servers,
+                                            command_config=command_config, zookeeper=zookeeper,
+                                            broker_config=broker_config, metrics=metrics, cluster_name=cluster_name,
+                                            cluster=cluster, timeout=timeout, progress=progress)
     for source in manifest.sources:  # files passed over (a client config in /etc/kafka ...): one line each
         if source.get("status") == "skipped" and source.get("reason"):
             _say(f"note: {source['reason']}")
@@ -258,7 +250,7 @@ def _snapshot_refs(target: Path | None, workdir: str, sources: dict):
 
 @app.command()
 def collect(
-    output: Annotated[Path, typer.Option("--output", "-o", help="Snapshot directory to write.")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Snapshot directory to write (one cluster).")] = None,
     bootstrap_servers: BootstrapOpt = None,
     command_config: CommandConfigOpt = None,
     zookeeper: ZookeeperOpt = None,
@@ -273,8 +265,31 @@ def collect(
     az_count: Annotated[int | None, typer.Option("--az-count", help="Manifest: availability zones.")] = None,
     timeout: TimeoutOpt = 10.0,
     fmt: Annotated[SnapshotFormat, typer.Option("--format", "-f", help="Table files: parquet or jsonl.")] = SnapshotFormat.parquet,
+    inventory: Annotated[Path | None, typer.Option("--inventory", help="Fleet inventory (fleet.yaml): collect every selected cluster into --out.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="With --inventory: root to write ROOT/dt=DATE/cluster=NAME/ into.")] = None,
+    select: Annotated[str | None, typer.Option("--select", help="With --inventory: label selector, e.g. 'environment=prod,tier in (tier-1,tier-2)'.")] = None,
+    parallel: Annotated[int, typer.Option("--parallel", help="With --inventory: clusters collected at once.")] = 4,
+    run_date: Annotated[str | None, typer.Option("--run-date", help="With --inventory: the dt= date (YYYY-MM-DD); default today.")] = None,
 ):
-    """Collect a snapshot (read-only): exit 0 complete, 3 when a source failed (what was read is still written)."""
+    """Collect a snapshot (read-only): exit 0 complete, 3 when a source failed (what was read is still written).
+    With --inventory: every selected cluster of a fleet.yaml, concurrently, into --out."""
+    if inventory is not None:
+        single = {"--output": output, "--bootstrap-servers": bootstrap_servers, "--command-config": command_config,
+                  "--zookeeper": zookeeper, "--broker-config": broker_config, "--metrics": metrics,
+                  "--cluster-name": cluster_name, "--environment": environment, "--tier": tier,
+                  "--platform": platform, "--kafka-version": kafka_version, "--msk-instance-type": msk_instance_type,
+                  "--az-count": az_count}
+        given = [k for k, v in single.items() if v]
+        if given:
+            raise UsageError(f"collect: --inventory takes its sources from the inventory: drop {', '.join(given)}")
+        if out is None:
+            raise UsageError("collect: --inventory needs --out ROOT")
+        raise typer.Exit(_collect_inventory(inventory, out, select, parallel, run_date, fmt.value, timeout))
+    fleet_only = [k for k, v in (("--out", out), ("--select", select), ("--run-date", run_date)) if v]
+    if fleet_only or parallel != 4:
+        raise UsageError(f"collect: {', '.join(fleet_only) or '--parallel'} only with --inventory")
+    if output is None:
+        raise UsageError("collect: give -o SNAPSHOT_DIR (or --inventory fleet.yaml --out ROOT)")
     cluster = {"environment": environment, "tier": tier, "platform": platform, "kafka_version": kafka_version,
                "msk_instance_type": msk_instance_type, "az_count": az_count}
     manifest, table_count, row_count = _collect_into(output, fmt.value, bootstrap_servers=bootstrap_servers, command_config=command_config,
@@ -287,6 +302,97 @@ def collect(
         more = f" (+{len(manifest.errors) - 1} more in manifest.json)" if len(manifest.errors) > 1 else ""
         _say(f"collect incomplete: {first.get('source')}: {first.get('message')}{more}")
         raise typer.Exit(exitcodes.INCOMPLETE)
+
+
+def _collect_inventory(path: Path, out: Path, select: str | None, parallel: int, run_date: str | None, fmt: str,
+                       timeout: float) -> int:
+    """collect --inventory: validate everything first (exit 2), then collect the selected
+    clusters concurrently; one line per cluster as each finishes (a rich display on a
+    terminal), a summary table, exit 3 if any source failed."""
+    import datetime as dt
+
+    from auditor.cli.progress import wanted
+    from auditor.collectors.fleet_collect import collect_fleet
+    from auditor.inventory import load_inventory, parse_selector
+    from auditor.render.escape import neutralise
+
+    if not 1 <= parallel <= 256:
+        raise UsageError(f"collect: --parallel must be between 1 and 256, not {parallel}")
+    if timeout != 10.0:
+        raise UsageError("collect: with --inventory, give timeout: in the inventory (defaults: or per cluster)")
+    if run_date:
+        try:
+            dt.date.fromisoformat(run_date)
+        except ValueError:
+            raise UsageError(f"--run-date must be YYYY-MM-DD, not '{run_date}'") from None
+        if len(run_date) != 10:
+            raise UsageError(f"--run-date must be YYYY-MM-DD, not '{run_date}'")
+    else:
+        run_date = dt.date.today().isoformat()
+    chooser = parse_selector(select) if select is not None else None
+    inv = load_inventory(path)
+    entries = [e for e in inv.clusters if chooser is None or chooser(e)]
+    if not entries:
+        raise UsageError(f"collect: --select '{select}' selects none of the {len(inv.clusters)} clusters of {path}")
+
+    def emit(line: str) -> None:
+        typer.echo(neutralise(line))
+
+    if wanted() and not os.environ.get("NO_COLOR"):
+        outcomes = _collect_inventory_rich(inv, entries, out, run_date, parallel, fmt)
+    else:
+        def done(o):
+            for note in o.notes:
+                _say(note)
+            emit(o.line())
+
+        outcomes = collect_fleet(inv, entries, out, run_date, parallel=parallel, fmt=fmt, on_done=done)
+    failed = [o for o in outcomes if not o.ok]
+    width = max(len(o.name) for o in outcomes)
+    emit("")
+    emit(f"{'cluster':<{width}}  {'status':<10}  {'tables':>6}  {'rows':>9}  {'seconds':>7}")
+    for o in outcomes:
+        emit(f"{o.name:<{width}}  {'ok' if o.ok else 'INCOMPLETE':<10}  {o.tables:>6}  {o.rows:>9}  {o.seconds:>7.1f}")
+    emit(f"{out}/dt={run_date}: {len(outcomes)} clusters, {len(outcomes) - len(failed)} complete, "
+         f"{len(failed)} incomplete")
+    return exitcodes.INCOMPLETE if failed else exitcodes.OK
+
+
+def _collect_inventory_rich(inv, entries, out: Path, run_date: str, parallel: int, fmt: str):
+    """collect --inventory on a terminal: a progress bar of clusters done/failed/running."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.text import Text
+
+    from auditor.collectors.fleet_collect import collect_fleet
+
+    state = {"done": 0, "failed": 0, "running": set()}
+    console = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as p:
+        task = p.add_task("clusters", total=len(entries))
+
+        def describe():
+            running = sorted(state["running"])
+            shown = ", ".join(running[:3]) + (f" +{len(running) - 3}" if len(running) > 3 else "")
+            p.update(task, description=f"clusters: {state['done']} done, {state['failed']} failed, "
+                                       f"{len(running)} running" + (f" ({shown})" if shown else ""),
+                     completed=state["done"] + state["failed"])
+
+        def start(name):
+            state["running"].add(name)
+            describe()
+
+        def done(o):
+            state["running"].discard(o.name)
+            state["done" if o.ok else "failed"] += 1
+            for note in o.notes:
+                p.console.print(Text(f"kafka-audit: {note}"))
+            p.console.print(Text(o.line(), style=None if o.ok else "bold red"))
+            describe()
+
+        describe()
+        return collect_fleet(inv, entries, out, run_date, parallel=parallel, fmt=fmt, on_start=start, on_done=done)
 
 
 # --- preflight (auditor/preflight.py) --------------------------------------------------------

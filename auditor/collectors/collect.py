@@ -9,7 +9,11 @@ then server.properties, then metrics):
 
 * ``brokers``: the registered brokers (ZooKeeper, or an ``extra`` source) are the rows; the
   server.properties of a broker fills its log_dirs and rack, a ``cpu_count`` metric its
-  cores. Without any registry source the brokers are those of the server.properties files.
+  cores, the AppInfo version in its metrics its version. Without any registry source the
+  brokers are those of the server.properties files.
+* the manifest's ``cluster.kafka_version``: the typed one, else the version the brokers report
+  (the lowest during a rolling upgrade), with ``cluster.kafka_version_source`` saying where it
+  came from, or that it is unknown (auditor/collectors/versions.py).
 * ``log_dirs``: a broker's log dirs (from its server.properties) with the size of the
   filesystem that holds each (node exporter, longest mountpoint prefix).
 * every other table: the first row per key wins (topic, partition, config key and source,
@@ -39,6 +43,7 @@ from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult
 from auditor.collectors.admin import Progress, collect_admin
 from auditor.collectors.files import collect_broker_configs
 from auditor.collectors.metrics import MetricsResult, collect_metrics
+from auditor.collectors.versions import APP_INFO, DECLARED, detect_kafka_version
 from auditor.collectors.zookeeper import collect_zookeeper
 from auditor.collectors.zookeeper import source_bound as zookeeper_bound
 from auditor.snapshot.io import Manifest, now_iso
@@ -161,6 +166,15 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
             fields["metadata_mode"] = "zookeeper"
         elif any(c["key"] == "process.roles" for c in tables.get("configs", [])):
             fields["metadata_mode"] = "kraft"
+    reports, origins = _version_reports(brokers, registry, mets)
+    version, version_source = detect_kafka_version(
+        reports, fields.get("kafka_version"), origin=origins,
+        reported=(meta["kafka_version"], str(meta.get("kafka_version_source") or "reported by a collector"))
+        if isinstance(meta.get("kafka_version"), str) else None)
+    if version is not None:
+        fields["kafka_version"] = version
+    if version_source != DECLARED:  # (a typed version needs no source)
+        fields["kafka_version_source"] = version_source
     cluster_id = meta.get("cluster_id") or cluster_name or "unknown-cluster"
     manifest = Manifest(
         cluster={"id": cluster_id, "name": cluster_name or cluster_id, **fields},
@@ -227,8 +241,24 @@ def _first_per_key(rows: list[dict], key: tuple[str, ...]) -> list[dict]:
     return out
 
 
+def _version_reports(brokers: list[dict], registry: list[CollectResult], mets: MetricsResult | None
+                     ) -> tuple[list[dict], dict[int, str]]:
+    """What each broker reports as its version (the ``brokers`` rows, and the metrics of brokers
+    that have no row: a metrics-only collect) and where it came from, for detect_kafka_version."""
+    from_registry = {row["broker_id"] for r in registry for row in r.tables.get("brokers", []) if row.get("version")}
+    reports = [{"broker_id": row["broker_id"], "version": row.get("version")} for row in brokers]
+    listed = {row["broker_id"] for row in brokers}
+    reports += [{"broker_id": b, "version": v} for b, v in sorted((mets.versions if mets else {}).items())
+                if b not in listed]
+    origins = {r["broker_id"]: "broker registrations" if r["broker_id"] in from_registry else APP_INFO
+               for r in reports if r["version"]}
+    return reports, origins
+
+
 def _merge_brokers(registry: list[CollectResult], files: CollectResult | None, mets: MetricsResult | None,
                    *, zk_given: bool) -> list[dict]:
+    """The ``brokers`` rows (see the module docstring); ``version``: the registry row's, else the
+    version the broker's metrics report (AppInfo: MetricsResult.versions)."""
     merged: dict[int, dict] = {}
     for r in registry:
         for row in r.tables.get("brokers", []):
@@ -251,6 +281,8 @@ def _merge_brokers(registry: list[CollectResult], files: CollectResult | None, m
         for bid, row in merged.items():
             if row.get("cores") is None and bid in cpus:
                 row["cores"] = int(cpus[bid])
+            if row.get("version") is None and bid in mets.versions:  # the broker's AppInfo version
+                row["version"] = mets.versions[bid]
     return [merged[b] for b in sorted(merged)]
 
 

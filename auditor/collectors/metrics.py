@@ -67,6 +67,17 @@ shipped mapping tables below. Spellings, per canonical name (``auditor.snapshot.
   ``node_filesystem_size`` / ``_avail``) per mountpoint (returned in
   :attr:`MetricsResult.filesystems`; the collect step turns them into ``log_dirs`` sizes by
   longest mountpoint prefix).
+* the broker's Kafka version (AppInfo, a *string* attribute: jmx_exporter exports it only through a
+  rule with a ``value:`` that moves it into a label; default naming, kafka-2_0_0.yml and Strimzi's
+  kafka-metrics.yaml have no such rule, Confluent's kafka_broker.yml blacklists
+  ``kafka.server:type=app-info,id=*``): a ``version`` label on ``kafka_server_app_info``
+  (koperator's default rule ``kafka.server<type=app-info><>version: (.*)`` with ``value: 1.0``),
+  ``kafka_server_app_info_version``, ``kafka_server_appinfo_version``, and any other sample whose
+  name starts with ``kafka_server_app_info`` / ``kafka_server_appinfo`` (a rule moving every
+  app-info attribute into a label). The broker: an ``id`` label (the MBean's ``id=N``) or
+  ``broker_id``, else the rules above. Returned in :attr:`MetricsResult.versions` (the collect
+  step puts it in ``brokers.version``; auditor/collectors/versions.py turns it into the
+  cluster's kafka_version); a value that is not a version (``unknown``) is not kept.
 * KIP-511 client software (``socket-server-metrics`` with clientSoftwareName /
   clientSoftwareVersion, attribute ``connections``) -> ``client_software`` rows, summed over
   network processors: default naming ``kafka_server_socket_server_metrics_connections``,
@@ -275,6 +286,16 @@ _NODE_CPU = frozenset({"node_cpu_seconds_total", "node_cpu"})
 _NODE_FS_SIZE = frozenset({"node_filesystem_size_bytes", "node_filesystem_size"})
 _NODE_FS_AVAIL = frozenset({"node_filesystem_avail_bytes", "node_filesystem_avail"})
 _NODE = _NODE_CPU | _NODE_FS_SIZE | _NODE_FS_AVAIL
+# The broker's AppInfo version, in a ``version`` label (see the module docstring): these names,
+# and any sample whose name starts with one of _APP_INFO_PREFIXES.
+_APP_INFO = frozenset({
+    "kafka_server_app_info",  # koperator's default config: kafka.server<type=app-info><>version: (.*)
+    "kafka_server_app_info_version",  # a rule naming the attribute (koperator's JMX version extractor)
+    "kafka_server_appinfo_version",
+    "kafka_server_appinfo",
+})
+_APP_INFO_PREFIXES = ("kafka_server_app_info_", "kafka_server_appinfo_")
+_APP_INFO_VERSION = re.compile(r"^v?\d{1,3}\.\d{1,3}[\w.+~-]{0,60}$")
 _KNOWN = frozenset(_BY_SAMPLE) | _CLIENT_SOFTWARE | _NODE
 
 # Families every Go/Python/JVM exporter serves about itself: not named in the warning.
@@ -295,6 +316,8 @@ class MetricsResult(CollectResult):
     warnings: list[str] = field(default_factory=list)
     # broker_id -> how it was inferred, when not from a label or a broker_id=N: prefix.
     attribution: dict[int, str] = field(default_factory=dict)
+    # broker_id -> the Kafka version its AppInfo reports (as reported: "3.7.0", "7.6.0-ce").
+    versions: dict[int, str] = field(default_factory=dict)
 
 
 # --- which broker -----------------------------------------------------------------------------
@@ -632,6 +655,12 @@ def _iter_families(text: str):
     yield from text_string_to_metric_families(text)
 
 
+def _version_order(version: str) -> tuple:
+    """Sort key of a reported version: numerically by its leading numbers, then as text."""
+    nums = re.match(r"v?([\d.]*)", version).group(1)
+    return tuple(int(p) for p in nums.split(".") if p), version
+
+
 _AGGREGATE = {"sum": lambda a, b: a + b, "max": max, "min": min}
 
 
@@ -684,6 +713,7 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
     agg: dict[tuple[int, str, str, Mapping, int], float] = {}
     clients: dict[tuple[int, str, str, str], float] = defaultdict(float)
     cpus: dict[int, set[str]] = defaultdict(set)
+    versions: dict[int, set[str]] = defaultdict(set)
     samples = usable = 0
     families: list[str] = []  # a few family names, for the warning
     cumulative: list[str] = []  # recognised cumulative spellings
@@ -699,6 +729,21 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
             for s in family.samples:
                 samples += 1
                 name = s.name.lower()
+                if name in _APP_INFO or name.startswith(_APP_INFO_PREFIXES):
+                    labels = dict(s.labels)
+                    version = (_label(labels, "version") or "").strip()
+                    if not _APP_INFO_VERSION.match(version):
+                        continue  # no version label, or "unknown" (AppInfoParser's default)
+                    usable += 1
+                    app_id = (_label(labels, "id") or "").strip()
+                    broker = (int(app_id) if app_id.isascii() and app_id.isdigit() and len(app_id) <= 9
+                              else broker_of(labels))
+                    if broker is None:
+                        no_broker += 1
+                        no_broker_example = no_broker_example or _show(s.name, labels)
+                    elif 0 <= broker <= INT32_MAX:
+                        versions[broker].add(version)
+                    continue
                 if name not in _KNOWN:
                     if not kafka_exporter and name.startswith(_KAFKA_EXPORTER_PREFIXES):
                         kafka_exporter = True
@@ -778,6 +823,8 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
     except Exception as e:  # the parser raises ValueError, and others on odd input
         result.error(SOURCE, target, f"{target}: not valid Prometheus text: {one_line(e, 200)}")
 
+    for broker, found in sorted(versions.items()):
+        result.versions[broker] = min(found, key=_version_order)  # (federation duplicates: the lowest)
     best: dict[tuple[int, str, str], tuple[tuple[int, int], float]] = {}
     for (broker, canonical, labels_json, mp, prio), v in agg.items():
         key, rank = (broker, canonical, labels_json), (prio, _ORDER[mp])
@@ -808,7 +855,7 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
     if no_broker:
         result.error(SOURCE, target, f"{target}: {no_broker} samples name no broker; accepted: {ACCEPTED_BROKER_FORMS} "
                                      f"({len(hosts)} brokers with a registered host; e.g. {one_line(no_broker_example, 100)})")
-    if not result.errors and not result.tables and not result.filesystems:
+    if not result.errors and not result.tables and not result.filesystems and not result.versions:
         result.warnings.append(_nothing_read(target, samples, usable, families, cumulative, kafka_exporter))
     return result
 
@@ -865,6 +912,8 @@ def collect_metrics(sources, *, timeout: float = DEFAULT_TIMEOUT,
         result.merge(one)
         for b, mounts in one.filesystems.items():
             result.filesystems.setdefault(b, {}).update(mounts)
+        for b, version in one.versions.items():
+            result.versions.setdefault(b, version)  # two sources for one broker: the first seen
         result.warnings.extend(one.warnings)
         entry = {"source": SOURCE, "target": target,
                  "status": "error" if one.errors else "warning" if one.warnings else "ok"}

@@ -9,7 +9,7 @@ from typing import Any
 from auditor.engine.plans import PlanCache
 from auditor.errors import SnapshotError
 from auditor.snapshot.io import SnapshotRef
-from auditor.snapshot.schema import TABLES, Table
+from auditor.snapshot.schema import TABLES, Column, Table
 
 # sqlframe warns on every to_json() under DuckDB that nulls are kept; parse_evidence
 # normalises that, so the warning is noise for users.
@@ -19,6 +19,14 @@ logging.getLogger("sqlframe").setLevel(logging.ERROR)
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 VIEW_PREFIX = "kafka_audit_"
+
+# Not a snapshot table: an input of the fleet job. Every load registers it empty; run_fleet
+# fills it from the previous run's _summary.json when --previous is given (FLT004 reads it).
+PREVIOUS_CLUSTERS = Table("previous_clusters", (
+    Column("cluster_id", "string", "cluster id in the previous run"),
+    Column("cluster_name", "string", "cluster name in the previous run"),
+    Column("run_date", "string", "date of the last run whose snapshot of the cluster was audited"),
+), "the clusters audited in the previous fleet run (empty without --previous)")
 
 
 class Tables:
@@ -56,6 +64,12 @@ class Tables:
         if name.startswith("_") or name not in TABLES:
             raise AttributeError(name)
         return self[name]
+
+    @property
+    def previous_clusters(self):
+        """The clusters of the previous fleet run (PREVIOUS_CLUSTERS): empty unless the
+        fleet job was given --previous."""
+        return self._engine.session.table(VIEW_PREFIX + PREVIOUS_CLUSTERS.name)
 
     def derived(self, name: str, build: Callable[[Tables], Any]):
         """A shared transform. ``build`` must depend on the snapshot only (not on rule params)."""
@@ -155,7 +169,12 @@ class Engine:
                     named = bad or [p for p, _ in parts]
                     files = ", ".join(str(p) for p in named[:3]) + (" ..." if len(named) > 3 else "")
                     raise SnapshotError(f"{files}: table '{table.name}' could not be read: {_first_line(e)}") from None
+        self.register_previous_clusters([])
         return Tables(self, refs)
+
+    def register_previous_clusters(self, rows: list[dict]) -> None:
+        """(Re)register PREVIOUS_CLUSTERS with ``rows`` (cluster_id, cluster_name, run_date)."""
+        self._register_rows(PREVIOUS_CLUSTERS, rows)
 
     def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
         """Compute ``sql`` into an engine-side table (DuckDB) or temp view (Spark, cached when

@@ -60,9 +60,12 @@ def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, t
 def _final_stage(tables: Tables, active):
     findings = tables.session.table(VIEW_PREFIX + "findings_all")
     clusters = tables.clusters.select("cluster_id", F.col("cluster_name").alias("cluster"))
-    out = join(findings, clusters, "cluster_id", "left").withColumn(
-        "cluster", F.coalesce(F.col("cluster"), F.col("cluster_id"))
-    )
+    # A finding about a cluster of the previous fleet run that has no snapshot now (FLT004)
+    # is named as that run named it (the table is empty outside `fleet --previous`).
+    earlier = tables.previous_clusters.select("cluster_id", F.col("cluster_name").alias("earlier_name"))
+    out = join(join(findings, clusters, "cluster_id", "left"), earlier, "cluster_id", "left").withColumn(
+        "cluster", F.coalesce(F.col("cluster"), F.col("earlier_name"), F.col("cluster_id"))
+    ).drop("earlier_name")
     exempted = F.lit(None).cast("string")
     for ex in reversed(active):  # the first matching exemption names the reason
         cond = F.lit(True)
@@ -115,9 +118,12 @@ def incomplete_sources(refs: Sequence[SnapshotRef]) -> list[dict]:
 
 def run_audit(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConfig,
               scopes: tuple[str, ...] = ("cluster",)) -> AuditResult:
+    from auditor import coverage
+
+    rules = config.rules(scopes)
     try:
         tables = engine.load(refs)
-        findings, exempted = collect_findings(engine, findings_table(tables, config.rules(scopes), config))
+        findings, exempted = collect_findings(engine, findings_table(tables, rules, config))
     except AuditorError:
         raise
     except Exception:
@@ -138,4 +144,5 @@ def run_audit(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConfig,
         engine=engine.name,
         exempted=exempted,
         notes=notes,
+        coverage=coverage.compute(refs, rules),
     )

@@ -33,9 +33,17 @@ import jinja2
 from markupsafe import Markup, escape
 
 import auditor
-from auditor import __version__
+from auditor import __version__, coverage
 from auditor.findings import SEVERITIES, SEVERITY_RANK, AuditResult, Finding
-from auditor.grading import GRADE_CAP, GRADE_THRESHOLDS, SEVERITY_WEIGHT, WORST_FIRST, cluster_score, grade
+from auditor.grading import (
+    COVERAGE_CAP,
+    GRADE_CAP,
+    GRADE_THRESHOLDS,
+    SEVERITY_WEIGHT,
+    WORST_FIRST,
+    cluster_score,
+    grade,
+)
 
 TEMPLATES = Path(auditor.__file__).resolve().parent.parent / "templates"
 
@@ -144,6 +152,7 @@ def _cluster_views(result: AuditResult, threshold: int):
         score = cluster_score({k: tuple(v) for k, v in rule_hits[name].items()})
         errors = incomplete_by_cluster.get(name, [])
         incomplete = bool(errors)
+        gaps = (result.coverage or {}).get(c["id"], []) if c["id"] is not None else []
         failing = any(cnt[s] for s in SEVERITIES if SEVERITY_RANK[s] >= threshold)
         total = sum(cnt.values())
         if incomplete:
@@ -160,11 +169,43 @@ def _cluster_views(result: AuditResult, threshold: int):
         views.append({
             "anchor": f"cluster-{index}", "name": name, "id": c["id"], "details": details,
             "counts": {s: cnt[s] for s in WORST_FIRST}, "total": total, "worst": worst,
-            "rules": len(rule_hits[name]), "score": score, "grade": grade(score, worst, incomplete),
+            "rules": len(rule_hits[name]), "score": score,
+            "grade": grade(score, worst, incomplete, coverage.missing_categories(gaps)),
+            "not_evaluated": [{"rules": codes, "reason": reason} for codes, reason in coverage.by_reason(gaps)],
+            "grade_note": coverage.grade_note(gaps), "coverage": gaps,
             "incomplete": incomplete, "errors": errors, "failing": failing, "status": status,
             "weight": (incomplete, sum(SEVERITY_WEIGHT[s] * cnt[s] for s in SEVERITIES), total),
         })
     return views
+
+
+def coverage_table(result: AuditResult, clusters: list[dict]) -> dict:
+    """The fleet's coverage: one row per cluster, one column per category some cluster could
+    not (fully) evaluate; a cell is evaluated, partly (the codes not evaluated) or not
+    evaluated (the reason). Categories evaluated everywhere are only named as such."""
+    docs = rule_docs()
+    categories = sorted({e["category"] for c in clusters for e in c["coverage"]})
+    labels = {}
+    for cat in categories:
+        codes = sorted(r.code for r in docs.values() if r.category == cat)
+        labels[cat] = codes[0][:3] if codes else cat
+    rows = []
+    for c in sorted(clusters, key=lambda c: c["name"]):
+        cells = []
+        for cat in categories:
+            entries = [e for e in c["coverage"] if e["category"] == cat]
+            if not entries:
+                cells.append({"state": "evaluated", "text": "evaluated", "title": ""})
+            elif any(e["category_not_evaluated"] for e in entries):
+                cells.append({"state": "not-evaluated", "text": "not evaluated",
+                              "title": coverage.describe(entries)})
+            else:
+                cells.append({"state": "partly", "text": "partly: " + coverage.compact(
+                    code for e in entries for code in e["rules"]) + " not evaluated", "title": coverage.describe(entries)})
+        rows.append({"name": c["name"], "anchor": c["anchor"], "cells": cells,
+                     "gaps": sum(1 for cell in cells if cell["state"] != "evaluated")})
+    return {"categories": [{"name": cat, "label": labels[cat]} for cat in categories], "rows": rows,
+            "complete": not categories}
 
 
 def _rule_sections(result: AuditResult, max_rows: int, cluster_anchor: dict[str, str]):
@@ -356,6 +397,9 @@ def context(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS,
         "exempted": result.exempted,
         "notes": result.notes,
         "cluster_chart": cluster_chart(clusters, max_chart_clusters),
+        "coverage": coverage_table(result, clusters),
+        "not_evaluated_count": sum(1 for c in clusters if c["not_evaluated"]),
+        "coverage_cap": COVERAGE_CAP,
         "severity_chart": severity_chart(summary),
         "history_chart": history_chart(result.history),
         "weights": SEVERITY_WEIGHT,

@@ -1,4 +1,8 @@
-"""The JSON contract (shared/DESIGN.md), schema_version 1."""
+"""The JSON contract (shared/DESIGN.md), schema_version 2 (docs/report.schema.json).
+
+Version 2 added, per cluster, ``not_evaluated``: the selected rules the cluster's snapshot
+could not feed and why (``[{"rules": [codes], "category", "reason"}]``, auditor/coverage.py).
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,16 @@ import json
 from auditor import __version__
 from auditor.findings import AuditResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def document(result: AuditResult) -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "kafka-auditor", "version": __version__, "engine": result.engine},
-        "clusters": result.clusters,
+        "clusters": [{**c, "not_evaluated": [{k: e[k] for k in ("rules", "category", "reason")}
+                                             for e in (result.coverage or {}).get(c.get("id"), [])]}
+                     for c in result.clusters],
         "incomplete": result.incomplete,
         "summary": result.summary() | {"exempted": result.exempted},
         "findings": [f.to_json() for f in result.findings],

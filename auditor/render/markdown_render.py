@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 
+from auditor import coverage
 from auditor.findings import SEVERITIES, SEVERITY_RANK, AuditResult, Finding
 from auditor.render.escape import neutralise, no_mentions
 
@@ -153,6 +154,14 @@ def render(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS, max_chars: 
         names = ", ".join(md(c) for c in clean[:MAX_CLEAN_NAMES])
         more = f" and {len(clean) - MAX_CLEAN_NAMES} more" if len(clean) > MAX_CLEAN_NAMES else ""
         out.append(f"No findings: {names}{more}.")
+        out.append("")
+    gaps = coverage.per_cluster(result)
+    if gaps:  # one line: rules whose inputs were not collected found nothing, which is not "clean"
+        listed = "; ".join(f"{md(name)}: " + ", ".join(f"{md(codes)} ({md(reason)})" for codes, reason in
+                                                       coverage.by_reason(entries))
+                           for name, entries in gaps[:MAX_CLEAN_NAMES])
+        more = f"; and {len(gaps) - MAX_CLEAN_NAMES} more cluster(s)" if len(gaps) > MAX_CLEAN_NAMES else ""
+        out.append(f"**Not evaluated** (inputs not collected): {listed}{more}.")
         out.append("")
 
     docs = _rule_docs()

@@ -1,6 +1,6 @@
 """Renderers of `kafka-audit preflight`: text, JSON and a self-contained HTML page.
 
-JSON (schema_version 1) is check's document (auditor/render/json_render.py: schema_version,
+JSON (schema_version 2) is check's document (auditor/render/json_render.py: schema_version,
 tool, clusters, incomplete, summary, findings, same finding shape) plus a ``preflight`` key:
 
     "preflight": {

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from auditor import coverage
 from auditor.findings import SEVERITY_RANK, AuditResult
 from auditor.render.escape import neutralise_lines
 
@@ -30,6 +31,8 @@ def render(result: AuditResult, **_options) -> str:
     clean = sorted({c["name"] for c in result.clusters} - {f.cluster for f in result.findings})
     if clean:
         lines.append(f"no findings: {', '.join(clean)}")
+    for name, entries in coverage.per_cluster(result):
+        lines.append(f"{name} not evaluated: {coverage.describe(entries)}")
     s = result.summary()
     counts = ", ".join(f"{s[k]} {k}" for k in ("critical", "error", "warning", "info"))
     status = "INCOMPLETE" if result.is_incomplete else "complete"

@@ -31,8 +31,8 @@ MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 FORMATS = ("parquet", "jsonl")
 NO_TABLES = "no tables: nothing was collected"
-CLUSTER_FIELDS = ("id", "name", "environment", "tier", "platform", "kafka_version", "metadata_mode",
-                  "msk_instance_type", "az_count")
+CLUSTER_FIELDS = ("id", "name", "environment", "tier", "platform", "kafka_version", "kafka_version_source",
+                  "metadata_mode", "msk_instance_type", "az_count")
 
 
 @dataclass
@@ -44,6 +44,12 @@ class Manifest:
     tables: dict[str, str] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
     tool: dict = field(default_factory=lambda: {"name": "kafka-auditor", "version": __version__})
+    # Optional (written only when set; older manifests have none): the inventory's labels of
+    # the cluster, where each cluster field came from ("declared" by the inventory or
+    # "discovered" from a source), and the resolved inventory entry (secrets only by reference).
+    labels: dict[str, str] | None = None
+    provenance: dict[str, str] | None = None
+    inventory: dict | None = None
 
     @property
     def cluster_id(self) -> str:
@@ -62,7 +68,8 @@ class Manifest:
             "sources": self.sources,
             "errors": self.errors,
             "tables": self.tables,
-        }
+        } | {k: v for k, v in (("labels", self.labels), ("provenance", self.provenance),
+                               ("inventory", self.inventory)) if v is not None}
 
     def cluster_row(self) -> dict:
         c = self.cluster
@@ -255,7 +262,17 @@ def parse_manifest(text: str, path: str) -> Manifest:
     for key in ("sources", "errors"):
         if not isinstance(raw.get(key, []), list) or not all(isinstance(x, dict) for x in raw.get(key, [])):
             raise SnapshotError(f"{path}: '{key}' must be a list of objects")
+    optional = {}
+    for key in ("labels", "provenance", "inventory"):
+        value = raw.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict) or (key != "inventory" and not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
+            raise SnapshotError(f"{path}: '{key}' must be an object" + ("" if key == "inventory" else " of strings"))
+        optional[key] = value
     return Manifest(
+        **optional,
         cluster={k: cluster.get(k) for k in CLUSTER_FIELDS if cluster.get(k) is not None},
         collected_at=str(raw.get("collected_at") or ""),
         sources=raw.get("sources", []),

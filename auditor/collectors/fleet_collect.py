@@ -1,0 +1,289 @@
+"""Collecting snapshots: one cluster (:func:`collect_snapshot`, what ``kafka-audit collect``
+runs), and every selected cluster of an inventory concurrently (:func:`collect_fleet`, what
+``kafka-audit collect --inventory`` runs).
+
+Both collect through the same path: :func:`collect_snapshot` loads the client config, runs
+auditor.collectors.collect.collect and writes the snapshot. The fleet runner adds, per
+cluster, the inventory's labels (environment/tier/platform also set the manifest's cluster
+fields, which FLT001/FLT003 read), the provenance of each cluster field ("declared" by the
+inventory, or "discovered" from a source) and the resolved inventory entry.
+
+Concurrency: at most ``parallel`` clusters at once, each in a daemon thread; each has a
+deadline (the ``deadline:`` of its entry, else :func:`cluster_deadline`: the sum of its
+sources' own deadlines plus a margin). A cluster still running at its deadline is abandoned:
+its snapshot is written with a ``cluster`` source error (it never writes over it later). One
+cluster's failure, whatever it is, never stops the others.
+
+Metrics URL templates (``http://b-{broker_id}.example:11001/metrics``) are expanded over the
+brokers the other sources discover (a first collect without metrics, whose result is then
+handed to a second collect as ``extra`` with the expanded URLs, so nothing is read twice
+but the broker config files); with no broker discovered, over the entry's ``broker_ids``;
+otherwise the template is a source error.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.collectors._common import CollectResult, source_error
+from auditor.errors import UsageError
+
+DEADLINE_MARGIN = 30.0  # seconds above the sum of a cluster's source deadlines
+
+
+def collect_snapshot(output: Path, fmt: str = "parquet", *, bootstrap_servers=None, command_config=None,
+                     zookeeper=None, broker_config=None, metrics=None, cluster_name=None, cluster=None,
+                     timeout: float = 10.0, progress=None, extra=(), annotate: Callable | None = None,
+                     should_write: Callable[[], bool] | None = None):
+    """Collect the given sources and write the snapshot directory: (manifest, tables).
+    ``annotate(manifest)`` may add to the manifest before it is written; ``should_write()``
+    False: nothing is written (an abandoned cluster). UsageError for a bad client config."""
+    from auditor.collectors.client_config import load_client_config
+    from auditor.collectors.collect import collect as run_collect
+    from auditor.snapshot.io import write_snapshot
+
+    client = load_client_config(command_config, bootstrap_servers) if (bootstrap_servers or command_config) else None
+    if client is not None and not client.config.get("bootstrap.servers"):
+        raise UsageError("collect: --command-config gives no bootstrap.servers: add --bootstrap-servers HOST:PORT")
+    manifest, tables = run_collect(zookeeper=zookeeper, broker_configs=broker_config or [], metrics=metrics or [],
+                                   cluster_name=cluster_name, cluster=cluster or {}, timeout=timeout, extra=extra,
+                                   bootstrap_servers=client.config["bootstrap.servers"] if client else None,
+                                   client_config=client.config if client else None,
+                                   client_info=client.describe() if client else None, progress=progress)
+    if annotate is not None:
+        annotate(manifest)
+    if should_write is None or should_write():
+        try:
+            write_snapshot(output, manifest, tables, fmt=fmt)
+        except OSError as e:
+            raise UsageError(f"{output}: cannot write the snapshot ({e.strerror or e})") from None
+    return manifest, tables
+
+
+# --- the fleet ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ClusterOutcome:
+    name: str
+    directory: str
+    ok: bool = False
+    tables: int = 0
+    rows: int = 0
+    seconds: float = 0.0
+    errors: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        if self.ok:
+            return f"{self.name}: ok, {self.tables} tables, {self.rows} rows, {self.seconds:.1f} s"
+        first = self.errors[0] if self.errors else {"source": "cluster", "message": "failed"}
+        more = f" (+{len(self.errors) - 1} more in manifest.json)" if len(self.errors) > 1 else ""
+        return f"{self.name}: INCOMPLETE: {first.get('source')}: {first.get('message')}{more}"
+
+
+def cluster_deadline(entry) -> float:
+    """Seconds the runner waits for one cluster: its entry's ``deadline``, else the sum of the
+    deadlines collect() gives each of its sources (run one after the other) plus a margin."""
+    if entry.deadline is not None:
+        return entry.deadline
+    from auditor.collectors.collect import source_deadline
+
+    urls = len(entry.metrics) + len(entry.templates) * max(len(entry.broker_ids), 3)
+    total = sum(source_deadline(s, entry.timeout, urls=urls) for s, given in (
+        ("admin", entry.bootstrap_servers), ("zookeeper", entry.zookeeper), ("files", entry.broker_configs),
+        ("metrics", entry.metrics or entry.templates)) if given)
+    if entry.templates and entry.broker_configs:
+        total += source_deadline("files", entry.timeout)  # read again by the second collect
+    return total + DEADLINE_MARGIN
+
+
+def _expand(templates: list[str], broker_ids) -> list[str]:
+    return [f"broker_id={b}:{t.replace('{broker_id}', str(b))}" for t in templates for b in sorted(set(broker_ids))]
+
+
+def _annotator(entry, inventory_file: str):
+    declared = entry.cluster_fields()
+
+    def annotate(manifest) -> None:
+        manifest.labels = dict(entry.labels) if entry.labels else None
+        provenance = {"name": "declared"}
+        for key, value in manifest.cluster.items():
+            if key == "name":
+                continue
+            if key == "id":
+                provenance[key] = "declared" if value == entry.name else "discovered"
+            else:
+                provenance[key] = "declared" if key in declared and declared[key] == value else "discovered"
+        manifest.provenance = provenance
+        manifest.inventory = entry.resolved(inventory_file)
+
+    return annotate
+
+
+def collect_cluster(entry, output: Path, *, inventory_file: str, fmt: str = "parquet",
+                    should_write: Callable[[], bool] | None = None):
+    """One inventory cluster into ``output`` through :func:`collect_snapshot`: (manifest, tables)."""
+    from auditor.collectors.collect import collect as run_collect
+
+    fields = entry.cluster_fields()
+    common = dict(bootstrap_servers=entry.bootstrap_servers, command_config=entry.command_config,
+                  cluster_name=entry.name, timeout=entry.timeout, annotate=_annotator(entry, inventory_file),
+                  should_write=should_write)
+    metrics = list(entry.metrics)
+    extra: list[CollectResult] = []
+    if entry.templates and entry.discovers_brokers:
+        # First pass: the sources that discover brokers, without metrics.
+        from auditor.collectors.client_config import load_client_config
+
+        client = load_client_config(entry.command_config, entry.bootstrap_servers) \
+            if (entry.bootstrap_servers or entry.command_config) else None
+        first, tables = run_collect(zookeeper=entry.zookeeper, broker_configs=entry.broker_configs, metrics=[],
+                                    cluster_name=entry.name, cluster=fields, timeout=entry.timeout,
+                                    bootstrap_servers=client.config["bootstrap.servers"] if client else None,
+                                    client_config=client.config if client else None,
+                                    client_info=client.describe() if client else None)
+        found = [b["broker_id"] for b in tables.get("brokers", []) if isinstance(b.get("broker_id"), int)]
+        keep = lambda items: [x for x in items if x.get("source") != "files"]  # noqa: E731 (files: read again)
+        meta = {"cluster_id": first.cluster_id} if first.cluster_id != entry.name else {}
+        extra.append(CollectResult(tables=tables, errors=keep(first.errors), sources=keep(first.sources), meta=meta))
+        if "metadata_mode" in first.cluster:  # (the second collect has no ZooKeeper source to tell it;
+            fields = {**fields, "metadata_mode": first.cluster["metadata_mode"]}  # versions: from the brokers rows)
+        ids = found or entry.broker_ids
+        common.update(bootstrap_servers=None, command_config=None)
+        zookeeper = None
+    else:
+        ids = entry.broker_ids
+        zookeeper = entry.zookeeper
+    if entry.templates:
+        if ids:
+            metrics += _expand(entry.templates, ids)
+        else:
+            r = CollectResult()
+            for t in entry.templates:
+                r.errors.append(source_error("metrics", t, f"{t}: template not expanded: no broker was discovered "
+                                                           "and the inventory gives no broker_ids"))
+                r.sources.append({"source": "metrics", "target": t, "status": "error"})
+            extra.append(r)
+    return collect_snapshot(output, fmt, zookeeper=zookeeper, broker_config=entry.broker_configs,
+                            metrics=metrics, cluster=fields, extra=extra, **common)
+
+
+def _failed_snapshot(entry, output: Path, message: str, *, inventory_file: str, fmt: str):
+    from auditor.snapshot.io import Manifest, now_iso, write_snapshot
+
+    manifest = Manifest(cluster={"id": entry.name, "name": entry.name, **entry.cluster_fields()},
+                        collected_at=now_iso(), sources=[{"source": "cluster", "target": entry.name, "status": "error"}],
+                        errors=[source_error("cluster", entry.name, message)])
+    _annotator(entry, inventory_file)(manifest)
+    write_snapshot(output, manifest, {}, fmt=fmt)
+    return manifest
+
+
+class _Slot:
+    """One cluster's run: the worker writes its snapshot only if the runner has not abandoned it."""
+
+    def __init__(self, entry, output: Path):
+        self.entry, self.output = entry, output
+        self.lock = threading.Lock()
+        self.abandoned = False
+        self.writing = False
+        self.written = threading.Event()
+        self.started = time.monotonic()
+
+    def may_write(self) -> bool:
+        with self.lock:
+            if self.abandoned:
+                return False
+            self.writing = True
+            return True
+
+
+def collect_fleet(inventory, entries, root: str | os.PathLike, run_date: str, *, parallel: int = 4,
+                  fmt: str = "parquet", on_start: Callable | None = None,
+                  on_done: Callable[[ClusterOutcome], None] | None = None) -> list[ClusterOutcome]:
+    """Collect every entry into ``ROOT/dt=RUN_DATE/cluster=DIR/``, at most ``parallel`` at once;
+    ``on_start(name)`` / ``on_done(outcome)`` are called in the caller's thread as clusters
+    start and finish. Returns the outcomes in the order of ``entries``."""
+    from auditor.snapshot.io import cluster_dir_name
+
+    base = Path(root) / f"dt={run_date}"
+    pending = list(entries)
+    running: dict[str, tuple[_Slot, float]] = {}
+    finished: queue.Queue = queue.Queue()
+    outcomes: dict[str, ClusterOutcome] = {}
+
+    def work(slot: _Slot):
+        try:
+            manifest, tables = collect_cluster(slot.entry, slot.output, inventory_file=inventory.path, fmt=fmt,
+                                               should_write=slot.may_write)
+            result = ("ok", manifest, tables)
+        except BaseException as e:  # noqa: BLE001 (one cluster's failure never stops the others)
+            result = ("error", f"{type(e).__name__}: {e}" if not isinstance(e, UsageError) else str(e), None)
+        finished.put((slot, result))
+
+    def finish(slot: _Slot, result) -> ClusterOutcome:
+        entry = slot.entry
+        out = ClusterOutcome(entry.name, str(slot.output), seconds=time.monotonic() - slot.started)
+        kind, manifest, tables = result
+        if kind == "ok" and slot.writing:
+            out.tables, out.rows = len(tables), sum(len(v) for v in tables.values())
+            out.errors = list(manifest.errors)
+            out.ok = not manifest.errors
+            for source in manifest.sources:
+                if source.get("status") == "skipped" and source.get("reason"):
+                    out.notes.append(f"note: {entry.name}: {source['reason']}")
+                elif source.get("status") == "warning" and source.get("reason"):
+                    out.notes.append(f"warning: {entry.name}: {source['reason']}")
+            return out
+        message = manifest if kind == "error" else "collected but not written"
+        try:
+            failed = _failed_snapshot(entry, slot.output, message, inventory_file=inventory.path, fmt=fmt)
+            out.errors = list(failed.errors)
+        except OSError as e:
+            out.errors = [source_error("cluster", entry.name, f"{message}; and the snapshot could not be written "
+                                                              f"({e.strerror or e})")]
+        return out
+
+    while pending or running:
+        while pending and len(running) < max(1, parallel):
+            entry = pending.pop(0)
+            slot = _Slot(entry, base / f"cluster={cluster_dir_name(entry.name)}")
+            running[entry.name] = (slot, slot.started + cluster_deadline(entry))
+            if on_start:
+                on_start(entry.name)
+            threading.Thread(target=work, args=(slot,), name=f"collect-cluster-{entry.name[:40]}", daemon=True).start()
+        now = time.monotonic()
+        wait = max(0.0, min(d for _, d in running.values()) - now)
+        try:
+            slot, result = finished.get(timeout=min(wait, 1.0) if wait > 0 else 0.01)
+        except queue.Empty:
+            for name, (slot, deadline) in list(running.items()):
+                if time.monotonic() < deadline:
+                    continue
+                with slot.lock:
+                    writing = slot.writing
+                    if not writing:
+                        slot.abandoned = True
+                if writing:  # it is writing its snapshot now (local disk): let it finish
+                    continue
+                del running[name]
+                seconds = deadline - slot.started
+                outcomes[name] = finish(slot, ("error", f"no result within {seconds:g} s (the cluster's deadline); "
+                                                        "abandoned, nothing of it kept", None))
+                if on_done:
+                    on_done(outcomes[name])
+            continue
+        if slot.entry.name not in running or running[slot.entry.name][0] is not slot:
+            continue  # abandoned already: its failure snapshot is written
+        del running[slot.entry.name]
+        outcomes[slot.entry.name] = finish(slot, result)
+        if on_done:
+            on_done(outcomes[slot.entry.name])
+    return [outcomes[e.name] for e in entries]

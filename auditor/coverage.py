@@ -1,0 +1,165 @@
+"""Coverage: which selected rules a cluster's snapshot could not feed, and why.
+
+A rule whose inputs were not collected (no metrics, no ZooKeeper state, no client
+inventory) finds nothing, and "nothing" must not read as healthy. Every rule declares the
+snapshot tables it needs (``@rule(..., needs=...)``, auditor/registry.py); a snapshot's
+manifest lists the tables it holds (the collector writes no file for an empty table). A
+selected rule with an unmet need is *not evaluated* on that cluster. This module is the one
+place that decides it, for every command (check, fleet, preflight) and every report.
+
+Per cluster, the result is a list of entries grouped by reason and category::
+
+    {"rules": ["THR001", "THR002", "THR006"], "category": "threads",
+     "reason": "no broker metrics", "category_not_evaluated": False}
+
+``category_not_evaluated`` is true when no selected rule of that category was evaluated on
+the cluster: such a cluster is never graded A (auditor/grading.py).
+
+Needs that cannot apply are met: ZooKeeper state on a KRaft cluster, and the MSK rules on
+a cluster that is not on MSK (those rules have nothing to judge there).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+# Why a rule was not evaluated, per missing table (the first unmet need names the reason).
+REASONS = {
+    "metrics": "no broker metrics",
+    "client_software": "no client inventory (KIP-511 metrics)",
+    "controller": "no ZooKeeper or KRaft controller state",
+    "zk_state": "no ZooKeeper or KRaft controller state",
+    "partitions": "no partition state",
+    "log_dirs": "no log dir information",
+    "log_dir_events": "no log dir information",
+    "consumer_groups": "no consumer groups",
+    "brokers": "no broker registrations",
+    "configs": "no broker or topic configs",
+    "topics": "no topic metadata",
+}
+
+
+def reason_for(table: str) -> str:
+    return REASONS.get(table, f"no {table}")
+
+
+def available_tables(manifest) -> set[str]:
+    """The tables a snapshot holds, plus those that cannot apply to the cluster."""
+    present = {name for name, filename in (manifest.tables or {}).items() if filename}
+    if str(manifest.cluster.get("metadata_mode") or "").lower() == "kraft":
+        present.add("zk_state")  # KRaft has no ZooKeeper: nothing is missing
+    return present
+
+
+def _applies(rule, manifest) -> bool:
+    if rule.category == "msk":
+        return str(manifest.cluster.get("platform") or "").lower() == "msk"
+    return True
+
+
+def unmet(rule, tables: set[str]) -> str | None:
+    """The reason a rule cannot be evaluated on these tables, or None."""
+    for need in rule.needs:
+        options = (need,) if isinstance(need, str) else tuple(need)
+        if not any(o in tables for o in options):
+            return reason_for(options[0])
+    return None
+
+
+def cluster_coverage(manifest, rules: Iterable) -> list[dict]:
+    """The not-evaluated entries of one snapshot for the selected rules (empty when every
+    rule could be evaluated), ordered by category then first rule code."""
+    tables = available_tables(manifest)
+    groups: dict[tuple[str, str], list[str]] = {}
+    evaluated: set[str] = set()
+    for rule in sorted(rules, key=lambda r: r.code):
+        if not _applies(rule, manifest):
+            continue
+        reason = unmet(rule, tables)
+        if reason is None:
+            evaluated.add(rule.category)
+        else:
+            groups.setdefault((rule.category, reason), []).append(rule.code)
+    out = [{"rules": codes, "category": category, "reason": reason,
+            "category_not_evaluated": category not in evaluated}
+           for (category, reason), codes in groups.items()]
+    out.sort(key=lambda e: (e["category"], e["rules"][0]))
+    return out
+
+
+def per_cluster(result) -> list[tuple[str, list[dict]]]:
+    """(cluster name, entries) of an AuditResult's clusters with rules not evaluated, by name."""
+    names = {c.get("id"): str(c.get("name") or c.get("id")) for c in result.clusters}
+    return sorted(((names.get(cid, cid), entries) for cid, entries in (result.coverage or {}).items() if entries),
+                  key=lambda item: item[0])
+
+
+def compute(refs: Sequence, rules: Iterable) -> dict[str, list[dict]]:
+    """Per cluster id: its not-evaluated entries (clusters with full coverage are omitted)."""
+    rules = list(rules)
+    out = {}
+    for ref in refs:
+        entries = cluster_coverage(ref.manifest, rules)
+        if entries:
+            out[ref.manifest.cluster_id] = entries
+    return out
+
+
+_CODE = re.compile(r"^([A-Z]{3})(\d{3})$")
+
+
+def compact(codes: Iterable[str]) -> str:
+    """'THR001, THR002, THR003, THR006' -> 'THR001-THR003, THR006' (consecutive codes of one
+    prefix become a range)."""
+    parts: list[list] = []  # [prefix, first, last]
+    for code in sorted(set(codes)):
+        m = _CODE.match(code)
+        if m and parts and parts[-1][0] == m.group(1) and parts[-1][2] + 1 == int(m.group(2)):
+            parts[-1][2] += 1
+            continue
+        parts.append([m.group(1), int(m.group(2)), int(m.group(2))] if m else [code, None, None])
+    text = []
+    for prefix, first, last in parts:
+        if first is None:
+            text.append(prefix)
+        elif first == last:
+            text.append(f"{prefix}{first:03d}")
+        else:
+            text.append(f"{prefix}{first:03d}-{prefix}{last:03d}")
+    return ", ".join(text)
+
+
+def by_reason(entries: Iterable[dict]) -> list[tuple[str, str]]:
+    """[(compact codes, reason)], one per reason, in the entries' order."""
+    merged: dict[str, list[str]] = {}
+    for e in entries:
+        merged.setdefault(e["reason"], []).extend(e["rules"])
+    return [(compact(codes), reason) for reason, codes in merged.items()]
+
+
+def describe(entries: Iterable[dict]) -> str:
+    """'THR001-THR002, THR006: no broker metrics; CLI001: no client inventory (KIP-511 metrics)'."""
+    return "; ".join(f"{codes}: {reason}" for codes, reason in by_reason(entries))
+
+
+def missing_categories(entries: Iterable[dict]) -> list[str]:
+    """The categories of which no selected rule was evaluated on the cluster."""
+    return sorted({e["category"] for e in entries if e.get("category_not_evaluated")})
+
+
+def category_label(entries: Iterable[dict], category: str) -> str:
+    """A category by its rule-code prefix ('THR'), as reports name it."""
+    for e in entries:
+        if e["category"] == category and e["rules"]:
+            return e["rules"][0][:3]
+    return category
+
+
+def grade_note(entries: Sequence[dict]) -> str:
+    """'not graded A: THR, CLI not evaluated', or '' when every category was evaluated."""
+    missing = missing_categories(entries)
+    if not missing:
+        return ""
+    labels = sorted({category_label(entries, c) for c in missing})
+    return f"not graded A: {', '.join(labels)} not evaluated"
