@@ -216,7 +216,8 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
                 "resolved": resolved.where(F.col("still").isNull()).count()}
     incomplete = [{"cluster": r.manifest.cluster_name, **{k: e.get(k) for k in ("source", "target", "message")}}
                   for r in refs for e in r.manifest.errors]
-    totals = {s: sum(c["counts"][s] for c in clusters) for s in reversed(SEVERITIES)}
+    # From every finding, not the graded clusters: a FLT004 finding is about a cluster absent from this run.
+    totals = {s: sum(h["count"] for h in hits if h["severity"] == s) for s in reversed(SEVERITIES)}
     totals["total"] = sum(totals.values())
     return FleetResult(run_date, engine.name, clusters, rules, top, incomplete, totals, out, previous_run, diff,
                        hits=hits, top_n=top_n, notes=notes, coverage=covered)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor import safe_io
+from auditor.collectors.urls import redact_url
 from auditor.errors import UsageError
 
 MAX_INVENTORY_BYTES = 16 * 1024 * 1024
@@ -106,7 +107,9 @@ class ClusterEntry:
         out = {"file": inventory_file, "name": self.name, "labels": dict(self.labels),
                "bootstrap_servers": refs.get("bootstrap_servers") or self.bootstrap_servers,
                "command_config": self.command_config, "zookeeper": refs.get("zookeeper") or self.zookeeper,
-               "metrics": plain + templ, "broker_configs": list(self.broker_configs),
+               # a token in a query or a user name in a URL is not refused above: never recorded either
+               "metrics": [m if isinstance(m, dict) else redact_url(m) for m in plain + templ],
+               "broker_configs": list(self.broker_configs),
                "broker_ids": list(self.broker_ids), "kafka_version": self.kafka_version,
                "msk": {"instance_type": self.msk_instance_type, "az_count": self.az_count},
                "timeout": self.timeout, "deadline": self.deadline}
@@ -203,7 +206,8 @@ class _Parser:
         if not isinstance(node, yaml.ScalarNode) or node.tag != "tag:yaml.org,2002:str" or not node.value.strip():
             self.fail(node, f"{what}: expected a non-empty string" + (" (quote it)" if isinstance(node, yaml.ScalarNode)
                                                                       and node.value else ""))
-        if _URL_PASSWORD.match(node.value.split(":", 2)[-1] if node.value.startswith("broker_id=") else node.value):
+        prefixed = _BROKER_PREFIX.match(node.value)
+        if _URL_PASSWORD.match(prefixed.group(2) if prefixed else node.value):
             self.fail(node, f"{what}: a password in a URL: give it by environment variable ({{env: NAME}})")
         return node.value, None
 

@@ -264,7 +264,7 @@ def unclean_leader_election(t, p):
     return topics.unionByName(defaults)
 
 
-@rule("REP006", "internal-topic-durability", "error", needs=("topics",))
+@rule("REP006", "internal-topic-durability", "error", needs=(("topics", "configs"),))
 def internal_topic_durability(t, p):
     """Kafka's internal topics (consumer offsets, transaction state) are less durable than the data they protect.
 

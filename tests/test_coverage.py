@@ -164,3 +164,16 @@ def test_fleet_html_and_text_show_coverage(tmp_path):
     assert "configs-only" in section and "search-ingest" in section
     assert "not evaluated" in section and "evaluated" in section and "no partition state" in section
     assert "PAR" in section and "partitions" in section
+
+
+def test_rules_that_judge_broker_settings_alone_are_evaluated_without_topics():
+    """REP006 fires on offsets.topic.replication.factor from configs alone (a server.properties in
+    review): it must not be listed as not evaluated at the same time."""
+    from auditor.coverage import unmet
+    from auditor.registry import load_rules
+
+    rules = load_rules()
+    have = {"brokers", "configs"}
+    for code in ("REP001", "REP002", "REP005", "REP006"):
+        assert unmet(rules[code], have) is None, code
+    assert unmet(rules["PAR003"], have) is not None  # partition state really is missing

@@ -51,6 +51,9 @@ def test_a_cluster_missing_since_the_previous_run_is_reported_by_name(tmp_path):
     # ... but it is not a cluster of this run: not graded, not counted
     graded = json.loads((out / "run_date=2026-11-23" / "_summary.json").read_text())["clusters"]
     assert GONE not in {c["name"] for c in graded} and len(graded) == 5
+    summary = json.loads((out / "run_date=2026-11-23" / "_summary.json").read_text())
+    by_rule = sum(r["findings"] for r in summary["rules"] if r["severity"] == "warning")
+    assert summary["totals"]["warning"] == by_rule  # the FLT004 finding is counted in the totals too
 
     # Still missing a week later: reported again (persisting), with the date it was last audited.
     week3 = _cli("fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", "2026-11-30")

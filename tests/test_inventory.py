@@ -399,3 +399,41 @@ def test_older_manifests_without_labels_still_read():
 
     with pytest.raises(SnapshotError):
         parse_manifest(json.dumps(j), "m.json")
+
+
+def test_metrics_url_credentials_never_reach_a_manifest(tmp_path):
+    """A token in a query, a user name, and a password behind a broker_id= prefix (refused)."""
+    inv = tmp_path / "fleet.yaml"
+    inv.write_text("version: 1\nclusters:\n"
+                   "  - name: a\n    metrics: ['http://127.0.0.1:9/metrics?token=SECRETTOKEN1']\n"
+                   "  - name: c\n    metrics: ['http://SECRETUSER3@127.0.0.1:9/metrics']\n")
+    out = tmp_path / "out"
+    done = _cli("collect", "--inventory", inv, "--out", out, "--run-date", "2026-11-23", "--format", "jsonl")
+    assert done.returncode == 3, done.stdout + done.stderr
+    written = "".join(p.read_text() for p in out.rglob("*") if p.is_file()) + done.stdout + done.stderr
+    assert "SECRETTOKEN1" not in written and "SECRETUSER3" not in written
+    prefixed = tmp_path / "prefixed.yaml"
+    prefixed.write_text("version: 1\nclusters:\n"
+                        "  - name: b\n    metrics: ['broker_id=1:http://user:SECRETPW2@127.0.0.1:9/metrics']\n")
+    refused = _cli("collect", "--inventory", prefixed, "--out", out, "--run-date", "2026-11-23")
+    assert refused.returncode == 2 and "a password in a URL" in refused.stderr and "SECRETPW2" not in refused.stderr
+
+
+@pytest.mark.parametrize("bad", ["2026-W48-1", "20261123", "2026-11-31"])
+def test_run_date_must_be_a_calendar_date(tmp_path, bad):
+    inv = tmp_path / "fleet.yaml"
+    inv.write_text("version: 1\nclusters:\n  - name: a\n    metrics: ['m.prom']\n")
+    (tmp_path / "m.prom").write_text("")
+    done = _cli("collect", "--inventory", inv, "--out", tmp_path / "out", "--run-date", bad)
+    assert done.returncode == 2 and f"--run-date must be YYYY-MM-DD, not '{bad}'" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_out_that_is_a_file_is_a_usage_error(tmp_path):
+    inv = tmp_path / "fleet.yaml"
+    inv.write_text("version: 1\nclusters:\n  - name: a\n    metrics: ['m.prom']\n")
+    (tmp_path / "m.prom").write_text("")
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    done = _cli("collect", "--inventory", inv, "--out", afile, "--run-date", "2026-11-23")
+    assert done.returncode == 2 and "exists and is not a directory" in done.stderr

@@ -140,7 +140,6 @@ def fleet(
     config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml.")] = None,
 ):
     """The weekly fleet-wide audit: every snapshot under ROOT, cluster and fleet (FLT) rules."""
-    import datetime as dt
     import json
 
     from auditor.config import find_config
@@ -149,11 +148,7 @@ def fleet(
 
     if fmt not in ("text", "json"):
         raise UsageError(f"--format must be text or json, not '{fmt}'")
-    if run_date:
-        try:
-            dt.date.fromisoformat(run_date)
-        except ValueError:
-            raise UsageError(f"--run-date must be YYYY-MM-DD, not '{run_date}'") from None
+    run_date = _run_date(run_date)
     cfg = find_config(config)
     engine_name = "spark" if master else engine.value
     with open_engine(engine_name, master=master) as eng:
@@ -185,6 +180,23 @@ MetricsOpt = Annotated[list[str] | None, typer.Option("--metrics", help="Prometh
 ClusterNameOpt = Annotated[str | None, typer.Option("--cluster-name", help="Cluster name (also the id when ZooKeeper gives none).")]
 TimeoutOpt = Annotated[float, typer.Option(help="Timeout of every network call, seconds.")]
 MAX_TIMEOUT = 3600.0  # --timeout: an hour per call at most (inf would overflow socket and thread timeouts)
+
+
+def _run_date(value: str | None) -> str | None:
+    """--run-date as given, if it is a calendar date written YYYY-MM-DD (fromisoformat alone also
+    takes week dates like 2026-W48-1, which would name a dt= directory wrongly)."""
+    import datetime as dt
+    import re
+
+    if value is None:
+        return None
+    try:
+        ok = bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", value)) and dt.date.fromisoformat(value).isoformat() == value
+    except ValueError:
+        ok = False
+    if not ok:
+        raise UsageError(f"--run-date must be YYYY-MM-DD, not '{value}'")
+    return value
 
 
 def _say(message: str) -> None:
@@ -320,15 +332,9 @@ def _collect_inventory(path: Path, out: Path, select: str | None, parallel: int,
         raise UsageError(f"collect: --parallel must be between 1 and 256, not {parallel}")
     if timeout != 10.0:
         raise UsageError("collect: with --inventory, give timeout: in the inventory (defaults: or per cluster)")
-    if run_date:
-        try:
-            dt.date.fromisoformat(run_date)
-        except ValueError:
-            raise UsageError(f"--run-date must be YYYY-MM-DD, not '{run_date}'") from None
-        if len(run_date) != 10:
-            raise UsageError(f"--run-date must be YYYY-MM-DD, not '{run_date}'")
-    else:
-        run_date = dt.date.today().isoformat()
+    run_date = _run_date(run_date) or dt.date.today().isoformat()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"collect: --out {out} exists and is not a directory")
     chooser = parse_selector(select) if select is not None else None
     inv = load_inventory(path)
     entries = [e for e in inv.clusters if chooser is None or chooser(e)]

@@ -43,6 +43,7 @@ from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult
 from auditor.collectors.admin import Progress, collect_admin
 from auditor.collectors.files import collect_broker_configs
 from auditor.collectors.metrics import MetricsResult, collect_metrics
+from auditor.collectors.urls import redact_url
 from auditor.collectors.versions import APP_INFO, DECLARED, detect_kafka_version
 from auditor.collectors.zookeeper import collect_zookeeper
 from auditor.collectors.zookeeper import source_bound as zookeeper_bound
@@ -134,7 +135,7 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
     registry = [r for r in results + ([zk] if zk else []) if r.tables.get("brokers")]
     hosts = broker_hosts(registry, files)
     mets = _run("metrics", lambda: collect_metrics(list(metrics), timeout=timeout, broker_hosts=hosts),
-                ", ".join(map(str, metrics)), urls=len(metrics)) if metrics else None
+                ", ".join(redact_url(str(m)) for m in metrics), urls=len(metrics)) if metrics else None
     results += [r for r in (zk, files, mets) if r is not None]
 
     tables: dict[str, list[dict]] = {}
