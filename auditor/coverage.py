@@ -37,6 +37,9 @@ REASONS = {
     "brokers": "no broker registrations",
     "configs": "no broker or topic configs",
     "topics": "no topic metadata",
+    "quorum": "no KRaft quorum state (DescribeQuorum)",
+    "features": "no finalized feature levels (ApiVersions)",
+    "kraft_nodes": "no KRaft node configuration",
 }
 
 
@@ -47,8 +50,11 @@ def reason_for(table: str) -> str:
 def available_tables(manifest) -> set[str]:
     """The tables a snapshot holds, plus those that cannot apply to the cluster."""
     present = {name for name, filename in (manifest.tables or {}).items() if filename}
-    if str(manifest.cluster.get("metadata_mode") or "").lower() == "kraft":
+    mode = str(manifest.cluster.get("metadata_mode") or "").lower()
+    if mode == "kraft":
         present.add("zk_state")  # KRaft has no ZooKeeper: nothing is missing
+    elif mode == "zookeeper":
+        present |= {"quorum", "kraft_nodes", "features"}  # no KRaft quorum, no metadata.version: nothing missing
     return present
 
 

@@ -19,8 +19,14 @@ Shape (README: "Collecting a fleet: the inventory")::
         broker_ids: [1, 2, 3]          # what a {broker_id} template expands over if no broker is discovered
         kafka_version: "3.6.0"        # only where it cannot be discovered
         msk: {instance_type: kafka.m5.large, az_count: 3}
+        # or the AWS MSK source (auditor/collectors/msk.py): everything above is then discovered
+        # msk: {cluster_arn: "arn:aws:kafka:eu-west-1:123456789012:cluster/payments/abcd-1234", region: eu-west-1}
         timeout: 10                   # seconds per network call
         deadline: 600                 # seconds for the whole cluster
+    msk_discovery:       # every provisioned MSK cluster of these regions (kafka:ListClustersV2);
+      regions: [eu-west-1, us-east-1]        # its MSK tags become its labels, the defaults apply
+      tags: {environment: prod}              # optional: only clusters with these tags
+      name_prefix: payments                  # optional: only clusters whose name starts with it
 
 Everything is checked before anything is collected: an unknown key, a duplicate name, a
 cluster with no source, a missing client.properties or broker_configs path, a label that is
@@ -47,11 +53,13 @@ from auditor.errors import UsageError
 
 MAX_INVENTORY_BYTES = 16 * 1024 * 1024
 MAX_TIMEOUT = 3600.0
-TOP_KEYS = ("version", "defaults", "clusters")
+TOP_KEYS = ("version", "defaults", "clusters", "msk_discovery")
 CLUSTER_KEYS = ("name", "labels", "bootstrap_servers", "command_config", "zookeeper", "metrics", "broker_configs",
                 "broker_ids", "kafka_version", "msk", "timeout", "deadline")
 DEFAULT_KEYS = tuple(k for k in CLUSTER_KEYS if k != "name")
-MSK_KEYS = ("instance_type", "az_count")
+MSK_KEYS = ("instance_type", "az_count", "cluster_arn", "region")
+MSK_DISCOVERY_KEYS = ("regions", "tags", "name_prefix")
+_AWS_REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d$")
 LABEL_FIELDS = ("environment", "tier", "platform")  # labels that also set the manifest's cluster fields
 _SECRET_KEY = re.compile(r"password|passwd|secret|jaas|credential|passphrase|token|api[_.-]?key|private[_.-]?key",
                          re.IGNORECASE)
@@ -81,6 +89,8 @@ class ClusterEntry:
     kafka_version: str | None = None
     msk_instance_type: str | None = None
     az_count: int | None = None
+    msk_cluster_arn: str | None = None  # the AWS MSK source
+    msk_region: str | None = None  # None: the ARN's region
     timeout: float = 10.0
     deadline: float | None = None  # None: computed from the sources (fleet_collect.cluster_deadline)
     references: dict = field(default_factory=dict)  # key -> {"env": NAME} (or a list of them, per metrics entry)
@@ -111,17 +121,51 @@ class ClusterEntry:
                "metrics": [m if isinstance(m, dict) else redact_url(m) for m in plain + templ],
                "broker_configs": list(self.broker_configs),
                "broker_ids": list(self.broker_ids), "kafka_version": self.kafka_version,
-               "msk": {"instance_type": self.msk_instance_type, "az_count": self.az_count},
+               "msk": {k: v for k, v in (("instance_type", self.msk_instance_type), ("az_count", self.az_count),
+                                         ("cluster_arn", self.msk_cluster_arn), ("region", self.msk_region))
+                       if v is not None} or None,
                "timeout": self.timeout, "deadline": self.deadline}
-        if out["msk"] == {"instance_type": None, "az_count": None}:
-            out["msk"] = None
         return {k: v for k, v in out.items() if v not in (None, [], {})}
+
+
+@dataclass
+class MskDiscovery:
+    """The inventory's ``msk_discovery:`` block; ``template``: the defaults every discovered
+    cluster takes (labels, timeout, command_config, metrics templates ...)."""
+    regions: list[str]
+    tags: dict[str, str]
+    name_prefix: str | None
+    template: ClusterEntry
+    line: int
 
 
 @dataclass
 class Inventory:
     path: str
     clusters: list[ClusterEntry]
+    msk_discovery: MskDiscovery | None = None
+
+    def with_discovered(self, found) -> list[ClusterEntry]:
+        """The clusters plus those MSK discovery found (auditor.collectors.msk.discover): named
+        after the MSK cluster (``NAME-REGION`` when the name is taken), MSK tags as labels over
+        the defaults' labels; a cluster the inventory already names by ARN is not added twice."""
+        import dataclasses
+
+        out = list(self.clusters)
+        known_arns = {c.msk_cluster_arn for c in out if c.msk_cluster_arn}
+        names = {c.name for c in out}
+        for d in found:
+            if d.arn in known_arns or self.msk_discovery is None:
+                continue
+            name = d.name if d.name not in names else f"{d.name}-{d.region}"
+            names.add(name)
+            known_arns.add(d.arn)
+            t = self.msk_discovery.template
+            labels = {**t.labels, "platform": "msk", **{str(k): str(v) for k, v in d.tags.items()}}
+            out.append(dataclasses.replace(t, name=name, labels=labels, msk_cluster_arn=d.arn, msk_region=d.region,
+                                           metrics=list(t.metrics), templates=list(t.templates),
+                                           references=dict(t.references)))
+        return out
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -246,12 +290,13 @@ class _Parser:
             for key, (knode, _) in defaults.items():
                 if key not in DEFAULT_KEYS:
                     self.fail(knode, f"defaults: unknown key '{key}' (expected {', '.join(DEFAULT_KEYS)})")
-        if "clusters" not in top:
-            self.fail(root, "no 'clusters' list")
+        if "clusters" not in top and "msk_discovery" not in top:
+            self.fail(root, "no 'clusters' list (nor msk_discovery)")
         import yaml
 
-        cnode = top["clusters"][1]
-        if not isinstance(cnode, yaml.SequenceNode) or not cnode.value:
+        discovery = self.msk_discovery(top["msk_discovery"][1], defaults) if "msk_discovery" in top else None
+        cnode = top["clusters"][1] if "clusters" in top else yaml.SequenceNode("tag:yaml.org,2002:seq", [])
+        if not isinstance(cnode, yaml.SequenceNode) or not (cnode.value or discovery):
             self.fail(cnode, "clusters: expected a non-empty list of clusters")
         clusters: list[ClusterEntry] = []
         seen: dict[str, int] = {}
@@ -262,7 +307,38 @@ class _Parser:
                           f"name: duplicate cluster name '{entry.name}' (first at line {seen[entry.name]})")
             seen[entry.name] = entry.line
             clusters.append(entry)
-        return Inventory(self.file, clusters)
+        return Inventory(self.file, clusters, discovery)
+
+    def msk_discovery(self, node, defaults: dict) -> MskDiscovery:
+        import yaml
+
+        block = self.mapping(node, "msk_discovery")
+        for key, (knode, _) in block.items():
+            if key not in MSK_DISCOVERY_KEYS:
+                self.fail(knode, f"msk_discovery: unknown key '{key}' (expected {', '.join(MSK_DISCOVERY_KEYS)})")
+        if "regions" not in block:
+            self.fail(node, "msk_discovery: no 'regions' (a list of AWS regions, e.g. [eu-west-1])")
+        regions = []
+        for value, _, vnode in self.strings(block["regions"][1], "msk_discovery: regions"):
+            if not _AWS_REGION.match(value):
+                self.fail(vnode, f"msk_discovery: regions: '{value}' is not an AWS region (e.g. eu-west-1)")
+            regions.append(value)
+        tags = {}
+        if "tags" in block:
+            for key, (_k, v) in self.mapping(block["tags"][1], "msk_discovery: tags").items():
+                tags[key], _ = self.string(v, f"msk_discovery: tag '{key}'")
+        prefix = self.string(block["name_prefix"][1], "msk_discovery: name_prefix")[0] if "name_prefix" in block \
+            else None
+        # The defaults every discovered cluster takes, checked now: parsed as a cluster of its own.
+        str_tag, mark = "tag:yaml.org,2002:str", node.start_mark
+        scalar = lambda v: yaml.ScalarNode(str_tag, v, start_mark=mark)  # noqa: E731
+        probe = yaml.MappingNode("tag:yaml.org,2002:map", [
+            (scalar("name"), scalar("msk_discovery")),
+            (scalar("msk"), yaml.MappingNode("tag:yaml.org,2002:map", [(scalar("cluster_arn"), scalar(
+                "arn:aws:kafka:us-east-1:000000000000:cluster/discovered/0"))], start_mark=mark))], start_mark=mark)
+        template = self.cluster(probe, {k: v for k, v in defaults.items() if k != "msk"})
+        template.msk_cluster_arn = template.msk_region = None
+        return MskDiscovery(regions, tags, prefix, template, mark.line + 1)
 
     def cluster(self, node, defaults: dict) -> ClusterEntry:
         own = self.mapping(node, "cluster")
@@ -298,7 +374,8 @@ class _Parser:
             vnode = merged["command_config"][1]
             value, _ = self.string(vnode, f"{what}: command_config")
             entry.command_config = self.path(value)
-            self.client_config(entry, vnode, what, inherited="command_config" not in own)
+            self.client_config(entry, vnode, what, inherited="command_config" not in own,
+                               msk=self.names_msk_cluster(merged))
         if "broker_configs" in merged:
             for value, _, vnode in self.strings(merged["broker_configs"][1], f"{what}: broker_configs"):
                 path = self.path(value)
@@ -343,6 +420,7 @@ class _Parser:
                 entry.msk_instance_type, _ = self.string(msk["instance_type"][1], f"{what}: msk.instance_type")
             if "az_count" in msk:
                 entry.az_count = int(self.number(msk["az_count"][1], f"{what}: msk.az_count", integer=True))
+            self.msk_source(entry, msk, what)
         for key in ("timeout", "deadline"):
             if key in merged:
                 vnode = merged[key][1]
@@ -351,13 +429,48 @@ class _Parser:
                     self.fail(vnode, f"{what}: {key}: expected seconds above 0"
                                      + (f" and at most {MAX_TIMEOUT:g}" if key == "timeout" else ""))
                 setattr(entry, key, float(value))
-        if not (entry.discovers_brokers or entry.metrics or (entry.templates and entry.broker_ids)):
+        if not (entry.discovers_brokers or entry.msk_cluster_arn or entry.metrics
+                or (entry.templates and entry.broker_ids)):
             hint = " (a {broker_id} metrics template needs broker_ids or a source that discovers brokers)" \
                 if entry.templates else ""
-            self.fail(node, f"{what}: no source: give bootstrap_servers, zookeeper, broker_configs or metrics{hint}")
+            self.fail(node, f"{what}: no source: give bootstrap_servers, zookeeper, broker_configs, metrics or "
+                            f"msk.cluster_arn{hint}")
         return entry
 
-    def client_config(self, entry: ClusterEntry, vnode, what: str, *, inherited: bool) -> None:
+    @staticmethod
+    def names_msk_cluster(merged: dict) -> str | None:
+        """The ``msk.cluster_arn`` of a cluster (checked later, with the rest of its msk block)."""
+        import yaml
+
+        node = merged["msk"][1] if "msk" in merged else None
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        return next((v.value for k, v in node.value if k.value == "cluster_arn" and isinstance(v, yaml.ScalarNode)),
+                    None)
+
+    def msk_source(self, entry: ClusterEntry, msk: dict, what: str) -> None:
+        """``msk: {cluster_arn, region}``: the AWS MSK source (region: the ARN's by default)."""
+        from auditor.collectors.msk import is_cluster_arn, region_of
+
+        if "cluster_arn" in msk:
+            vnode = msk["cluster_arn"][1]
+            entry.msk_cluster_arn, _ = self.string(vnode, f"{what}: msk.cluster_arn")
+            if not is_cluster_arn(entry.msk_cluster_arn):
+                self.fail(vnode, f"{what}: msk.cluster_arn: expected arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID")
+        if "region" in msk:
+            vnode = msk["region"][1]
+            entry.msk_region, _ = self.string(vnode, f"{what}: msk.region")
+            if not _AWS_REGION.match(entry.msk_region):
+                self.fail(vnode, f"{what}: msk.region: '{entry.msk_region}' is not an AWS region (e.g. eu-west-1)")
+            if entry.msk_cluster_arn and region_of(entry.msk_cluster_arn) != entry.msk_region:
+                self.fail(vnode, f"{what}: msk.region {entry.msk_region} is not the region of msk.cluster_arn "
+                                 f"({region_of(entry.msk_cluster_arn)})")
+            if not entry.msk_cluster_arn:
+                self.fail(vnode, f"{what}: msk.region needs msk.cluster_arn (for every cluster of a region: "
+                                 "msk_discovery)")
+
+    def client_config(self, entry: ClusterEntry, vnode, what: str, *, inherited: bool,
+                      msk: str | None = None) -> None:
         """Check a command_config now (exit 2 before collecting). One from ``defaults:`` applies
         only to the clusters with a Kafka Admin API source (bootstrap_servers here or in it)."""
         from auditor.collectors.client_config import ClientConfigError, load_client_config
@@ -369,10 +482,17 @@ class _Parser:
             self.fail(vnode, f"{what}: command_config: {path}: no such file")
         except OSError as e:
             self.fail(vnode, f"{what}: command_config: {e}")
+        bootstrap = entry.bootstrap_servers
+        if msk and not bootstrap:  # checked as it will be used: on an MSK broker host of the ARN's region
+            from auditor.collectors.msk import region_of
+
+            bootstrap = f"b-1.cluster.id.c1.kafka.{region_of(msk) or 'us-east-1'}.amazonaws.com:9098"
         try:
-            client = load_client_config(path, entry.bootstrap_servers)
+            client = load_client_config(path, bootstrap)
         except ClientConfigError as e:
             self.fail(vnode, f"{what}: command_config: {e}")
+        if msk:  # an MSK entry: the listener comes from kafka:GetBootstrapBrokers
+            return
         if not client.config.get("bootstrap.servers"):
             if inherited:
                 entry.command_config = None

@@ -29,7 +29,7 @@ CATALOGUE: dict[str, str] = {
     **{f"AUD00{i}": "audit" for i in (1,)},
     **{f"REP{i:03d}": "replication" for i in range(1, 11)},
     **{f"PAR{i:03d}": "partitions" for i in range(1, 8)},
-    **{f"CTL{i:03d}": "controller" for i in range(1, 7)},
+    **{f"CTL{i:03d}": "controller" for i in range(1, 11)},
     **{f"THR{i:03d}": "threads" for i in range(1, 8)},
     **{f"DSK{i:03d}": "storage" for i in range(1, 7)},
     "CLI001": "clients",

@@ -8,6 +8,8 @@ from checks._transforms import (
     int_list,
     partition_name,
     registered_as,
+    try_int,
+    version_key,
     with_version_number,
 )
 
@@ -42,19 +44,28 @@ def no_active_controller(t, p):
     `/controller` (`zookeeper-shell Z delete /controller`) forces a new election among
     the live brokers. KRaft: check the controller quorum with `kafka-metadata-quorum
     --bootstrap-server B describe --status`; a majority of `controller.quorum.voters` must
-    be up and reachable.
+    be up and reachable. On KRaft the leader is read from DescribeQuorum (KIP-595), not
+    from DescribeCluster, whose "controller" is an arbitrary broker there (KIP-590).
 
     Example: `/controller` holds `{"brokerid": 5}` while `/brokers/ids` lists 1, 2, 3, 4.
     """
-    ctl = t.controller.select("cluster_id", "mode", "controller_id", "controller_epoch", "voters",
-                              F.lit(True).alias("has_row"))
+    # On KRaft the controller is the quorum leader (DescribeQuorum, auditor/collectors/kraft.py), never
+    # DescribeCluster's controller id (an arbitrary broker there): only rows of the cluster's own
+    # metadata mode count (a ZooKeeper row left over from a migration does not).
+    modes = _clusters(t).select("cluster_id", F.lower(F.col("manifest_mode")).alias("_mode"))
+    ctl = join(t.controller, modes, "cluster_id", "left").where(
+        F.col("_mode").isNull() | (F.lower(F.coalesce(F.col("mode"), F.col("_mode"))) == F.col("_mode"))).select(
+        "cluster_id", "mode", "controller_id", "controller_epoch", "voters", F.lit(True).alias("has_row"))
     parts = t.partitions.groupBy("cluster_id").agg(F.count(F.lit(1)).alias("partition_count"))
     d = join(join(join(join(_clusters(t), ctl, "cluster_id", "left"), _broker_count(t), "cluster_id", "left"),
                   parts, "cluster_id", "left"),
              registered_as(t, "controller_id", "registered"), ["cluster_id", "controller_id"], "left")
     kraft = F.lower(F.coalesce(F.col("mode"), F.col("manifest_mode"), F.lit("zookeeper"))) == "kraft"
     has_voters = F.col("voters").isNotNull() & (F.size("voters") > 0)
-    no_row = F.col("has_row").isNull() & (F.coalesce(F.col("partition_count"), F.lit(0)) > 0)
+    # No row on KRaft: the quorum was not read (a broker before 3.3 does not offer DescribeQuorum),
+    # which says nothing about its leader; in ZooKeeper mode no /controller is a finding.
+    no_row = F.col("has_row").isNull() & (F.coalesce(F.col("partition_count"), F.lit(0)) > 0) & ~F.coalesce(
+        F.lower(F.col("manifest_mode")) == "kraft", F.lit(False))
     none = F.col("has_row").isNotNull() & (F.col("controller_id").isNull() | (F.col("controller_id") < 0))
     not_voter = kraft & has_voters & (F.col("controller_id") >= 0) & ~F.array_contains(F.col("voters"), F.col("controller_id"))
     not_broker = ~kraft & (F.col("controller_id") >= 0) & F.col("registered").isNull() & (
@@ -270,3 +281,226 @@ def kraft_quorum_size(t, p):
     evidence = ev(voters=F.sort_array(F.col("voters")), voter_count=size, tolerated_failures=tolerated,
                   min_voters=F.lit(p["min_voters"]), controller_id=F.col("controller_id"))
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
+
+
+# --- KRaft (auditor/collectors/kraft.py, the kraft_nodes rows of properties files) -------------------
+
+QUORUM_KEYS = ("process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers")
+# metadata.version level 17 (3.7-IV2) adds JBOD to KRaft (KIP-858): DSK003 reads it too.
+MV_JBOD_LEVEL = 17
+
+
+def kraft_settings(t):
+    """Per KRaft node (cluster_id, node_id): roles (comma-separated, lowercase), quorum_voters and
+    quorum_bootstrap_servers as configured; from kraft_nodes (properties files, controllers
+    included) and from the brokers' configs (DescribeConfigs or files). Unset or empty values
+    (DescribeConfigs reports unset keys as DEFAULT_CONFIG "") are null."""
+    files = t.kraft_nodes.select("cluster_id", "node_id", F.array_join(F.col("process_roles"), ",").alias("roles"),
+                                 "quorum_voters", "quorum_bootstrap_servers")
+    c = t.configs.where((F.col("entity_type") == "broker") & F.col("key").isin(*QUORUM_KEYS)
+                        & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
+                        & (F.trim(F.coalesce(F.col("value"), F.lit(""))) != ""))
+    cfg = c.groupBy("cluster_id", "entity_name").agg(
+        *[F.max(F.when(F.col("key") == k, F.trim(F.col("value")))).alias(a)
+          for k, a in zip(QUORUM_KEYS, ("roles", "quorum_voters", "quorum_bootstrap_servers"), strict=True)]
+    ).select("cluster_id", try_int("entity_name").alias("node_id"),
+             F.lower(F.regexp_replace(F.col("roles"), " ", "")).alias("roles"), "quorum_voters",
+             "quorum_bootstrap_servers")
+    both = files.unionByName(cfg).where(F.col("node_id").isNotNull())
+    empty = lambda c: F.when(F.trim(F.col(c)) != "", F.col(c))  # noqa: E731
+    return both.groupBy("cluster_id", "node_id").agg(
+        F.max(empty("roles")).alias("roles"), F.max(empty("quorum_voters")).alias("quorum_voters"),
+        F.max(empty("quorum_bootstrap_servers")).alias("quorum_bootstrap_servers"))
+
+
+def _features(t):
+    """Per cluster whose features were read: mv_level / mv_name (finalized metadata.version) and
+    kraft_level (finalized kraft.version; 0 when not listed: a feature at level 0 is not
+    finalized, KIP-1022)."""
+    f = t.features
+    return f.groupBy("cluster_id").agg(
+        F.max(F.when(F.col("feature") == "metadata.version", F.col("finalized_level"))).alias("mv_level"),
+        F.max(F.when(F.col("feature") == "metadata.version", F.col("version_name"))).alias("mv_name"),
+        F.coalesce(F.max(F.when(F.col("feature") == "kraft.version", F.col("finalized_level"))),
+                   F.lit(0)).alias("kraft_level"))
+
+
+@rule("CTL007", "kraft-combined-mode", "warning", needs=(("kraft_nodes", "configs", "quorum"),), params=(
+    Param("production_environments", "prod,production",
+          "comma-separated environment labels (case-insensitive) that mark a production cluster"),
+))
+def kraft_combined_mode(t, p):
+    """KRaft controllers run in combined mode, on the same nodes as brokers (`process.roles=broker,controller`), in a production cluster.
+
+    Why: a combined node runs the controller quorum and a broker in one JVM. Broker load
+    (a connection surge, a GC pause, a full disk, a partition reassignment) then delays the
+    controller's fetches and heartbeats, and restarting the broker for a patch also restarts
+    a voter: a rolling restart takes a quorum member down with every broker. Apache Kafka
+    documents combined mode as not recommended for critical deployments (KIP-500, KIP-595
+    quorum; the operations guide's "Deploying Considerations"): controllers cannot be
+    rolled, scaled or isolated independently of brokers. Production is the cluster's
+    environment label, among the parameter `production_environments` (default prod,
+    production). A combined node is one whose process.roles lists both roles (its properties
+    file or DescribeConfigs), or a quorum voter that is also a registered broker (node ids
+    are unique across a KRaft cluster).
+
+    Remediation: run 3 (or 5) dedicated controllers (`process.roles=controller`) and move
+    the brokers to `process.roles=broker`. Kafka cannot change a node's roles in place: add
+    dedicated controllers (a dynamic quorum, Kafka 3.9+, KIP-853: `kafka-metadata-quorum
+    add-controller`, then `remove-controller` for the combined ones), or build a new
+    quorum and migrate. Check with `kafka-metadata-quorum --bootstrap-server B describe --status`.
+
+    Example: the cluster `payments` (environment prod) whose nodes 1, 2 and 3 have
+    `process.roles=broker,controller`.
+    """
+    prod = [e.strip().lower() for e in str(p["production_environments"]).split(",") if e.strip()]
+    roles = F.split(F.coalesce(F.col("roles"), F.lit("")), ",")
+    by_roles = t.derived("kraft_settings", kraft_settings).where(
+        F.array_contains(roles, "broker") & F.array_contains(roles, "controller")).select("cluster_id", "node_id")
+    voters = t.quorum.where(F.col("role") == "voter").select("cluster_id", "node_id")
+    by_quorum = join(voters, registered_as(t, "node_id", "registered"), ["cluster_id", "node_id"]).select(
+        "cluster_id", "node_id")
+    nodes = by_roles.unionByName(by_quorum).groupBy("cluster_id").agg(
+        F.sort_array(F.collect_set("node_id")).alias("nodes"))
+    clusters = t.clusters.select("cluster_id", F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
+                                 F.lower(F.trim(F.col("environment"))).alias("env"))
+    d = join(clusters.where(F.col("env").isin(*prod)) if prod else clusters.where(F.lit(False)), nodes, "cluster_id")
+    msg = text("KRaft controllers run combined with brokers (process.roles=broker,controller) on node(s) ",
+               int_list(F.col("nodes")), " of a production cluster (environment ", F.col("env"),
+               "): broker load and every broker restart also hit the controller quorum")
+    return emit(d, "cluster", F.col("cluster"), msg,
+                ev(combined_nodes=F.col("nodes"), environment=F.col("env")))
+
+
+@rule("CTL008", "kraft-version-mismatch", "warning", needs=("features", ("kraft_nodes", "configs")))
+def kraft_version_mismatch(t, p):
+    """The KRaft quorum's finalized `kraft.version` does not match how a node is configured to find it: a static quorum (`kraft.version` 0) with `controller.quorum.bootstrap.servers`, or a dynamic one with `controller.quorum.voters`.
+
+    Why: Kafka 3.9 added dynamic quorums (KIP-853): with `kraft.version` 1 the voter set is
+    stored in the metadata log and changed with `kafka-metadata-quorum add-controller` /
+    `remove-controller`; nodes discover it through `controller.quorum.bootstrap.servers`.
+    A static quorum (`kraft.version` 0, every cluster formatted before 3.9 or without
+    `--standalone` / `--initial-controllers`) has its voters fixed by
+    `controller.quorum.voters` on every node. A node configured for the other form does
+    not see the quorum as it is: on a static quorum, bootstrap servers give no voter set
+    (add-controller is refused, KIP-853 needs kraft.version 1), and on a dynamic quorum a
+    static voters list goes stale at the first add or remove of a controller. The
+    finalized level comes from ApiVersions (KIP-584); `kraft.version` missing from the
+    finalized features means level 0 (KIP-1022).
+
+    Remediation: on a static quorum, set `controller.quorum.voters` (id@host:port of every
+    controller) on every node; to move to a dynamic quorum, upgrade to 3.9+ and run
+    `kafka-features --bootstrap-server B upgrade --feature kraft.version=1` (Kafka 4.1+;
+    before, a dynamic quorum needs a re-format), then switch the nodes to
+    `controller.quorum.bootstrap.servers`. On a dynamic quorum, replace
+    `controller.quorum.voters` with `controller.quorum.bootstrap.servers` on each node.
+
+    Example: finalized kraft.version 0, while controller 3001's properties set
+    `controller.quorum.bootstrap.servers=c1:9093,c2:9093,c3:9093` and no voters.
+    """
+    f = _features(t).where(F.col("mv_level").isNotNull() | (F.col("kraft_level") > 0))  # a KRaft cluster
+    d = join(t.derived("kraft_settings", kraft_settings), f, "cluster_id")
+    static_with_bootstrap = (F.col("kraft_level") == 0) & F.col("quorum_bootstrap_servers").isNotNull() & \
+        F.col("quorum_voters").isNull()
+    dynamic_with_voters = (F.col("kraft_level") >= 1) & F.col("quorum_voters").isNotNull()
+    d = d.where(static_with_bootstrap | dynamic_with_voters)
+    msg = F.when(static_with_bootstrap, text(
+        "node ", F.col("node_id"), " finds the quorum through controller.quorum.bootstrap.servers=",
+        F.col("quorum_bootstrap_servers"), ", but the quorum is static (kraft.version 0): the voter set is "
+        "fixed by controller.quorum.voters, which this node does not set")).otherwise(text(
+            "node ", F.col("node_id"), " sets controller.quorum.voters=", F.col("quorum_voters"),
+            ", but the quorum is dynamic (kraft.version ", F.col("kraft_level"),
+            "): that static list goes stale at the next add-controller or remove-controller; use "
+            "controller.quorum.bootstrap.servers"))
+    return emit(d, "node", F.col("node_id").cast("string"), msg,
+                ev(node=F.col("node_id"), kraft_version=F.col("kraft_level"), roles=F.col("roles"),
+                   quorum_voters=F.col("quorum_voters"), quorum_bootstrap_servers=F.col("quorum_bootstrap_servers"),
+                   metadata_version=F.col("mv_name")))
+
+
+@rule("CTL009", "metadata-version-behind", "warning", needs=("features",))
+def metadata_version_behind(t, p):
+    """The finalized `metadata.version` is from an older release than the software the brokers run.
+
+    Why: on KRaft, upgrading the binaries is half an upgrade. The cluster keeps the
+    finalized `metadata.version` (KIP-778) it had until an operator raises it, and every
+    feature gated on a newer level stays off: JBOD needs 3.7-IV2 (KIP-858), dynamic
+    quorums 3.9-IV0 (KIP-853), eligible leader replicas a later level still (KIP-966). A
+    metadata.version too far behind also blocks the next upgrade: Kafka 4.0 requires at
+    least 3.3-IV3. Keeping the old level for a while is how a rollback of the binaries stays
+    possible; keeping it for months leaves the cluster half-upgraded. The software version
+    is the lowest broker
+    version (else the cluster's); only the release is compared (3.7-IV2 is release 3.7),
+    so a level left within the brokers' own release is not judged.
+
+    Remediation: once every broker and controller runs the new version and the upgrade is
+    not going to be rolled back, finalize it: `kafka-features --bootstrap-server B upgrade
+    --metadata 3.9` (3.3+; `--release-version 3.9` on 3.8+), then check with
+    `kafka-features --bootstrap-server B describe`. Raising metadata.version cannot always
+    be undone (downgrades across metadata changes are refused).
+
+    Example: brokers on Kafka 3.9.0 with finalized metadata.version 3.6-IV2 (level 14).
+    """
+    f = _features(t).where(F.col("mv_name").isNotNull())
+    broker_v = t.brokers.select("cluster_id", version_key("version").alias("v")).where(F.col("v").isNotNull()) \
+        .groupBy("cluster_id").agg(F.min("v").alias("broker_v"), F.max("v").alias("broker_v_max"))
+    clusters = t.clusters.select("cluster_id", F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
+                                 version_key("kafka_version").alias("cluster_v"), "kafka_version")
+    d = join(join(clusters, f, "cluster_id"), broker_v, "cluster_id", "left")
+    software = F.coalesce(F.col("broker_v"), F.col("cluster_v"))
+    release = F.floor(software / 1000).cast("bigint") * 1000
+    mv_release = version_key(F.col("mv_name"))
+    d = d.where(mv_release < release)
+    shown = text(F.floor(release / 1_000_000).cast("bigint"), ".", (F.floor(release / 1000) % 1000).cast("bigint"))
+    msg = text("finalized metadata.version is ", F.col("mv_name"), " (level ", F.col("mv_level"),
+               ") while the brokers run release ", shown, ": the features of the newer releases stay off until it "
+               "is raised (kafka-features upgrade --metadata ", shown, ")")
+    return emit(d, "cluster", F.col("cluster"), msg,
+                ev(metadata_version=F.col("mv_name"), metadata_version_level=F.col("mv_level"),
+                   software_release=shown, kafka_version=F.col("kafka_version")))
+
+
+@rule("CTL010", "quorum-voter-lagging", "error", needs=("quorum",), params=(
+    Param("max_lag", 10000, "records a voter may be behind the leader's high watermark (a heuristic)"),
+    Param("max_fetch_age_ms", 30000, "milliseconds since a voter's last fetch from the leader, at collection time"),
+))
+def quorum_voter_lagging(t, p):
+    """A KRaft quorum voter lags the leader: its log end offset is far behind the high watermark, or it has not fetched recently.
+
+    Why: the metadata quorum commits a record once a majority of voters has it (KIP-595).
+    A voter that lags or stopped fetching (down, partitioned, a full disk, long GC pauses)
+    no longer counts towards that majority: with 3 voters one more failure stops every
+    metadata change (no leader election for partitions, no topic or config change, no
+    broker registration), and if the leader fails a lagging voter cannot be elected. The
+    lag is the leader's high watermark minus the voter's log end offset, as DescribeQuorum
+    reports them (parameter `max_lag`, default 10000 records, a heuristic); the fetch age
+    is the collection time minus the voter's last fetch as the leader timed it (parameter
+    `max_fetch_age_ms`, default 30 s; the controller's fetch timeout,
+    controller.quorum.fetch.timeout.ms, is 2 s, so clock skew between the leader and the
+    collecting host should not matter at this threshold).
+
+    Remediation: check the voter with `kafka-metadata-quorum --bootstrap-server B describe
+    --replication` (its LogEndOffset, Lag, LastFetchTimestamp), then the controller
+    process itself: its logs, disk (metadata.log.dir), GC and network path to the leader.
+    Restart or replace it before another voter is touched (no rolling restart meanwhile).
+
+    Example: voter 3003 with log end offset 10 while the leader's high watermark is 52000,
+    last fetch 5 minutes before the collection.
+    """
+    voters = t.quorum.where((F.col("role") == "voter") & ~F.coalesce(F.col("is_leader"), F.lit(False)))
+    lagging = F.coalesce(F.col("lag") > p["max_lag"], F.lit(False))
+    stale = F.coalesce(F.col("fetch_age_ms") > p["max_fetch_age_ms"], F.lit(False))
+    d = voters.where(lagging | stale)
+    why = F.when(lagging & stale, text("is ", F.col("lag"), " records behind the leader's high watermark (",
+                                       F.col("high_watermark"), ") and last fetched ",
+                                       F.floor(F.col("fetch_age_ms") / 1000).cast("bigint"), " s before collection"))
+    why = why.when(lagging, text("is ", F.col("lag"), " records behind the leader's high watermark (",
+                                 F.col("high_watermark"), ")")).otherwise(
+        text("last fetched from the leader ", F.floor(F.col("fetch_age_ms") / 1000).cast("bigint"),
+             " s before collection"))
+    msg = text("quorum voter ", F.col("node_id"), " ", why, ": it does not count towards the majority that commits "
+               "metadata")
+    return emit(d, "node", F.col("node_id").cast("string"), msg,
+                ev(node=F.col("node_id"), log_end_offset=F.col("log_end_offset"), high_watermark=F.col("high_watermark"),
+                   lag=F.col("lag"), fetch_age_ms=F.col("fetch_age_ms"), caught_up_age_ms=F.col("caught_up_age_ms"),
+                   max_lag=F.lit(p["max_lag"]), max_fetch_age_ms=F.lit(p["max_fetch_age_ms"])))

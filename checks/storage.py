@@ -10,6 +10,7 @@ from checks._api import F, emit, ev, join, text
 from checks._transforms import broker_log_dirs, topic_replication, version_key, version_number
 
 SARAMA_FIXED = "1.43.3"
+MV_JBOD_LEVEL = 17  # metadata.version 3.7-IV2: JBOD on KRaft (KIP-858)
 
 
 def _dirs(t):
@@ -134,11 +135,15 @@ def jbod_unsupported_version(t, p):
     (metadata.version 3.7-IV2, KIP-858) and is supported from 3.8; before that a KRaft
     broker does not handle a log directory failure as JBOD intends (before 3.7 it refuses
     to start with several log dirs). The version is the broker's own version, else the
-    cluster's; the mode is the manifest's metadata_mode, else the controller table's.
+    cluster's; the mode is the manifest's metadata_mode, else the controller table's. When
+    the finalized metadata.version was collected (ApiVersions, the features table) it is
+    judged too: below 3.7-IV2 (level 17) several log dirs are not supported on KRaft,
+    whatever the software version.
 
     Remediation: upgrade to Kafka 3.8 or later (KRaft) before relying on several log dirs,
-    or go back to one log dir per broker (RAID or one volume) until then. In ZooKeeper mode,
-    upgrade to at least 1.0.
+    and finalize the metadata version (`kafka-features --bootstrap-server B upgrade
+    --metadata 3.8`), or go back to one log dir per broker (RAID or one volume) until then.
+    In ZooKeeper mode, upgrade to at least 1.0.
 
     Example: a KRaft cluster on 3.7.1 whose brokers list log.dirs=/data/kafka-1,/data/kafka-2.
     """
@@ -146,19 +151,28 @@ def jbod_unsupported_version(t, p):
     clusters = join(t.clusters.select("cluster_id", F.lower(F.col("metadata_mode")).alias("manifest_mode"),
                                       "kafka_version"), mode_of, "cluster_id", "left")
     versions = t.brokers.select("cluster_id", "broker_id", F.col("version").alias("broker_version"))
-    d = join(join(_dirs(t).where(F.col("log_dir_count") > 1), clusters, "cluster_id"), versions,
-             ["cluster_id", "broker_id"], "left")
+    # The finalized metadata.version (auditor/collectors/kraft.py), when collected.
+    mv = t.features.where((F.col("feature") == "metadata.version") & F.col("finalized_level").isNotNull()).groupBy(
+        "cluster_id").agg(F.max("finalized_level").alias("mv_level"), F.max("version_name").alias("mv_name"))
+    d = join(join(join(_dirs(t).where(F.col("log_dir_count") > 1), clusters, "cluster_id"), versions,
+                  ["cluster_id", "broker_id"], "left"), mv, "cluster_id", "left")
     version = F.coalesce(F.col("broker_version"), F.col("kafka_version"))
     mode = F.coalesce(F.col("manifest_mode"), F.col("controller_mode"))
     v = version_key(version)
     kraft_early = (mode == "kraft") & (v < F.lit(version_number("3.8.0")))
+    mv_early = F.coalesce((mode == "kraft") & (F.col("mv_level") < MV_JBOD_LEVEL), F.lit(False))
     zk_early = (mode == "zookeeper") & (v < F.lit(version_number("1.0.0")))
-    d = d.where(F.coalesce(kraft_early | zk_early, F.lit(False)))
-    msg = text("broker ", F.col("broker_id"), " has ", F.col("log_dir_count"), " log dirs on Kafka ", version, " in ",
-               mode, " mode: JBOD needs ",
-               F.when(mode == "kraft", F.lit("3.8 or later in KRaft mode")).otherwise(F.lit("1.0 or later")))
+    d = d.where(F.coalesce(kraft_early | zk_early, F.lit(False)) | mv_early)
+    needs = F.when(mode == "kraft", F.lit("3.8 or later in KRaft mode")).otherwise(F.lit("1.0 or later"))
+    msg = F.when(mv_early & ~F.coalesce(kraft_early, F.lit(False)), text(
+        "broker ", F.col("broker_id"), " has ", F.col("log_dir_count"), " log dirs, but the finalized metadata.version is ",
+        F.coalesce(F.col("mv_name"), F.col("mv_level").cast("string")),
+        ": KRaft brokers with several log dirs need 3.7-IV2 or later (raise it with kafka-features upgrade)")).otherwise(
+        text("broker ", F.col("broker_id"), " has ", F.col("log_dir_count"), " log dirs on Kafka ", version, " in ",
+             mode, " mode: JBOD needs ", needs))
     return emit(d, "broker", F.col("broker_id").cast("string"), msg,
-                ev(log_dirs=F.col("log_dir_paths"), kafka_version=version, metadata_mode=mode))
+                ev(log_dirs=F.col("log_dir_paths"), kafka_version=version, metadata_mode=mode,
+                   metadata_version=F.col("mv_name")))
 
 
 @rule("DSK004", "log-dirs-share-device", "warning", needs=("log_dirs",))

@@ -31,7 +31,7 @@ class ClusterBuilder:
         self.cluster = {"id": cid, "name": name, **cluster}
         self.t: dict[str, list[dict]] = {k: [] for k in (
             "brokers", "configs", "topics", "partitions", "zk_state", "controller", "log_dirs", "metrics",
-            "client_software", "consumer_groups")}
+            "client_software", "consumer_groups", "quorum", "features")}
         self.sources = []
 
     # -- brokers -------------------------------------------------------------------------
@@ -107,6 +107,23 @@ class ClusterBuilder:
             for name, value, labels in per_broker(b["broker_id"]):
                 self.t["metrics"].append({"broker_id": b["broker_id"], "name": name, "labels": labels,
                                           "value": float(value)})
+        return self
+
+    def quorum(self, *, leader, voters, observers, high_watermark, behind=None):
+        """DescribeQuorum rows (auditor/collectors/kraft.py): every replica fetched within the last
+        second of the collection, ``behind`` records lagging (node -> records)."""
+        collected_ms = 1795327200000  # COLLECTED_AT, ms since the epoch
+        for role, nodes in (("voter", voters), ("observer", observers)):
+            for node in nodes:
+                lag = (behind or {}).get(node, 0)
+                age = None if node == leader else 100 + 50 * lag
+                self.t["quorum"].append({
+                    "node_id": node, "role": role, "is_leader": node == leader,
+                    "log_end_offset": high_watermark - lag, "lag": lag, "high_watermark": high_watermark,
+                    "last_fetch_timestamp": None if age is None else collected_ms - age,
+                    "last_caught_up_timestamp": None if age is None else collected_ms - age,
+                    "fetch_age_ms": age, "caught_up_age_ms": age, "directory_id": None, "endpoints": None,
+                    "source": "describe_quorum"})
         return self
 
     def write(self, root: Path, sources):
@@ -266,11 +283,16 @@ def search_ingest(fixed=False):
     b.clients([("apache-kafka-java", "3.7.0", 2800), ("librdkafka", "2.4.0", 1100)])
     b.t["controller"].append({"mode": "kraft", "controller_id": 1001, "controller_epoch": 12,
                               "voters": [1001, 1002, 1003], "reassignment_pending": False})
+    b.quorum(leader=1001, voters=[1001, 1002, 1003], observers=[1, 2, 3, 4, 5, 6], high_watermark=1843221,
+             behind={1003: 3})
+    b.t["features"].append({"feature": "metadata.version", "finalized_level": 19, "version_name": "3.7-IV4",
+                            "supported_min": 1, "supported_max": 19, "finalized_epoch": 4211})
     if fixed:
         b.metrics(std_metrics(48, 0.58, 0.61, 35, 3900, cpu=41.0))
     else:
         b.metrics(std_metrics(48, 0.02, 0.14, 498, 3900, cpu=52.0))
-    return b, [("admin", "kafka-1.search.gcp.internal:9092"), ("metrics", "kafka-1.search.gcp.internal:7071")]
+    return b, [("admin", "kafka-1.search.gcp.internal:9092"), ("kraft", "kafka-1.search.gcp.internal:9092"),
+               ("metrics", "kafka-1.search.gcp.internal:7071")]
 
 
 def inventory_prod():

@@ -103,7 +103,11 @@ def test_directory_and_kraft_node_id(tmp_path):
     assert r.errors == []
     assert sorted(b["broker_id"] for b in r.tables["brokers"]) == [1, 2, 3]
     assert {c["entity_name"] for c in r.tables["configs"]} == {"1", "2", "3"}
-    assert [s["status"] for s in r.sources] == ["ok", "ok", "ok", "skipped"]
+    assert [(s["status"], s["kind"]) for s in r.sources] == [("ok", "broker"), ("ok", "broker"), ("ok", "combined"),
+                                                              ("ok", "controller")]
+    # The controller is read for its quorum settings only (tests/test_collect_kraft.py).
+    assert sorted((n["node_id"], n["process_roles"]) for n in r.tables["kraft_nodes"]) == [
+        (2, ["broker"]), (3, ["broker", "controller"]), (3001, ["controller"])]
 
 
 def test_malformed_files_give_one_line_errors(tmp_path):

@@ -79,8 +79,9 @@ def test_a_controller_only_node_is_never_a_broker():
     r = collect_broker_configs([str(real_input("properties/apache-kafka-3.7.0-kraft-controller.properties"))])
     assert r.errors == [] and r.rows("brokers") == [] and r.rows("configs") == []
     (source,) = r.sources
-    assert source["status"] == "skipped" and source["kind"] == CONTROLLER
-    assert "process.roles=controller" in source["reason"]
+    assert source["status"] == "ok" and source["kind"] == CONTROLLER  # read for its quorum settings only
+    assert "process.roles=controller" in source["note"]
+    assert [(n["node_id"], n["quorum_voters"]) for n in r.rows("kraft_nodes")] == [(1, "1@localhost:9093")]
     combined = collect_broker_configs([str(real_input("properties/apache-kafka-3.7.0-kraft-server.properties"))])
     assert [b["broker_id"] for b in combined.rows("brokers")] == [1]  # node.id=1, broker and controller
 

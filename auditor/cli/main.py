@@ -207,7 +207,8 @@ def _say(message: str) -> None:
 
 
 def _collect_into(output: Path, fmt: str = "parquet", *, bootstrap_servers=None, command_config=None, zookeeper=None,
-                  broker_config=None, metrics=None, cluster_name=None, cluster=None, timeout: float = 10.0):
+                  broker_config=None, metrics=None, cluster_name=None, cluster=None, timeout: float = 10.0,
+                  msk_cluster_arn=None, msk_region=None):
     """Collect the given sources into a snapshot directory: (manifest, tables, rows); the
     manifest's ``errors`` name the sources that failed. Shared by collect, check and preflight;
     the collecting itself (auditor.collectors.fleet_collect.collect_snapshot) is shared with
@@ -215,8 +216,9 @@ def _collect_into(output: Path, fmt: str = "parquet", *, bootstrap_servers=None,
     from auditor.cli.progress import collect_progress
     from auditor.collectors.fleet_collect import collect_snapshot
 
-    if not (bootstrap_servers or command_config or zookeeper or broker_config or metrics):
-        raise UsageError("collect: give at least one source (--bootstrap-servers, --zookeeper, --broker-config, --metrics)")
+    if not (bootstrap_servers or command_config or zookeeper or broker_config or metrics or msk_cluster_arn):
+        raise UsageError("collect: give at least one source (--bootstrap-servers, --zookeeper, --broker-config, --metrics, "
+                         "--msk-cluster-arn)")
     if not (0 < timeout <= MAX_TIMEOUT):  # also nan (no comparison holds) and inf
         raise UsageError(f"collect: --timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, "
                          f"not {timeout:g}")
@@ -224,7 +226,8 @@ def _collect_into(output: Path, fmt: str = "parquet", *, bootstrap_servers=None,
         manifest, tables = collect_snapshot(output, fmt, bootstrap_servers=bootstrap_servers,
                                             command_config=command_config, zookeeper=zookeeper,
                                             broker_config=broker_config, metrics=metrics, cluster_name=cluster_name,
-                                            cluster=cluster, timeout=timeout, progress=progress)
+                                            cluster=cluster, timeout=timeout, progress=progress,
+                                            msk_cluster_arn=msk_cluster_arn, msk_region=msk_region)
     for source in manifest.sources:  # files passed over (a client config in /etc/kafka ...): one line each
         if source.get("status") == "skipped" and source.get("reason"):
             _say(f"note: {source['reason']}")
@@ -282,6 +285,8 @@ def collect(
     select: Annotated[str | None, typer.Option("--select", help="With --inventory: label selector, e.g. 'environment=prod,tier in (tier-1,tier-2)'.")] = None,
     parallel: Annotated[int, typer.Option("--parallel", help="With --inventory: clusters collected at once.")] = 4,
     run_date: Annotated[str | None, typer.Option("--run-date", help="With --inventory: the dt= date (YYYY-MM-DD); default today.")] = None,
+    msk_cluster_arn: Annotated[str | None, typer.Option("--msk-cluster-arn", help="AWS MSK source: the cluster's ARN (read-only API calls; boto3, the msk extra).")] = None,
+    msk_region: Annotated[list[str] | None, typer.Option("--msk-region", help="AWS region: of --msk-cluster-arn (default: the ARN's), or, without it, discover every MSK cluster of the region(s) into --out.")] = None,
 ):
     """Collect a snapshot (read-only): exit 0 complete, 3 when a source failed (what was read is still written).
     With --inventory: every selected cluster of a fleet.yaml, concurrently, into --out."""
@@ -290,13 +295,19 @@ def collect(
                   "--zookeeper": zookeeper, "--broker-config": broker_config, "--metrics": metrics,
                   "--cluster-name": cluster_name, "--environment": environment, "--tier": tier,
                   "--platform": platform, "--kafka-version": kafka_version, "--msk-instance-type": msk_instance_type,
-                  "--az-count": az_count}
+                  "--az-count": az_count, "--msk-cluster-arn": msk_cluster_arn, "--msk-region": msk_region}
         given = [k for k, v in single.items() if v]
         if given:
             raise UsageError(f"collect: --inventory takes its sources from the inventory: drop {', '.join(given)}")
         if out is None:
             raise UsageError("collect: --inventory needs --out ROOT")
         raise typer.Exit(_collect_inventory(inventory, out, select, parallel, run_date, fmt.value, timeout))
+    if msk_region and not msk_cluster_arn:  # discovery: every MSK cluster of the region(s), as a fleet
+        raise typer.Exit(_collect_msk_regions(msk_region, out, select, parallel, run_date, fmt.value, timeout,
+                                              command_config, output))
+    if msk_region and len(msk_region) > 1:
+        raise UsageError("collect: --msk-cluster-arn takes one --msk-region")
+    _check_msk_arn(msk_cluster_arn, msk_region[0] if msk_region else None)
     fleet_only = [k for k, v in (("--out", out), ("--select", select), ("--run-date", run_date)) if v]
     if fleet_only or parallel != 4:
         raise UsageError(f"collect: {', '.join(fleet_only) or '--parallel'} only with --inventory")
@@ -306,7 +317,8 @@ def collect(
                "msk_instance_type": msk_instance_type, "az_count": az_count}
     manifest, table_count, row_count = _collect_into(output, fmt.value, bootstrap_servers=bootstrap_servers, command_config=command_config,
                              zookeeper=zookeeper, broker_config=broker_config, metrics=metrics,
-                             cluster_name=cluster_name, cluster=cluster, timeout=timeout)
+                             cluster_name=cluster_name, cluster=cluster, timeout=timeout,
+                             msk_cluster_arn=msk_cluster_arn, msk_region=msk_region[0] if msk_region else None)
     typer.echo(f"{output}: snapshot of {manifest.cluster_name}: {table_count} tables, {row_count} rows, "
                f"{len(manifest.sources)} sources")
     if manifest.errors:
@@ -316,8 +328,37 @@ def collect(
         raise typer.Exit(exitcodes.INCOMPLETE)
 
 
-def _collect_inventory(path: Path, out: Path, select: str | None, parallel: int, run_date: str | None, fmt: str,
-                       timeout: float) -> int:
+def _check_msk_arn(arn: str | None, region: str | None) -> None:
+    from auditor.collectors.msk import is_cluster_arn, region_of
+
+    if arn is None:
+        return
+    if not is_cluster_arn(arn):
+        raise UsageError(f"collect: --msk-cluster-arn {arn}: expected arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID")
+    if region and region != region_of(arn):
+        raise UsageError(f"collect: --msk-region {region} is not the region of --msk-cluster-arn ({region_of(arn)})")
+
+
+def _collect_msk_regions(regions: list[str], out: Path | None, select: str | None, parallel: int,
+                         run_date: str | None, fmt: str, timeout: float, command_config: Path | None,
+                         output: Path | None) -> int:
+    """collect --msk-region R ... --out ROOT: every MSK cluster of the regions, as an inventory
+    with only an msk_discovery block would (auditor.inventory.MskDiscovery)."""
+    from auditor.inventory import ClusterEntry, Inventory, MskDiscovery
+
+    if out is None or output is not None:
+        raise UsageError("collect: --msk-region without --msk-cluster-arn discovers every cluster: give --out ROOT "
+                         "(not -o)")
+    if not (0 < timeout <= MAX_TIMEOUT):
+        raise UsageError(f"collect: --timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}")
+    template = ClusterEntry(name="", line=0, timeout=timeout,
+                            command_config=os.path.abspath(command_config) if command_config else None)
+    inv = Inventory("--msk-region", [], MskDiscovery(list(regions), {}, None, template, 0))
+    return _collect_inventory(None, out, select, parallel, run_date, fmt, 10.0, inv=inv)
+
+
+def _collect_inventory(path: Path | None, out: Path, select: str | None, parallel: int, run_date: str | None, fmt: str,
+                       timeout: float, inv=None) -> int:
     """collect --inventory: validate everything first (exit 2), then collect the selected
     clusters concurrently; one line per cluster as each finishes (a rich display on a
     terminal), a summary table, exit 3 if any source failed."""
@@ -336,10 +377,14 @@ def _collect_inventory(path: Path, out: Path, select: str | None, parallel: int,
     if out.exists() and not out.is_dir():
         raise UsageError(f"collect: --out {out} exists and is not a directory")
     chooser = parse_selector(select) if select is not None else None
-    inv = load_inventory(path)
-    entries = [e for e in inv.clusters if chooser is None or chooser(e)]
+    inv = inv or load_inventory(path)
+    clusters, discovery_errors = _discover_msk(inv)
+    entries = [e for e in clusters if chooser is None or chooser(e)]
+    if not entries and discovery_errors:
+        return exitcodes.INCOMPLETE
     if not entries:
-        raise UsageError(f"collect: --select '{select}' selects none of the {len(inv.clusters)} clusters of {path}")
+        raise UsageError(f"collect: --select '{select}' selects none of the {len(clusters)} clusters of {inv.path}"
+                         if clusters else f"collect: {inv.path}: MSK discovery found no cluster")
 
     def emit(line: str) -> None:
         typer.echo(neutralise(line))
@@ -361,7 +406,21 @@ def _collect_inventory(path: Path, out: Path, select: str | None, parallel: int,
         emit(f"{o.name:<{width}}  {'ok' if o.ok else 'INCOMPLETE':<10}  {o.tables:>6}  {o.rows:>9}  {o.seconds:>7.1f}")
     emit(f"{out}/dt={run_date}: {len(outcomes)} clusters, {len(outcomes) - len(failed)} complete, "
          f"{len(failed)} incomplete")
-    return exitcodes.INCOMPLETE if failed else exitcodes.OK
+    return exitcodes.INCOMPLETE if failed or discovery_errors else exitcodes.OK
+
+
+def _discover_msk(inv):
+    """The inventory's clusters plus those its msk_discovery finds; a region that cannot be
+    listed is one line on stderr and makes the run incomplete (exit 3)."""
+    if inv.msk_discovery is None:
+        return inv.clusters, []
+    from auditor.collectors.msk import discover
+
+    d = inv.msk_discovery
+    found, errors = discover(d.regions, tags=d.tags, name_prefix=d.name_prefix, timeout=d.template.timeout)
+    for e in errors:
+        _say(f"collect incomplete: msk discovery: {e['message']}")
+    return inv.with_discovered(found), errors
 
 
 def _collect_inventory_rich(inv, entries, out: Path, run_date: str, parallel: int, fmt: str):

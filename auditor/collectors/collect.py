@@ -16,6 +16,8 @@ then server.properties, then metrics):
   came from, or that it is unknown (auditor/collectors/versions.py).
 * ``log_dirs``: a broker's log dirs (from its server.properties) with the size of the
   filesystem that holds each (node exporter, longest mountpoint prefix).
+* ``controller`` on KRaft: the DescribeQuorum leader (auditor/collectors/kraft.py); without it,
+  the leader the raft metrics of the scraped nodes name (:func:`raft_controller`).
 * every other table: the first row per key wins (topic, partition, config key and source,
   metric name and labels, ...).
 
@@ -42,6 +44,7 @@ from collections.abc import Iterable, Sequence
 from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult
 from auditor.collectors.admin import Progress, collect_admin
 from auditor.collectors.files import collect_broker_configs
+from auditor.collectors.kraft import collect_kraft
 from auditor.collectors.metrics import MetricsResult, collect_metrics
 from auditor.collectors.urls import redact_url
 from auditor.collectors.versions import APP_INFO, DECLARED, detect_kafka_version
@@ -66,6 +69,9 @@ _KEYS = {
     "consumer_groups": ("group_id",),
     "log_dirs": ("broker_id", "path"),
     "log_dir_events": ("broker_id", "event"),
+    "quorum": ("node_id", "role"),
+    "features": ("feature",),
+    "kraft_nodes": ("node_id",),
 }
 
 
@@ -129,6 +135,10 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
                                                            timeout=timeout, progress=progress,
                                                            extra_source=client_info),
                             bootstrap_servers or str((client_config or {}).get("bootstrap.servers") or "")))
+        # The KRaft quorum, finalized features and log dirs (kafka-python): the same cluster and settings.
+        results.append(_run("kraft", lambda: collect_kraft(bootstrap_servers, client_config=client_config,
+                                                           timeout=timeout),
+                            bootstrap_servers or str((client_config or {}).get("bootstrap.servers") or "")))
     zk = _run("zookeeper", lambda: collect_zookeeper(zookeeper, timeout=timeout), zookeeper) if zookeeper else None
     files = _run("files", lambda: collect_broker_configs(list(broker_configs)), ", ".join(map(str, broker_configs))) \
         if broker_configs else None
@@ -146,7 +156,7 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
             tables.setdefault(name, []).extend(rows)
     for name, key in _KEYS.items():
         if name in tables:
-            tables[name] = _first_per_key(tables[name], key)
+            tables[name] = _first_per_key(tables[name], key, fill=name == "log_dirs")
 
     brokers = _merge_brokers(registry, files, mets, zk_given=bool(zookeeper) or bool(registry))
     if brokers:
@@ -154,7 +164,11 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
     if mets is not None and files is not None:
         dirs = _log_dirs(files, mets)
         if dirs:
-            tables["log_dirs"] = _first_per_key(tables.get("log_dirs", []) + dirs, _KEYS["log_dirs"])
+            tables["log_dirs"] = _first_per_key(tables.get("log_dirs", []) + dirs, _KEYS["log_dirs"], fill=True)
+    if mets is not None and not zookeeper and not tables.get("controller"):
+        raft = raft_controller(mets.tables.get("metrics", []))  # no DescribeQuorum answer: the raft metrics
+        if raft is not None:
+            tables.setdefault("controller", []).append(raft)
     tables = {k: v for k, v in tables.items() if v}
 
     meta: dict = {}
@@ -165,7 +179,8 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
     if "metadata_mode" not in fields:
         if zookeeper:
             fields["metadata_mode"] = "zookeeper"
-        elif any(c["key"] == "process.roles" for c in tables.get("configs", [])):
+        elif any(c["key"] == "process.roles" for c in tables.get("configs", [])) or tables.get("kraft_nodes") \
+                or any(str(c.get("mode")).lower() == "kraft" for c in tables.get("controller", [])):
             fields["metadata_mode"] = "kraft"
     reports, origins = _version_reports(brokers, registry, mets)
     version, version_source = detect_kafka_version(
@@ -184,6 +199,28 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
         errors=[e for r in results for e in r.errors],
     )
     return manifest, tables
+
+
+def raft_controller(metric_rows: list[dict]) -> dict | None:
+    """A KRaft ``controller`` row from raft metrics (raft_current_leader, raft_current_epoch of
+    each scraped node): the leader most nodes at the highest epoch name (-1 when none of them
+    knows one); no voters (metrics do not list them). None without raft metrics."""
+    import math
+
+    nodes: dict[int, dict[str, int]] = {}
+    for m in metric_rows:
+        v = m.get("value")
+        if m.get("name") in ("raft_current_leader", "raft_current_epoch") and isinstance(v, float | int) \
+                and math.isfinite(v) and -1 <= v < 2**31:
+            nodes.setdefault(m["broker_id"], {})[m["name"]] = int(v)
+    if not nodes:
+        return None
+    epoch = max(n.get("raft_current_epoch", -1) for n in nodes.values())
+    seen = [n["raft_current_leader"] for n in nodes.values()
+            if n.get("raft_current_epoch", -1) == epoch and n.get("raft_current_leader", -1) >= 0]
+    leader = max(sorted(set(seen)), key=seen.count) if seen else -1
+    return {"mode": "kraft", "controller_id": leader, "controller_epoch": epoch if epoch >= 0 else None,
+            "voters": None, "reassignment_pending": None}
 
 
 def source_deadline(source: str, timeout: float, *, urls: int = 0) -> float:
@@ -232,13 +269,21 @@ def _listener_hosts(value: str) -> list[tuple[str, int | None]]:
     return out
 
 
-def _first_per_key(rows: list[dict], key: tuple[str, ...]) -> list[dict]:
-    seen, out = set(), []
+def _first_per_key(rows: list[dict], key: tuple[str, ...], *, fill: bool = False) -> list[dict]:
+    """The first row per key; ``fill``: its null fields taken from the later rows of that key
+    (a log dir from DescribeLogDirs, its device from the node exporter)."""
+    seen: dict[tuple, dict] = {}
+    out = []
     for row in rows:
         k = tuple(row.get(c) for c in key)
         if k not in seen:
-            seen.add(k)
+            seen[k] = row
             out.append(row)
+        elif fill:
+            first = seen[k]
+            for c, v in row.items():
+                if first.get(c) is None and v is not None:
+                    first[c] = v
     return out
 
 

@@ -13,8 +13,10 @@ Properties.load(InputStream) reads, when they are not valid UTF-8).
 Output: one ``configs`` row per setting (entity_type broker, entity_name the broker id,
 source STATIC_BROKER_CONFIG, file, line; secrets masked) and one partial ``brokers`` row per
 file (broker_id, rack, log_dirs) that :mod:`auditor.collectors.collect` merges with the
-brokers registered in ZooKeeper. A malformed file gives one source error naming the file and
-line; it never raises.
+brokers registered in ZooKeeper; for a KRaft file (process.roles set) one ``kraft_nodes`` row
+(node.id, roles, controller.quorum.voters / controller.quorum.bootstrap.servers), which is all a
+controller-only file gives. A malformed file gives one source error naming the file and line; it
+never raises.
 """
 
 from __future__ import annotations
@@ -267,6 +269,17 @@ def kind_note(file: str, kind: str, roles: str | None = None) -> str:
     return f"{file}: skipped: {what}"
 
 
+def kraft_node_row(node_id: int, by_key: dict[str, Entry], file: str) -> dict:
+    """A ``kraft_nodes`` row: what a KRaft node's properties file says about the quorum."""
+    def value(key: str) -> str | None:
+        e = by_key.get(key)
+        return e.value if e is not None and e.value else None
+
+    return {"node_id": node_id, "process_roles": sorted(roles_of(value("process.roles") or "")),
+            "quorum_voters": value("controller.quorum.voters"),
+            "quorum_bootstrap_servers": value("controller.quorum.bootstrap.servers"), "file": file}
+
+
 def _expand(paths) -> tuple[list[Path], list[tuple[str, str]]]:
     files: list[Path] = []
     problems: list[tuple[str, str]] = []
@@ -341,7 +354,9 @@ def collect_broker_configs(paths) -> CollectResult:
     """Read server.properties files (or directories of *.properties).
 
     Every file is classified by its keys (:func:`classify`): broker and combined-mode files
-    become broker configs; a KRaft controller-only file, client, ZooKeeper and logging
+    become broker configs; a KRaft controller-only file becomes a ``kraft_nodes`` row only
+    (node.id, process.roles, controller.quorum.voters / controller.quorum.bootstrap.servers;
+    every KRaft broker or combined file gives one too); client, ZooKeeper and logging
     configurations and unrecognised files are skipped, each with one note (a ``skipped``
     source entry with its ``reason``). When not one given file configures a Kafka server,
     that is a source error: the audit would otherwise be a green audit of nothing."""
@@ -362,9 +377,20 @@ def collect_broker_configs(paths) -> CollectResult:
             result.error(SOURCE, file, one_line(err))
             result.sources.append({"source": SOURCE, "target": file, "status": "error"})
             continue
+        if kind == CONTROLLER:  # a KRaft controller: its quorum settings, never a broker
+            servers += 1
+            if err is not None:
+                result.error(SOURCE, file, one_line(err))
+                result.sources.append({"source": SOURCE, "target": file, "status": "error"})
+                continue
+            result.rows("kraft_nodes").append(kraft_node_row(bid, by_key, file))
+            result.sources.append({"source": SOURCE, "target": file, "status": "ok", "kind": kind,
+                                   "note": f"{file}: a KRaft controller (process.roles="
+                                           f"{by_key['process.roles'].value}), not a broker: read for its "
+                                           "quorum settings only (kraft_nodes)"})
+            continue
         if kind not in BROKER_KINDS:
             roles = by_key["process.roles"].value if "process.roles" in by_key else None
-            servers += kind == CONTROLLER
             result.sources.append({"source": SOURCE, "target": file, "status": "skipped", "kind": kind,
                                    "reason": kind_note(file, kind, roles)})
             continue
@@ -382,6 +408,8 @@ def collect_broker_configs(paths) -> CollectResult:
         dirs = by_key.get("log.dirs") or by_key.get("log.dir")
         log_dirs = [d.strip() for d in dirs.value.split(",") if d.strip()] if dirs else [KAFKA_DEFAULT_LOG_DIR]
         rack = by_key.get("broker.rack")
+        if "process.roles" in by_key:
+            result.rows("kraft_nodes").append(kraft_node_row(bid, by_key, file))
         result.rows("brokers").append({"broker_id": bid, "host": None, "port": None,
                                        "rack": rack.value if rack and rack.value else None, "cores": None,
                                        "log_dirs": log_dirs, "version": None})

@@ -40,15 +40,25 @@ DEADLINE_MARGIN = 30.0  # seconds above the sum of a cluster's source deadlines
 def collect_snapshot(output: Path, fmt: str = "parquet", *, bootstrap_servers=None, command_config=None,
                      zookeeper=None, broker_config=None, metrics=None, cluster_name=None, cluster=None,
                      timeout: float = 10.0, progress=None, extra=(), annotate: Callable | None = None,
-                     should_write: Callable[[], bool] | None = None):
+                     should_write: Callable[[], bool] | None = None, msk_cluster_arn=None, msk_region=None,
+                     msk=None):
     """Collect the given sources and write the snapshot directory: (manifest, tables).
     ``annotate(manifest)`` may add to the manifest before it is written; ``should_write()``
-    False: nothing is written (an abandoned cluster). UsageError for a bad client config."""
+    False: nothing is written (an abandoned cluster). UsageError for a bad client config.
+    ``msk_cluster_arn`` (``msk_region``), or ``msk`` already collected: the AWS MSK source
+    (:func:`_apply_msk`)."""
     from auditor.collectors.client_config import load_client_config
     from auditor.collectors.collect import collect as run_collect
     from auditor.snapshot.io import write_snapshot
 
-    client = load_client_config(command_config, bootstrap_servers) if (bootstrap_servers or command_config) else None
+    if msk is None and msk_cluster_arn:
+        msk = collect_msk_source(msk_cluster_arn, msk_region, timeout, command_config)
+    # With MSK naming the listener, the client config is loaded for it (an IAM config needs its host).
+    client = load_client_config(command_config, bootstrap_servers) \
+        if bootstrap_servers or (command_config and not (msk and msk.bootstrap)) else None
+    if msk is not None:
+        extra, cluster, cluster_name, metrics, client, annotate = _apply_msk(
+            msk, extra, cluster, cluster_name, metrics, client, command_config, annotate)
     if client is not None and not client.config.get("bootstrap.servers"):
         raise UsageError("collect: --command-config gives no bootstrap.servers: add --bootstrap-servers HOST:PORT")
     manifest, tables = run_collect(zookeeper=zookeeper, broker_configs=broker_config or [], metrics=metrics or [],
@@ -64,6 +74,38 @@ def collect_snapshot(output: Path, fmt: str = "parquet", *, bootstrap_servers=No
         except OSError as e:
             raise UsageError(f"{output}: cannot write the snapshot ({e.strerror or e})") from None
     return manifest, tables
+
+
+def collect_msk_source(cluster_arn: str, region: str | None, timeout: float, command_config=None):
+    """The AWS MSK source (auditor/collectors/msk.py); the bootstrap listener is chosen by the
+    client config's security.protocol and SASL mechanism when there is one."""
+    from auditor.collectors.msk import collect_msk, security_of
+
+    return collect_msk(cluster_arn, region=region, timeout=timeout, security=security_of(command_config))
+
+
+def _apply_msk(msk, extra, cluster, cluster_name, metrics, client, command_config, annotate):
+    """What the MSK source gives the other sources: its rows first (``extra``), the cluster
+    fields it discovered (typed ones win), its name, the open-monitoring URLs when no metrics
+    are given, its bootstrap listener when no client config names one (unauthenticated TLS:
+    security.protocol SSL), and the manifest's ``cluster.msk`` block."""
+    from auditor.collectors.client_config import load_client_config
+
+    typed = {k: v for k, v in (cluster or {}).items() if v is not None}
+    if msk.bootstrap and (client is None or not client.config.get("bootstrap.servers")):
+        client = load_client_config(command_config, msk.bootstrap)
+        if command_config is None and msk.bootstrap_protocol == "SSL":
+            client.config["security.protocol"] = "SSL"
+    if client is not None and not client.config.get("bootstrap.servers"):
+        client = None  # no listener found (GetBootstrapBrokers failed: a source error already)
+
+    def with_msk(manifest) -> None:
+        manifest.cluster["msk"] = msk.manifest
+        if annotate is not None:
+            annotate(manifest)
+
+    return ([msk.result, *extra], {**msk.cluster_fields, **typed}, cluster_name or msk.name,
+            list(metrics or []) or list(msk.metrics), client, with_msk)
 
 
 # --- the fleet ----------------------------------------------------------------------------------
@@ -97,10 +139,16 @@ def cluster_deadline(entry) -> float:
 
     urls = len(entry.metrics) + len(entry.templates) * max(len(entry.broker_ids), 3)
     total = sum(source_deadline(s, entry.timeout, urls=urls) for s, given in (
-        ("admin", entry.bootstrap_servers), ("zookeeper", entry.zookeeper), ("files", entry.broker_configs),
-        ("metrics", entry.metrics or entry.templates)) if given)
+        ("admin", entry.bootstrap_servers), ("kraft", entry.bootstrap_servers), ("zookeeper", entry.zookeeper),
+        ("files", entry.broker_configs), ("metrics", entry.metrics or entry.templates)) if given)
     if entry.templates and entry.broker_configs:
         total += source_deadline("files", entry.timeout)  # read again by the second collect
+    if entry.msk_cluster_arn:  # the MSK API calls, the Admin API (and KRaft) on its listener, its exporters
+        total += source_deadline("msk", entry.timeout)
+        if not entry.bootstrap_servers:
+            total += source_deadline("admin", entry.timeout) + source_deadline("kraft", entry.timeout)
+        if not (entry.metrics or entry.templates):
+            total += source_deadline("metrics", entry.timeout, urls=2 * 6)  # (two exporters, up to 6 brokers)
     return total + DEADLINE_MARGIN
 
 
@@ -133,12 +181,13 @@ def collect_cluster(entry, output: Path, *, inventory_file: str, fmt: str = "par
     from auditor.collectors.collect import collect as run_collect
 
     fields = entry.cluster_fields()
+    msk = _entry_msk(entry)
     common = dict(bootstrap_servers=entry.bootstrap_servers, command_config=entry.command_config,
                   cluster_name=entry.name, timeout=entry.timeout, annotate=_annotator(entry, inventory_file),
-                  should_write=should_write)
+                  should_write=should_write, msk=msk)
     metrics = list(entry.metrics)
     extra: list[CollectResult] = []
-    if entry.templates and entry.discovers_brokers:
+    if entry.templates and entry.discovers_brokers and not (msk and msk.broker_ids):
         # First pass: the sources that discover brokers, without metrics.
         from auditor.collectors.client_config import load_client_config
 
@@ -159,7 +208,7 @@ def collect_cluster(entry, output: Path, *, inventory_file: str, fmt: str = "par
         common.update(bootstrap_servers=None, command_config=None)
         zookeeper = None
     else:
-        ids = entry.broker_ids
+        ids = (msk.broker_ids if msk else []) or entry.broker_ids
         zookeeper = entry.zookeeper
     if entry.templates:
         if ids:
@@ -173,6 +222,13 @@ def collect_cluster(entry, output: Path, *, inventory_file: str, fmt: str = "par
             extra.append(r)
     return collect_snapshot(output, fmt, zookeeper=zookeeper, broker_config=entry.broker_configs,
                             metrics=metrics, cluster=fields, extra=extra, **common)
+
+
+def _entry_msk(entry):
+    """The MSK source of an inventory entry, collected once before the others (None: none)."""
+    if not entry.msk_cluster_arn:
+        return None
+    return collect_msk_source(entry.msk_cluster_arn, entry.msk_region, entry.timeout, entry.command_config)
 
 
 def _failed_snapshot(entry, output: Path, message: str, *, inventory_file: str, fmt: str):

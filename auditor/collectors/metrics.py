@@ -95,6 +95,12 @@ under jmx_exporter 1.x). The jmx_exporter HELP text names the JMX attribute a sa
 spelling listed as cumulative whose HELP names a rate is read as that rate. A ratio spelling in
 a family typed ``counter`` is cumulative too.
 
+* KRaft ``raft_current_leader``, ``raft_current_epoch``, ``raft_high_watermark``,
+  ``raft_log_end_offset`` (kafka.server:type=raft-metrics, on controllers and brokers): default
+  naming ``kafka_server_raft_metrics_current_leader`` ..., Strimzi's kafka-metrics.yaml
+  ``kafka_server_raftmetrics_current_leader`` .... The collect step derives the KRaft
+  ``controller`` row from them when DescribeQuorum gave none (auditor/collectors/collect.py).
+
 Range checks: an idle fraction outside [0, 1] or a percentage outside [0, 100] is a source error
 naming the sample (name, labels, value), and the value is not stored. Kafka's own meters
 overshoot 1 slightly (1.0025 in a real jmx_exporter scrape), so values within 5 % of the range
@@ -271,7 +277,17 @@ JMX_EXPORTER_EXAMPLE = (
        exporter="Confluent kafka_broker.yml"),
 )
 
-MAPPINGS: tuple[Mapping, ...] = MSK_OPEN_MONITORING + JMX_EXPORTER_EXAMPLE
+# KRaft raft-metrics (kafka.server:type=raft-metrics, every KRaft node: voters and observers):
+# jmx_exporter default naming, and Strimzi's kafka-metrics.yaml rule
+# "kafka.server<type=raft-metrics><>(.+):" -> kafka_server_raftmetrics_$1 (a GAUGE).
+RAFT_METRICS = tuple(
+    _m(f"{prefix}_{attribute}", f"raft_{attribute}", aggregate="max", exporter=exporter)
+    for attribute in ("current_leader", "current_epoch", "high_watermark", "log_end_offset")
+    for prefix, exporter in (("kafka_server_raft_metrics", _DEFAULT),
+                             ("kafka_server_raftmetrics", "Strimzi kafka-metrics.yaml (KRaft rules)"))
+)
+
+MAPPINGS: tuple[Mapping, ...] = MSK_OPEN_MONITORING + JMX_EXPORTER_EXAMPLE + RAFT_METRICS
 _BY_SAMPLE: dict[str, list[Mapping]] = defaultdict(list)
 for _mp in MAPPINGS:
     _BY_SAMPLE[_mp.sample].append(_mp)

@@ -32,7 +32,7 @@ MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 FORMATS = ("parquet", "jsonl")
 NO_TABLES = "no tables: nothing was collected"
 CLUSTER_FIELDS = ("id", "name", "environment", "tier", "platform", "kafka_version", "kafka_version_source",
-                  "metadata_mode", "msk_instance_type", "az_count")
+                  "metadata_mode", "msk_instance_type", "az_count", "msk")
 
 
 @dataclass
@@ -256,6 +256,8 @@ def parse_manifest(text: str, path: str) -> Manifest:
     cluster = raw.get("cluster")
     if not isinstance(cluster, dict) or not isinstance(cluster.get("id"), str) or not cluster["id"]:
         raise SnapshotError(f"{path}: cluster.id is missing")
+    if not isinstance(cluster.get("msk", {}), dict):  # what the MSK API said (auditor/collectors/msk.py)
+        raise SnapshotError(f"{path}: cluster.msk must be an object")
     tables = raw.get("tables") or {}
     if not isinstance(tables, dict) or not all(isinstance(v, str) for v in tables.values()):
         raise SnapshotError(f"{path}: 'tables' must map table names to file names")

@@ -137,6 +137,44 @@ TABLES: dict[str, Table] = {
             ("reassignment_pending", "boolean", "/admin/reassign_partitions exists"),
         ),
         _t(
+            "quorum",
+            "KRaft metadata quorum replicas (DescribeQuorum on __cluster_metadata-0, KIP-595): one row per voter "
+            "and observer",
+            ("node_id", "int"),
+            ("role", "string", "voter | observer"),
+            ("is_leader", "boolean"),
+            ("log_end_offset", "bigint"),
+            ("lag", "bigint", "the leader's high watermark minus this replica's log end offset (0 at or past it)"),
+            ("high_watermark", "bigint", "the quorum leader's high watermark of __cluster_metadata-0"),
+            ("last_fetch_timestamp", "bigint", "ms since the epoch, leader's clock; null when unknown"),
+            ("last_caught_up_timestamp", "bigint", "ms since the epoch, leader's clock; null when unknown"),
+            ("fetch_age_ms", "bigint", "collection time minus last_fetch_timestamp"),
+            ("caught_up_age_ms", "bigint", "collection time minus last_caught_up_timestamp"),
+            ("directory_id", "string", "KIP-853 replica directory id"),
+            ("endpoints", "array<string>", "KIP-853 controller endpoints, LISTENER://host:port"),
+            ("source", "string", "describe_quorum"),
+        ),
+        _t(
+            "kraft_nodes",
+            "KRaft nodes as their properties files configure them (process.roles set): brokers, controllers and "
+            "combined nodes; controller-only nodes appear nowhere else",
+            ("node_id", "int"),
+            ("process_roles", "array<string>", "broker, controller (sorted)"),
+            ("quorum_voters", "string", "controller.quorum.voters as written (static quorum)"),
+            ("quorum_bootstrap_servers", "string", "controller.quorum.bootstrap.servers as written (KIP-853)"),
+            ("file", "string"),
+        ),
+        _t(
+            "features",
+            "finalized and supported feature levels (ApiVersions v3+, KIP-584): metadata.version, kraft.version ...",
+            ("feature", "string"),
+            ("finalized_level", "int", "null when not finalized (a feature at level 0 is not listed, KIP-1022)"),
+            ("version_name", "string", "metadata.version only: the release of the level, e.g. 3.7-IV2"),
+            ("supported_min", "int", "the answering broker's supported range"),
+            ("supported_max", "int"),
+            ("finalized_epoch", "bigint"),
+        ),
+        _t(
             "log_dirs",
             "log directories per broker",
             ("broker_id", "int"),
@@ -192,6 +230,10 @@ METRICS: dict[str, str] = {
     "request_queue_size": "kafka.network:type=RequestChannel,name=RequestQueueSize",
     "connection_count": "kafka.server:type=socket-server-metrics,listener=L,name=connection-count; labels {listener}",
     "offline_log_directory_count": "kafka.log:type=LogManager,name=OfflineLogDirectoryCount",
+    "raft_current_leader": "kafka.server:type=raft-metrics current-leader: the quorum leader this node sees (-1: none)",
+    "raft_current_epoch": "kafka.server:type=raft-metrics current-epoch",
+    "raft_high_watermark": "kafka.server:type=raft-metrics high-watermark of __cluster_metadata (-1: unknown)",
+    "raft_log_end_offset": "kafka.server:type=raft-metrics log-end-offset of __cluster_metadata",
 }
 
 # Tables stored as files inside a snapshot directory.

@@ -1,0 +1,432 @@
+"""Collector for the AWS MSK API (read-only, boto3: the optional extra ``kafka-auditor[msk]``).
+
+What one provisioned cluster gives (``collect_msk(cluster_arn)``):
+
+* ``kafka:DescribeClusterV2``: instance type (``kafka.m5.large``, Express ``express.m7g.large``),
+  broker count, AZ count (distinct client subnets: MSK puts each in its own zone), Kafka version
+  (``3.7.x.kraft``: the KRaft marker; 4.x is KRaft only), storage mode (LOCAL | TIERED), the
+  current configuration ARN and revision, open-monitoring flags, state and active operation;
+* ``kafka:ListNodes``: broker ids and endpoints (``brokers`` rows), client subnet per broker
+  (rack = the subnet's AZ id, as MSK sets broker.rack, when ``ec2:DescribeSubnets`` is allowed:
+  optional, a denial only leaves racks unknown), controller endpoints on KRaft;
+* ``kafka:GetBootstrapBrokers``: the listener the Admin API collector uses when nothing else
+  names one (chosen by the client config's security.protocol / sasl.mechanism: see
+  :func:`choose_bootstrap`);
+* ``kafka:DescribeConfigurationRevision``: the active revision's server.properties, parsed
+  like a server.properties file (auditor/collectors/files.py) into ``configs`` rows of every
+  broker (source STATIC_BROKER_CONFIG, file ``<configuration ARN>:<revision>``, its line). A
+  cluster without a custom configuration runs MSK's documented default configuration: those
+  values (auditor/data/msk_defaults.json, with its source) are its rows instead (file
+  ``msk-default-configuration``), standard brokers only;
+* ``kafka:ListClusterOperationsV2``: operations still running (a patch, an upgrade).
+* open monitoring: per broker ``http://<endpoint>:11001/metrics`` (JMX exporter) and ``:11002``
+  (node exporter) when enabled, scraped by the metrics collector with no inventory entry.
+
+Everything that is not a table row goes to the manifest's ``cluster.msk`` block
+(:attr:`MskCollected.manifest`): ARN, region, state, active operation, operations in progress,
+storage mode, configuration, open monitoring, bootstrap listener, controller endpoints. A
+cluster in MAINTENANCE (or any state but ACTIVE) or with an operation in progress is visible
+there (``state``, ``operations_in_progress``) for the preflight.
+
+Every call has a connect and read timeout and is retried with backoff on throttling (botocore's
+``standard`` retry mode, MAX_ATTEMPTS). A failed call is one source error naming the API call and
+the IAM action (``kafka:DescribeClusterV2 denied for arn:...``), never a traceback. Only
+Describe/List/Get operations are ever called (:func:`read_only`). Secrets: nothing secret is
+returned by these calls; SASL/SCRAM secret ARNs (ListScramSecrets) are never read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_row, one_line
+
+SOURCE = "msk"
+JMX_EXPORTER_PORT = 11001
+NODE_EXPORTER_PORT = 11002
+MAX_ATTEMPTS = 5  # botocore standard retry mode: throttling and transient errors, exponential backoff
+READ_PREFIXES = ("Describe", "List", "Get")
+MAX_OPERATION_PAGES = 3  # in-progress operations are the newest: no need for years of history
+DEFAULTS_FILE = "msk-default-configuration"
+_ARN = re.compile(r"^arn:aws[\w-]*:kafka:([a-z0-9-]+):\d{12}:cluster/([^/]+)/[\w-]+$")
+_DENIED = ("AccessDeniedException", "AccessDenied", "ForbiddenException", "UnauthorizedException",
+           "UnauthorizedOperation")
+_FINISHED = ("COMPLETE", "FAILED", "CANCELLED", "CANCELED")
+# GetBootstrapBrokers keys per (security.protocol, SASL mechanism) of the client config.
+_LISTENERS = {
+    ("PLAINTEXT", None): "BootstrapBrokerString",
+    ("SSL", None): "BootstrapBrokerStringTls",
+    ("SASL_SSL", "SCRAM-SHA-512"): "BootstrapBrokerStringSaslScram",
+    ("SASL_SSL", "AWS_MSK_IAM"): "BootstrapBrokerStringSaslIam",
+    ("SASL_SSL", "OAUTHBEARER"): "BootstrapBrokerStringSaslIam",
+}
+
+
+class MskUnavailable(RuntimeError):
+    """boto3 is not installed (the ``msk`` extra)."""
+
+
+@dataclass
+class MskCollected:
+    result: CollectResult = field(default_factory=CollectResult)
+    name: str | None = None  # the MSK cluster name
+    cluster_fields: dict = field(default_factory=dict)  # platform, msk_instance_type, az_count, metadata_mode
+    manifest: dict = field(default_factory=dict)  # the manifest's cluster.msk block
+    bootstrap: str | None = None  # the listener the Admin API collector should use
+    bootstrap_protocol: str | None = None  # its security.protocol
+    metrics: list[str] = field(default_factory=list)  # broker_id=N:URL of the open-monitoring exporters
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return sorted(r["broker_id"] for r in self.result.tables.get("brokers", []))
+
+
+def region_of(cluster_arn: str) -> str | None:
+    m = _ARN.match(cluster_arn.strip())
+    return m.group(1) if m else None
+
+
+def is_cluster_arn(value: str) -> bool:
+    return bool(_ARN.match(value.strip()))
+
+
+def security_of(command_config) -> tuple[str | None, str | None]:
+    """(security.protocol, SASL mechanism) a client.properties asks for, read without building
+    its client (an IAM one needs the bootstrap host's region, which MSK gives only later)."""
+    if not command_config:
+        return None, None
+    from auditor.collectors.files import parse_properties, read_text
+
+    try:
+        props = {e.key: e.value for e in parse_properties(read_text(Path(command_config)))[0]}
+    except (OSError, ValueError):
+        return None, None  # (loading it later reports the problem)
+    protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
+    mechanism = (props.get("sasl.mechanism") or "").strip().upper() or None
+    if mechanism == "OAUTHBEARER" and "IAMLoginModule" in props.get("sasl.jaas.config", ""):
+        mechanism = "AWS_MSK_IAM"
+    return protocol, mechanism if protocol.startswith("SASL") else None
+
+
+def read_only(client) -> None:
+    """Refuse, before anything is sent, any operation that does not only read."""
+    def guard(model, **_):
+        if not model.name.startswith(READ_PREFIXES):
+            raise PermissionError(f"msk: {model.name} is not a read-only call: refused")
+    client.meta.events.register("provide-client-params.*.*", guard)
+
+
+def make_client(service: str, region: str | None, timeout: float = DEFAULT_TIMEOUT):
+    """A boto3 client with the standard credential chain, timeouts and retries on throttling."""
+    try:
+        import boto3
+        from botocore.config import Config
+    except ImportError:
+        raise MskUnavailable("the AWS MSK source needs boto3: pip install 'kafka-auditor[msk]'") from None
+    config = Config(connect_timeout=timeout, read_timeout=timeout,
+                    retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS})
+    client = boto3.session.Session().client(service, region_name=region, config=config)
+    read_only(client)
+    return client
+
+
+class _CallFailed(Exception):
+    pass
+
+
+def _call(result: CollectResult, target: str, client, operation: str, **params) -> dict:
+    """One API call; a failure becomes one source error and raises _CallFailed."""
+    service = client.meta.service_model.endpoint_prefix
+    try:
+        return getattr(client, _snake(operation))(**params)
+    except Exception as e:  # noqa: BLE001 (every failure is a source error, never a traceback)
+        result.error(SOURCE, target, describe_failure(e, f"{service}:{operation}", target))
+        raise _CallFailed from None
+
+
+def describe_failure(error: Exception, action: str, target: str) -> str:
+    """One line naming the API call / IAM action and what went wrong."""
+    from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError
+
+    if isinstance(error, ClientError):
+        err = error.response.get("Error", {})
+        code, message = err.get("Code") or "error", one_line(err.get("Message") or "", 200)
+        if code in _DENIED or error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 403:
+            return f"{action} denied for {target} ({code}): allow it in the IAM policy (README: AWS MSK source)"
+        if code in ("TooManyRequestsException", "ThrottlingException"):
+            return f"{action} for {target}: still throttled after {MAX_ATTEMPTS} attempts ({code})"
+        return f"{action} for {target} failed: {code}" + (f": {message}" if message else "")
+    if isinstance(error, NoCredentialsError):
+        return f"{action} for {target}: no AWS credentials (the standard chain: environment, profile, role)"
+    if isinstance(error, NoRegionError):
+        return f"{action} for {target}: no AWS region (give the cluster ARN, --msk-region or AWS_REGION)"
+    return f"{action} for {target} failed: {type(error).__name__}: {one_line(error, 200)}"
+
+
+def _snake(operation: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", operation).lower()
+
+
+# --- one cluster ------------------------------------------------------------------------------
+
+
+def collect_msk(cluster_arn: str, *, region: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                security: tuple[str | None, str | None] = (None, None), kafka=None, ec2=None) -> MskCollected:
+    """Read one MSK cluster (see the module docstring). ``security``: the client config's
+    (security.protocol, SASL mechanism), to choose the bootstrap listener. ``kafka`` / ``ec2``:
+    clients to use (tests); else made here. Never raises: failures are source errors."""
+    out = MskCollected(name=_ARN.match(cluster_arn.strip()).group(2) if is_cluster_arn(cluster_arn) else None)
+    r = out.result
+    region = region or region_of(cluster_arn)
+    out.manifest = {"cluster_arn": cluster_arn, "region": region}
+    try:
+        kafka = kafka or make_client("kafka", region, timeout)
+    except MskUnavailable as e:
+        r.error(SOURCE, cluster_arn, str(e))
+        r.sources.append({"source": SOURCE, "target": cluster_arn, "status": "error"})
+        return out
+    try:
+        info = _call(r, cluster_arn, kafka, "DescribeClusterV2", ClusterArn=cluster_arn)["ClusterInfo"]
+    except _CallFailed:
+        r.sources.append({"source": SOURCE, "target": cluster_arn, "status": "error"})
+        return out
+    _describe(out, info)
+    if info.get("ClusterType") == "SERVERLESS":
+        r.sources.append({"source": SOURCE, "target": cluster_arn, "status": "warning",
+                          "reason": f"{cluster_arn}: MSK Serverless: no brokers, configuration or metrics to read"})
+        return out
+    steps = (lambda: _nodes(out, kafka, ec2, cluster_arn, region, timeout),
+             lambda: _bootstrap(out, kafka, cluster_arn, security),
+             lambda: _configuration(out, kafka, info, cluster_arn),
+             lambda: _operations(out, kafka, cluster_arn))
+    for step in steps:  # each failure is recorded; the others still run
+        try:
+            step()
+        except _CallFailed:
+            pass
+    _open_monitoring(out, info)
+    status = "error" if r.errors else "ok"
+    r.sources.append({"source": SOURCE, "target": cluster_arn, "status": status})
+    return out
+
+
+def kraft_mode(version: str | None, instance_type: str | None, zookeeper: str | None) -> str | None:
+    """zookeeper | kraft from what MSK says: the ``.kraft`` marker (``3.7.x.kraft``), 4.x (KRaft
+    only), a ZooKeeper connect string; an Express cluster without a marker: not known."""
+    v = (version or "").lower()
+    if v.endswith(".kraft") or re.match(r"^[4-9]\.", v):
+        return "kraft"
+    if zookeeper or (v and not (instance_type or "").startswith("express.")):
+        return "zookeeper"
+    return None
+
+
+def _describe(out: MskCollected, info: dict) -> None:
+    prov = info.get("Provisioned") or {}
+    group = prov.get("BrokerNodeGroupInfo") or {}
+    software = prov.get("CurrentBrokerSoftwareInfo") or {}
+    version = software.get("KafkaVersion") or info.get("CurrentVersion")
+    instance_type = group.get("InstanceType")
+    subnets = group.get("ClientSubnets") or []
+    out.name = info.get("ClusterName") or out.name
+    fields = {"platform": "msk", "msk_instance_type": instance_type, "az_count": len(set(subnets)) or None,
+              "metadata_mode": kraft_mode(software.get("KafkaVersion"), instance_type,
+                                          prov.get("ZookeeperConnectString"))}
+    out.cluster_fields = {k: v for k, v in fields.items() if v is not None}
+    if version:  # a cluster-level version: used when no broker reports its own (versions.py)
+        out.result.meta.update(kafka_version=version, kafka_version_source="msk-api")
+    monitoring = (prov.get("OpenMonitoring") or {}).get("Prometheus") or {}
+    out.manifest.update({
+        "cluster_name": out.name, "cluster_type": info.get("ClusterType"), "state": info.get("State"),
+        "state_code": (info.get("StateInfo") or {}).get("Code"), "active_operation_arn": info.get("ActiveOperationArn"),
+        "kafka_version": version, "instance_type": instance_type, "broker_count": prov.get("NumberOfBrokerNodes"),
+        "client_subnets": subnets, "storage_mode": prov.get("StorageMode"),
+        "configuration": {"arn": software.get("ConfigurationArn"), "revision": software.get("ConfigurationRevision")}
+        if software.get("ConfigurationArn") else None,
+        "open_monitoring": {"jmx_exporter": bool((monitoring.get("JmxExporter") or {}).get("EnabledInBroker")),
+                            "node_exporter": bool((monitoring.get("NodeExporter") or {}).get("EnabledInBroker"))},
+        "zookeeper_connect": prov.get("ZookeeperConnectString"),
+        "customer_action_status": prov.get("CustomerActionStatus"),
+    })
+
+
+def _pages(r: CollectResult, target: str, client, operation: str, key: str, max_pages: int = 1000, **params):
+    token = None
+    for _ in range(max_pages):
+        page = _call(r, target, client, operation, **params, **({"NextToken": token} if token else {}))
+        yield from page.get(key) or []
+        token = page.get("NextToken")
+        if not token:
+            return
+
+
+def _nodes(out: MskCollected, kafka, ec2, arn: str, region: str | None, timeout: float) -> None:
+    r = out.result
+    nodes = list(_pages(r, arn, kafka, "ListNodes", "NodeInfoList", ClusterArn=arn))
+    brokers = [n["BrokerNodeInfo"] for n in nodes if n.get("BrokerNodeInfo")]
+    zones = _subnet_zones(out, ec2, {b.get("ClientSubnet") for b in brokers} - {None}, region, timeout)
+    for b in sorted(brokers, key=lambda b: b.get("BrokerId", 0)):
+        endpoints = b.get("Endpoints") or []
+        r.rows("brokers").append({"broker_id": int(b["BrokerId"]), "host": endpoints[0] if endpoints else None,
+                                  "port": None, "rack": zones.get(b.get("ClientSubnet")), "cores": None,
+                                  "log_dirs": None, "version": None})
+    controllers = [e for n in nodes for e in ((n.get("ControllerNodeInfo") or {}).get("Endpoints") or [])]
+    out.manifest["broker_subnets"] = {str(int(b["BrokerId"])): b.get("ClientSubnet") for b in brokers}
+    if controllers:
+        out.manifest["controller_endpoints"] = controllers
+
+
+def _subnet_zones(out: MskCollected, ec2, subnets: set[str], region: str | None, timeout: float) -> dict[str, str]:
+    """subnet -> AZ id (what MSK sets broker.rack to). Optional: ec2:DescribeSubnets denied or
+    unreachable leaves the racks unknown, with a note; never a source error."""
+    if not subnets:
+        return {}
+    try:
+        ec2 = ec2 or make_client("ec2", region, timeout)
+        found = ec2.describe_subnets(SubnetIds=sorted(subnets)).get("Subnets") or []
+    except Exception as e:  # noqa: BLE001 (optional: racks stay unknown)
+        out.manifest["racks"] = f"unknown: {describe_failure(e, 'ec2:DescribeSubnets', ', '.join(sorted(subnets)))}"
+        return {}
+    return {s["SubnetId"]: s.get("AvailabilityZoneId") or s.get("AvailabilityZone") for s in found}
+
+
+def choose_bootstrap(brokers: dict, protocol: str | None, mechanism: str | None) -> tuple[str | None, str | None]:
+    """(listener key, servers) the Admin API collector should use. With a client config: the
+    listener of its security.protocol / SASL mechanism. Without one: plaintext, else TLS
+    (unauthenticated TLS needs no client config); IAM and SCRAM listeners need one."""
+    if protocol:
+        key = _LISTENERS.get((protocol.upper(), mechanism.upper() if mechanism else None))
+        return (key, brokers.get(key)) if key and brokers.get(key) else (None, None)
+    for key in ("BootstrapBrokerString", "BootstrapBrokerStringTls"):
+        if brokers.get(key):
+            return key, brokers[key]
+    return None, None
+
+
+def _bootstrap(out: MskCollected, kafka, arn: str, security: tuple[str | None, str | None]) -> None:
+    brokers = _call(out.result, arn, kafka, "GetBootstrapBrokers", ClusterArn=arn)
+    listeners = sorted(k for k, v in brokers.items() if k.startswith("BootstrapBroker") and v)
+    key, servers = choose_bootstrap(brokers, *security)
+    out.bootstrap = servers
+    out.bootstrap_protocol = next((p for (p, _), k in _LISTENERS.items() if k == key), None) if key else None
+    out.manifest["bootstrap"] = {"listeners": listeners, "chosen": key, "servers": servers}
+    hosts = _hosts(servers)
+    for row in out.result.tables.get("brokers", []):
+        row["port"] = hosts.get(row["host"])
+
+
+def _hosts(servers: str | None) -> dict[str, int]:
+    out = {}
+    for hp in (servers or "").split(","):
+        host, _, port = hp.strip().rpartition(":")
+        if host and port.isdigit():
+            out[host] = int(port)
+    return out
+
+
+def _configuration(out: MskCollected, kafka, info: dict, arn: str) -> None:
+    software = ((info.get("Provisioned") or {}).get("CurrentBrokerSoftwareInfo")) or {}
+    config_arn, revision = software.get("ConfigurationArn"), software.get("ConfigurationRevision")
+    ids = out.broker_ids
+    if not config_arn:
+        if not (out.cluster_fields.get("msk_instance_type") or "").startswith("express."):
+            _default_configuration(out, ids)
+        return
+    found = _call(out.result, arn, kafka, "DescribeConfigurationRevision", Arn=config_arn, Revision=revision)
+    from auditor.collectors.files import parse_properties
+
+    raw = found.get("ServerProperties") or b""
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)
+    entries, problems = parse_properties(text)
+    where = f"{config_arn}:{revision}"
+    if problems:
+        out.result.error(SOURCE, where, f"{where}: line {problems[0].line}: {problems[0].message}")
+    for bid in ids:
+        for e in entries:
+            out.result.rows("configs").append(config_row("broker", str(bid), e.key, e.value, "STATIC_BROKER_CONFIG",
+                                                         file=where, line=e.line))
+
+
+def msk_defaults() -> dict:
+    return json.loads(resources.files("auditor").joinpath("data/msk_defaults.json").read_text(encoding="utf-8"))
+
+
+def _default_configuration(out: MskCollected, ids: list[int]) -> None:
+    """MSK's documented default configuration (a cluster created without a custom one)."""
+    table = msk_defaults()
+    tiered = (out.manifest.get("storage_mode") or "").upper() == "TIERED"
+    azs = out.cluster_fields.get("az_count")
+    kraft = out.cluster_fields.get("metadata_mode") == "kraft"
+    values = {}
+    for key, spec in table["properties"].items():
+        if kraft and spec.get("zookeeper_only"):
+            continue
+        value = spec.get("tiered", spec.get("value")) if tiered else spec.get("value")
+        if isinstance(spec.get("by_az_count"), dict):
+            value = spec["by_az_count"].get(str(azs))
+        if value is not None:
+            values[key] = str(value)
+    for bid in ids:
+        for key, value in values.items():
+            out.result.rows("configs").append(config_row("broker", str(bid), key, value, "STATIC_BROKER_CONFIG",
+                                                         file=DEFAULTS_FILE))
+    out.manifest["configuration"] = {"default": True, "source": table["source"]}
+
+
+def _operations(out: MskCollected, kafka, arn: str) -> None:
+    running = []
+    for op in _pages(out.result, arn, kafka, "ListClusterOperationsV2", "ClusterOperationInfoList",
+                     max_pages=MAX_OPERATION_PAGES, ClusterArn=arn):
+        state = (op.get("OperationState") or "").upper()
+        if op.get("EndTime") is None and not any(word in state for word in _FINISHED):
+            running.append({"arn": op.get("OperationArn"), "type": op.get("OperationType"),
+                            "state": op.get("OperationState"),
+                            "start_time": op["StartTime"].isoformat() if op.get("StartTime") else None})
+    out.manifest["operations_in_progress"] = running
+
+
+def _open_monitoring(out: MskCollected, info: dict) -> None:
+    flags = out.manifest.get("open_monitoring") or {}
+    ports = [p for p, on in ((JMX_EXPORTER_PORT, flags.get("jmx_exporter")),
+                             (NODE_EXPORTER_PORT, flags.get("node_exporter"))) if on]
+    for row in out.result.tables.get("brokers", []):
+        if row["host"]:
+            out.metrics += [f"broker_id={row['broker_id']}:http://{row['host']}:{p}/metrics" for p in ports]
+
+
+# --- discovery --------------------------------------------------------------------------------
+
+
+@dataclass
+class Discovered:
+    name: str
+    arn: str
+    region: str
+    tags: dict[str, str]
+
+
+def discover(regions, *, tags: dict[str, str] | None = None, name_prefix: str | None = None,
+             timeout: float = DEFAULT_TIMEOUT, clients: dict | None = None) -> tuple[list[Discovered], list[dict]]:
+    """Every provisioned cluster of the given regions (``kafka:ListClustersV2``) whose tags hold
+    ``tags`` and whose name starts with ``name_prefix``: (clusters, source errors)."""
+    found: list[Discovered] = []
+    errors: list[dict] = []
+    for region in regions:
+        r = CollectResult()
+        try:
+            client = (clients or {}).get(region) or make_client("kafka", region, timeout)
+            params = {"ClusterTypeFilter": "PROVISIONED"} | ({"ClusterNameFilter": name_prefix} if name_prefix else {})
+            for info in _pages(r, f"region {region}", client, "ListClustersV2", "ClusterInfoList", **params):
+                cluster_tags = info.get("Tags") or {}
+                if all(cluster_tags.get(k) == v for k, v in (tags or {}).items()):
+                    found.append(Discovered(info["ClusterName"], info["ClusterArn"], region, dict(cluster_tags)))
+        except MskUnavailable as e:
+            r.error(SOURCE, f"region {region}", str(e))
+        except _CallFailed:
+            pass
+        errors += r.errors
+    return found, errors
