@@ -30,6 +30,7 @@ from auditor.engine.runner import findings_table
 from auditor.errors import SnapshotError, UsageError
 from auditor.findings import SEVERITIES, AuditResult, Finding
 from auditor.grading import cluster_score, grade, worst_severity
+from auditor.progress import NO_PROGRESS, Progress
 from auditor.registry import load_rules
 from auditor.snapshot.io import (
     FORMATS,
@@ -133,11 +134,13 @@ def _dedupe(refs: list[SnapshotRef]) -> tuple[list[SnapshotRef], list[str]]:
 
 
 def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None = None,
-              previous: str | None = None, run_date: str | None = None, top_n: int = 20) -> FleetResult:
+              previous: str | None = None, run_date: str | None = None, top_n: int = 20,
+              progress: Progress = NO_PROGRESS) -> FleetResult:
     run_date = run_date or dt.date.today().isoformat()
+    progress.stage("opening snapshots")
     refs, notes = open_fleet(root, engine)
     try:
-        return _run(engine, refs, list(notes), config, out, previous, run_date, top_n)
+        return _run(engine, refs, list(notes), config, out, previous, run_date, top_n, progress)
     except UsageError:
         raise
     except Exception as e:
@@ -152,11 +155,12 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
         notes.append(f"the engine failed to read the fleet ({first}); audited again without "
                      f"{len(broken)} snapshot(s) whose data is unreadable")
-        return _run(engine, refs, notes, config, out, previous, run_date, top_n)
+        return _run(engine, refs, notes, config, out, previous, run_date, top_n, progress)
 
 
 def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: AuditConfig, out: str | None,
-         previous: str | None, run_date: str, top_n: int) -> FleetResult:
+         previous: str | None, run_date: str, top_n: int, progress: Progress = NO_PROGRESS) -> FleetResult:
+    progress.stage(f"loading {len(refs)} snapshot(s)")
     tables = engine.load(refs)
     previous_run = None
     if previous and not REMOTE.match(previous) and not any(Path(previous).glob("**/*.parquet")):
@@ -176,7 +180,7 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
     # fleet_findings a filtering view over it; with one, fleet_findings (joined with the
     # earlier fingerprints once, not on every read) is the table.
     selected = config.rules(("cluster", "fleet"))
-    table = findings_table(tables, selected, config, materialize=not previous_run)
+    table = findings_table(tables, selected, config, materialize=not previous_run, progress=progress)
     current = engine.session.table(table).where(F.col("exempted_by").isNull()).drop("exempted_by")
     if previous_run:
         prev = engine.session.table(VIEW_PREFIX + "previous_findings").select(
@@ -191,9 +195,11 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
 
     hits = _hits(findings)
     if out:
+        progress.stage("writing findings")
         _write_findings(engine, findings, {h["cluster"] for h in hits} | {r.manifest.cluster_name for r in refs},
                         _run_dir(out, run_date))
 
+    progress.stage("summarising")
     covered = coverage.compute(refs, selected)
     clusters = _cluster_summary(tables, hits, previous_run is not None, covered)
     by_rule: dict[str, dict] = {}

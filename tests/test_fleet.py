@@ -130,7 +130,9 @@ def test_week_over_week_new_persisting_resolved(tmp_path, engine_name, request):
     fleet = tmp_path / "fleet"
     shutil.copytree(SAMPLE_FLEET, fleet)
     out = tmp_path / "findings"
-    cfg = AuditConfig()
+    # The replication rules are what changes below; the whole catalogue's conformance between
+    # the engines is test_fleet_cases_and_sample_fleet_identical_on_spark's.
+    cfg = AuditConfig(select=("REP",))
     with engine_of() as engine:
         run_fleet(engine, str(fleet), cfg, out=str(out), run_date="2026-11-15")
     # During the week payments-msk drops its cluster-wide min.insync.replicas=3 ...
@@ -235,11 +237,16 @@ def test_fleet_job_on_a_standalone_spark_cluster_via_spark_submit(tmp_path):
                                   env=env, stdout=logs, stderr=subprocess.STDOUT)
         _wait_port(worker_port, time.time() + 60, worker)
         out = tmp_path / "findings"
+        # Three rule series (joins, windows, aggregates): the deployment is what is tested; the
+        # whole catalogue's conformance is proven in process (test_rule_cases, the test above).
+        config = tmp_path / "kafka-audit.toml"
+        config.write_text('select = ["REP", "PAR", "CTL"]\n')
         job = Path(__import__("auditor.spark_submit", fromlist=["x"]).__file__)
         p = subprocess.run([str(spark_home / "bin" / "spark-submit"), "--master", master_url,
                             "--conf", "spark.ui.enabled=false", "--conf", "spark.executor.memory=512m",
                             "--conf", "spark.sql.shuffle.partitions=2",
-                            str(job), SAMPLE_FLEET.as_uri(), "--out", out.as_uri(), "--run-date", "2026-11-22"],
+                            str(job), SAMPLE_FLEET.as_uri(), "--out", out.as_uri(), "--run-date", "2026-11-22",
+                            "--config", str(config)],
                            env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600)
         assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-4000:]
         assert "fleet audit 2026-11-22 on spark: 6 cluster(s)" in p.stdout

@@ -142,6 +142,7 @@ def fleet(
     """The weekly fleet-wide audit: every snapshot under ROOT, cluster and fleet (FLT) rules."""
     import json
 
+    from auditor import progress
     from auditor.config import find_config
     from auditor.engine import open_engine
     from auditor.fleet import render_text, run_fleet, summary_json, write_summary
@@ -151,8 +152,11 @@ def fleet(
     run_date = _run_date(run_date)
     cfg = find_config(config)
     engine_name = "spark" if master else engine.value
-    with open_engine(engine_name, master=master) as eng:
-        result = run_fleet(eng, root, cfg, out=out, previous=previous, run_date=run_date, top_n=top)
+    with progress.for_stderr() as shown:
+        shown.stage(f"starting {engine_name}" + (f" ({master})" if master else ""))
+        with open_engine(engine_name, master=master) as eng:
+            result = run_fleet(eng, root, cfg, out=out, previous=previous, run_date=run_date, top_n=top,
+                               progress=shown)
     write_summary(result)
     if html is not None:
         from auditor.fleet import audit_result

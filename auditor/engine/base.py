@@ -83,7 +83,8 @@ class Tables:
         return self._built[name]
 
     def compile(self, table: str, build: Callable[[], Any], *, params: dict | None = None,
-                severity: str | None = None, reuse: bool = False, inputs: dict[str, str] | None = None) -> str:
+                severity: str | None = None, reuse: bool = False, inputs: dict[str, str] | None = None,
+                deferred: bool = False) -> str:
         """Materialise ``build()`` as engine table ``table``, from the plan cache when it holds
         the compiled SQL of this exact code, dialect, params and severity.
 
@@ -97,7 +98,7 @@ class Tables:
         entry = cache.get(key)
         if entry is not None and self._restore(entry["deps"]):
             cache.hits += 1
-            self._engine.create(table, with_inputs(entry["sql"], inputs or {}), reuse=reuse)
+            self._engine.create(table, with_inputs(entry["sql"], inputs or {}), reuse=reuse, deferred=deferred)
         else:
             cache.misses += 1
             for name, sql in (inputs or {}).items():
@@ -108,7 +109,7 @@ class Tables:
             finally:
                 deps = self._deps.pop()
             sql = self._engine.sql_of(df)
-            self._engine.create(table, sql, reuse=reuse)
+            self._engine.create(table, sql, reuse=reuse, deferred=deferred)
             cache.put(key, sql, deps)
         return VIEW_PREFIX + table
 
@@ -176,11 +177,15 @@ class Engine:
         """(Re)register PREVIOUS_CLUSTERS with ``rows`` (cluster_id, cluster_name, run_date)."""
         self._register_rows(PREVIOUS_CLUSTERS, rows)
 
-    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
+    def create(self, name: str, sql: str, *, reuse: bool = False, deferred: bool = False) -> None:
         """Compute ``sql`` into an engine-side table (DuckDB) or temp view (Spark, cached when
         ``reuse``) named VIEW_PREFIX + name. Materialising keeps sqlframe's plans small:
-        it copies a DataFrame's whole expression tree on each operation."""
+        it copies a DataFrame's whole expression tree on each operation. ``deferred``: nothing
+        reads the table before ``settle()``, so the engine may compute it meanwhile."""
         raise NotImplementedError
+
+    def settle(self, raise_errors: bool = True) -> None:
+        """Wait for every ``deferred`` table; raise the first failure (if ``raise_errors``)."""
 
     def rows(self, table: str) -> list[dict]:
         """Every row of an engine table, as dicts (an action: for small results only)."""

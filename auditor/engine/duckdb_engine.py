@@ -29,7 +29,7 @@ class DuckDBEngine(Engine):
         self.session = DuckDBSession(conn=self.conn)
         self.plan_cache = PlanCache("duckdb", enabled=plan_cache)
 
-    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
+    def create(self, name: str, sql: str, *, reuse: bool = False, deferred: bool = False) -> None:
         # Shared transforms (reuse) are read by several rules: computed once into a table.
         # A rule's findings, and their union, are read once, by the next stage: views, so the
         # whole chain runs as one query and no copy of the findings stays in memory until

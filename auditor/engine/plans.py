@@ -25,10 +25,10 @@ Location: $KAFKA_AUDIT_PLAN_CACHE, else $XDG_CACHE_HOME/kafka-auditor/plans, els
 ~/.cache/kafka-auditor/plans. KAFKA_AUDIT_PLAN_CACHE=off disables it. A cache that cannot be
 read or written is ignored (it only costs time), never an error.
 
-Bundled plans: the package ships the DuckDB plans of the default configuration
+Bundled plans: the package ships the DuckDB and Spark plans of the default configuration
 (``plans_bundle.json.gz``, same keys), read before the directory. Without them the first
 `check` or `lint` after an install or upgrade, which in CI is every run on a fresh runner,
-spends ~6 s compiling. They are rebuilt from the sample configs with
+spends ~6 s compiling, and the first `fleet` on Spark ~50 s. They are rebuilt from the sample configs with
 ``python -m auditor.engine.plan_bundle`` whenever checks/ or auditor/engine/ change (a test fails
 until then); a bundle built from other code or other sqlframe/sqlglot versions never matches
 a key, so it can only be unused, never wrong. It is part of the installed package and trusted

@@ -19,34 +19,44 @@ from auditor.engine.base import VIEW_PREFIX, Engine, Tables
 from auditor.engine.frames import join
 from auditor.errors import AuditorError, SnapshotError
 from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
+from auditor.progress import NO_PROGRESS, Progress
 from auditor.registry import Rule
 from auditor.snapshot.io import SnapshotRef
 
 FINDINGS_SQL_COLUMNS = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
 
 
-def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig) -> list[str]:
+def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig,
+                  progress: Progress = NO_PROGRESS) -> list[str]:
     """Each rule's findings as an engine view, or a table where the engine runs rules as
     separate jobs (``Engine.rule_findings_as_tables``), from the plan cache when it holds the
     plan; returns the names the final stage unions."""
     names = []
+    progress.stage("rules", total=len(rules))
     for rule in rules:
         params, severity = config.params_of(rule), config.severity_of(rule)
         names.append(tables.compile("findings_" + rule.code.lower(),
                                     lambda r=rule, p=params, s=severity: shape_findings(tables, r, p, s),
                                     params=dict(params), severity=severity,
-                                    reuse=tables.engine.rule_findings_as_tables))
+                                    reuse=tables.engine.rule_findings_as_tables, deferred=True))
+        progress.advance()
     return names
 
 
 def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None,
-                   *, materialize: bool = False) -> str:
+                   *, materialize: bool = False, progress: Progress = NO_PROGRESS) -> str:
     """Run the rules; returns the engine table of every finding, with cluster names, the
     fingerprint and ``exempted_by`` (the reason of the first matching exemption, or null).
     The final stage goes through the plan cache too: it depends only on which rule tables
     are unioned and on the active exemptions. It is a view (read once, by `check`) unless
     ``materialize`` (the fleet job reads it several times)."""
-    compiled = compile_rules(tables, rules, config)
+    try:
+        compiled = compile_rules(tables, rules, config, progress)
+    except BaseException:
+        tables.engine.settle(raise_errors=False)  # no job of this audit outlives it
+        raise
+    tables.engine.settle()
+    progress.stage("findings")
     columns = FINDINGS_SQL_COLUMNS
     union = " UNION ALL ".join(f"SELECT {columns} FROM {name}" for name in compiled)
     if not compiled:  # no rule selected: an empty result with the same columns

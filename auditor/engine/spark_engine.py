@@ -6,12 +6,61 @@ pyspark is imported here and nowhere else, so the embedded path never starts a J
 from __future__ import annotations
 
 import os
+import re
+import threading
+from pathlib import Path
 
 from auditor.engine.base import VIEW_PREFIX, Engine
 from auditor.engine.plans import PlanCache
 from auditor.snapshot.schema import Table, spark_ddl
 
+LOG_CONFIG = Path(__file__).resolve().parent.parent / "data" / "spark-log4j2.properties"
+# Rule jobs run at once (SparkEngine.create(deferred=True)); measured in bench/RESULTS.md.
+CONCURRENT_JOBS = 2
 PER_PARTITION_TABLES = frozenset({"partitions", "zk_state"})
+
+
+# What the JVM and Spark print on every start: not for a user watching the audit's progress.
+START_UP_NOISE = re.compile(rb"^(WARNING: Using incubator modules|Using Spark's default log4j profile"
+                            rb"|Setting default log level|To adjust logging level)")
+
+
+def _start_quiet_jvm(settings: dict) -> None:
+    """Start the driver JVM, unless spark-submit (PYSPARK_GATEWAY_PORT) or an earlier session
+    in this process did: with ``settings`` (the memory and Java options take effect only at
+    start), logging nothing (LOG_CONFIG; Spark's own logging with KAFKA_AUDIT_DEBUG=1: a
+    failed job is reported as one line by the command anyway), and its stderr forwarded without the start-up
+    lines. pyspark's own launcher, with the pipe as the child's stderr; the forwarding thread
+    runs before the launch, so a JVM that fails to start has its last words shown."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if "PYSPARK_GATEWAY_PORT" in os.environ or SparkContext._gateway is not None:
+        return
+    log_conf = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    extra = settings.get("spark.driver.extraJavaOptions", "")
+    if "log4j2.configurationFile" not in extra and not os.environ.get("KAFKA_AUDIT_DEBUG"):
+        settings["spark.driver.extraJavaOptions"] = f"{extra} {log_conf}".strip()
+    read_end, write_end = os.pipe()
+    threading.Thread(target=_forward_stderr, args=(read_end,), name="spark-stderr", daemon=True).start()
+    try:
+        conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_end})
+    except Exception as e:  # no Java, a bad option: the JVM's own words are above
+        from auditor.errors import AuditorError
+
+        raise AuditorError(f"could not start Spark's JVM ({str(e).strip().splitlines()[0][:200]}); "
+                           "--engine duckdb runs the same audit without one") from None
+    finally:
+        os.close(write_end)  # the JVM holds its own copy
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+def _forward_stderr(read_end: int) -> None:
+    with os.fdopen(read_end, "rb") as pipe:
+        for line in pipe:
+            if not START_UP_NOISE.match(line):
+                os.write(2, line)
 
 
 class SparkEngine(Engine):
@@ -36,13 +85,10 @@ class SparkEngine(Engine):
         from pyspark.sql import SparkSession as PySparkSession
         from sqlframe.spark import SparkSession
 
-        builder = PySparkSession.builder.appName("kafka-auditor")
-        if master:
-            builder = builder.master(master)
-        elif "PYSPARK_GATEWAY_PORT" not in os.environ and "spark.master" not in (conf or {}):
+        if not master and "PYSPARK_GATEWAY_PORT" not in os.environ and "spark.master" not in (conf or {}):
             # Under spark-submit (which sets the gateway variables) the master comes from
             # spark-submit's own --master; otherwise default to all local cores.
-            builder = builder.master("local[*]")
+            master = "local[*]"
         settings = {
             "spark.sql.shuffle.partitions": "16",  # snapshots are small per cluster; AQE coalesces further
             "spark.sql.adaptive.enabled": "true",
@@ -62,39 +108,69 @@ class SparkEngine(Engine):
             "spark.sql.requireAllClusterKeysForCoPartition": "false",
         }
         settings.update(conf or {})
+        if master:
+            settings["spark.master"] = master
+        settings["spark.app.name"] = settings.get("spark.app.name", "kafka-auditor")
+        _start_quiet_jvm(settings)
+        builder = PySparkSession.builder
         for key, value in settings.items():
             builder = builder.config(key, value)
         self.spark = builder.getOrCreate()
         self.spark.sparkContext.setLogLevel("ERROR")
+        self._parallelism = self.spark.sparkContext.defaultParallelism
+        self._pool = None
+        self._pending: list = []
         self.session = SparkSession(self.spark)
         self.plan_cache = PlanCache("spark", enabled=plan_cache)
 
-    def create(self, name: str, sql: str, *, reuse: bool = False) -> None:
+    def create(self, name: str, sql: str, *, reuse: bool = False, deferred: bool = False) -> None:
         # Spark inlines temp views when it analyses a query, so a view over views over views
         # (findings over shared transforms over snapshot tables, for 60 rules) becomes one
         # enormous plan that exhausts the analyzer. A local checkpoint computes the result
         # once into the executors' block managers and cuts the lineage: every later plan
         # starts from it. (If an executor is lost the job fails rather than recomputes;
         # acceptable for a batch audit, and what keeps the driver's plans bounded.)
-        from pyspark.sql import functions as SF
-
         if not reuse:
             # Read once, by the next stage (the union of the rules' findings, the check's final
             # stage): plain views. They read only checkpoints and snapshot tables, so the
             # inlined plan stays bounded.
             self.spark.sql(sql).createOrReplaceTempView(VIEW_PREFIX + name)
             return
-        frame = self.spark.sql(sql)
+        if deferred:
+            # A rule's findings, read only by the final stage (after ``settle``): run beside
+            # the next rules' jobs. On small data each job is mostly driver work (parsing,
+            # analysis, planning) that one thread does; two overlap on two cores.
+            self._pending.append(self._jobs().submit(self._checkpoint, name, sql))
+            return
+        self._checkpoint(name, sql)
+
+    def _checkpoint(self, name: str, sql: str) -> None:
         # A union of many rules' views has the partitions of all its inputs (~100 for the
         # 200-cluster bench fleet, ~1,000 before the snapshot tables were cached): every later
-        # action on the checkpoint would pay a task per partition.
-        most = max(16, 4 * self.spark.sparkContext.defaultParallelism)
-        if frame.rdd.getNumPartitions() > most:
-            frame = frame.coalesce(most)
-        frame = frame.localCheckpoint(eager=True)
-        # Re-alias every column: Spark 4 fails to analyse a union of two checkpointed
-        # relations directly ("key not found: cluster_id#..."); a projection on top is fine.
-        frame.select(*[SF.col(f"`{c}`").alias(c) for c in frame.columns]).createOrReplaceTempView(VIEW_PREFIX + name)
+        # action on the checkpoint would pay a task per partition. Coalescing to more
+        # partitions than there are keeps them as they are. (Not `frame.rdd.getNumPartitions()`
+        # first: with adaptive execution that runs the whole query once more, which was half
+        # of the sample fleet's time.)
+        most = max(16, 4 * self._parallelism)
+        frame = self.spark.sql(sql).coalesce(most).localCheckpoint(eager=True)
+        # Re-alias every column (one call): Spark 4 fails to analyse a union of two
+        # checkpointed relations directly ("key not found: cluster_id#..."); a projection on
+        # top is fine.
+        frame.toDF(*frame.columns).createOrReplaceTempView(VIEW_PREFIX + name)
+
+    def _jobs(self):
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(CONCURRENT_JOBS, thread_name_prefix="kafka-audit-job")
+        return self._pool
+
+    def settle(self, raise_errors: bool = True) -> None:
+        pending, self._pending = self._pending, []
+        errors = [f.exception() for f in pending]  # waits for all, even after a failure
+        first = next((e for e in errors if e is not None), None)
+        if first is not None and raise_errors:
+            raise first
 
     def rows(self, table: str) -> list[dict]:
         return [r.asDict() for r in self.spark.table(table).collect()]
@@ -160,6 +236,9 @@ class SparkEngine(Engine):
         df.createOrReplaceTempView(VIEW_PREFIX + table.name)
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
         # The Spark session belongs to the process (tests and spark-submit reuse it), so it
         # keeps running; only sqlframe's process-wide active session is released.
         from sqlframe.base.session import _BaseSession

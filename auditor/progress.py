@@ -1,0 +1,95 @@
+"""Progress of a long command: a live display on a terminal, one line per stage otherwise.
+
+`fleet` on Spark runs for tens of seconds to minutes; a user watching a terminal sees which
+stage it is in and how many rules have run, and a CI log or cron mail gets one line per
+stage on stderr (never on stdout, which carries the report). Commands that finish in about a
+second (`check`, `lint` on DuckDB) pass ``NO_PROGRESS``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    """Stages with an optional count: ``stage("rules", total=65)``, then ``advance()``."""
+
+    def stage(self, name: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+NO_PROGRESS = Progress()
+
+
+class LineProgress(Progress):
+    """One line per finished stage, with its duration: for logs and pipes."""
+
+    def __init__(self, prefix: str = "kafka-audit: ", stream=None):
+        self._prefix = prefix
+        self._stream = stream or sys.stderr
+        self._name: str | None = None
+        self._total: int | None = None
+        self._done = 0
+        self._started = 0.0
+
+    def stage(self, name: str, total: int | None = None) -> None:
+        self._finish()
+        self._name, self._total, self._done, self._started = name, total, 0, time.monotonic()
+
+    def advance(self, n: int = 1) -> None:
+        self._done += n
+
+    def _finish(self) -> None:
+        if self._name is None:
+            return
+        count = f" ({self._done}/{self._total})" if self._total else ""
+        print(f"{self._prefix}{self._name}{count}: {time.monotonic() - self._started:.1f} s",
+              file=self._stream, flush=True)
+        self._name = None
+
+    def close(self) -> None:
+        self._finish()
+
+
+class LiveProgress(Progress):
+    """A rich spinner and bar on stderr that disappears when the command ends."""
+
+    def __init__(self):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as Bar
+
+        self._bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        self._bar.start()
+        self._task = None
+
+    def stage(self, name: str, total: int | None = None) -> None:
+        if self._task is not None:
+            self._bar.remove_task(self._task)
+        self._task = self._bar.add_task(name, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._task is not None:
+            self._bar.advance(self._task, n)
+
+    def close(self) -> None:
+        self._bar.stop()
+
+
+def for_stderr() -> Progress:
+    """Live on a terminal, lines otherwise (both on stderr)."""
+    return LiveProgress() if sys.stderr.isatty() else LineProgress()

@@ -1,0 +1,75 @@
+"""The README's first command against Spark's own floor, in the same run (issue 20, target 1).
+
+    python bench/bench_small_fleet.py --runs 5
+
+Times, from process start to exit, interleaved run by run so that both see the same load:
+  trivial: a plain pyspark session on local[2] running one tiny query (`SELECT 1`), the floor
+           of anything that uses Spark on this machine;
+  fleet:   `kafka-audit fleet sample_configs/fleet --out DIR` on local[2] (the README's first
+           command after the install), with an empty plan cache each run: the first run after
+           an install, as a new user sees it (the bundled plans, no compiled plan of its own);
+  fleet warm: the same with a plan cache filled by an untimed run first.
+Prints a Markdown table (min / median) and the ratios of the medians to the trivial job's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from bench_fleet import load, machine, run_measured, versions  # noqa: E402
+
+TRIVIAL = ("from pyspark.sql import SparkSession\n"
+           "s = SparkSession.builder.master('local[2]').config('spark.ui.enabled', 'false').getOrCreate()\n"
+           "assert s.sql('SELECT 1 AS x').collect()[0].x == 1\n")
+
+
+def fleet_cmd(out: str) -> list[str]:
+    exe = shutil.which("kafka-audit") or "kafka-audit"
+    return [exe, "fleet", str(ROOT / "sample_configs" / "fleet"), "--out", out, "--master", "local[2]",
+            "--fail-on", "never", "-f", "json"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    a = ap.parse_args()
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    print(f"<!-- {machine()}; {versions()}; start {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
+          f"{load()} -->", file=sys.stderr)
+    times: dict[str, list[float]] = {"trivial": [], "fleet": [], "fleet warm": []}
+    with tempfile.TemporaryDirectory(prefix="bench-small-") as work:
+        warm_cache = Path(work) / "warm-plans"
+        run_measured(fleet_cmd(str(Path(work) / "w")), env={**env, "KAFKA_AUDIT_PLAN_CACHE": str(warm_cache)})
+        for i in range(a.runs):
+            r = run_measured([sys.executable, "-c", TRIVIAL], env=env)
+            assert r["rc"] == 0, r["stderr"][-2000:]
+            times["trivial"].append(r["wall"])
+            for label, cache in (("fleet", Path(work) / f"cold-{i}"), ("fleet warm", warm_cache)):
+                out = Path(work) / f"out-{label.replace(' ', '-')}-{i}"
+                r = run_measured(fleet_cmd(str(out)), env={**env, "KAFKA_AUDIT_PLAN_CACHE": str(cache)})
+                assert r["rc"] == 0, r["stderr"][-2000:]
+                times[label].append(r["wall"])
+            print(f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items()) + f", {load()}",
+                  file=sys.stderr)
+    floor = statistics.median(times["trivial"])
+    print("| run | runs | wall min / median | median / trivial |")
+    print("|---|---:|---:|---:|")
+    for label, xs in times.items():
+        print(f"| {label} | {len(xs)} | {min(xs):.1f} s / {statistics.median(xs):.1f} s | "
+              f"{statistics.median(xs) / floor:.2f}x |")
+    print(f"\n{machine()}; {versions()}; end {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {load()}")
+
+
+if __name__ == "__main__":
+    main()
