@@ -7,10 +7,23 @@ rack, partitions it leads now, the active controller). From those it builds, per
 
 * a broker table: safe to restart or not, partitions / topics / consumer groups hit,
   leaders that move (partitions the broker leads now);
-* a suggested restart order: safe brokers first, the active controller last (so that
-  the controller moves once), fewest leaders first, then broker id.
+* what blocks the roll of the whole cluster, whatever one more restart does (``blockers``,
+  printed first): partitions already leaderless, with offline replicas or below
+  min.insync.replicas; an MSK cluster not ACTIVE or with an operation in progress (the
+  manifest's ``cluster.msk`` block); a source that failed (an incomplete snapshot: a topic
+  whose description failed would fall back to min.insync.replicas 1);
+* a suggested restart order, only of the brokers that are safe and only when nothing
+  blocks the cluster: fewest leaders first, then broker id, the active controller last (so
+  that the controller moves once). A safe broker never takes a partition offline, so the
+  broker whose restart takes ``__consumer_offsets`` offline is never in it;
+* when the roll is not safe, a fix plan (auditor/preflight_plan.py): the smallest set of
+  changes that makes every broker safe, proven by re-running this simulation on a copy of
+  the snapshot with the changes applied.
 
-A broker is safe when no (non-exempted) MNT001 or MNT002 finding names it. The
+A broker is safe when no (non-exempted) MNT001 or MNT002 finding names it. A partition
+already below min.insync.replicas (or leaderless) makes every broker holding a replica of
+it unsafe, in the ISR or not (checks/maintenance.py). A cluster is safe to roll when every
+broker is safe and nothing blocks it. The
 configuration file's ignore, severity, params and exemptions apply; its ``select`` does
 not (preflight always runs its own rule set). ``brokers`` limits the simulation's output
 to those broker ids (MNT001-MNT003 findings of other brokers are dropped; MNT004 stays a
@@ -33,6 +46,11 @@ from auditor.snapshot.io import SnapshotRef
 MAINTENANCE_RULES = ("MNT001", "MNT002", "MNT003", "MNT004")
 PATCH_RULES = ("AUD001", "REP002", "REP003", "REP009", "PAR003", "PAR004", "PAR005", "MSK001", "MSK002", "MSK003")
 UNSAFE_RULES = ("MNT001", "MNT002")
+# --target-version 4.0: the upgrade preflight adds the Kafka 4.0 readiness rules (KIP-896
+# clients, unidentified clients) and the version rules; CLI002 and DSK003 block the upgrade.
+UPGRADE_RULES = ("CLI002", "CLI003", "DSK003", "CTL009")
+UPGRADE_BLOCKING = ("CLI002", "DSK003")
+TARGET_VERSIONS = ("4.0",)
 PER_BROKER_RULES = ("MNT001", "MNT002", "MNT003")
 
 
@@ -69,16 +87,33 @@ class ClusterPreflight:
     brokers: list[BrokerView]
     order: list[int]
     unknown: bool = False  # nothing to simulate: no brokers or no partition state collected
+    blockers: list[str] = field(default_factory=list)  # why the whole cluster cannot be rolled now
+    degraded: dict = field(default_factory=dict)  # {"leaderless"|"under_min_isr"|"offline_replicas": [names]}
+    degraded_counts: dict = field(default_factory=dict)  # the same, uncapped counts
+    incomplete: bool = False  # a source of this cluster failed
+    selected: bool = False  # --broker: only some brokers were simulated
+    plan: object | None = None  # auditor.preflight_plan.FixPlan when the roll is not safe
 
     @property
     def unsafe(self) -> list[int]:
         return [b.broker_id for b in self.brokers if not b.safe]
 
+    @property
+    def safe_to_roll(self) -> bool:
+        return not self.unsafe and not self.unknown and not self.blockers and not self.incomplete
+
+    @property
+    def top_reasons(self) -> list[str]:
+        """What the report says first: the blockers, and an incomplete snapshot (exit 3, not 1)."""
+        return self.blockers + ([INCOMPLETE_REASON] if self.incomplete else [])
+
     def to_json(self) -> dict:
         return {"cluster": self.cluster, "cluster_id": self.cluster_id, "controller_id": self.controller_id,
-                "metadata_mode": self.metadata_mode, "safe_to_roll": not self.unsafe and not self.unknown,
-                "unsafe_brokers": self.unsafe, "simulated": not self.unknown,
-                "brokers": [b.to_json() for b in self.brokers], "order": self.order}
+                "metadata_mode": self.metadata_mode, "safe_to_roll": self.safe_to_roll,
+                "unsafe_brokers": self.unsafe, "simulated": not self.unknown, "incomplete": self.incomplete,
+                "blockers": self.top_reasons, "degraded": self.degraded, "degraded_counts": self.degraded_counts,
+                "brokers": [b.to_json() for b in self.brokers], "order": self.order,
+                "fix_plan": self.plan.to_json() if self.plan is not None else None}
 
 
 @dataclass
@@ -86,10 +121,24 @@ class PreflightResult:
     result: AuditResult
     clusters: list[ClusterPreflight]
     selected_brokers: list[int] | None = None
+    target_version: str | None = None  # --target-version: an upgrade preflight
+
+    @property
+    def upgrade_blockers(self) -> list[Finding]:
+        """--target-version: the findings that make the upgrade unsafe (clients that stop
+        working, JBOD on an unsupported version)."""
+        if not self.target_version:
+            return []
+        return [f for f in self.result.findings if f.rule in UPGRADE_BLOCKING]
 
     @property
     def any_unsafe(self) -> bool:
-        return any(c.unsafe for c in self.clusters)
+        """A broker is unsafe or something blocks a cluster's roll (exit 1)."""
+        return any(c.unsafe or c.blockers for c in self.clusters)
+
+    @property
+    def safe_to_roll(self) -> bool:
+        return not self.any_unsafe and not self.incomplete and all(c.safe_to_roll for c in self.clusters)
 
     @property
     def incomplete(self) -> bool:
@@ -98,9 +147,20 @@ class PreflightResult:
         return self.result.is_incomplete or any(c.unknown for c in self.clusters)
 
 
-def preflight_config(config: AuditConfig) -> AuditConfig:
+def preflight_config(config: AuditConfig, target_version: str | None = None) -> AuditConfig:
     """The user's config with preflight's fixed rule selection."""
-    return dataclasses.replace(config, select=MAINTENANCE_RULES + PATCH_RULES)
+    extra = UPGRADE_RULES if target_version else ()
+    return dataclasses.replace(config, select=MAINTENANCE_RULES + PATCH_RULES + extra)
+
+
+def check_target_version(target_version: str | None) -> str | None:
+    if target_version is None:
+        return None
+    v = target_version.strip()
+    if v in ("4", "4.0", "4.0.0"):
+        return "4.0"
+    raise UsageError(f"--target-version {target_version}: only {', '.join(TARGET_VERSIONS)} is known (the shipped "
+                     "Kafka 4.0 client table, auditor/data/kafka4_clients.json)")
 
 
 def broker_facts(tables: Tables):
@@ -123,10 +183,48 @@ def broker_facts(tables: Tables):
                     F.coalesce(F.col("partition_count"), F.lit(0)).alias("partition_count"))
 
 
+def partition_state(tables: Tables):
+    """The partitions that matter for a roll (not the healthy majority): leaderless, empty or
+    short ISR, offline replicas, or fewer replicas than min.insync.replicas + 1; with the
+    effective min.insync.replicas and where it comes from. DataFrame only."""
+    from checks._api import F, join
+    from checks._transforms import topic_settings
+
+    settings = topic_settings(tables).select("cluster_id", "topic", "min_insync_replicas",
+                                             "min_insync_replicas_source")
+    p = join(tables.partitions.select("cluster_id", "topic", "partition", "leader", "replicas", "isr",
+                                      "offline_replicas"), settings, ["cluster_id", "topic"], "left")
+    isr = F.when(F.col("isr").isNull(), F.lit(0)).otherwise(F.size("isr"))
+    reps = F.when(F.col("replicas").isNull(), F.lit(0)).otherwise(F.size("replicas"))
+    off = F.when(F.col("offline_replicas").isNull(), F.lit(0)).otherwise(F.size("offline_replicas"))
+    risky = ((isr == 0) | F.coalesce(F.col("leader") < 0, F.lit(False)) | (off > 0) | (isr < reps)
+             | F.coalesce(reps - F.lit(1) < F.col("min_insync_replicas"), F.lit(False)))
+    return p.where(risky)
+
+
+def _msk_blockers(ref: SnapshotRef) -> list[str]:
+    msk = ref.manifest.cluster.get("msk") or {}
+    out = []
+    state = msk.get("state")
+    if state and str(state).upper() != "ACTIVE":
+        out.append(f"the MSK cluster is in state {state} (not ACTIVE): AWS is changing it now")
+    for op in msk.get("operations_in_progress") or []:
+        out.append(f"MSK operation in progress: {op.get('type') or 'unknown type'} "
+                   f"({op.get('state') or 'state unknown'}, started {op.get('start_time') or 'unknown'})")
+    return out
+
+
 def run_preflight(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConfig,
-                  brokers: Sequence[int] | None = None) -> PreflightResult:
-    result = run_audit(engine, refs, preflight_config(config), scopes=("cluster", "maintenance"))
-    facts = [r.asDict() for r in broker_facts(Tables(engine, refs)).collect()]
+                  brokers: Sequence[int] | None = None, plan: bool = True,
+                  target_version: str | None = None) -> PreflightResult:
+    """``plan``: compute a fix plan for clusters that are not safe (and prove it by re-running
+    this function on a copy of the snapshot with the plan applied). ``target_version``
+    ("4.0"): an upgrade preflight, which also runs UPGRADE_RULES."""
+    target_version = check_target_version(target_version)
+    result = run_audit(engine, refs, preflight_config(config, target_version), scopes=("cluster", "maintenance"))
+    tables = Tables(engine, refs)
+    facts = [r.asDict() for r in broker_facts(tables).collect()]
+    states = [r.asDict() for r in partition_state(tables).collect()]
     selected = sorted(set(brokers)) if brokers else None
     if selected:
         known = {f["broker_id"] for f in facts}
@@ -145,8 +243,49 @@ def run_preflight(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConf
         if selected:
             rows = [f for f in rows if f["broker_id"] in selected]
         findings = [f for f in result.findings if f.cluster_id == cid]
-        clusters.append(_cluster_view(ref, name, rows, findings))
-    return PreflightResult(result, clusters, selected)
+        view = _cluster_view(ref, name, rows, findings)
+        view.selected = bool(selected)
+        _blockers(view, ref, [s for s in states if s["cluster_id"] == cid],
+                  any(i.get("cluster") in (name, cid) for i in result.incomplete) or bool(ref.manifest.errors))
+        clusters.append(view)
+    pre = PreflightResult(result, clusters, selected, target_version)
+    if plan:
+        from auditor.preflight_plan import attach_plans
+
+        attach_plans(engine, refs, config, pre, facts, states)
+    return pre
+
+
+MAX_LISTED = 20
+INCOMPLETE_REASON = ("the snapshot is incomplete (a source failed): a topic whose description failed would be "
+                     "simulated with min.insync.replicas 1; collect again")
+
+
+def _blockers(view: ClusterPreflight, ref: SnapshotRef, states: list[dict], incomplete: bool) -> None:
+    """What blocks the roll of the whole cluster, whatever one more restart does. Orders are
+    only given for clusters nothing blocks."""
+    groups: dict[str, list[str]] = {"leaderless": [], "under_min_isr": [], "offline_replicas": []}
+    for s in states:
+        name = f"{s['topic']}-{s['partition']}"
+        isr = s["isr"] or []
+        if not isr or (s["leader"] is not None and s["leader"] < 0):
+            groups["leaderless"].append(name)
+        elif s["min_insync_replicas"] is not None and len(set(isr)) < s["min_insync_replicas"]:
+            groups["under_min_isr"].append(name)
+        if s["offline_replicas"]:
+            groups["offline_replicas"].append(name)
+    view.degraded_counts = {k: len(v) for k, v in groups.items()}
+    view.degraded = {k: sorted(v)[:MAX_LISTED] for k, v in groups.items()}
+    labels = {"leaderless": "without a leader (offline)", "under_min_isr": "already below min.insync.replicas "
+              "(acks=all writes already fail)", "offline_replicas": "with offline replicas (a failed broker or log dir)"}
+    for key, names in groups.items():
+        if names:
+            more = f" ... and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
+            view.blockers.append(f"{len(names)} partition(s) {labels[key]}: {', '.join(sorted(names)[:MAX_LISTED])}{more}")
+    view.blockers.extend(_msk_blockers(ref))
+    view.incomplete = incomplete
+    if view.blockers or incomplete:
+        view.order = []
 
 
 def _int(text: str) -> int | None:
@@ -193,6 +332,7 @@ def _cluster_view(ref: SnapshotRef, name: str, rows: list[dict], findings: list[
         v.topics, v.partitions = sorted(topics), sorted(partitions)
         v.topic_count = max(v.topic_count, len(topics))
         views.append(v)
-    order = [v.broker_id for v in sorted(views, key=lambda v: (not v.safe, v.is_controller, v.leaders, v.broker_id))]
+    order = [v.broker_id for v in sorted((v for v in views if v.safe),
+                                         key=lambda v: (v.is_controller, v.leaders, v.broker_id))]
     unknown = not rows or all(r["partition_count"] == 0 for r in rows)
     return ClusterPreflight(name, ref.manifest.cluster_id, controller, mode, views, order, unknown)

@@ -76,3 +76,130 @@ def outdated_client_library(t, p):
     return emit(d, "client", F.concat_ws(" ", F.col("client"), F.col("version")), msg,
                 ev(client_software_name=F.col("client"), client_software_version=F.col("version"),
                    connections=F.col("total_connections"), brokers=F.col("brokers"), reason=F.col("reason")))
+
+
+def kafka4_clients() -> dict:
+    """The shipped table of first client releases known to work with Kafka 4.0, each row
+    with its sources (auditor/data/kafka4_clients.json)."""
+    import json
+    from importlib import resources
+
+    return json.loads(resources.files("auditor").joinpath("data/kafka4_clients.json").read_text(encoding="utf-8"))
+
+
+def _name_matches(name, names):
+    import re
+
+    cond = None
+    for n in names:
+        c = name.rlike(f"(^|/){re.escape(_tag(n))}$")
+        cond = c if cond is None else (cond | c)
+    return cond
+
+
+@rule("CLI002", "kafka4-incompatible-client", "error", scope="maintenance", needs=("client_software",))
+def kafka4_incompatible_client(t, p):
+    """(Upgrade preflight, `kafka-audit preflight --target-version 4.0`) Connected client software older than the first release known to work with Kafka 4.0.
+
+    Why: Kafka 4.0 removed every protocol API version older than the ones Kafka 2.1 uses
+    (KIP-896), with exceptions kept for the releases of the main non-Java clients current at
+    the end of 2021. A client that sends a removed version gets UNSUPPORTED_VERSION (or a
+    closed connection) after the brokers are upgraded: producers and consumers stop. The
+    brokers record each connection's client software (KIP-511); this rule compares it with
+    a shipped table of first-safe releases per library, each row citing its source
+    (auditor/data/kafka4_clients.json): the Java client 2.1.0 (KIP-896; Kafka's 4.0
+    compatibility matrix: 0.x, 1.x and 2.0 clients are not compatible), librdkafka 1.8.2
+    (also the librdkafka part of a wrapper version such as `2.3.0-rdkafka-1.6.0`), Sarama
+    1.30.1, kafka-python 2.0.2 and KafkaJS 1.15.0 (the releases KIP-896 analysed and kept
+    working; older ones were not analysed). Libraries not in the table (franz-go,
+    segmentio/kafka-go, ...) and versions that do not parse are not judged here; software
+    reported as `unknown` is CLI003. Sarama picks its request versions from its configured
+    `Config.Version`: a recent sarama configured for a version older than 2.1 still breaks,
+    which only the brokers' request metrics by API version can show. The rule runs in
+    the upgrade preflight, not in `check`.
+
+    Remediation: upgrade the listed library in the applications that use it (the finding
+    names the brokers they connect to and how many connections) to at least the listed
+    release, preferably a current one, before upgrading the cluster to Kafka 4.0; for
+    sarama also set `Config.Version` to at least `sarama.V2_1_0_0`. Upgrade the cluster
+    only when `kafka-audit preflight --target-version 4.0` reports none.
+
+    Example: sarama 1.27.0 with 120 connections on brokers [1,2] (first safe: 1.30.1,
+    https://cwiki.apache.org/confluence/display/KAFKA/KIP-896), apache-kafka-java 2.0.1
+    (first safe: 2.1.0).
+    """
+    rows = kafka4_clients()["clients"]
+    c = t.client_software.where(F.coalesce(F.col("connections"), F.lit(1)) > 0)
+    name = F.lower(F.trim(F.col("client_name")))
+    rdkafka = rdkafka_version_key("client_name", "client_version")
+    library = first_safe = source = None
+    for row in rows:
+        if row["scheme"] == "librdkafka":
+            match, key = rdkafka.isNotNull(), rdkafka
+        else:
+            match, key = _name_matches(name, row["names"]), version_key("client_version")
+        old = F.coalesce(match & (key < F.lit(version_number(row["first_safe"]))), F.lit(False))
+        cite = row["sources"][0].split(" ")[0]
+        if library is None:
+            library, first_safe, source = (F.when(old, F.lit(row["library"])), F.when(old, F.lit(row["first_safe"])),
+                                           F.when(old, F.lit(cite)))
+        else:
+            library, first_safe, source = (library.when(old, F.lit(row["library"])),
+                                           first_safe.when(old, F.lit(row["first_safe"])), source.when(old, F.lit(cite)))
+    hit = c.select("cluster_id", "broker_id", "connections", F.trim(F.col("client_name")).alias("client"),
+                   F.trim(F.col("client_version")).alias("version"), library.alias("library"),
+                   first_safe.alias("first_safe"), source.alias("source")).where(F.col("library").isNotNull())
+    d = hit.groupBy("cluster_id", "client", "version", "library", "first_safe", "source").agg(
+        F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("total_connections"),
+        F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
+    )
+    msg = text(F.col("client"), " ", F.col("version"), " (", F.col("total_connections"), " connections on brokers ",
+               int_list(F.col("brokers")), ") is older than ", F.col("first_safe"), ", the first ",
+               F.col("library"), " release known to work with Kafka 4.0 (", F.col("source"),
+               "): it may send protocol versions Kafka 4.0 removed (KIP-896) and stop working after the upgrade")
+    return emit(d, "client", F.concat_ws(" ", F.col("client"), F.col("version")), msg,
+                ev(client_software_name=F.col("client"), client_software_version=F.col("version"),
+                   library=F.col("library"), first_safe_version=F.col("first_safe"), source=F.col("source"),
+                   connections=F.col("total_connections"), brokers=F.col("brokers")))
+
+
+@rule("CLI003", "unidentified-client-software", "warning", scope="maintenance", needs=("client_software",))
+def unidentified_client_software(t, p):
+    """(Upgrade preflight) Connections whose client software is `unknown`: the group a Kafka 4.0 upgrade cannot judge.
+
+    Why: brokers learn a connection's client software name and version from its
+    ApiVersions request (KIP-511, Kafka 2.4). Clients that do not send them (releases from
+    before KIP-511, and libraries that never implemented it) are reported as `unknown`.
+    Those are exactly the clients most likely to use protocol versions Kafka 4.0 removed
+    (KIP-896), and the only ones CLI002 cannot compare with its table: an upgrade
+    preflight that says nothing about them would read as "all clients fine". The finding
+    counts their connections and names the brokers and listeners they use, so that their
+    owners can be found (by host, from the brokers' connection logs or the listener).
+
+    Remediation: identify the applications behind these connections (the brokers'
+    `kafka.server:type=socket-server-metrics` per listener, connection logs, network
+    flows) and upgrade their client library to a release that reports itself (KIP-511) and
+    is on CLI002's table, before upgrading the cluster to Kafka 4.0.
+
+    Example: 37 connections with client software `unknown` on brokers [1,2,3], listener
+    CLIENT.
+    """
+    name = F.lower(F.trim(F.coalesce(F.col("client_name"), F.lit(""))))
+    version = F.lower(F.trim(F.coalesce(F.col("client_version"), F.lit(""))))
+    unknown = name.isin("", "unknown") | version.isin("", "unknown")
+    c = t.client_software.where(F.coalesce(F.col("connections"), F.lit(1)) > 0).where(unknown)
+    d = c.groupBy("cluster_id").agg(
+        F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("total_connections"),
+        F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
+        F.sort_array(F.collect_set(F.col("listener"))).alias("listeners"),
+        F.sort_array(F.collect_set(F.concat_ws(" ", F.coalesce(F.trim(F.col("client_name")), F.lit("(none)")),
+                                               F.coalesce(F.trim(F.col("client_version")), F.lit("(none)")))))
+        .alias("software"),
+    )
+    msg = text(F.col("total_connections"), " connection(s) on brokers ", int_list(F.col("brokers")),
+               " (listeners ", F.array_join(F.col("listeners"), ", "), ") report their client software as ",
+               F.array_join(F.col("software"), ", "), ": a Kafka 4.0 upgrade cannot judge them (KIP-511 clients "
+               "report a name and version; these do not, and may predate the protocol baseline of KIP-896)")
+    return emit(d, "clients", F.lit("unknown"), msg,
+                ev(connections=F.col("total_connections"), brokers=F.col("brokers"), listeners=F.col("listeners"),
+                   software=F.col("software")))

@@ -4,8 +4,12 @@ For every registered broker B the rules take B down and look at the CURRENT in-s
 replica sets (not only the assignment): a partition is hit when B is in its ISR and the
 ISR without B is smaller than the topic's effective min.insync.replicas (acks=all writes
 then fail with NOT_ENOUGH_REPLICAS), or empty (nobody can lead: the partition goes
-offline). A partition whose ISR does not hold B is not affected by restarting B (if it is
-already under min ISR, PAR003 says so).
+offline). A partition that is ALREADY failing (ISR below min.insync.replicas, empty ISR,
+leader -1) blocks the restart of every registered broker holding a replica of it, in the
+ISR or not: each of them is one of the partition's ways back (an out-of-sync replica that
+catches up restores min ISR; restarting it resets that), and Strimzi's KafkaAvailability
+refuses those rolls too. A partition AT min ISR (ISR == min.insync.replicas) blocks only
+its ISR members: restarting an out-of-sync replica of it changes nothing for writers.
 
 This is the roll-safety test of Strimzi's KafkaRoller (KafkaAvailability: ISR size minus
 the restarted broker, when it is in the ISR, below min.insync.replicas), with one
@@ -28,23 +32,37 @@ _MAX_LISTED = Param("max_listed", 20, "how many partitions, topics or groups the
 
 
 def restart_impact(t):
-    """One row per (registered broker B, partition whose ISR holds B) that restarting B hits:
-    cluster_id, broker_id, topic, partition, name, replicas, isr, leader, min_insync_replicas,
-    replication_factor, remaining_isr (ISR size without B), offline (remaining_isr == 0),
-    strimzi_skips (replicas <= min.insync.replicas: Strimzi's roller lets these through)."""
+    """One row per (registered broker B, partition B hosts or is in the ISR of) that restarting
+    B hits: cluster_id, broker_id, topic, partition, name, replicas, isr, leader,
+    min_insync_replicas, replication_factor, in_isr, remaining_isr (ISR size without B),
+    already_failing (the partition is already below min.insync.replicas or has no leader),
+    offline (B is its last in-sync replica: the restart takes it offline), strimzi_skips
+    (replicas <= min.insync.replicas: Strimzi's roller lets these through).
+
+    A partition is hit when B is in its ISR and the ISR without B is below min.insync.replicas
+    or empty, or when the partition is already failing (ISR below min.insync.replicas, empty
+    ISR, leader -1): then every registered replica holder is hit, in sync or not."""
     settings = t.derived("topic_settings", topic_settings).select("cluster_id", "topic", "min_insync_replicas")
-    parts = t.partitions.where(F.col("isr").isNotNull() & (F.size("isr") > 0)).select(
-        "cluster_id", "topic", "partition", "leader", "replicas", "isr",
-        F.explode(F.array_distinct(F.col("isr"))).alias("broker_id"))
+    base = t.partitions.select("cluster_id", "topic", "partition", "leader", "replicas", "isr")
+    holders = base.select("cluster_id", "topic", "partition", F.explode(F.col("replicas")).alias("broker_id")).unionByName(
+        base.select("cluster_id", "topic", "partition", F.explode(F.col("isr")).alias("broker_id"))).distinct()
+    parts = join(holders, base, ["cluster_id", "topic", "partition"])
     live = registered_as(t, "broker_id", "registered")
     d = join(join(parts, live, ["cluster_id", "broker_id"]), settings, ["cluster_id", "topic"], "left")
-    remaining = F.size(F.array_distinct(F.col("isr"))) - F.lit(1)
+    isr_size = F.when(F.col("isr").isNull(), F.lit(0)).otherwise(F.size(F.array_distinct(F.col("isr"))))
+    in_isr = F.coalesce(F.array_contains(F.col("isr"), F.col("broker_id")), F.lit(False))
     d = d.select("cluster_id", "broker_id", "topic", "partition", "leader", "replicas", "isr", "min_insync_replicas",
-                 remaining.alias("remaining_isr"),
+                 in_isr.alias("in_isr"), isr_size.alias("isr_size"),
                  F.when(F.col("replicas").isNotNull(), F.size("replicas")).alias("replication_factor"))
-    hit = (F.col("remaining_isr") == 0) | (F.col("remaining_isr") < F.col("min_insync_replicas"))
-    return d.where(hit).select(
-        "*", partition_name().alias("name"), (F.col("remaining_isr") == 0).alias("offline"),
+    d = d.select("*", (F.col("isr_size") - F.when(F.col("in_isr"), F.lit(1)).otherwise(F.lit(0))).alias("remaining_isr"),
+                 ((F.col("isr_size") == 0) | F.coalesce(F.col("leader") < 0, F.lit(False))
+                  | F.coalesce(F.col("isr_size") < F.col("min_insync_replicas"), F.lit(False))).alias("already_failing"))
+    restart_hits = F.col("in_isr") & ((F.col("remaining_isr") == 0)
+                                      | F.coalesce(F.col("remaining_isr") < F.col("min_insync_replicas"), F.lit(False)))
+    return d.where(restart_hits | F.col("already_failing")).select(
+        "*", partition_name().alias("name"),
+        (F.col("in_isr") & (F.col("remaining_isr") == 0) & (F.col("isr_size") > 0)
+         & F.coalesce(F.col("leader") >= 0, F.lit(True))).alias("offline"),
         F.coalesce(F.col("replication_factor") <= F.col("min_insync_replicas"), F.lit(False)).alias("strimzi_skips"),
     )
 
@@ -83,6 +101,7 @@ def _per_broker(d, n: int):
         F.sum(F.when(F.col("strimzi_skips"), F.lit(1)).otherwise(F.lit(0))).alias("strimzi_skipped"),
         F.sum(F.when(F.col("leader") == F.col("broker_id"), F.lit(1)).otherwise(F.lit(0))).alias("led_by_broker"),
         F.min("remaining_isr").alias("min_remaining_isr"),
+        F.sum(F.when(F.col("already_failing"), F.lit(1)).otherwise(F.lit(0))).alias("already_failing"),
     )
 
 
@@ -100,7 +119,11 @@ def restart_blocks_writes(t, p):
     min ISR because another replica is out of sync blocks too. Strimzi's roller skips
     topics whose replica count is <= min.insync.replicas and restarts anyway; this rule
     counts them (evidence `replicas_at_or_below_min_isr`), because writes block all the same.
-    Partitions the restart takes offline entirely are MNT002, not repeated here.
+    Partitions the restart takes offline entirely are MNT002, not repeated here. A partition
+    that is already below min.insync.replicas or leaderless blocks every broker holding a
+    replica of it, in sync or not (Strimzi refuses those rolls too): its writes already
+    fail (the message says so, evidence `already_failing`) and the restart takes away one
+    of its ways back.
 
     Remediation: before the maintenance window, bring out-of-sync replicas back into the
     ISR (PAR004/PAR005), and lower min.insync.replicas to at most RF-1 on topics where it
@@ -114,16 +137,23 @@ def restart_blocks_writes(t, p):
     n = p["max_listed"]
     d = _per_broker(_impact(t).where(~F.col("offline")), n)
     listed = _listing(F.col("partitions"), F.col("partition_count"), n)
+    newly = F.col("partition_count") - F.col("already_failing")
     strimzi = F.when(F.col("strimzi_skipped") > 0, text(
         "; ", F.col("strimzi_skipped"), " of them have replicas <= min.insync.replicas (Strimzi's roll check lets "
         "those through; they block all the same)")).otherwise(F.lit(""))
-    msg = text("restarting broker ", F.col("broker_id"), " leaves ", F.col("partition_count"), " partition(s) of ",
-               F.col("topic_count"), " topic(s) with an ISR below min.insync.replicas: acks=all writes block until it "
-               "is back in sync: ", listed, strimzi)
+    blocks = F.when(newly > 0, text(
+        "restarting broker ", F.col("broker_id"), " leaves ", newly, " partition(s) with an ISR below "
+        "min.insync.replicas: acks=all writes block until it is back in sync")).otherwise(F.lit(""))
+    failing = F.when(F.col("already_failing") > 0, text(
+        F.when(newly > 0, F.lit("; ")).otherwise(F.lit("")), "broker ", F.col("broker_id"), " holds a replica of ",
+        F.col("already_failing"), " partition(s) already below min.insync.replicas or without a leader: acks=all "
+        "writes to them already fail, and restarting it takes away one of their ways back")).otherwise(F.lit(""))
+    msg = text(blocks, failing, " (", F.col("partition_count"), " partition(s) of ", F.col("topic_count"),
+               " topic(s)): ", listed, strimzi)
     evidence = ev(partition_count=F.col("partition_count"), partitions=F.col("partitions"),
                   topic_count=F.col("topic_count"), topics=F.col("topics"),
                   replicas_at_or_below_min_isr=F.col("strimzi_skipped"), led_by_broker=F.col("led_by_broker"),
-                  min_remaining_isr=F.col("min_remaining_isr"))
+                  min_remaining_isr=F.col("min_remaining_isr"), already_failing=F.col("already_failing"))
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
 
 

@@ -31,7 +31,7 @@ def preflight(*dirs, brokers=None, config=None):
 
 
 def snapshot(root, name, partitions, *, brokers=(1, 2, 3), min_isr="2", controller=None, mode="zookeeper",
-             groups=(), errors=(), topic="orders"):
+             groups=(), errors=(), topic="orders", clients=()):
     """A small cluster: ``partitions`` are (replicas, isr[, leader]) of one topic; min.insync.replicas
     as the cluster default."""
     rows = []
@@ -51,6 +51,8 @@ def snapshot(root, name, partitions, *, brokers=(1, 2, 3), min_isr="2", controll
                      "value": min_isr, "source": "DYNAMIC_DEFAULT_BROKER_CONFIG", "is_sensitive": False}],
         "consumer_groups": [{"group_id": g, "state": "Stable", "members": 1, "coordinator_partition": p}
                             for g, p in groups],
+        "client_software": [{"broker_id": b, "listener": "CLIENT", "client_name": n, "client_version": v,
+                             "connections": k} for b, n, v, k in clients],
     }
     if controller is not None:
         tables["controller"] = [{"mode": mode, "controller_id": controller, "controller_epoch": 3, "voters": [],
@@ -86,7 +88,8 @@ def test_payments_msk_incident_1_is_unsafe_for_every_broker():
         assert "__consumer_offsets" in broker.topics and "payments.refunds" not in broker.topics  # min ISR 2 there
         assert broker.consumer_groups == sorted(["ledger-writer", "fraud-scorer", "orders-projector",
                                                  "refunds-notifier", "settlement-batch"])
-    assert c.controller_id == 2 and b[2].is_controller and c.order[-1] == 2
+    assert c.controller_id == 2 and b[2].is_controller and c.order == []  # no order: no broker is safe
+    assert not c.safe_to_roll and not c.blockers  # nothing degraded: the restarts themselves are the problem
     codes = {f.rule for f in pre.result.findings}
     assert {"MNT001", "MNT003", "MNT004", "REP002"} <= codes and "MNT002" not in codes
     mnt001 = next(f for f in pre.result.findings if f.rule == "MNT001" and f.resource_name == "1")
@@ -114,8 +117,8 @@ def test_partition_already_at_min_isr_is_unsafe_exactly_for_its_isr(tmp_path):
     assert c.unsafe == [2, 3]
     b = by_id(c)
     assert b[2].partitions == ["orders-12"] and b[2].blocked_partitions == 1 and b[2].topics == ["orders"]
-    assert b[1].safe and b[4].safe  # broker 1 is a replica of orders-12 but not in its ISR
-    assert set(c.order[:2]) == {1, 4} and set(c.order[2:]) == {2, 3}  # safe brokers first
+    assert b[1].safe and b[4].safe  # broker 1 is a replica of orders-12 but not in its ISR: AT min ISR, not below
+    assert set(c.order) == {1, 4}  # safe brokers only
     assert {(f.rule, f.resource_name) for f in pre.result.findings if f.rule.startswith("MNT")} == {
         ("MNT001", "2"), ("MNT001", "3")}
     assert any(f.rule == "PAR004" and f.resource_name == "orders-12" for f in pre.result.findings)
@@ -130,7 +133,12 @@ STRIMZI_CASES = {
     "isr-already-at-min-isr": ([([1, 2, 3], [3, 1])], "2", {1: "MNT001", 3: "MNT001"}),
     "broker-not-in-isr-is-safe-for-it": ([([1, 2, 3], [1, 2])], "1", {}),
     "single-isr-goes-offline": ([([1, 2, 3], [2])], "1", {2: "MNT002"}),
-    "single-isr-under-min-isr-goes-offline": ([([1, 2, 3], [2])], "2", {2: "MNT002"}),
+    # already below min ISR: every replica holder is blocked (Strimzi: "under min ISR blocks every broker
+    # hosting a replica"); the last in-sync one takes it offline
+    "single-isr-under-min-isr-goes-offline": ([([1, 2, 3], [2])], "2", {1: "MNT001", 2: "MNT002", 3: "MNT001"}),
+    "leaderless-blocks-every-replica-holder": ([([1, 2, 3], [1, 2, 3], -1)], "1",
+                                               {1: "MNT001", 2: "MNT001", 3: "MNT001"}),
+    "empty-isr-blocks-every-replica-holder": ([([1, 2, 3], [])], "1", {1: "MNT001", 2: "MNT001", 3: "MNT001"}),
     "headroom-above-min-isr-is-safe": ([([1, 2, 3], [1, 2, 3])], "2", {}),
 }
 
@@ -148,16 +156,144 @@ def test_strimzi_roll_safety_conditions(tmp_path, name):
         assert f.evidence["replicas_at_or_below_min_isr"] == 1 and "Strimzi" in f.message
 
 
+def test_issue_18_out_of_sync_replica_of_a_partition_below_min_isr_blocks_its_broker(tmp_path):
+    # replicas [0, 1, 3], ISR [1], min.insync.replicas 2: Strimzi refuses to roll broker 3 (and 0)
+    parts = [([0, 1, 3], [1])] + rotation(3, brokers=(0, 1, 3))
+    pre = preflight(snapshot(tmp_path, "degraded", parts, brokers=(0, 1, 3)))
+    (c,) = pre.clusters
+    assert c.unsafe == [0, 1, 3] and pre.any_unsafe and not c.safe_to_roll
+    fired = {(f.rule, f.resource_name) for f in pre.result.findings if f.rule in ("MNT001", "MNT002")}
+    assert fired == {("MNT001", "0"), ("MNT002", "1"), ("MNT001", "3")}
+    mnt001 = next(f for f in pre.result.findings if f.rule == "MNT001" and f.resource_name == "3")
+    assert "already fail" in mnt001.message and "block until" not in mnt001.message  # no "makes writes block"
+    assert mnt001.evidence["already_failing"] == 1 and mnt001.evidence["partitions"] == ["orders-0"]
+    # the cluster is already degraded: that partition is listed at the top, and no order is given
+    assert c.degraded["under_min_isr"] == ["orders-0"] and c.order == []
+    assert c.blockers and "orders-0" in c.blockers[0] and "below min.insync.replicas" in c.blockers[0]
+    text = render("text", pre)
+    lines = text.splitlines()
+    assert "unsafe to roll now, whatever the order" in lines[1] and "orders-0" in lines[2]
+    doc = json.loads(render("json", pre))
+    assert doc["preflight"]["clusters"][0]["safe_to_roll"] is False and doc["preflight"]["safe_to_roll"] is False
+
+
+def test_mixed_message_separates_new_blocks_from_writes_that_already_fail(tmp_path):
+    # orders-0 at min ISR (broker 1's restart newly blocks it), orders-1 already below it
+    parts = [([1, 2, 3], [1, 2]), ([1, 2, 3], [2])]
+    pre = preflight(snapshot(tmp_path, "mixed", parts))
+    f = next(f for f in pre.result.findings if f.rule == "MNT001" and f.resource_name == "1")
+    assert "leaves 1 partition(s) with an ISR below min.insync.replicas: acks=all writes block" in f.message
+    assert "holds a replica of 1 partition(s) already below" in f.message and f.evidence["already_failing"] == 1
+
+
+def test_leaderless_and_offline_replicas_block_the_roll_and_are_listed_first(tmp_path):
+    parts = rotation(6) + [([1, 2, 3], [2, 3], -1)]
+    snap = snapshot(tmp_path, "leaderless", parts, min_isr="1")
+    rows = [json.loads(line) for line in (snap / "partitions.jsonl").read_text().splitlines()]
+    rows[0]["offline_replicas"] = [1]
+    (snap / "partitions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    assert c.degraded["leaderless"] == ["orders-6"] and c.degraded["offline_replicas"] == ["orders-0"]
+    assert c.degraded_counts == {"leaderless": 1, "under_min_isr": 0, "offline_replicas": 1}
+    assert not c.safe_to_roll and c.order == [] and c.unsafe == [1, 2, 3]
+    assert c.to_json()["safe_to_roll"] is False
+
+
+def test_msk_maintenance_or_operation_in_progress_makes_preflight_unsafe(tmp_path):
+    snap = snapshot(tmp_path, "msk-maint", rotation(6))
+    manifest = json.loads((snap / "manifest.json").read_text())
+    manifest["cluster"]["msk"] = {"state": "MAINTENANCE", "operations_in_progress": [
+        {"arn": "arn:op", "type": "UPDATE_SECURITY", "state": "UPDATE_IN_PROGRESS", "start_time": "2026-11-22T05:00:00"}]}
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    assert c.unsafe == [] and pre.any_unsafe and not c.safe_to_roll and c.order == []
+    assert "MAINTENANCE" in c.blockers[0] and "UPDATE_SECURITY" in c.blockers[1]
+    lines = render("text", pre).splitlines()
+    assert "whatever the order" in lines[1] and "MAINTENANCE" in lines[2]
+    assert "every broker can be restarted" not in render("text", pre)
+    assert any("AWS to finish" in w.what for w in c.plan.waits) and not c.plan.proof["reached_safe"]
+    r = cli("preflight", snap)
+    assert r.returncode == 1 and "MAINTENANCE" in r.stdout
+
+
+def test_incomplete_cluster_is_never_safe_in_the_per_cluster_json(tmp_path):
+    # a topic whose describe failed: the simulation would use min.insync.replicas 1 for it
+    snap = snapshot(tmp_path, "describe-failed", rotation(6), errors=[
+        {"source": "admin", "target": "describe_configs topic orders", "message": "TimeoutError"}])
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    assert c.unsafe == [] and c.incomplete and not c.safe_to_roll and c.order == []
+    doc = json.loads(render("json", pre))
+    assert doc["preflight"]["clusters"][0]["safe_to_roll"] is False and doc["preflight"]["safe_to_roll"] is False
+    assert doc["preflight"]["clusters"][0]["incomplete"] is True
+    r = cli("preflight", snap)
+    assert r.returncode == 3 and "incomplete" in r.stdout
+
+
+def test_broker_option_says_only_those_brokers_were_simulated(tmp_path):
+    snap = snapshot(tmp_path, "only-two", rotation(6))
+    text = render("text", preflight(snap, brokers=[2]))
+    assert "every broker can be restarted" not in text
+    assert "broker(s) 2 can be restarted one at a time (only these were simulated)" in text
+
+
+def order_rules_hold(c) -> list[str]:
+    """The stated rules of the suggested order; returns the violations."""
+    bad = []
+    safe = {b.broker_id for b in c.brokers if b.safe}
+    views = {b.broker_id: b for b in c.brokers}
+    if not set(c.order) <= safe:
+        bad.append(f"unsafe broker in the order {c.order}")
+    if c.top_reasons and c.order:
+        bad.append("an order for a blocked cluster")
+    if c.order and set(c.order) != safe and not c.top_reasons:
+        bad.append("a safe broker missing from the order")
+    ctl = [i for i in c.order if views[i].is_controller]
+    if ctl and c.order[-1] != ctl[0]:
+        bad.append(f"controller {ctl[0]} not last in {c.order}")
+    rest = [views[i] for i in c.order if not views[i].is_controller]
+    if [(v.leaders, v.broker_id) for v in rest] != sorted((v.leaders, v.broker_id) for v in rest):
+        bad.append("not fewest leaders first")
+    if c.order and (views[c.order[0]].offline_partitions or "MNT003" in views[c.order[0]].reasons):
+        bad.append("first broker hits __consumer_offsets")
+    return bad
+
+
+SAMPLES = ["ads-zk-legacy", "inventory-prod", "logistics-jbod", "notifications-msk", "payments-msk", "search-ingest"]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_order_rules_hold_on_every_sample_cluster(name):
+    pre = preflight(cluster_dir(name))
+    for c in pre.clusters:
+        assert order_rules_hold(c) == []
+        assert c.safe_to_roll == (not c.unsafe and not c.blockers and not c.incomplete and not c.unknown)
+        if not c.safe_to_roll and not c.unknown:
+            assert c.plan is not None and c.plan.proof
+
+
+def test_order_rule_checker_catches_violations(tmp_path):
+    parts = [(r, i, r[0] if r[0] != 2 else r[1]) for r, i in rotation(9)]
+    (c,) = preflight(snapshot(tmp_path, "healthy", parts, controller=2)).clusters
+    assert order_rules_hold(c) == []
+    c.order = [2, 1, 3]
+    assert any("controller 2 not last" in v for v in order_rules_hold(c))
+    c.order = [3, 1, 2]
+    assert any("fewest leaders" in v for v in order_rules_hold(c))
+
+
 def test_offsets_partition_lists_its_groups_and_the_controller_goes_last(tmp_path):
     parts = rotation(6) + [([3, 1, 2], [3], 3)]
-    snap = snapshot(tmp_path, "offsets", parts, topic="__consumer_offsets", controller=1,
+    snap = snapshot(tmp_path, "offsets", parts, topic="__consumer_offsets", controller=1, min_isr="1",
                     groups=[("ledger-writer", 6), ("fraud-scorer", 6), ("elsewhere", 0)])
     pre = preflight(snap)
     (c,) = pre.clusters
     b = by_id(c)
     assert c.unsafe == [3] and b[3].offline_partitions == 1 and b[3].consumer_groups == ["fraud-scorer", "ledger-writer"]
     assert b[3].leaders == 3 and b[1].leaders == 2 and b[1].is_controller
-    assert c.order == [2, 1, 3]  # safe first; of those the controller (fewest leaders) last
+    assert c.order == [2, 1]  # safe brokers only (3 takes __consumer_offsets-6 offline); the controller last
     mnt003 = next(f for f in pre.result.findings if f.rule == "MNT003")
     assert mnt003.resource_name == "3" and mnt003.evidence["offline_count"] == 1
 
@@ -176,7 +312,7 @@ def test_broker_option_limits_the_simulation(tmp_path):
     snap = snapshot(tmp_path, "limited", parts, brokers=(1, 2, 3, 4))
     pre = preflight(snap, brokers=[1, 3])
     (c,) = pre.clusters
-    assert [b.broker_id for b in c.brokers] == [1, 3] and c.unsafe == [3] and c.order == [1, 3]
+    assert [b.broker_id for b in c.brokers] == [1, 3] and c.unsafe == [3] and c.order == [1]  # safe ones only
     assert {f.resource_name for f in pre.result.findings if f.rule == "MNT001"} == {"3"}
     with pytest.raises(UsageError, match="--broker 9"):
         preflight(snap, brokers=[9])
@@ -203,7 +339,7 @@ def test_cli_json_contract_and_exit_codes(tmp_path):
     doc = json.loads(p.stdout)
     jsonschema.validate({k: v for k, v in doc.items() if k != "preflight"}, SCHEMA)  # check's shape
     (c,) = doc["preflight"]["clusters"]
-    assert doc["preflight"]["safe_to_roll"] is False and c["unsafe_brokers"] == [1, 2, 3] and c["order"][-1] == 2
+    assert doc["preflight"]["safe_to_roll"] is False and c["unsafe_brokers"] == [1, 2, 3] and c["order"] == []
     assert c["brokers"][0]["blocked_partitions"] == 98 and c["brokers"][0]["reasons"] == ["MNT001", "MNT003"]
     assert {f["rule"] for f in doc["findings"]} >= {"MNT001", "MNT003", "MNT004", "REP002"}
 
@@ -279,10 +415,80 @@ def test_preflight_on_a_snapshot_collected_from_zookeeper(tmp_path):
     assert p.returncode == 1, p.stderr
     doc = json.loads(p.stdout)
     (c,) = doc["preflight"]["clusters"]
-    # min.insync.replicas is Kafka's default (1) without broker configs: only the partition
-    # left with a single in-sync replica by the split-brain blocks, and it goes offline.
-    assert c["unsafe_brokers"] == [sole] and c["controller_id"] == 2
+    # min.insync.replicas is Kafka's default (1) without broker configs: only the partition the
+    # split-brain left without a leader (leader -1, ISR [sole]) blocks, and it blocks every registered
+    # broker holding a replica of it (it is already offline: MNT001 "already fail", not MNT002).
+    holders = sorted({*layout["/brokers/topics/__consumer_offsets"]["partitions"]["17"], sole} & {1, 2, 3, 4})
+    assert c["unsafe_brokers"] == holders and sole in holders and c["controller_id"] == 2
     assert sorted(b["broker_id"] for b in c["brokers"]) == [1, 2, 3, 4]  # broker 5 is not registered
     mnt = {(f["rule"], f["resource"]["name"]) for f in doc["findings"] if f["rule"].startswith("MNT")}
-    assert mnt == {("MNT002", str(sole)), ("MNT003", str(sole))}
-    assert c["order"][-1] == sole and c["order"][-2] == 2  # safe first, the controller last of those
+    assert {("MNT001", str(b)) for b in holders} <= mnt and not any(r == "MNT002" for r, _ in mnt)
+    # the cluster is already degraded: the leaderless partition is listed first and no order is given
+    assert c["degraded"]["leaderless"] == ["__consumer_offsets-17"] and c["order"] == []
+    assert c["safe_to_roll"] is False and "__consumer_offsets-17" in c["blockers"][0]
+
+
+# -- Kafka 4.0 readiness (--target-version 4.0: CLI002, CLI003 with DSK003, CTL009) -------------------
+
+KIP511_SCRAPE = """\
+# TYPE kafka_server_socket_server_metrics_connections untyped
+kafka_server_socket_server_metrics_connections{clientSoftwareName="sarama",clientSoftwareVersion="1.27.0",listener="CLIENT",networkProcessor="0",} 70.0
+kafka_server_socket_server_metrics_connections{clientSoftwareName="sarama",clientSoftwareVersion="1.27.0",listener="CLIENT",networkProcessor="1",} 50.0
+kafka_server_socket_server_metrics_connections{clientSoftwareName="apache-kafka-java",clientSoftwareVersion="2.0.1",listener="CLIENT",networkProcessor="1",} 12.0
+kafka_server_socket_server_metrics_connections{clientSoftwareName="unknown",clientSoftwareVersion="unknown",listener="CLIENT",networkProcessor="0",} 9.0
+kafka_server_socket_server_metrics_connections{clientSoftwareName="apache-kafka-java",clientSoftwareVersion="3.7.1",listener="CLIENT",networkProcessor="0",} 64.0
+kafka_server_socket_server_metrics_connections{clientSoftwareName="IBM/sarama",clientSoftwareVersion="1.45.0",listener="CLIENT",networkProcessor="0",} 3.0
+"""
+
+
+def test_kafka4_readiness_on_a_real_format_kip511_scrape(tmp_path):
+    scrape = tmp_path / "broker1.prom"
+    scrape.write_text(KIP511_SCRAPE)
+    snap = tmp_path / "snap"
+    r = cli("collect", "--metrics", f"broker_id=1:{scrape}", "--cluster-name", "upgrade-me", "-o", snap)
+    assert r.returncode == 0, r.stderr
+    refs = [open_snapshot(snap)]
+    with open_engine("duckdb") as engine:
+        pre = run_preflight(engine, refs, AuditConfig(), target_version="4.0")
+    fired = {(f.rule, f.resource_name) for f in pre.result.findings if f.rule.startswith("CLI")}
+    assert fired == {("CLI002", "sarama 1.27.0"), ("CLI002", "apache-kafka-java 2.0.1"), ("CLI003", "unknown")}
+    sarama = next(f for f in pre.result.findings if f.resource_name == "sarama 1.27.0")
+    assert sarama.evidence["connections"] == 120 and sarama.evidence["first_safe_version"] == "1.30.1"
+    assert sarama.evidence["source"] == "https://cwiki.apache.org/confluence/display/KAFKA/KIP-896"
+    unknown = next(f for f in pre.result.findings if f.rule == "CLI003")
+    assert unknown.evidence["connections"] == 9 and "cannot judge" in unknown.message
+    assert {f.rule for f in pre.upgrade_blockers} == {"CLI002"}
+    text = render("text", pre)
+    assert "upgrade to Kafka 4.0: NOT ready: 2 blocking finding(s)" in text
+    # without --target-version the upgrade rules do not run
+    with open_engine("duckdb") as engine:
+        plain = run_preflight(engine, refs, AuditConfig())
+    assert not [f for f in plain.result.findings if f.rule in ("CLI002", "CLI003")] and not plain.upgrade_blockers
+
+
+def test_target_version_fails_a_safe_roll_on_incompatible_clients_and_rejects_unknown_targets(tmp_path):
+    snap = snapshot(tmp_path, "roll-ok", rotation(6), clients=[(1, "kafkajs", "1.14.0", 4),
+                                                                (2, "apache-kafka-java", "3.7.1", 9)])
+    assert cli("preflight", snap).returncode == 0
+    r = cli("preflight", snap, "--target-version", "4.0", "-f", "json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["preflight"]["target_version"] == "4.0" and doc["preflight"]["upgrade_ready"] is False
+    assert [f["resource"]["name"] for f in doc["findings"] if f["rule"] == "CLI002"] == ["kafkajs 1.14.0"]
+    page = tmp_path / "up.html"
+    assert cli("preflight", snap, "--target-version", "4.0", "-f", "html", "-o", page).returncode == 1
+    assert "Upgrade to Kafka 4.0:\n<strong>not ready</strong>: 1 blocking finding(s)" in page.read_text()
+    r = cli("preflight", snap, "--target-version", "5.1")
+    assert r.returncode == 2 and "--target-version 5.1: only 4.0 is known" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_kafka4_client_table_rows_all_cite_a_source():
+    from checks.clients import kafka4_clients
+
+    table = kafka4_clients()
+    assert table["target"] == "4.0" and len(table["clients"]) == 5
+    for row in table["clients"]:
+        assert row["names"] and row["first_safe"] and row["sources"]
+        assert all(s.startswith("https://") for s in row["sources"])
+        assert any("KIP-896" in s for s in row["sources"])

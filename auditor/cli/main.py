@@ -477,6 +477,8 @@ def preflight(
     broker: Annotated[list[int] | None, typer.Option("--broker", help="Simulate only this broker id (repeatable).")] = None,
     fmt: Annotated[PreflightFormat, typer.Option("--format", "-f", help="Output format.")] = PreflightFormat.text,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
+    fix_plan: Annotated[Path | None, typer.Option("--fix-plan", help="Write the fix plan (commands, reassignment JSON, conditions to wait for) to this file for a person to review; nothing is executed.")] = None,
+    target_version: Annotated[str | None, typer.Option("--target-version", help="Upgrade preflight: also check readiness for this Kafka version (4.0: clients KIP-896 removes, unidentified clients, DSK003, CTL009).")] = None,
     config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml (ignore, severity, params, exemptions apply).")] = None,
     engine: Annotated[EngineName, typer.Option(help="duckdb (embedded, default) or spark.")] = EngineName.duckdb,
     bootstrap_servers: BootstrapOpt = None,
@@ -502,9 +504,14 @@ def preflight(
             bootstrap_servers=bootstrap_servers, command_config=command_config, zookeeper=zookeeper,
             broker_config=broker_config, metrics=metrics, cluster_name=cluster_name, timeout=timeout))
         with open_engine(engine.value) as eng:
-            pre = run_preflight(eng, refs, cfg, brokers=broker or None)
+            pre = run_preflight(eng, refs, cfg, brokers=broker or None, target_version=target_version)
     _write(render_preflight(fmt.value, pre), output)
-    raise typer.Exit(exitcodes.for_result(failing=pre.any_unsafe, incomplete=pre.incomplete))
+    if fix_plan is not None:
+        from auditor.render.preflight_render import fix_plan_file
+
+        _write(fix_plan_file(pre), fix_plan)
+    raise typer.Exit(exitcodes.for_result(failing=pre.any_unsafe or bool(pre.upgrade_blockers),
+                                          incomplete=pre.incomplete))
 
 
 # --- lint (auditor/lint): change review of server.properties and topic files -------------------

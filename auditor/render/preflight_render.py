@@ -10,7 +10,14 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
         "cluster": "payments-msk", "cluster_id": "...", "controller_id": 2, "metadata_mode": "zookeeper",
         "simulated": true,                      # false: no brokers or no partition state in the snapshot
         "safe_to_roll": false, "unsafe_brokers": [1, 2, 3],
-        "order": [1, 3, 2],                     # suggested restart order
+        "incomplete": false,                    # a source of this cluster failed (never safe then)
+        "blockers": ["..."],                    # why the cluster cannot be rolled whatever the order
+        "degraded": {"leaderless": [...], "under_min_isr": [...], "offline_replicas": [...]},  # capped
+        "degraded_counts": {"leaderless": 0, ...},
+        "order": [1, 3, 2],                     # safe brokers only; [] when blocked
+        "fix_plan": null | {"changes": [{"kind", "summary", "commands", "topics", "value", "brokers"}],
+                            "waits": [{"what", "recheck"}], "followups": [...], "reassignment": {...} | null,
+                            "proof": {"brokers", "safe", "unsafe", "blockers", "reached_safe", "order_after"}},
         "brokers": [{"cluster": ..., "broker_id": 1, "host": ..., "rack": ..., "leaders": 32, "replicas": 98,
                      "is_controller": false, "safe": false,
                      "blocked_partitions": 98,  # MNT001
@@ -48,10 +55,26 @@ def document(pre: PreflightResult) -> dict:
     doc = json_render.document(pre.result)
     doc["preflight"] = {
         "selected_brokers": pre.selected_brokers,
-        "safe_to_roll": not pre.any_unsafe and not pre.incomplete,
+        "safe_to_roll": pre.safe_to_roll,
+        "target_version": pre.target_version,
+        "upgrade_ready": (not pre.upgrade_blockers and not pre.incomplete) if pre.target_version else None,
+        "upgrade_blockers": [f.fingerprint for f in pre.upgrade_blockers],
         "clusters": [c.to_json() for c in pre.clusters],
     }
     return doc
+
+
+def fix_plan_file(pre: PreflightResult) -> str:
+    """``--fix-plan FILE``: every cluster's plan as a commented shell script (never executed)."""
+    parts = []
+    for c in pre.clusters:
+        if c.plan is not None:
+            parts.append(c.plan.script())
+        elif c.safe_to_roll:
+            parts.append(f"# {neutralise(c.cluster)}: safe to roll, nothing to change\n")
+        else:
+            parts.append(f"# {neutralise(c.cluster)}: no plan (nothing to simulate)\n")
+    return "\n".join(parts)
 
 
 def _cell(values: list, count: int, width: int = 60) -> str:
@@ -79,6 +102,12 @@ def render_text(pre: PreflightResult) -> str:
             lines.append("  no brokers or partition state in the snapshot: cannot simulate restarts")
             lines.append("")
             continue
+        if c.top_reasons:
+            lines.append(f"  {c.cluster} is unsafe to roll now, whatever the order:")
+            lines.extend(f"    - {b}" for b in c.top_reasons)
+        elif c.unsafe:
+            lines.append(f"  {c.cluster} is unsafe to roll now: restarting broker(s) {', '.join(map(str, c.unsafe))} "
+                         "blocks acks=all writes or takes partitions offline")
         header = ("broker", "restart", "leaders", "blocked", "offline", "topics hit", "groups hit")
         rows = []
         for b in c.brokers:
@@ -89,13 +118,26 @@ def render_text(pre: PreflightResult) -> str:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         for r in [header, *rows]:
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
-        lines.append(f"  suggested order: {' -> '.join(map(str, c.order)) or '-'}"
-                     "  (safe brokers first, active controller last, fewest leaders first)")
+        if c.order:
+            lines.append(f"  suggested order of the {len(c.order)} safe broker(s): {' -> '.join(map(str, c.order))}"
+                         "  (fewest leaders first, active controller last)")
+        elif c.top_reasons:
+            lines.append("  no restart order: the cluster is not safe to roll (see above)")
+        else:
+            lines.append("  no restart order: no broker is safe to restart")
+        scope = (f"broker(s) {', '.join(str(b.broker_id) for b in c.brokers)}" if c.selected else "every broker")
         if c.unsafe:
             lines.append(f"  NOT SAFE: restarting broker(s) {', '.join(map(str, c.unsafe))} now blocks acks=all "
                          "writes or takes partitions offline (see MNT findings)")
+        elif c.top_reasons:
+            lines.append(f"  {scope}: no restart hits a partition, but the cluster is not safe to roll (see above)")
+        elif c.selected:
+            lines.append(f"  {scope} can be restarted one at a time (only these were simulated)")
         else:
             lines.append("  every broker can be restarted one at a time")
+        if c.plan is not None:
+            lines.append("  fix plan (nothing was executed; review, then run):")
+            lines.extend(f"    {line}" for line in c.plan.lines())
         lines.append("")
     by_cluster: dict[str, list] = {}
     for f in res.findings:
@@ -106,10 +148,17 @@ def render_text(pre: PreflightResult) -> str:
         for f in items:
             lines.append(f"  {mark[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}")
         lines.append("")
+    if pre.target_version:
+        blocking = pre.upgrade_blockers
+        unknown = [f for f in res.findings if f.rule == "CLI003"]
+        state = "NOT ready" if blocking else ("unknown" if pre.incomplete else "ready")
+        lines.append(f"upgrade to Kafka {pre.target_version}: {state}: {len(blocking)} blocking finding(s) "
+                     f"(CLI002 clients that stop working, DSK003), {len(unknown)} cluster(s) with unidentified "
+                     "clients (CLI003)")
     s = res.summary()
     counts = ", ".join(f"{s[k]} {k}" for k in ("critical", "error", "warning", "info"))
     status = "INCOMPLETE" if res.is_incomplete else "complete"
-    verdict = "UNSAFE" if pre.any_unsafe else ("unknown" if pre.incomplete else "safe")
+    verdict = "unsafe" if pre.any_unsafe else ("unknown" if pre.incomplete else "safe")
     extra = f", {res.exempted} exempted" if res.exempted else ""
     lines.append(f"preflight {verdict}: {len(pre.clusters)} cluster(s) ({status}, engine {res.engine}): {counts}{extra}")
     lines.extend(f"note: {n}" for n in res.notes)
@@ -127,5 +176,6 @@ def render_html(pre: PreflightResult) -> str:
         title=title, version=__version__, engine=pre.result.engine, clusters=pre.clusters,
         incomplete=pre.result.incomplete, findings=pre.result.findings, summary=pre.result.summary(),
         any_unsafe=pre.any_unsafe, not_simulated=pre.incomplete, selected=pre.selected_brokers,
+        target_version=pre.target_version, upgrade_blockers=pre.upgrade_blockers,
         findings_json=[json.dumps(f.evidence, sort_keys=True, ensure_ascii=False) for f in pre.result.findings],
     )
