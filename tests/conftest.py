@@ -94,3 +94,11 @@ def real_input(relative: str) -> Path:
             pytest.fail(f"real-input corpus file missing under CI: {path}")
         pytest.skip(f"real-input corpus not here: {path}")
     return path
+
+
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (`-n 2 --dist loadgroup`, pyproject's addopts), every Spark test runs
+    in one worker, sharing one JVM session, while the other workers take the rest."""
+    for item in items:
+        if item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.xdist_group("spark"))

@@ -49,6 +49,7 @@ def test_json_follows_the_contract():
     assert doc["summary"]["error"] == 5 and doc["summary"]["total"] == 5 and doc["incomplete"] == []
 
 
+@pytest.mark.slow
 def test_output_file_and_fail_on(tmp_path):
     out = tmp_path / "r" / "report.json"
     p = run("check", cluster_dir("payments-msk"), "--format", "json", "-o", out, "--fail-on", "critical")

@@ -48,7 +48,8 @@ def _wire(response, version: int):
     return type(response).decode(response.encode(version=version), version=version)
 
 
-def quorum_response(version: int = 2, *, error_code: int = 0, partition_error: int = 0):
+def quorum_response(version: int = 2, *, error_code: int = 0, partition_error: int = 0, now_ms: int = NOW_MS):
+    """``now_ms``: the time the fetch timestamps are relative to (the collection's, for ages)."""
     from kafka.protocol.admin import DescribeQuorumResponse as Q
 
     part, replica = Q.TopicData.PartitionData, Q.TopicData.PartitionData.ReplicaState
@@ -61,9 +62,9 @@ def quorum_response(version: int = 2, *, error_code: int = 0, partition_error: i
         topic_name="__cluster_metadata", partitions=[part(
             partition_index=0, error_code=partition_error, error_message=None, leader_id=3002, leader_epoch=7,
             high_watermark=52000,
-            current_voters=[r(3001, 51990, NOW_MS - 400, NOW_MS - 400), r(3002, 52000),
-                            r(3003, 10, NOW_MS - 300_000, NOW_MS - 600_000)],
-            observers=[r(111, 52000, NOW_MS - 100, NOW_MS - 100)])])],
+            current_voters=[r(3001, 51990, now_ms - 400, now_ms - 400), r(3002, 52000),
+                            r(3003, 10, now_ms - 300_000, now_ms - 600_000)],
+            observers=[r(111, 52000, now_ms - 100, now_ms - 100)])])],
         nodes=[Q.Node(node_id=3002, listeners=[Q.Node.Listener(name="CONTROLLER", host="c2", port=9093)])])
     return _wire(resp, version)
 
@@ -266,7 +267,9 @@ def test_kraft_rules_fire_on_a_collected_snapshot(served, broker, monkeypatch, t
     from auditor.engine.runner import run_audit
     from auditor.snapshot.io import open_snapshot, write_snapshot
 
-    quorum = quorum_response(2)
+    # collect() ages the fetches against the clock: timestamps from now, not from the import of
+    # this module (minutes earlier on a loaded machine, which made voter 111 look stale).
+    quorum = quorum_response(2, now_ms=int(time.time() * 1000))
     quorum.topics[0].partitions[0].current_voters[0].replica_id = 111  # a combined node: voter and broker
     client = served({"DescribeQuorumRequest": quorum, "DescribeLogDirsRequest": log_dirs_response(4),
                      "ApiVersionsRequest": features_response(3)})

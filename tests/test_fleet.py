@@ -156,6 +156,7 @@ def test_week_over_week_new_persisting_resolved(tmp_path, engine_name, request):
     assert {c["name"]: c["new"] for c in week2.clusters}["inventory-prod"] >= 1
 
 
+@pytest.mark.slow
 def test_a_corrupt_cluster_is_reported_and_the_rest_audited(tmp_path):
     fleet = tmp_path / "fleet"
     shutil.copytree(SAMPLE_FLEET, fleet)
@@ -270,6 +271,7 @@ def test_cluster_dir_helper_points_at_the_sample():
     assert (cluster_dir("payments-msk") / "manifest.json").exists()
 
 
+@pytest.mark.slow
 def test_fleet_html_charts_new_and_resolved_over_time(tmp_path):
     fleet, out = tmp_path / "fleet", tmp_path / "findings"
     shutil.copytree(SAMPLE_FLEET, fleet)

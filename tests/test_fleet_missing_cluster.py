@@ -7,6 +7,7 @@ import json
 import shutil
 
 import pyarrow.parquet as pq
+import pytest
 
 from tests.conftest import SAMPLE_FLEET
 from tests.test_fleet import _cli
@@ -21,6 +22,7 @@ def _flt004(run_dir) -> list[dict]:
     return rows
 
 
+@pytest.mark.slow
 def test_a_cluster_missing_since_the_previous_run_is_reported_by_name(tmp_path):
     fleet, out = tmp_path / "fleet", tmp_path / "findings"
     shutil.copytree(SAMPLE_FLEET, fleet)

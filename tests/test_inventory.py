@@ -206,6 +206,7 @@ def test_the_collected_root_gives_the_same_fleet_on_spark(fleet, spark_engine):
 # --- the sample inventory ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_sample_inventory_collects_and_audits(tmp_path):
     root = tmp_path / "fleet-root"
     p = _cli("collect", "--inventory", SAMPLE_INVENTORY, "--out", root, "--run-date", RUN_DATE)

@@ -232,6 +232,7 @@ def _run_cli(*args: str) -> subprocess.CompletedProcess:
                           cwd=ROOT, timeout=180, env=env)
 
 
+@pytest.mark.slow
 def test_cli_collect_and_check_never_show_the_token(server, tmp_path):
     url = f"{server}/fail?token=abc123"
     out = tmp_path / "snap"

@@ -102,6 +102,7 @@ def test_check_text_has_no_control_bytes(evil_snapshot):
     assert "host:9092" in text  # the incomplete source's target
 
 
+@pytest.mark.slow
 def test_check_markdown_has_no_live_mention_nor_control_bytes(evil_snapshot):
     proc = _run("check", str(evil_snapshot), "--engine", "duckdb", "--format", "markdown")
     assert proc.returncode in (0, 1, 3), proc.stderr.decode()

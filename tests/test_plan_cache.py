@@ -52,6 +52,7 @@ def _audit(config=None):
         engine.close()
 
 
+@pytest.mark.slow
 def test_warm_run_uses_compiled_plans_and_matches(tmp_path, monkeypatch, no_bundle):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
     cold, cache = _audit()
@@ -70,6 +71,7 @@ def test_warm_run_uses_compiled_plans_and_matches(tmp_path, monkeypatch, no_bund
     assert warm.findings == cold.findings and warm.findings
 
 
+@pytest.mark.slow
 def test_changed_params_or_severity_compile_afresh(tmp_path, monkeypatch, no_bundle):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
     _audit()
@@ -79,6 +81,7 @@ def test_changed_params_or_severity_compile_afresh(tmp_path, monkeypatch, no_bun
     assert {f.severity for f in result.findings if f.rule == "REP002"} == {"critical"}
 
 
+@pytest.mark.slow
 def test_corrupt_cache_entries_are_ignored(tmp_path, monkeypatch, no_bundle):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
     cold, _ = _audit()
@@ -88,6 +91,7 @@ def test_corrupt_cache_entries_are_ignored(tmp_path, monkeypatch, no_bundle):
     assert cache.hits == 0 and again.findings == cold.findings
 
 
+@pytest.mark.slow
 def test_cache_can_be_disabled(tmp_path, monkeypatch):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", "off")
     _result, cache = _audit()
@@ -101,6 +105,7 @@ def test_bundle_is_built_from_this_code():
         "are not the pinned versions): run `python -m auditor.engine.plan_bundle`")
 
 
+@pytest.mark.slow
 def test_first_run_after_install_compiles_nothing_and_matches(tmp_path, monkeypatch):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "compiled"))
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_BUNDLE", "off")
@@ -129,10 +134,11 @@ def _canonical(sql: str) -> str:
 
 
 @pytest.mark.parametrize("content", [
-    gzip.compress(json.dumps({"fingerprint": "other code", "plans": {"duckdb": {"k": {"sql": "x", "deps": []}}}}).encode()),
+    gzip.compress(json.dumps({"fingerprint": "other code", "plans": {"duckdb": {"k": {"sql": "x", "deps": []}}}}).encode(),
+                  mtime=0),
     b"not gzip at all",
-    gzip.compress(b"[1, 2]"),
-])
+    gzip.compress(b"[1, 2]", mtime=0),
+], ids=["other-code", "not-gzip", "not-an-object"])
 def test_bundle_of_other_code_or_corrupt_is_unused(tmp_path, monkeypatch, content):
     bundle = tmp_path / "plans_bundle.json.gz"
     bundle.write_bytes(content)
@@ -151,6 +157,7 @@ def _hide_everything(sql: str) -> str:
     return f"SELECT * FROM ({sql}) AS tampered WHERE FALSE"
 
 
+@pytest.mark.slow
 def test_tampered_cache_entries_are_not_executed(tmp_path, monkeypatch, no_bundle, plan_key):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
     cold, _ = _audit()
@@ -174,6 +181,7 @@ def test_tampered_cache_entries_are_not_executed(tmp_path, monkeypatch, no_bundl
     assert cache.misses == 0 and cache.rejected == 0 and not hidden.findings
 
 
+@pytest.mark.slow
 def test_entries_copied_from_another_key_or_user_are_rejected(tmp_path, monkeypatch, no_bundle):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "mine"))
     cold, _ = _audit()
@@ -192,6 +200,7 @@ def test_entries_copied_from_another_key_or_user_are_rejected(tmp_path, monkeypa
     assert cache.hits == 0 and cache.rejected > 0 and copied.findings == cold.findings
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name == "nt" or not hasattr(os, "getuid"), reason="POSIX permissions")
 def test_a_secret_others_can_read_or_write_is_not_used(tmp_path, monkeypatch, no_bundle, plan_key):
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "plans"))
@@ -208,6 +217,7 @@ def test_a_secret_others_can_read_or_write_is_not_used(tmp_path, monkeypatch, no
     assert plans.load_secret() is None  # not followed
 
 
+@pytest.mark.slow
 def test_cli_with_a_tampered_cache_still_reports(tmp_path):
     snapshot = ROOT / "sample_configs" / "fleet" / "dt=2026-11-22" / "cluster=payments-msk"
     env = {**os.environ, "KAFKA_AUDIT_PLAN_CACHE": str(tmp_path / "plans"), "KAFKA_AUDIT_PLAN_BUNDLE": "off",

@@ -333,6 +333,7 @@ def test_exemptions_and_severity_from_the_config_apply(tmp_path):
 SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
 
 
+@pytest.mark.slow
 def test_cli_json_contract_and_exit_codes(tmp_path):
     p = cli("preflight", cluster_dir("payments-msk"), "--format", "json")
     assert p.returncode == 1, p.stderr

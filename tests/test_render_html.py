@@ -159,6 +159,7 @@ def test_payloads_are_escaped_in_the_markup():
     assert "&#34; onmouseover=&#34;window.__pwned=1" in page
 
 
+@pytest.mark.slow
 def test_a_million_findings_give_a_bounded_page():
     n = 1_000_000
     proto = make_finding()

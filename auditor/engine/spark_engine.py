@@ -70,9 +70,11 @@ class SparkEngine(Engine):
     view read by one final job: a single job over the union of 65 rules' plans ran 226 stages
     while adaptive execution re-planned the whole union as each finished (1M partitions: the
     union job 53 s, the same rules as separate jobs 40 s; tables of 6 rules each were no
-    faster than one per rule). Running up to 3 of those jobs at once from threads was measured
-    too and gained nothing on local[2] (10M: 138.4 s against 137.0 s): the JVM already uses
-    both cores. bench/RESULTS.md has the figures.
+    faster than one per rule). Rule jobs run two at a time (``create(deferred=True)``): on a
+    small fleet each is mostly driver work (parsing, analysis, planning of one query) that
+    overlaps with another's execution; at 10M the JVM already uses both cores of local[2]
+    with one job (138.4 s with three at a time against 137.0 s), so it neither gains nor
+    costs there. bench/RESULTS.md has the figures.
     """
 
     name = "spark"
