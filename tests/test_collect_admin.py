@@ -416,12 +416,8 @@ def test_progress_display_is_a_callback(monkeypatch):
 
 @pytest.fixture
 def broker():
-    server = tansu.TansuServer()
-    server.start()
-    try:
+    with tansu.TansuServer() as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _setup_topics(bootstrap: str) -> None:

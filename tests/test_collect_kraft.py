@@ -33,12 +33,8 @@ NOW_MS = int(time.time() * 1000)  # the collection time the fetch ages are compu
 
 @pytest.fixture(scope="module")
 def broker():
-    server = tansu.TansuServer()
-    server.start()
-    try:
+    with tansu.TansuServer() as server:
         yield server
-    finally:
-        server.stop()
 
 
 # --- kafka-python's own response classes ---------------------------------------------------------
