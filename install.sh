@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything kafka-auditor and its tests need on a fresh Debian machine:
-# the Python package with its dev extras (pyspark, pytest, ...), and, when run as root,
-# the Debian packages the integration tests start for real (ZooKeeper, Chromium, Java).
+# the Python package with its dev extras (pyspark, pytest, ...); when run as root, the Debian
+# packages the integration tests start for real (ZooKeeper, Chromium, a JDK: Spark runs on its
+# JRE and tests/test_coordinator.py compiles Java with javac); then the compiled rule plans.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -9,15 +10,22 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   need=()
   [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
-  command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+  command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
   if [ ${#need[@]} -gt 0 ]; then
     echo "install.sh: apt-get install ${need[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
 else
-  echo "install.sh: not root: skipping Debian packages (zookeeper, chromium); their tests will be skipped" >&2
+  echo "install.sh: not root: skipping Debian packages (zookeeper, chromium, a JDK); their tests will be skipped (and fail under CI=true)" >&2
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[dev]'
+# The compiled plans of every rule (auditor/engine/plans.py): built here from this checkout,
+# not committed, so they always match the code. Without them the first `check` spends ~6 s
+# and the first Spark `fleet` ~50 s compiling. Skipped when the code has not changed.
+if ! python3 -m auditor.engine.plan_bundle --check >/dev/null; then
+  echo "install.sh: compiling the rule plans (a few minutes, once per code change)"
+  python3 -m auditor.engine.plan_bundle
+fi
 echo "install.sh: done ($(kafka-audit --version))"

@@ -66,5 +66,18 @@ def build_bundle(samples: Path = _ROOT / "sample_configs", target: Path = BUNDLE
     return sum(len(v) for v in plans.values())
 
 
+def bundle_is_current(target: Path = BUNDLE) -> bool:
+    """Whether ``target`` holds plans built from this code (same fingerprint as code_fingerprint)."""
+    try:
+        return json.loads(gzip.decompress(target.read_bytes())).get("fingerprint") == code_fingerprint()
+    except (OSError, ValueError, EOFError, AttributeError):
+        return False
+
+
 if __name__ == "__main__":
+    # --check: exit 1 when the bundle is missing or stale, build nothing (install.sh asks first)
+    if "--check" in sys.argv[1:]:
+        current = bundle_is_current()
+        print(f"{BUNDLE}: {'up to date' if current else 'missing or built from other code'}")
+        sys.exit(0 if current else 1)
     print(f"{BUNDLE}: {build_bundle()} plans")
