@@ -10,8 +10,20 @@ compile to Spark SQL, with no Python UDFs, so executors run plain Spark.
 """
 
 import sys
+from pathlib import Path
 
 from auditor.cli.main import main
+
+
+def hadoop_version() -> str:
+    """The Hadoop version inside the installed pyspark (its hadoop-client-api jar): the version the
+    object-store connector (hadoop-aws) must have. Found without starting a JVM."""
+    import pyspark
+
+    jars = sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
+    if not jars:
+        raise SystemExit("kafka-audit: no hadoop-client-api jar in this pyspark installation")
+    return jars[-1].stem.removeprefix("hadoop-client-api-")
 
 
 def run(argv: list[str]) -> None:

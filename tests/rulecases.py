@@ -1,8 +1,29 @@
 """Load every checks/cases/<CODE>.yaml and turn each named case into a snapshot directory.
 
-One generic test (test_rule_cases.py) runs all of them, on both engines, in one run per
-engine: each case is its own cluster, so a case that leaked into another (a join not keyed
-by cluster_id) would show up as a wrong finding.
+One generic test (test_rule_cases.py) runs all of them, on both engines: each case is its
+own cluster, so a case that leaked into another (a join not keyed by cluster_id) would show
+up as a wrong finding.
+
+A case may configure its rule as a config file would (sqlfluff's rule-test YAML does the same):
+
+    - name: min-idle-param-lowered-silences
+      params: {min_idle: 0.25}   # the rule's parameters, validated by Rule.bind: a misspelt one fails
+      severity: warning          # a severity override: every finding of the case must carry it
+      tables: *just-below        # the input of its default-config partner, shared by a YAML anchor
+      expect: []
+
+The cases without `params:`/`severity:` run in one run per engine, every rule at its
+defaults. The others run in `override_runs`: run k holds, for each rule, its k-th distinct
+override set and only the cases that use it, so the extra runs number the most override
+sets any one rule has. Every parameter has a pair of cases named after it
+(`<param>-param-...`): the same input, one verdict at the default, the other at the
+non-default value (test_every_rule_parameter_is_set_by_a_case keeps it so). For parameters
+that shape what a finding lists rather than whether it fires (max_listed, suggest_distance),
+the pair differs in `expect_evidence:` ({"type:name": {evidence key: value}}; a fleet case
+names "type:name@cluster").
+
+Fleet rules' cases (`clusters:`) take the same keys; test_fleet.py runs each on its own
+with `rules_config` and `check_findings`.
 """
 
 from __future__ import annotations
@@ -12,13 +33,33 @@ from pathlib import Path
 
 import yaml
 
+from auditor.config import AuditConfig
+from auditor.findings import SEVERITIES
+from auditor.registry import load_rules
 from auditor.snapshot.io import Manifest, open_snapshot, write_snapshot
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "checks" / "cases"
 
 
+@dataclass(frozen=True, kw_only=True)  # keyword-only: Case(rule, name, ...) keeps its positions
+class _Configurable:
+    """What a case may set of its rule's configuration, and the part of the findings'
+    evidence it checks; shared by cluster cases and fleet cases."""
+
+    params: dict | None = None  # overrides of the rule's parameters (`params:`)
+    severity: str | None = None  # a severity override (`severity:`)
+    expect_evidence: dict | None = None  # {"type:name": {evidence key: value}} (`expect_evidence:`)
+
+    @property
+    def overrides(self) -> tuple | None:
+        """What sets this case's configuration apart (None: the rule's defaults)."""
+        if self.params is None and self.severity is None:
+            return None
+        return repr(sorted((self.params or {}).items())), self.severity
+
+
 @dataclass(frozen=True)
-class Case:
+class Case(_Configurable):
     rule: str
     name: str
     tables: dict
@@ -32,9 +73,9 @@ class Case:
 
 
 @dataclass(frozen=True)
-class FleetCase:
-    """A fleet rule's case: a small fleet of its own (`clusters:`); `expect` names
-    "resource_type:resource_name@cluster"."""
+class FleetCase(_Configurable):
+    """A fleet rule's case: a small fleet of its own (`clusters:`); `expect` (and
+    `expect_evidence`) name "resource_type:resource_name@cluster"."""
 
     rule: str
     name: str
@@ -55,18 +96,68 @@ def _docs():
         yield doc
 
 
+def validated_overrides(doc: dict, case: dict) -> tuple[dict | None, str | None]:
+    """A case's `params:` and `severity:`, validated as a config file's would be."""
+    where = f"{CASES_DIR / doc['rule']}.yaml: case {case['name']}"
+    params, severity = case.get("params"), case.get("severity")
+    if params is not None:
+        assert isinstance(params, dict) and params, f"{where}: params must be a non-empty mapping"
+        load_rules()[doc["rule"]].bind(params, where)  # raises on a misspelt or mistyped parameter
+    assert severity is None or severity in SEVERITIES, f"{where}: severity must be one of {SEVERITIES}"
+    return params, severity
+
+
+def _configurable(doc: dict, case: dict) -> dict:
+    params, severity = validated_overrides(doc, case)
+    return {"rule": doc["rule"], "name": case["name"], "expect": frozenset(case["expect"]), "params": params,
+            "severity": severity, "expect_evidence": case.get("expect_evidence")}
+
+
 def load_cases() -> list[Case]:
     return [
-        Case(doc["rule"], c["name"], c.get("tables") or {}, c.get("cluster") or {}, tuple(c.get("errors") or ()),
-             frozenset(c["expect"]))
+        Case(**_configurable(doc, c), tables=c.get("tables") or {}, cluster=c.get("cluster") or {},
+             errors=tuple(c.get("errors") or ()))
         for doc in _docs() for c in doc["cases"] if "clusters" not in c
     ]
 
 
+def rules_config(overrides: dict[str, _Configurable]) -> AuditConfig:
+    """The configuration that runs only these rules, each as its case sets it."""
+    return AuditConfig(source="rule cases", select=tuple(overrides),
+                       params={rule: c.params for rule, c in overrides.items() if c.params},
+                       severity={rule: c.severity for rule, c in overrides.items() if c.severity})
+
+
+def check_findings(case: _Configurable, fired: dict) -> None:
+    """Assert a case's findings ({"type:name" or "type:name@cluster": Finding}): the resources
+    that fire, their severity (the case's override, else the rule's) and the expected evidence."""
+    assert set(fired) == set(case.expect)
+    severity = case.severity or load_rules()[case.rule].severity
+    assert {f.severity for f in fired.values()} <= {severity}
+    for resource, evidence in (case.expect_evidence or {}).items():
+        assert {k: fired[resource].evidence.get(k) for k in evidence} == evidence, resource
+
+
+def override_runs(cases: list[Case]) -> list[tuple[AuditConfig, list[Case]]]:
+    """The runs for the cases that override their rule's configuration: run k holds each
+    rule's k-th distinct override set (and only those rules), so there are as many runs as
+    the most override sets one rule has."""
+    by_rule: dict[str, dict[tuple, list[Case]]] = {}
+    for case in cases:
+        if case.overrides is not None:
+            by_rule.setdefault(case.rule, {}).setdefault(case.overrides, []).append(case)
+    runs = []
+    for k in range(max((len(sets) for sets in by_rule.values()), default=0)):
+        groups = {rule: list(sets.values())[k] for rule, sets in by_rule.items() if len(sets) > k}
+        runs.append((rules_config({rule: g[0] for rule, g in groups.items()}),
+                     [case for g in groups.values() for case in g]))
+    return runs
+
+
 def load_fleet_cases() -> list[FleetCase]:
-    return [FleetCase(doc["rule"], c["name"], tuple(c["clusters"]), frozenset(c["expect"]),
-                      tuple(c["previous_clusters"]) if "previous_clusters" in c else None,
-                      str(c.get("previous_run", "2026-11-15")))
+    return [FleetCase(**_configurable(doc, c), clusters=tuple(c["clusters"]),
+                      previous_clusters=tuple(c["previous_clusters"]) if "previous_clusters" in c else None,
+                      previous_run=str(c.get("previous_run", "2026-11-15")))
             for doc in _docs() for c in doc["cases"] if "clusters" in c]
 
 

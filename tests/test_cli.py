@@ -88,6 +88,7 @@ def test_config_file_select_severity_params_and_exemptions(tmp_path):
     (tmp_path / "kafka-audit.toml").write_text(
         'select = ["REP", "PAR001"]\nignore = ["single-replica"]\nfail_on = "critical"\n'
         '[severity]\nREP002 = "critical"\n'
+        '[params.REP007]\nmax_listed = 2\n'
         '[[exemptions]]\nrules = ["REP002"]\nresource = "^payments\\\\.orders"\nreason = "migrating in CHG-1234"\n'
         '[[exemptions]]\nrules = ["PAR001"]\nreason = "expired long ago"\nexpires = 2020-01-01\n'
     )
@@ -95,6 +96,8 @@ def test_config_file_select_severity_params_and_exemptions(tmp_path):
     doc = json.loads(p.stdout)
     rep002 = {f["resource"]["name"]: f["severity"] for f in doc["findings"] if f["rule"] == "REP002"}
     assert "payments.orders.v1" not in rep002 and set(rep002.values()) == {"critical"}
+    rep007 = [f["evidence"] for f in doc["findings"] if f["rule"] == "REP007"]  # lists 2 partitions, counts all
+    assert rep007 and all(len(e["partitions"]) <= 2 for e in rep007) and any(e["affected_partitions"] > 2 for e in rep007)
     assert doc["summary"]["exempted"] == 1
     assert any(f["rule"] == "PAR001" for f in doc["findings"])  # the expired exemption no longer applies
     assert p.returncode == 1  # critical findings, fail_on critical from the file

@@ -21,17 +21,19 @@ from auditor.engine import open_engine
 from auditor.fleet import run_fleet
 from auditor.registry import load_rules
 from tests.conftest import ROOT, SAMPLE_FLEET, cluster_dir
-from tests.rulecases import load_fleet_cases, write_fleet_case, write_previous_run
+from tests.rulecases import (
+    check_findings,
+    load_fleet_cases,
+    rules_config,
+    write_fleet_case,
+    write_previous_run,
+)
 
 FLEET_CASES = load_fleet_cases()
 
 
-def _fired(result, rule):
-    return {f"{f.resource_type}:{f.resource_name}@{f.cluster}" for f in result.top if f.rule == rule}
-
-
 def _run_case(engine, case, root):
-    cfg = parse_config({"select": [case.rule]}, "test")
+    cfg = rules_config({case.rule: case})  # the rule alone, with the case's params/severity
     previous = write_previous_run(case, root / ".previous")  # hidden: not a snapshot of the fleet
     return run_fleet(engine, str(write_fleet_case(case, root)), cfg, top_n=1000,
                      previous=str(previous) if previous else None)
@@ -40,7 +42,9 @@ def _run_case(engine, case, root):
 @pytest.mark.parametrize("case", FLEET_CASES, ids=[f"{c.rule}-{c.name}" for c in FLEET_CASES])
 def test_fleet_rule_case_on_duckdb(case, tmp_path):
     with open_engine("duckdb") as engine:
-        assert _fired(_run_case(engine, case, tmp_path), case.rule) == set(case.expect)
+        result = _run_case(engine, case, tmp_path)
+    check_findings(case, {f"{f.resource_type}:{f.resource_name}@{f.cluster}": f for f in result.top
+                          if f.rule == case.rule})
 
 
 def test_flt002_names_at_most_max_listed_clusters_and_counts_the_rest(tmp_path):
