@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
-from auditor.coordinator import coordinator_partition  # noqa: E402
+from auditor.coordinator_partition import coordinator_partition  # noqa: E402
 from auditor.snapshot.io import Manifest, write_snapshot  # noqa: E402
 
 DATE = "2026-11-22"

@@ -22,7 +22,7 @@ from auditor.collectors.client_config import (
     msk_region,
     parse_jaas,
 )
-from auditor.coordinator import coordinator_partition
+from auditor.coordinator_partition import coordinator_partition
 from tests import tansu
 from tests.conftest import ROOT
 

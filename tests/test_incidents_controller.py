@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from auditor.coordinator import coordinator_partition
+from auditor.coordinator_partition import coordinator_partition
 from tests.conftest import audit_sample, cluster_dir
 
 RULES = ("PAR001", "PAR002", "PAR003", "PAR004", "PAR005", "PAR006", "PAR007",

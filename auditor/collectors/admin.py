@@ -17,7 +17,7 @@ Calls, each with a request timeout and a bounded wait on its future:
    (DYNAMIC_TOPIC_CONFIG -> TOPIC_CONFIG); inherited values are resolved from the broker
    rows by the checks. Secrets (is_sensitive, sasl.jaas.config, *.password) have value null.
 5. ``list_consumer_groups`` + ``describe_consumer_groups`` (batched) -> ``consumer_groups``,
-   with the coordinator partition from auditor/coordinator.py.
+   with the coordinator partition from auditor/coordinator_partition.py.
 
 Failures become source errors ``{"source": "admin", "target": ..., "message": one line}``.
 When the cluster or the topic list cannot be read the collection stops there (no partial
@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 
 from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_row, one_line
-from auditor.coordinator import coordinator_partition
+from auditor.coordinator_partition import coordinator_partition
 
 SOURCE = "admin"
 READ_METHODS = frozenset({"describe_cluster", "list_topics", "describe_topics", "describe_configs",

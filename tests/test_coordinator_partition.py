@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from auditor.coordinator import INT_MIN, coordinator_partition, java_string_hashcode, kafka_abs
+from auditor.coordinator_partition import INT_MIN, coordinator_partition, java_string_hashcode, kafka_abs
 
 # Values printed by Java 17 ("s".hashCode()); see test_matches_the_jvm for the live comparison.
 KNOWN = {
