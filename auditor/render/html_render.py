@@ -1,6 +1,6 @@
 """Self-contained HTML report (one file, no CDN, no external fonts or scripts).
 
-The page is rendered by jinja2 with autoescape on from ``templates/report.html.j2``; every
+The page is rendered by jinja2 with autoescape on from ``auditor/render/templates/report.html.j2``; every
 value that comes from a snapshot (cluster and topic names, messages, evidence) reaches the
 page only through autoescaped expressions, never inside the inline script. The same page
 serves one cluster and a fleet.
@@ -32,7 +32,6 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
-import auditor
 from auditor import __version__, coverage
 from auditor.findings import SEVERITIES, SEVERITY_RANK, AuditResult, Finding
 from auditor.grading import (
@@ -45,7 +44,7 @@ from auditor.grading import (
     grade,
 )
 
-TEMPLATES = Path(auditor.__file__).resolve().parent.parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent / "templates"  # inside the package: shipped with it
 
 DEFAULT_MAX_ROWS = 200
 DEFAULT_MAX_CHART_CLUSTERS = 40

@@ -28,7 +28,7 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
       }]
     }
 
-HTML goes through jinja2 with autoescape on (templates/preflight.html.j2); no script, no
+HTML goes through jinja2 with autoescape on (auditor/render/templates/preflight.html.j2); no script, no
 external resources.
 """
 
