@@ -1,14 +1,24 @@
-"""The rule registry: a plain decorator that validates a rule's identity and documentation.
+"""The rule registry: collects what rule modules declare, validates it, and looks rules up.
 
 A rule is one small function ``(tables, params) -> DataFrame`` of findings columns, with its
-parameters declared beside it. Its docstring is its documentation: a summary line, then
-``Why:``, ``Remediation:`` and ``Example:`` sections. ``kafka-audit rules`` and
-docs/rules.md are generated from what is registered here.
+parameters declared beside it, or a rule the lint layer computes (``lint_rule``). Its
+docstring is its documentation: a summary line, then ``Why:``, ``Remediation:`` and
+``Example:`` sections. ``kafka-audit rules`` and docs/rules.md are generated from what is
+registered here.
+
+Dependencies run one way: rule modules import auditor/declarations.py (``@rule``, ``Param``)
+and never this module; this module imports the rule modules, from the explicit catalogue
+(``checks.RULE_MODULES``) and from the ``kafka_auditor.rules`` entry-point group
+(ENTRY_POINT_GROUP: each entry point names a module, so an installed plugin package adds
+rules), and validates each declaration as it collects it. Why: a registry that the rules
+import while it imports them works only as long as one side imports lazily, and a plugin
+could not add rules to an import list it does not own.
 
 A rule declares the snapshot tables it reads with ``needs``: each entry is a table name
 (auditor/snapshot/schema.py TABLES) or a tuple of alternatives ("any of"). A rule whose
 needs a snapshot does not meet is reported as not evaluated (auditor/coverage.py) instead of
-passing silently.
+passing silently. It declares the shared transforms it reads with ``uses`` (see
+auditor/declarations.py).
 """
 
 from __future__ import annotations
@@ -18,13 +28,18 @@ import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from auditor.errors import UsageError
+from auditor.declarations import Declaration, Param, declared_in
+from auditor.declarations import rule as declare
+from auditor.errors import AuditorError, UsageError
 from auditor.findings import SEVERITIES
 
-# Codes are fixed by shared/RULES.md; a rule outside this list is rejected at import time.
+ENTRY_POINT_GROUP = "kafka_auditor.rules"
+# Built-in codes are fixed by shared/RULES.md: a code with one of their prefixes outside this
+# list is rejected; a plugin's rule has a prefix of its own and declares its category.
 CATALOGUE: dict[str, str] = {
     **{f"AUD00{i}": "audit" for i in (1,)},
     **{f"REP{i:03d}": "replication" for i in range(1, 11)},
@@ -39,35 +54,15 @@ CATALOGUE: dict[str, str] = {
     **{f"MNT{i:03d}": "maintenance" for i in range(1, 5)},
 }
 SCOPES = ("cluster", "fleet", "maintenance", "change")  # change: lint of proposed files (THR007, CFG900)
-SECTIONS = ("Why", "Remediation", "Example")
+PRODUCERS = ("engine", "lint")  # what computes a rule's findings: its DataFrame check, or auditor/lint
+SECTIONS = ("Why", "Remediation", "Example", "References")
+# One line under References: "- Title <https://...>": a reader sees what the source is before following it.
+_REFERENCE = re.compile(r"^-[ \t]+(?P<title>\S.*?)[ \t]+<(?P<url>https://[^\s<>]+)>$")
 
 _CODE = re.compile(r"^[A-Z]{3}\d{3}$")
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 _PARAM = re.compile(r"^[a-z][a-z0-9_]*$")
 _PARAM_TYPES = (bool, int, float, str, tuple)
-
-
-@dataclass(frozen=True)
-class Param:
-    """A typed rule parameter. Its type is the type of its default."""
-
-    name: str
-    default: Any
-    doc: str
-
-    @property
-    def type(self) -> type:
-        return type(self.default)
-
-    def coerce(self, value: Any, where: str) -> Any:
-        t = self.type
-        if t is float and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
-        if t is tuple and isinstance(value, list):
-            return tuple(value)
-        if not isinstance(value, t) or (t is int and isinstance(value, bool)):
-            raise UsageError(f"{where}: parameter '{self.name}' must be {t.__name__}, got {value!r}")
-        return value
 
 
 @dataclass(frozen=True)
@@ -78,13 +73,18 @@ class Rule:
     category: str
     scope: str
     params: tuple[Param, ...]
-    func: Callable = field(repr=False)
+    func: Callable | None = field(repr=False)  # None: the lint layer produces the findings
     summary: str
     why: str
     remediation: str
     example: str
     # Tables the rule needs: a table name, or a tuple of alternatives (any of them will do).
     needs: tuple[str | tuple[str, ...], ...] = ()
+    # Shared transforms the check reads (auditor/declarations.py); the runner materialises them first.
+    uses: tuple[Callable, ...] = ()
+    produced_by: str = "engine"
+    # Sources behind the documentation, each "Title <https://...>" (docstring section References).
+    references: tuple[str, ...] = ()
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -102,35 +102,51 @@ class Rule:
 
 
 REGISTRY: dict[str, Rule] = {}
+_loaded_from: tuple = ()  # the rule modules load_rules collected REGISTRY from
 
 
-def rule(code: str, name: str, severity: str, *, params: tuple[Param, ...] = (), scope: str = "cluster",
-         needs: tuple[str | tuple[str, ...], ...] = ()):
-    """Register a check. Validates everything a user will later rely on. ``needs``: the
-    snapshot tables without which the rule cannot judge (see the module doc)."""
+def rule(code: str, name: str, severity: str, **declared):
+    """Declare and register a check at once (tests, a notebook): ``@rule`` of
+    auditor/declarations.py followed by ``register``. Rule modules use that ``@rule``."""
 
-    def register(func: Callable) -> Callable:
-        where = f"rule {code} ({func.__module__}.{func.__qualname__})"
-        if not _CODE.match(code) or code not in CATALOGUE:
-            raise ValueError(f"{where}: code is not in the RULES.md catalogue")
-        if code in REGISTRY:
-            raise ValueError(f"{where}: code registered twice")
-        if not _NAME.match(name) or any(r.name == name for r in REGISTRY.values()):
-            raise ValueError(f"{where}: name '{name}' must be unique kebab-case")
-        if severity not in SEVERITIES:
-            raise ValueError(f"{where}: severity must be one of {SEVERITIES}")
-        if scope not in SCOPES:
-            raise ValueError(f"{where}: scope must be one of {SCOPES}")
-        for p in params:
-            if not _PARAM.match(p.name) or not isinstance(p.default, _PARAM_TYPES) or not p.doc:
-                raise ValueError(f"{where}: parameter {p.name!r} needs a snake_case name, a typed default and a doc")
-        summary, sections = parse_docstring(func.__doc__ or "", where)
-        REGISTRY[code] = Rule(code, name, severity, CATALOGUE[code], scope, tuple(params), func, summary,
-                              sections["Why"], sections["Remediation"], sections["Example"],
-                              needs=_check_needs(needs, where))
+    def declare_and_register(func: Callable) -> Callable:
+        declare(code, name, severity, **declared)(func)
+        register(func.__rule__)
         return func
 
-    return register
+    return declare_and_register
+
+
+def register(decl: Declaration) -> Rule:
+    """Validate a declaration (everything a user will later rely on) and add its rule."""
+    code, name, severity, scope, where = decl.code, decl.name, decl.severity, decl.scope, decl.where
+    builtin_prefix = any(known.startswith(code[:3]) for known in CATALOGUE)
+    if not _CODE.match(code) or (code not in CATALOGUE and (builtin_prefix or not decl.category)):
+        raise ValueError(f"{where}: code is not in the RULES.md catalogue (a plugin's rule has a prefix "
+                         "of its own and declares its category)")
+    if code in CATALOGUE and decl.category not in (None, CATALOGUE[code]):
+        raise ValueError(f"{where}: category must be {CATALOGUE[code]!r} (RULES.md)")
+    if code in REGISTRY:
+        raise ValueError(f"{where}: code registered twice")
+    if not _NAME.match(name) or any(r.name == name for r in REGISTRY.values()):
+        raise ValueError(f"{where}: name '{name}' must be unique kebab-case")
+    if severity not in SEVERITIES:
+        raise ValueError(f"{where}: severity must be one of {SEVERITIES}")
+    if scope not in SCOPES:
+        raise ValueError(f"{where}: scope must be one of {SCOPES}")
+    if decl.produced_by not in PRODUCERS or (decl.func is None) != (decl.produced_by != "engine"):
+        raise ValueError(f"{where}: a DataFrame check, or a rule the lint layer produces (lint_rule)")
+    for p in decl.params:
+        if not _PARAM.match(p.name) or not isinstance(p.default, _PARAM_TYPES) or not p.doc:
+            raise ValueError(f"{where}: parameter {p.name!r} needs a snake_case name, a typed default and a doc")
+    if not all(callable(u) and getattr(u, "__name__", "").isidentifier() for u in decl.uses):
+        raise ValueError(f"{where}: uses must list shared transforms (functions of the tables)")
+    summary, sections = parse_docstring(decl.doc, where)
+    REGISTRY[code] = Rule(code, name, severity, decl.category or CATALOGUE[code], scope, decl.params, decl.func,
+                          summary, sections["Why"], sections["Remediation"], sections["Example"],
+                          needs=_check_needs(decl.needs, where), uses=decl.uses, produced_by=decl.produced_by,
+                          references=sections["References"])
+    return REGISTRY[code]
 
 
 def _check_needs(needs, where: str) -> tuple[str | tuple[str, ...], ...]:
@@ -148,22 +164,78 @@ def _check_needs(needs, where: str) -> tuple[str | tuple[str, ...], ...]:
     return tuple(out)
 
 
-def parse_docstring(doc: str, where: str) -> tuple[str, dict[str, str]]:
+def parse_docstring(doc: str, where: str) -> tuple[str, dict[str, Any]]:
+    """The summary and the sections of a rule docstring; ``References`` comes back as a tuple
+    of ``Title <URL>`` strings (see reference_parts), every other section as text."""
     text = inspect.cleandoc(doc)
-    parts = re.split(r"^(Why|Remediation|Example):[ \t]*", text, flags=re.M)
+    parts = re.split(rf"^({'|'.join(SECTIONS)}):[ \t]*", text, flags=re.M)
     summary = " ".join(parts[0].split())
-    sections = {parts[i]: textwrap.dedent(parts[i + 1]).strip() for i in range(1, len(parts) - 1, 2)}
+    sections: dict[str, Any] = {parts[i]: textwrap.dedent(parts[i + 1]).strip() for i in range(1, len(parts) - 1, 2)}
     missing = [s for s in SECTIONS if not sections.get(s)]
     if not summary or missing:
         raise ValueError(f"{where}: docstring needs a summary and sections {', '.join(SECTIONS)} (missing {missing})")
+    lines = [line.strip() for line in sections["References"].splitlines() if line.strip()]
+    malformed = [line for line in lines if not _REFERENCE.match(line)]
+    if malformed:
+        raise ValueError(f"{where}: each References line must be '- Title <https://...>', not {malformed[0]!r}")
+    sections["References"] = tuple(line[1:].strip() for line in lines)
     return summary, sections
 
 
-def load_rules() -> dict[str, Rule]:
-    """Import the checks package, which registers every rule."""
-    import checks  # noqa: F401  (import registers)
+def reference_parts(reference: str) -> tuple[str, str]:
+    """(title, url) of one entry of Rule.references."""
+    match = _REFERENCE.match(f"- {reference}")
+    if match is None:
+        raise ValueError(f"not a reference (Title <https://...>): {reference!r}")
+    return match["title"], match["url"]
 
+
+def rule_modules() -> list:
+    """The modules that declare rules: the built-in catalogue, then each installed plugin's
+    entry point of ENTRY_POINT_GROUP (a module), by entry-point name."""
+    from importlib import import_module
+    from importlib.metadata import entry_points
+
+    import checks
+
+    modules = list(checks.RULE_MODULES)
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            modules.append(import_module(ep.module))
+        except Exception as e:  # a broken plugin: name it, in one line
+            raise AuditorError(f"rule plugin '{ep.name}' ({ep.value}, entry point {ENTRY_POINT_GROUP}): "
+                               f"{type(e).__name__}: {e}") from None
+    return modules
+
+
+def load_rules() -> dict[str, Rule]:
+    """Every rule of ``rule_modules()``, collected and validated on first use."""
+    global _loaded_from
+    if not _loaded_from:
+        modules = rule_modules()
+        for module in modules:
+            for decl in declared_in(module):
+                register(decl)
+        _loaded_from = tuple(modules)
     return REGISTRY
+
+
+def rule_sources() -> list[Path]:
+    """The source files that define the registered rules' plans: the whole top-level package
+    of each rule module (helpers such as checks/_transforms.py shape the SQL too), or the
+    module's file when it has no package. The compiled-plan cache hashes them
+    (auditor/engine/plans.py): the engine gets them from here rather than importing checks."""
+    import sys
+
+    load_rules()
+    sources: set[Path] = set()
+    for module in _loaded_from:
+        top = sys.modules[module.__name__.partition(".")[0]]
+        if hasattr(top, "__path__"):
+            sources.update(p for root in top.__path__ for p in Path(root).rglob("*.py"))
+        else:
+            sources.add(Path(top.__file__))
+    return sorted(sources)
 
 
 def resolve(ref: str, where: str = "config") -> list[Rule]:

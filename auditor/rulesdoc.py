@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from auditor.registry import Rule, load_rules
+from auditor.registry import Rule, load_rules, reference_parts
 
 CATEGORY_TITLES = {
     "audit": "AUD: the audit itself",
@@ -26,6 +26,7 @@ def rule_json(r: Rule) -> dict:
         "code": r.code, "name": r.name, "severity": r.severity, "category": r.category, "scope": r.scope,
         "summary": r.summary, "why": r.why, "remediation": r.remediation, "example": r.example,
         "params": [{"name": p.name, "type": p.type.__name__, "default": p.default, "doc": p.doc} for p in r.params],
+        "references": [dict(zip(("title", "url"), reference_parts(ref), strict=True)) for ref in r.references],
     }
 
 
@@ -58,7 +59,11 @@ def _rule_markdown(r: Rule, level: int) -> str:
     head = "#" * (level + 1) + " " if level else ""
     lines = [f"{head}{r.code} {r.name}", "",
              f"Severity: {r.severity}. Category: {r.category}." + (f" Scope: {r.scope}." if r.scope != "cluster" else ""),
-             "", r.summary, "", "Why: " + r.why, "", "Remediation: " + r.remediation, "", "Example: " + r.example, ""]
+             "", r.summary, "", "Why: " + r.why, "", "Remediation: " + r.remediation, "", "Example: " + r.example, "",
+             "References:", ""]
+    # Markdown links in docs/rules.md and `--format markdown`; the plain URL, which terminals make clickable, in text.
+    link = "- [{0}]({1})" if level else "- {0}: {1}"
+    lines += [link.format(*reference_parts(ref)) for ref in r.references] + [""]
     if r.params:
         lines.append("Parameters (set in kafka-audit.toml under [params." + r.code + "]):")
         lines.append("")

@@ -1,10 +1,11 @@
-"""The rule catalogue. Importing this package registers every rule (one module per category).
+"""The built-in rule catalogue: RULE_MODULES, one module per category, each declaring its
+rules with auditor/declarations.py; auditor/registry.py collects them (and plugins' rules).
 
 A check is ``(tables, params) -> DataFrame`` with the columns of
 ``auditor.findings.CHECK_COLUMNS``: DataFrame in, DataFrame out, no actions, no UDFs.
 """
 
-from checks import (  # noqa: F401
+from checks import (
     audit,
     change,
     clients,
@@ -18,3 +19,6 @@ from checks import (  # noqa: F401
     storage,
     threads,
 )
+
+RULE_MODULES = (audit, change, clients, controller, fleet, hygiene, maintenance, msk, partitions, replication, storage,
+                threads)

@@ -8,7 +8,7 @@ means a check never imports pyspark (which would start a JVM on the embedded pat
 from sqlframe.base import functions as F
 from sqlframe.base.window import Window
 
-from auditor.engine.frames import join
+from auditor.frames import join
 
 __all__ = ["F", "Window", "emit", "ev", "join", "text"]
 

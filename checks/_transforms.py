@@ -1,7 +1,7 @@
 """Shared DataFrame transforms: effective configuration, versions, partition views.
 
 Every function is DataFrame-in, DataFrame-out, with no actions. Checks reach these through
-``tables.derived(name, fn)`` so one run builds each transform once.
+``tables.derived(fn)`` so one run builds each transform once.
 
 Effective configuration (shared/DESIGN.md) resolves, for a key:
     topic override > dynamic per-broker > dynamic cluster default > static server.properties
@@ -97,7 +97,7 @@ def broker_settings(t):
     cluster_default = join(
         c.where(F.col("entity_type") == "cluster_default").select("cluster_id", "key", "value"), brokers, "cluster_id"
     ).select("cluster_id", "broker_id", "key", "value", F.lit(DYNAMIC_DEFAULT).alias("prec"))
-    defaults = join(t.derived("kafka_defaults", kafka_defaults), brokers, "cluster_id").select(
+    defaults = join(t.derived(kafka_defaults), brokers, "cluster_id").select(
         "cluster_id", "broker_id", "key", "value", F.lit(KAFKA_DEFAULT).alias("prec")
     )
     layers = dynamic.unionByName(static).unionByName(cluster_default).unionByName(defaults)
@@ -113,7 +113,7 @@ def cluster_settings(t):
     """Per cluster and key: the broker-level value most brokers have (see module doc).
     Clusters without broker rows still resolve dynamic cluster defaults and Kafka defaults."""
     per_broker = (
-        t.derived("broker_settings", broker_settings)
+        t.derived(broker_settings)
         .groupBy("cluster_id", "key", "value")
         .agg(F.count(F.lit(1)).alias("weight"), F.min("prec").alias("prec"))
     )
@@ -121,7 +121,7 @@ def cluster_settings(t):
         "cluster_id", "key", F.trim(F.col("value")).alias("value"), F.lit(0).cast("bigint").alias("weight"),
         F.lit(DYNAMIC_DEFAULT).alias("prec"),
     )
-    d = t.derived("kafka_defaults", kafka_defaults).select(
+    d = t.derived(kafka_defaults).select(
         "cluster_id", "key", "value", F.lit(0).cast("bigint").alias("weight"), F.lit(KAFKA_DEFAULT).alias("prec")
     )
     w = Window.partitionBy("cluster_id", "key").orderBy(F.col("weight").desc(), F.col("prec").asc(), F.col("value").asc())
@@ -144,7 +144,7 @@ def topic_settings(t):
         "cluster_id", F.col("entity_name").alias("topic")
     ).agg(*[F.max(F.when(F.col("key") == key, F.trim(F.col("value")))).alias(_col(key) + "_o")
             for key in TOPIC_FALLBACK])
-    cluster = t.derived("cluster_settings", cluster_settings).where(
+    cluster = t.derived(cluster_settings).where(
         F.col("key").isin(*sorted(set(TOPIC_FALLBACK.values())))
     ).groupBy("cluster_id").agg(*[
         agg for key, fallback in TOPIC_FALLBACK.items() for agg in (
@@ -198,7 +198,7 @@ def topic_replication(t):
 
 def topic_durability(t):
     """topic_replication joined with topic_settings: what replication rules read."""
-    return join(t.derived("topic_replication", topic_replication), t.derived("topic_settings", topic_settings),
+    return join(t.derived(topic_replication), t.derived(topic_settings),
                 ["cluster_id", "topic"])
 
 
@@ -224,7 +224,7 @@ def degraded_partitions(t):
                            F.col("leader").alias("zk_leader"), F.col("isr").alias("zk_isr"),
                            F.col("leader_epoch").alias("zk_leader_epoch"),
                            F.col("controller_epoch").alias("zk_controller_epoch"))
-    settings = t.derived("topic_settings", topic_settings).select(
+    settings = t.derived(topic_settings).select(
         "cluster_id", "topic", "min_insync_replicas", "min_insync_replicas_source")
     # The topic's settings first, then ZooKeeper's state: on Spark both joins then need the
     # partitions clustered by (cluster_id, topic) only, so 10M partitions are shuffled once
@@ -268,7 +268,7 @@ def registered_as(t, as_name: str, flag: str):
 
 def cluster_brokers(t):
     """``broker_counts``, the shared transform (built once per run)."""
-    return t.derived("broker_counts", broker_counts)
+    return t.derived(broker_counts)
 
 
 def broker_counts(t):
@@ -344,7 +344,7 @@ def broker_log_dirs(t):
     table = t.log_dirs.select("cluster_id", "broker_id", F.col("path").alias("p"))
     registered = t.brokers.select("cluster_id", "broker_id", F.explode(F.col("log_dirs")).alias("p"))
     configured = (
-        t.derived("broker_settings", broker_settings)
+        t.derived(broker_settings)
         .where((F.col("key") == "log.dirs") & F.col("value").isNotNull())
         .select("cluster_id", "broker_id", F.explode(F.split(F.col("value"), ",")).alias("p"))
     )

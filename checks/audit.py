@@ -1,6 +1,6 @@
 """AUD: the audit itself."""
 
-from auditor.registry import rule
+from auditor.declarations import rule
 from checks._api import F, emit, ev
 
 
@@ -16,6 +16,9 @@ def audit_incomplete(t, p):
     the cluster and topics) and collect again. Only a complete snapshot can pass.
 
     Example: `zookeeper zk-1.internal:2181: timed out after 10s reading /brokers/topics`.
+
+    References:
+    - Kafka documentation: operations and resources on protocols (the ACL each request needs) <https://kafka.apache.org/39/documentation.html#operations_resources_and_protocols>
     """
     e = t.source_errors
     name = F.concat_ws(" ", F.col("source"), F.col("target"))

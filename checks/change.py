@@ -8,7 +8,7 @@ change snapshot ``broker_settings`` is the configuration *after* the change, and
 replaced rows with the dynamic layers give the configuration the broker runs *now*.
 """
 
-from auditor.registry import Param, rule
+from auditor.declarations import Param, lint_rule, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import broker_settings, try_int
 
@@ -65,7 +65,7 @@ def _current_threads(t, pools):
 @rule("THR007", "unsafe-thread-change", "error", scope="change", params=(
     Param("thread_pools", THREAD_POOLS, "thread pool settings checked, as KEY=KAFKA_DEFAULT: the pools Kafka "
                                         "resizes dynamically and only within [current/2, current*2]"),
-))
+), uses=(broker_settings,))
 def unsafe_thread_change(t, p):
     """A proposed thread count is more than double or under half the current one: Kafka refuses it as a dynamic change.
 
@@ -77,7 +77,8 @@ def unsafe_thread_change(t, p):
     the current value"). A change review that raises num.io.threads from 8 to 32 in one
     step therefore fails when applied dynamically, and as a static server.properties
     change it needs a rolling restart in which each broker comes back with four times the
-    threads at once (incident 4 was fixed by doubling, one step). "Current" is the value
+    threads at once (a 48-core broker swamped by ~4000 extra connections was fixed by
+    doubling its thread counts, one step). "Current" is the value
     the broker runs now in the cluster snapshot given with `lint --against`: a dynamic
     per-broker value, else the dynamic cluster default, else the server.properties line
     the change replaces, else Kafka's default; only brokers whose current server.properties
@@ -90,11 +91,15 @@ def unsafe_thread_change(t, p):
     put the final value in server.properties in the same change so a restart keeps it.
 
     Example: broker 1 num.io.threads 8 -> 32 (accepted range 4..16).
+
+    References:
+    - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
+    - Kafka 3.9 source: DynamicBrokerConfig.scala (thread pool resize validation) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/DynamicBrokerConfig.scala>
     """
     pools = t.session.createDataFrame(_pools(p["thread_pools"]), schema="key string, default_value string")
     old = _current_threads(t, pools)
     new = (
-        t.derived("broker_settings", broker_settings)
+        t.derived(broker_settings)
         .where(F.col("key").isin(*[r["key"] for r in _pools(p["thread_pools"])]))
         .select("cluster_id", "broker_id", "key", try_int("value").alias("new_value"))
     )
@@ -115,22 +120,23 @@ def unsafe_thread_change(t, p):
     return emit(d, "config", name, msg, evidence)
 
 
-@rule("CFG900", "unused-suppression", "info", scope="change")
-def unused_suppression(t, p):
-    """An inline suppression comment matched no finding: remove it, or it will hide a future one.
+# The lint layer (auditor/lint/run.py) computes CFG900: only it knows the comments. Declared
+# here, with the other change rules, so it is registered and documented like every rule.
+UNUSED_SUPPRESSION = lint_rule("CFG900", "unused-suppression", "info", module=__name__, doc="""An inline suppression comment matched no finding: remove it, or it will hide a future one.
 
     Why: `# kafka-audit: ignore[CODE] reason="..."` in a server.properties or topic YAML
     file silences CODE on its own line (a trailing YAML comment) or on the line below (a
     comment alone on its line). Once the setting is fixed, or moved, the comment keeps
     silencing whatever lands there next, with a reason that no longer applies. `kafka-audit
     lint` reports every suppression that matched nothing in the run; the finding is
-    computed by the lint layer (auditor/lint), which knows the comments, so this rule
-    returns no rows from a snapshot.
+    computed by the lint layer (auditor/lint), which knows the comments.
 
     Remediation: delete the comment, or move it onto the line of the finding it was meant
     for (the finding's file:line is in the lint output).
 
     Example: `# kafka-audit: ignore[REP002] reason="..."` above a topic whose
     min.insync.replicas is now RF-1.
-    """
-    return emit(t.clusters.where(F.lit(False)), "suppression", F.col("cluster_id"), F.lit(""), F.lit("{}"))
+
+    References:
+    - Ruff: unused-noqa (RUF100), the same check for Python suppression comments <https://docs.astral.sh/ruff/rules/unused-noqa/>
+    """)

@@ -1,6 +1,6 @@
 """CLI: client software seen by the brokers (KIP-511)."""
 
-from auditor.registry import Param, rule
+from auditor.declarations import Param, rule
 from checks._api import F, emit, ev, text
 from checks._transforms import int_list, rdkafka_version_key, version_key, version_number
 
@@ -29,7 +29,8 @@ def outdated_client_library(t, p):
     Why: the brokers record each connection's client software name and version (KIP-511).
     Two families of clients break in known ways:
     sarama before 1.43.3 does not retry KAFKA_STORAGE_ERROR, so one failed JBOD disk fails
-    its writes for hours (incident 2); and Kafka 4.0 removed every protocol API version
+    its writes for hours (this happened when one disk of a JBOD broker failed); and Kafka
+    4.0 removed every protocol API version
     older than Kafka 2.1's (KIP-896), so clients older than 2.1 stop working after a 4.0
     upgrade. Only clients whose version numbers follow Kafka's are compared with 2.1: the
     Java client and librdkafka with its Confluent wrappers (a wrapper reporting
@@ -46,6 +47,11 @@ def outdated_client_library(t, p):
     (preferably current) before upgrading the cluster to Kafka 4.0.
 
     Example: sarama 1.27.0 with 120 connections on brokers [1,2,3,4,5,6].
+
+    References:
+    - KIP-511: Collect and Expose Client's Name and Version in the Brokers <https://cwiki.apache.org/confluence/display/KAFKA/KIP-511%3A+Collect+and+Expose+Client%27s+Name+and+Version+in+the+Brokers>
+    - KIP-896: Remove old client protocol API versions in Kafka 4.0 <https://cwiki.apache.org/confluence/display/KAFKA/KIP-896%3A+Remove+old+client+protocol+API+versions+in+Kafka+4.0>
+    - IBM/sarama #2939: treat ErrKafkaStorageError as retriable (producer) <https://github.com/IBM/sarama/pull/2939>
     """
     names = [_tag(n) for n in p["kafka_versioned_clients"]]
     c = t.client_software.where(F.coalesce(F.col("connections"), F.lit(1)) > 0)
@@ -127,6 +133,11 @@ def kafka4_incompatible_client(t, p):
     Example: sarama 1.27.0 with 120 connections on brokers [1,2] (first safe: 1.30.1,
     https://cwiki.apache.org/confluence/display/KAFKA/KIP-896), apache-kafka-java 2.0.1
     (first safe: 2.1.0).
+
+    References:
+    - KIP-896: Remove old client protocol API versions in Kafka 4.0 <https://cwiki.apache.org/confluence/display/KAFKA/KIP-896%3A+Remove+old+client+protocol+API+versions+in+Kafka+4.0>
+    - KIP-511: Collect and Expose Client's Name and Version in the Brokers <https://cwiki.apache.org/confluence/display/KAFKA/KIP-511%3A+Collect+and+Expose+Client%27s+Name+and+Version+in+the+Brokers>
+    - Kafka documentation: 3.7 notable changes (client APIs older than 2.1 removed in 4.0) <https://kafka.apache.org/39/documentation.html#upgrade_370_notable>
     """
     rows = kafka4_clients()["clients"]
     c = t.client_software.where(F.coalesce(F.col("connections"), F.lit(1)) > 0)
@@ -183,6 +194,10 @@ def unidentified_client_software(t, p):
 
     Example: 37 connections with client software `unknown` on brokers [1,2,3], listener
     CLIENT.
+
+    References:
+    - KIP-511: Collect and Expose Client's Name and Version in the Brokers <https://cwiki.apache.org/confluence/display/KAFKA/KIP-511%3A+Collect+and+Expose+Client%27s+Name+and+Version+in+the+Brokers>
+    - KIP-896: Remove old client protocol API versions in Kafka 4.0 <https://cwiki.apache.org/confluence/display/KAFKA/KIP-896%3A+Remove+old+client+protocol+API+versions+in+Kafka+4.0>
     """
     name = F.lower(F.trim(F.coalesce(F.col("client_name"), F.lit(""))))
     version = F.lower(F.trim(F.coalesce(F.col("client_version"), F.lit(""))))

@@ -1,8 +1,9 @@
 """CTL: controller and metadata (ZooKeeper and KRaft)."""
 
-from auditor.registry import Param, rule
+from auditor.declarations import Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import (
+    broker_counts,
     cluster_brokers,
     degraded_partitions,
     int_list,
@@ -28,7 +29,8 @@ def _broker_count(t):
     return cluster_brokers(t).select("cluster_id", "broker_count")
 
 
-@rule("CTL001", "no-active-controller", "critical", needs=(("controller", "partitions"),))
+@rule("CTL001", "no-active-controller", "critical", needs=(("controller", "partitions"),),
+      uses=(broker_counts,))
 def no_active_controller(t, p):
     """The cluster has no active controller, or the controller it names is not a registered broker (KRaft: not a quorum voter).
 
@@ -48,6 +50,12 @@ def no_active_controller(t, p):
     from DescribeCluster, whose "controller" is an arbitrary broker there (KIP-590).
 
     Example: `/controller` holds `{"brokerid": 5}` while `/brokers/ids` lists 1, 2, 3, 4.
+
+    References:
+    - Kafka documentation: ZooKeeper broker node registry <https://kafka.apache.org/39/documentation.html#impl_zkbroker>
+    - Kafka documentation: KRaft controllers <https://kafka.apache.org/39/documentation.html#kraft_voter>
+    - KIP-595: A Raft Protocol for the Metadata Quorum <https://cwiki.apache.org/confluence/display/KAFKA/KIP-595%3A+A+Raft+Protocol+for+the+Metadata+Quorum>
+    - KIP-590: Redirect Zookeeper Mutation Protocols to The Controller <https://cwiki.apache.org/confluence/display/KAFKA/KIP-590%3A+Redirect+Zookeeper+Mutation+Protocols+to+The+Controller>
     """
     # On KRaft the controller is the quorum leader (DescribeQuorum, auditor/collectors/kraft.py), never
     # DescribeCluster's controller id (an arbitrary broker there): only rows of the cluster's own
@@ -86,7 +94,8 @@ def no_active_controller(t, p):
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
 
 
-@rule("CTL002", "partition-state-divergence", "critical", needs=("partitions", "zk_state"))
+@rule("CTL002", "partition-state-divergence", "critical", needs=("partitions", "zk_state"),
+      uses=(degraded_partitions,))
 def partition_state_divergence(t, p):
     """The leader or ISR that ZooKeeper holds for a partition differs from what the brokers serve in metadata.
 
@@ -94,7 +103,9 @@ def partition_state_divergence(t, p):
     `/brokers/topics/T/partitions/P/state` and pushes the same state to the brokers.
     When the two disagree, some controller acted on a stale view: after a session expiry
     two brokers may both believe they are controller (a split-brain), and clients, brokers
-    and the real controller then act on different leaders (incident 3). Such state does
+    and the real controller then act on different leaders (one such split-brain left a
+    `__consumer_offsets` partition at leader -1 and stopped the consumer groups mapped to
+    it). Such state does
     not heal by itself until a new controller reloads everything from ZooKeeper.
 
     Remediation: force a controller failover so a single controller reloads the state
@@ -106,9 +117,13 @@ def partition_state_divergence(t, p):
 
     Example: `ads.impressions-4`: ZooKeeper says leader 5 with ISR [5], the brokers serve
     leader 1 with ISR [1, 2].
+
+    References:
+    - Kafka documentation: ZooKeeper broker topic registry (partition state znode) <https://kafka.apache.org/39/documentation.html#impl_zktopic>
+    - Kafka 3.9 source: ZkData.scala (ZooKeeper znode layout) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/ZkData.scala>
     """
     # degraded_partitions joins the brokers' view with ZooKeeper's once, for PAR001 too.
-    d = t.derived("degraded_partitions", degraded_partitions).where(F.col("zk_diverged"))
+    d = t.derived(degraded_partitions).where(F.col("zk_diverged"))
     isr, zk_isr = int_list(F.sort_array(F.col("isr"))), int_list(F.sort_array(F.col("zk_isr")))
     msg = text("ZooKeeper state says leader ", F.col("zk_leader"), " ISR ", zk_isr, " (leader epoch ",
                F.col("zk_leader_epoch"), ", controller epoch ", F.col("zk_controller_epoch"),
@@ -121,14 +136,17 @@ def partition_state_divergence(t, p):
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-@rule("CTL003", "leader-not-registered", "critical", needs=("zk_state", "brokers"))
+@rule("CTL003", "leader-not-registered", "critical", needs=("zk_state", "brokers"),
+      uses=(broker_counts, degraded_partitions))
 def leader_notregistered_as(t, p):
     """ZooKeeper's partition state names a leader that is not a registered broker, and no re-election happened.
 
     Why: when a broker's ZooKeeper session ends, the controller must move leadership of
     its partitions to another in-sync replica and rewrite their state znodes. A state
     that still names the departed broker means the controller missed the broker change
-    (a stale or zombie controller, incident 3) or had no in-sync replica to elect. Clients
+    (a stale or zombie controller, as in a split-brain that left a `__consumer_offsets`
+    partition at leader -1 and stopped its consumer groups) or had no in-sync replica to
+    elect. Clients
     sent to that leader fail with NOT_LEADER_OR_FOLLOWER or cannot connect. Judged only
     when the registered brokers were collected.
 
@@ -139,6 +157,10 @@ def leader_notregistered_as(t, p):
 
     Example: `/brokers/topics/ads.impressions/partitions/4/state` says leader 5, and
     `/brokers/ids` lists 1, 2, 3, 4.
+
+    References:
+    - Kafka documentation: ZooKeeper broker node registry <https://kafka.apache.org/39/documentation.html#impl_zkbroker>
+    - Kafka documentation: ZooKeeper broker topic registry (partition state znode) <https://kafka.apache.org/39/documentation.html#impl_zktopic>
     """
     zk = t.zk_state.where(F.col("leader") >= 0).select(
         "cluster_id", "topic", "partition", F.col("leader").alias("zk_leader"), F.col("isr").alias("zk_isr"),
@@ -150,7 +172,7 @@ def leader_notregistered_as(t, p):
     # partition ZooKeeper gives an unregistered leader is there whenever the brokers serve it
     # (leaderless when they serve that same leader, zk_diverged when another), so the few
     # partitions that fire never wait on a join of every partition of the fleet.
-    served = t.derived("degraded_partitions", degraded_partitions).where(F.col("zk_leader") >= 0).select(
+    served = t.derived(degraded_partitions).where(F.col("zk_leader") >= 0).select(
         *PARTITION_KEYS, F.col("leader").alias("served_leader")).distinct()
     d = join(zk, served, PARTITION_KEYS, "left")
     msg = text("ZooKeeper state names leader ", F.col("zk_leader"), " (ISR ", int_list(F.col("zk_isr")),
@@ -178,6 +200,10 @@ def controller_epoch_anomaly(t, p):
 
     Example: `/brokers/topics/ads.impressions/partitions/4/state` has controller_epoch 42,
     `/controller_epoch` is 41, brokers run 2.0.1.
+
+    References:
+    - KAFKA-6082: consider fencing zookeeper updates with controller epoch zkVersion <https://issues.apache.org/jira/browse/KAFKA-6082>
+    - Kafka 3.9 source: ZkData.scala (ZooKeeper znode layout) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/ZkData.scala>
     """
     ctl = t.controller.where(F.col("controller_epoch").isNotNull()).select(
         "cluster_id", F.col("controller_epoch").alias("current_epoch"))
@@ -222,6 +248,10 @@ def stuck_reassignment(t, p):
 
     Example: `/admin/reassign_partitions` exists and `orders-3` has adding replicas [6] and
     removing replicas [1].
+
+    References:
+    - KIP-455: Create an Administrative API for Replica Reassignment <https://cwiki.apache.org/confluence/display/KAFKA/KIP-455%3A+Create+an+Administrative+API+for+Replica+Reassignment>
+    - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
     """
     moving = t.partitions.where(
         (F.col("adding_replicas").isNotNull() & (F.size("adding_replicas") > 0))
@@ -269,6 +299,10 @@ def kraft_quorum_size(t, p):
     check with `kafka-metadata-quorum --bootstrap-server B describe --status`.
 
     Example: a KRaft cluster whose quorum has voters [1, 2].
+
+    References:
+    - Kafka documentation: KRaft controllers (3 or 5; a majority must be alive) <https://kafka.apache.org/39/documentation.html#kraft_voter>
+    - KIP-595: A Raft Protocol for the Metadata Quorum <https://cwiki.apache.org/confluence/display/KAFKA/KIP-595%3A+A+Raft+Protocol+for+the+Metadata+Quorum>
     """
     kraft = F.lower(F.coalesce(F.col("mode"), F.col("manifest_mode"), F.lit(""))) == "kraft"
     d = join(t.controller.select("cluster_id", "mode", "voters", "controller_id"), _clusters(t), "cluster_id")
@@ -328,7 +362,7 @@ def _features(t):
 @rule("CTL007", "kraft-combined-mode", "warning", needs=(("kraft_nodes", "configs", "quorum"),), params=(
     Param("production_environments", "prod,production",
           "comma-separated environment labels (case-insensitive) that mark a production cluster"),
-))
+), uses=(kraft_settings,))
 def kraft_combined_mode(t, p):
     """KRaft controllers run in combined mode, on the same nodes as brokers (`process.roles=broker,controller`), in a production cluster.
 
@@ -352,10 +386,14 @@ def kraft_combined_mode(t, p):
 
     Example: the cluster `payments` (environment prod) whose nodes 1, 2 and 3 have
     `process.roles=broker,controller`.
+
+    References:
+    - Kafka documentation: KRaft deploying considerations (no combined mode in critical deployments) <https://kafka.apache.org/39/documentation.html#kraft_deployment>
+    - Kafka documentation: KRaft process roles <https://kafka.apache.org/39/documentation.html#kraft_role>
     """
     prod = [e.strip().lower() for e in str(p["production_environments"]).split(",") if e.strip()]
     roles = F.split(F.coalesce(F.col("roles"), F.lit("")), ",")
-    by_roles = t.derived("kraft_settings", kraft_settings).where(
+    by_roles = t.derived(kraft_settings).where(
         F.array_contains(roles, "broker") & F.array_contains(roles, "controller")).select("cluster_id", "node_id")
     voters = t.quorum.where(F.col("role") == "voter").select("cluster_id", "node_id")
     by_quorum = join(voters, registered_as(t, "node_id", "registered"), ["cluster_id", "node_id"]).select(
@@ -372,7 +410,8 @@ def kraft_combined_mode(t, p):
                 ev(combined_nodes=F.col("nodes"), environment=F.col("env")))
 
 
-@rule("CTL008", "kraft-version-mismatch", "warning", needs=("features", ("kraft_nodes", "configs")))
+@rule("CTL008", "kraft-version-mismatch", "warning", needs=("features", ("kraft_nodes", "configs")),
+      uses=(kraft_settings,))
 def kraft_version_mismatch(t, p):
     """The KRaft quorum's finalized `kraft.version` does not match how a node is configured to find it: a static quorum (`kraft.version` 0) with `controller.quorum.bootstrap.servers`, or a dynamic one with `controller.quorum.voters`.
 
@@ -397,9 +436,14 @@ def kraft_version_mismatch(t, p):
 
     Example: finalized kraft.version 0, while controller 3001's properties set
     `controller.quorum.bootstrap.servers=c1:9093,c2:9093,c3:9093` and no voters.
+
+    References:
+    - KIP-853: KRaft Controller Membership Changes <https://cwiki.apache.org/confluence/display/KAFKA/KIP-853%3A+KRaft+Controller+Membership+Changes>
+    - Kafka documentation: controller membership changes <https://kafka.apache.org/39/documentation.html#kraft_reconfig>
+    - KIP-584: Versioning scheme for features <https://cwiki.apache.org/confluence/display/KAFKA/KIP-584%3A+Versioning+scheme+for+features>
     """
     f = _features(t).where(F.col("mv_level").isNotNull() | (F.col("kraft_level") > 0))  # a KRaft cluster
-    d = join(t.derived("kraft_settings", kraft_settings), f, "cluster_id")
+    d = join(t.derived(kraft_settings), f, "cluster_id")
     static_with_bootstrap = (F.col("kraft_level") == 0) & F.col("quorum_bootstrap_servers").isNotNull() & \
         F.col("quorum_voters").isNull()
     dynamic_with_voters = (F.col("kraft_level") >= 1) & F.col("quorum_voters").isNotNull()
@@ -440,6 +484,11 @@ def metadata_version_behind(t, p):
     be undone (downgrades across metadata changes are refused).
 
     Example: brokers on Kafka 3.9.0 with finalized metadata.version 3.6-IV2 (level 14).
+
+    References:
+    - KIP-778: KRaft to KRaft Upgrades <https://cwiki.apache.org/confluence/display/KAFKA/KIP-778%3A+KRaft+to+KRaft+Upgrades>
+    - KIP-584: Versioning scheme for features <https://cwiki.apache.org/confluence/display/KAFKA/KIP-584%3A+Versioning+scheme+for+features>
+    - KIP-858: Handle JBOD broker disk failure in KRaft <https://cwiki.apache.org/confluence/display/KAFKA/KIP-858%3A+Handle+JBOD+broker+disk+failure+in+KRaft>
     """
     f = _features(t).where(F.col("mv_name").isNotNull())
     broker_v = t.brokers.select("cluster_id", version_key("version").alias("v")).where(F.col("v").isNotNull()) \
@@ -486,6 +535,11 @@ def quorum_voter_lagging(t, p):
 
     Example: voter 3003 with log end offset 10 while the leader's high watermark is 52000,
     last fetch 5 minutes before the collection.
+
+    References:
+    - KIP-595: A Raft Protocol for the Metadata Quorum <https://cwiki.apache.org/confluence/display/KAFKA/KIP-595%3A+A+Raft+Protocol+for+the+Metadata+Quorum>
+    - Kafka documentation: KRaft quorum monitoring metrics <https://kafka.apache.org/39/documentation.html#kraft_quorum_monitoring>
+    - Kafka broker config controller.quorum.fetch.timeout.ms <https://kafka.apache.org/39/documentation.html#brokerconfigs_controller.quorum.fetch.timeout.ms>
     """
     voters = t.quorum.where((F.col("role") == "voter") & ~F.coalesce(F.col("is_leader"), F.lit(False)))
     lagging = F.coalesce(F.col("lag") > p["max_lag"], F.lit(False))

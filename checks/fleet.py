@@ -2,7 +2,7 @@
 (scope "fleet"), where one DataFrame holds every cluster; they are the only joins not keyed
 by cluster_id."""
 
-from auditor.registry import Param, rule
+from auditor.declarations import Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import cluster_settings, topic_durability, with_version_number
 
@@ -25,14 +25,15 @@ def _groups(t):
 @rule("FLT001", "fleet-config-drift", "warning", needs=("configs",), scope="fleet", params=(
     Param("keys", UNIFORM_KEYS, "broker settings compared across clusters (hardware-dependent ones such as thread counts are left out on purpose)"),
     Param("min_clusters", 3, "smallest environment/tier group in which a majority means anything"),
-))
+), uses=(cluster_settings,))
 def fleet_config_drift(t, p):
     """A broker setting differs from the value the majority of clusters in the same environment and tier use.
 
     Why: clusters of one tier are meant to be operated alike. A setting that differs on one
-    of them is usually a forgotten experiment or an incident fix never rolled back (the
-    `min.insync.replicas=3` that stalled producers in incident 1 started as one cluster's
-    "durability" tweak), and it makes runbooks wrong for that cluster.
+    of them is usually a forgotten experiment or an incident fix never rolled back (a
+    `min.insync.replicas=3` set on one cluster as a "durability" tweak is exactly the
+    setting that blocked every acks=all producer during an MSK rolling patch), and it makes
+    runbooks wrong for that cluster.
 
     Remediation: bring the setting in line with the rest of the tier (`kafka-configs
     --alter --entity-type brokers --entity-default --add-config KEY=VALUE` for dynamic
@@ -41,8 +42,12 @@ def fleet_config_drift(t, p):
     The keys compared and the minimum group size are parameters.
 
     Example: min.insync.replicas=3 on payments-msk while 3 of 4 prod/tier-1 clusters use 2.
+
+    References:
+    - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
+    - Kafka documentation: broker configs <https://kafka.apache.org/39/documentation.html#brokerconfigs>
     """
-    settings = t.derived("cluster_settings", cluster_settings).select("cluster_id", "key", "value").where(
+    settings = t.derived(cluster_settings).select("cluster_id", "key", "value").where(
         F.col("key").isin(*p["keys"]))
     s = join(settings, _groups(t), "cluster_id")
     counts = s.groupBy("grp", "key", "value").agg(F.count(F.lit(1)).alias("n"))
@@ -64,7 +69,7 @@ def fleet_config_drift(t, p):
 @rule("FLT002", "mirrored-topic-mismatch", "warning", needs=("topics",), scope="fleet", params=(
     Param("ignore_pattern", r"^(__|_confluent|_schemas$|connect-)", "regex of topic names never compared (internal and framework topics)"),
     Param("max_listed", 10, "how many of the clusters holding the topic are named (by name order); all are counted"),
-))
+), uses=(topic_durability,))
 def mirrored_topic_mismatch(t, p):
     """The same topic exists in several clusters with different replication factor, min.insync.replicas, partitions or cleanup.policy.
 
@@ -82,8 +87,12 @@ def mirrored_topic_mismatch(t, p):
 
     Example: `orders` has 12 partitions and min.insync.replicas=2 on payments-east but
     6 partitions and min.insync.replicas=1 on payments-west.
+
+    References:
+    - Kafka documentation: geo-replication (cross-cluster data mirroring) <https://kafka.apache.org/39/documentation.html#georeplication>
+    - Kafka documentation: topic-level configs <https://kafka.apache.org/39/documentation.html#topicconfigs>
     """
-    d = t.derived("topic_durability", topic_durability).where(~F.col("topic").rlike(p["ignore_pattern"]))
+    d = t.derived(topic_durability).where(~F.col("topic").rlike(p["ignore_pattern"]))
     d = join(d.select("cluster_id", "topic", "rf_min", "min_insync_replicas", "partition_count", "cleanup_policy"),
              _groups(t).select("cluster_id", "cluster_name"), "cluster_id")
     # Most topics live in one cluster: a plain count finds the shared ones, and only those
@@ -128,7 +137,9 @@ def version_skew(t, p):
     Why: a tier on mixed versions behaves differently under the same runbook (defaults such
     as replica.lag.time.max.ms and unclean leader election changed across releases), and
     an end-of-life version gets no security or bug fixes. Brokers before 2.1 also lack
-    controller epoch fencing (KAFKA-6082), the root of split-brain incidents like incident 3.
+    controller epoch fencing (KAFKA-6082), so a zombie controller can overwrite partition
+    state after a split-brain (one such split-brain left a `__consumer_offsets` partition at
+    leader -1 and stopped the consumer groups mapped to it).
 
     Remediation: plan the upgrade of the clusters behind (inter.broker.protocol.version
     first held at the old version, rolled, then raised; on MSK, `aws kafka
@@ -136,6 +147,10 @@ def version_skew(t, p):
     release your organisation supports.
 
     Example: logistics-jbod on 3.5.1 while the rest of prod/tier-1 runs 3.7.1.
+
+    References:
+    - Kafka documentation: upgrading from previous versions <https://kafka.apache.org/39/documentation.html#upgrade>
+    - KAFKA-6082: consider fencing zookeeper updates with controller epoch zkVersion <https://issues.apache.org/jira/browse/KAFKA-6082>
     """
     c = with_version_number(t.clusters.select("cluster_id", "kafka_version"), "kafka_version", "v")
     c = join(c.where(F.col("v").isNotNull()).withColumn("minor", F.floor(F.col("v") / 1000).cast("int")), _groups(t), "cluster_id")
@@ -176,6 +191,9 @@ def cluster_missing_from_run(t, p):
 
     Example: search-ingest was audited in the run of 2026-11-16 and has no snapshot under
     the root of 2026-11-23.
+
+    References:
+    - Prometheus: absent(), alerting on a series that disappeared <https://prometheus.io/docs/prometheus/latest/querying/functions/#absent>
     """
     prev = t.previous_clusters.select(
         F.coalesce(F.col("cluster_id"), F.col("cluster_name")).alias("cluster_id"),

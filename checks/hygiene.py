@@ -6,8 +6,8 @@ table of keys Kafka knows, ``checks/_kafka_keys.py`` (generated from Kafka's own
 definitions of every release, ``auditor/data/kafka_configs.json``), loaded as DataFrames.
 """
 
-from auditor.registry import Param, rule
-from checks import _kafka_keys as kafka_keys
+import checks._kafka_keys as kafka_keys
+from auditor.declarations import Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import (
     SOURCE_NAMES,
@@ -105,7 +105,7 @@ def _expected(typ, key):
     return out
 
 
-@rule("CFG001", "malformed-config-value", "error", needs=("configs",))
+@rule("CFG001", "malformed-config-value", "error", needs=("configs",), uses=(config_entries, kafka_key_table))
 def malformed_config_value(t, p):
     """A configuration value does not parse for its key's type: Kafka refuses it.
 
@@ -122,10 +122,14 @@ def malformed_config_value(t, p):
     under `listener.name.<listener>.` are checked as the key they override.
 
     Example: `log.retention.hours=7d` on broker 2 (expected an int).
+
+    References:
+    - Kafka documentation: broker configs (type and valid values of each key) <https://kafka.apache.org/39/documentation.html#brokerconfigs>
+    - Kafka documentation: topic-level configs <https://kafka.apache.org/39/documentation.html#topicconfigs>
     """
-    keys = t.derived("kafka_keys", kafka_key_table).select(
+    keys = t.derived(kafka_key_table).select(
         F.col("scope"), F.col("key").alias("base_key"), F.col("type").alias("expected_type"))
-    c = t.derived("config_entries", config_entries).where(
+    c = t.derived(config_entries).where(
         F.col("value").isNotNull() & (F.col("is_sensitive").isNull() | ~F.col("is_sensitive")))
     d = join(c, keys, ["scope", "base_key"])
     d = d.where(~_valid(F.col("expected_type"), F.col("base_key"), F.trim(F.col("value"))))
@@ -150,7 +154,7 @@ _RELEASES = f"no Kafka release from {kafka_keys.OLDEST_RELEASE} to {kafka_keys.N
           "key prefixes never reported: per-listener overrides, the ssl./sasl. families, plugin namespaces"),
     Param("unchecked_suffixes", kafka_keys.UNCHECKED_SUFFIXES, "key suffixes never reported (secrets)"),
     Param("suggest_distance", 3, "largest edit distance at which a known key is suggested as the intended one"),
-))
+), uses=(config_entries, kafka_key_range_table, kafka_key_table))
 def unknown_config_key(t, p):
     """A configuration key the cluster's Kafka does not know, usually a typo or a key of another release: the setting is not applied.
 
@@ -171,9 +175,7 @@ def unknown_config_key(t, p):
     `listener.name.<listener>.`, the `ssl.` and `sasl.` families, keys ending in
     `.password` or `.secret` and plugin namespaces (`confluent.`, `cruise.control.`,
     `metrics.jmx.`, `rlmm.config.`, ...) are never reported; the prefixes, suffixes and the
-    suggestion distance are parameters. References: Kafka's broker and topic configuration
-    reference (https://kafka.apache.org/documentation/#brokerconfigs and #topicconfigs), the
-    4.0 upgrade notes for the ZooKeeper keys 4.0 removed, KIP-724 for the message-format keys.
+    suggestion distance are parameters.
 
     Remediation: correct the key to the name Kafka documents (the finding suggests the
     closest known key), in server.properties or with `kafka-configs --alter
@@ -184,10 +186,16 @@ def unknown_config_key(t, p):
 
     Example: `num.io.thread=32` on brokers 1-6 (did you mean num.io.threads?);
     `max.request.partition.size.limit` on a 3.7.1 cluster (introduced in 3.8.0).
+
+    References:
+    - Kafka documentation: broker configs <https://kafka.apache.org/39/documentation.html#brokerconfigs>
+    - Kafka documentation: topic-level configs <https://kafka.apache.org/39/documentation.html#topicconfigs>
+    - Kafka documentation: ZooKeeper deprecation (removed in 4.0) <https://kafka.apache.org/39/documentation.html#zk_depr>
+    - KIP-724: Drop support for message formats v0 and v1 <https://cwiki.apache.org/confluence/display/KAFKA/KIP-724%3A+Drop+support+for+message+formats+v0+and+v1>
     """
-    known = t.derived("kafka_keys", kafka_key_table)
-    ranges = t.derived("kafka_key_ranges", kafka_key_range_table)
-    c = t.derived("config_entries", config_entries)
+    known = t.derived(kafka_key_table)
+    ranges = t.derived(kafka_key_range_table)
+    c = t.derived(config_entries)
     skip = F.lit(False)
     for prefix in p["unchecked_prefixes"]:
         skip = skip | F.col("key").startswith(prefix)
@@ -268,7 +276,7 @@ def unknown_config_key(t, p):
     return emit(g, "config", F.col("resource"), msg, evidence)
 
 
-def _configured_brokers(t):
+def configured_brokers(t):
     """Brokers whose configuration was collected: broker ids of the broker config entries."""
     return (
         t.configs.where(F.col("entity_type") == "broker")
@@ -280,7 +288,7 @@ def _configured_brokers(t):
 
 @rule("CFG003", "broker-config-drift", "warning", needs=("configs",), params=(
     Param("keys", UNIFORM_KEYS, "broker settings that must be identical on every broker of a cluster"),
-))
+), uses=(broker_settings, configured_brokers, kafka_defaults))
 def broker_config_drift(t, p):
     """Brokers of one cluster disagree on a setting that must be cluster-wide.
 
@@ -301,14 +309,17 @@ def broker_config_drift(t, p):
     the brokers (static keys such as inter.broker.protocol.version).
 
     Example: log.retention.hours=168 on brokers 1, 2, 3 and 72 on broker 4.
+
+    References:
+    - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
     keys = t.session.createDataFrame([{"key": k} for k in p["keys"]], schema="key string")
-    grid = t.derived("configured_brokers", _configured_brokers).crossJoin(keys)
-    bs = t.derived("broker_settings", broker_settings).select(
+    grid = t.derived(configured_brokers).crossJoin(keys)
+    bs = t.derived(broker_settings).select(
         "cluster_id", "broker_id", "key", F.col("value").alias("b_value"))
     cd = t.configs.where(F.col("entity_type") == "cluster_default").groupBy("cluster_id", "key").agg(
         F.max(F.trim(F.col("value"))).alias("d_value"))
-    kd = t.derived("kafka_defaults", kafka_defaults).select("cluster_id", "key", F.col("value").alias("k_value"))
+    kd = t.derived(kafka_defaults).select("cluster_id", "key", F.col("value").alias("k_value"))
     g = join(join(join(grid, bs, ["cluster_id", "broker_id", "key"], "left"), cd, ["cluster_id", "key"], "left"),
              kd, ["cluster_id", "key"], "left")
     value = F.lower(F.trim(F.coalesce(F.col("b_value"), F.col("d_value"), F.col("k_value"), F.lit("(not set)"))))
@@ -330,7 +341,8 @@ def _source_name(prec):
     return out
 
 
-@rule("CFG004", "replication-defaults-unset", "warning", needs=("configs",))
+@rule("CFG004", "replication-defaults-unset", "warning", needs=("configs",),
+      uses=(cluster_settings, configured_brokers))
 def replication_defaults_unset(t, p):
     """default.replication.factor or min.insync.replicas is 1 on a cluster of several brokers.
 
@@ -347,10 +359,14 @@ def replication_defaults_unset(t, p):
     REP003 lists those with a single replica.
 
     Example: a 6-broker cluster with no default.replication.factor in server.properties.
+
+    References:
+    - Kafka broker config default.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_default.replication.factor>
+    - Kafka broker config min.insync.replicas <https://kafka.apache.org/39/documentation.html#brokerconfigs_min.insync.replicas>
     """
-    s = t.derived("cluster_settings", cluster_settings).where(
+    s = t.derived(cluster_settings).where(
         F.col("key").isin("default.replication.factor", "min.insync.replicas") & (try_int("value") == 1))
-    ids = t.brokers.select("cluster_id", "broker_id").unionByName(t.derived("configured_brokers", _configured_brokers))
+    ids = t.brokers.select("cluster_id", "broker_id").unionByName(t.derived(configured_brokers))
     counts = ids.groupBy("cluster_id").agg(F.countDistinct("broker_id").alias("broker_count"))
     d = join(s, counts, "cluster_id").where(F.col("broker_count") > 1)
     source = _source_name(F.col("prec"))

@@ -22,7 +22,7 @@ consumer groups it would hit as evidence (sorted lists, capped; counts uncapped)
 The scope is "maintenance": `kafka-audit check` does not run these rules, `preflight` does.
 """
 
-from auditor.registry import Param, rule
+from auditor.declarations import Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import partition_name, registered_as, topic_settings
 
@@ -42,7 +42,7 @@ def restart_impact(t):
     A partition is hit when B is in its ISR and the ISR without B is below min.insync.replicas
     or empty, or when the partition is already failing (ISR below min.insync.replicas, empty
     ISR, leader -1): then every registered replica holder is hit, in sync or not."""
-    settings = t.derived("topic_settings", topic_settings).select("cluster_id", "topic", "min_insync_replicas")
+    settings = t.derived(topic_settings).select("cluster_id", "topic", "min_insync_replicas")
     base = t.partitions.select("cluster_id", "topic", "partition", "leader", "replicas", "isr")
     holders = base.select("cluster_id", "topic", "partition", F.explode(F.col("replicas")).alias("broker_id")).unionByName(
         base.select("cluster_id", "topic", "partition", F.explode(F.col("isr")).alias("broker_id"))).distinct()
@@ -68,7 +68,7 @@ def restart_impact(t):
 
 
 def _impact(t):
-    return t.derived("restart_impact", restart_impact)
+    return t.derived(restart_impact)
 
 
 def _ranked(d, col: str, alias: str):
@@ -106,7 +106,7 @@ def _per_broker(d, n: int):
 
 
 @rule("MNT001", "restart-blocks-writes", "error", scope="maintenance", params=(_MAX_LISTED,),
-      needs=("partitions",))
+      needs=("partitions",), uses=(restart_impact,))
 def restart_blocks_writes(t, p):
     """Restarting this broker now would drop partitions below their effective min.insync.replicas: acks=all writes to them block while it is down.
 
@@ -114,8 +114,8 @@ def restart_blocks_writes(t, p):
     back and caught up. Where the ISR without it is smaller than min.insync.replicas, the
     leader rejects acks=all produce requests (NOT_ENOUGH_REPLICAS) for the whole restart
     and catch-up, and offset commits fail when the partition is `__consumer_offsets`
-    (incident 1: an MSK patch with min.insync.replicas equal to RF blocked every acks=all
-    producer). The simulation uses the current ISR, so a partition that is already at
+    (an MSK monthly patch on topics with min.insync.replicas equal to RF blocked every
+    acks=all producer while each broker restarted). The simulation uses the current ISR, so a partition that is already at
     min ISR because another replica is out of sync blocks too. Strimzi's roller skips
     topics whose replica count is <= min.insync.replicas and restarts anyway; this rule
     counts them (evidence `replicas_at_or_below_min_isr`), because writes block all the same.
@@ -133,6 +133,12 @@ def restart_blocks_writes(t, p):
 
     Example: broker 2 of payments-msk replicates `payments.orders.v1-0` with replicas
     [1, 2, 3], ISR [1, 2, 3] and min.insync.replicas=3: without broker 2 the ISR is 2.
+
+    References:
+    - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
+    - Kafka documentation: graceful shutdown <https://kafka.apache.org/39/documentation.html#basic_ops_restarting>
+    - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
+    - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     n = p["max_listed"]
     d = _per_broker(_impact(t).where(~F.col("offline")), n)
@@ -158,7 +164,7 @@ def restart_blocks_writes(t, p):
 
 
 @rule("MNT002", "restart-takes-offline", "critical", scope="maintenance", params=(_MAX_LISTED,),
-      needs=("partitions",))
+      needs=("partitions",), uses=(restart_impact,))
 def restart_takes_offline(t, p):
     """This broker is the only in-sync replica of some partitions: restarting it takes them offline.
 
@@ -177,6 +183,11 @@ def restart_takes_offline(t, p):
 
     Example: `ads.clicks-3` with replicas [4, 1, 2] and ISR [4]: restarting broker 4 takes
     it offline.
+
+    References:
+    - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
+    - Kafka documentation: graceful shutdown <https://kafka.apache.org/39/documentation.html#basic_ops_restarting>
+    - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     n = p["max_listed"]
     d = _per_broker(_impact(t).where(F.col("offline")), n)
@@ -189,7 +200,7 @@ def restart_takes_offline(t, p):
 
 
 @rule("MNT003", "restart-stalls-consumer-groups", "error", scope="maintenance", params=(_MAX_LISTED,),
-      needs=("partitions",))
+      needs=("partitions",), uses=(restart_impact,))
 def restart_stalls_consumer_groups(t, p):
     """Restarting this broker hits `__consumer_offsets` or `__transaction_state` partitions (MNT001/MNT002): the consumer groups they coordinate stall.
 
@@ -197,7 +208,9 @@ def restart_stalls_consumer_groups(t, p):
     partition (abs(Java String.hashCode(group.id)) % offsets.topic.num.partitions). When
     the restart leaves that partition below min.insync.replicas, offset commits fail;
     when it leaves it without an in-sync replica, the group has no coordinator at all and
-    stops (incident 1: the consumer stalled and never resumed; incident 3). Transactional
+    stops (a controller split-brain that left a `__consumer_offsets` partition at leader -1
+    stopped every group mapped to it; during an MSK patch on topics with min.insync.replicas
+    equal to RF a consumer stalled and never resumed). Transactional
     ids map onto `__transaction_state` the same way and cannot commit or abort. The
     finding lists the collected consumer groups mapped to the partitions hit.
 
@@ -208,6 +221,11 @@ def restart_stalls_consumer_groups(t, p):
 
     Example: restarting broker 1 of payments-msk leaves `__consumer_offsets-12` at ISR
     [2, 3] below min.insync.replicas=3; group `ledger-writer` maps to partition 12.
+
+    References:
+    - Kafka broker config offsets.topic.num.partitions <https://kafka.apache.org/39/documentation.html#brokerconfigs_offsets.topic.num.partitions>
+    - Kafka documentation: managing consumer groups <https://kafka.apache.org/39/documentation.html#basic_ops_consumer_group>
+    - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
     """
     n = p["max_listed"]
     hit = _impact(t).where(F.col("topic").isin(*COORDINATOR_TOPICS)).select(
@@ -240,14 +258,16 @@ def restart_stalls_consumer_groups(t, p):
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
 
 
-@rule("MNT004", "no-safe-roll", "critical", needs=("partitions", "brokers"), scope="maintenance")
+@rule("MNT004", "no-safe-roll", "critical", needs=("partitions", "brokers"), scope="maintenance",
+      uses=(restart_impact,))
 def no_safe_roll(t, p):
     """No broker of the cluster can be restarted without blocking writes or taking partitions offline (MNT001/MNT002 on every broker).
 
     Why: a rolling restart (an MSK patch, a Kafka upgrade, a config change that needs a
     restart) takes every broker down in turn. When each one of them hits partitions, the
     roll cannot proceed without an outage for acks=all producers, whatever the order:
-    typically min.insync.replicas equals the replication factor (incident 1) or the
+    typically min.insync.replicas equals the replication factor (which blocked every
+    acks=all producer through an MSK monthly patch) or the
     cluster runs with one broker or RF 1.
 
     Remediation: fix the causes listed by MNT001/MNT002 before the window (min.insync.replicas
@@ -256,6 +276,10 @@ def no_safe_roll(t, p):
 
     Example: payments-msk: 3 brokers, min.insync.replicas=3 on RF 3 topics: every broker
     restart blocks writes.
+
+    References:
+    - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
+    - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
     """
     unsafe = _impact(t).select("cluster_id", "broker_id").distinct().groupBy("cluster_id").agg(
         F.count(F.lit(1)).alias("unsafe_count"))

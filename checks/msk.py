@@ -10,8 +10,8 @@ Source: AWS, "Best practices for Standard brokers: right-size your cluster, numb
 partitions per broker".
 """
 
+from auditor.declarations import Param, rule
 from auditor.errors import UsageError
-from auditor.registry import Param, rule
 from checks._api import F, emit, ev, join, text
 
 _BIG = ("4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")
@@ -53,7 +53,7 @@ def msk_broker_partitions(t):
 
 
 def _over(t, entries, where):
-    d = t.derived("msk_broker_partitions", msk_broker_partitions).withColumn("partition_limit", _limit_for(entries, where))
+    d = t.derived(msk_broker_partitions).withColumn("partition_limit", _limit_for(entries, where))
     return d.where(F.col("partition_replicas") > F.col("partition_limit"))
 
 
@@ -64,7 +64,7 @@ def _evidence():
 @rule("MSK001", "partitions-over-update-limit", "error", needs=("partitions",), params=(
     Param("limits", UPDATE_LIMITS, "maximum partitions (replicas) per broker for updates, per broker size "
                                    "('SUFFIX=COUNT' entries matched against the end of msk_instance_type)"),
-))
+), uses=(msk_broker_partitions,))
 def partitions_over_update_limit(t, p):
     """A broker of an MSK cluster hosts more partitions than MSK allows for updates at its size.
 
@@ -81,6 +81,9 @@ def partitions_over_update_limit(t, p):
     scaling up stays allowed above the limit, scaling down does not).
 
     Example: kafka.m5.large broker with 1700 partition replicas (limit 1500).
+
+    References:
+    - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
     d = _over(t, p["limits"], "MSK001 limits")
     msg = text("broker ", F.col("broker_id"), " hosts ", F.col("partition_replicas"), " partitions, above the ",
@@ -92,7 +95,7 @@ def partitions_over_update_limit(t, p):
 @rule("MSK002", "partitions-over-recommended", "warning", needs=("partitions",), params=(
     Param("recommended", RECOMMENDED, "recommended maximum partitions (replicas) per broker, per broker size "
                                       "('SUFFIX=COUNT' entries matched against the end of msk_instance_type)"),
-))
+), uses=(msk_broker_partitions,))
 def partitions_over_recommended(t, p):
     """A broker of an MSK cluster hosts more partitions than AWS recommends for its size.
 
@@ -107,6 +110,9 @@ def partitions_over_recommended(t, p):
     larger broker size (`aws kafka update-broker-type`).
 
     Example: kafka.m5.large broker with 1200 partition replicas (recommended 1000).
+
+    References:
+    - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
     d = _over(t, p["recommended"], "MSK002 recommended")
     msg = text("broker ", F.col("broker_id"), " hosts ", F.col("partition_replicas"),
@@ -130,6 +136,9 @@ def cpu_headroom(t, p):
     (`aws kafka update-broker-type`), before the next maintenance window.
 
     Example: broker 2 of kafka.m5.large at 72% CPU user + system.
+
+    References:
+    - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
     cpu = t.metrics.where(F.col("name") == "cpu_user_system_percent").groupBy("cluster_id", "broker_id").agg(
         F.avg("value").alias("cpu"))

@@ -1,8 +1,9 @@
 """PAR: live partition state, as the brokers serve it and as ZooKeeper holds it."""
 
-from auditor.registry import Param, rule
+from auditor.declarations import Param, rule
 from checks._api import F, emit, ev, join, text
 from checks._transforms import (
+    broker_counts,
     cluster_brokers,
     cluster_settings,
     degraded_partitions,
@@ -12,13 +13,14 @@ from checks._transforms import (
 )
 
 
-@rule("PAR001", "leaderless-partition", "critical", needs=("partitions",))
+@rule("PAR001", "leaderless-partition", "critical", needs=("partitions",), uses=(degraded_partitions,))
 def leaderless_partition(t, p):
     """A partition has no leader, or its leader is not a registered broker: it cannot be read or written.
 
     Why: without a live leader nobody serves the partition. Producers fail, consumers stop,
     and when the partition belongs to `__consumer_offsets` every consumer group mapped to
-    it loses its coordinator (incident 3: a controller split-brain left one at leader -1).
+    it loses its coordinator (a ZooKeeper-mode controller split-brain once left one at
+    leader -1, and the consumer groups mapped to it stopped).
 
     Remediation: find out why no replica could be elected: are the replicas' brokers up
     (`/brokers/ids`)? Is the ISR empty while unclean election is off? Bring a replica back,
@@ -27,6 +29,10 @@ def leaderless_partition(t, p):
     force a new one.
 
     Example: `__consumer_offsets-17` with leader -1, ISR [3], replicas [3, 1, 4].
+
+    References:
+    - Kafka documentation: monitoring (OfflinePartitionsCount) <https://kafka.apache.org/39/documentation.html#monitoring>
+    - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
     """
     d = _health(t).where(F.col("leaderless"))
     no_leader = (F.col("leader") < 0) | (F.col("zk_leader") < 0)
@@ -46,7 +52,7 @@ COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
 
 
 def _health(t):
-    return t.derived("degraded_partitions", degraded_partitions)
+    return t.derived(degraded_partitions)
 
 
 def _isr_evidence(**extra):
@@ -59,7 +65,7 @@ def _min_isr_text():
     return text("min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"), ")")
 
 
-@rule("PAR002", "coordinator-unavailable", "critical", needs=("partitions",))
+@rule("PAR002", "coordinator-unavailable", "critical", needs=("partitions",), uses=(degraded_partitions,))
 def coordinator_unavailable(t, p):
     """A `__consumer_offsets` or `__transaction_state` partition is leaderless or under min ISR: the groups mapped to it have no working coordinator.
 
@@ -68,8 +74,9 @@ def coordinator_unavailable(t, p):
     50); transactional ids map the same way onto `__transaction_state`
     (transaction.state.log.num.partitions). When that partition has no leader, its groups
     cannot join, rebalance or commit offsets (COORDINATOR_NOT_AVAILABLE) and stop consuming,
-    while every other group looks fine (incident 3: a controller split-brain left
-    `__consumer_offsets-17` at leader -1). Below min.insync.replicas offset commits and
+    while every other group looks fine (a ZooKeeper-mode controller split-brain once left a
+    `__consumer_offsets` partition at leader -1 and stopped exactly the groups mapped to
+    it). Below min.insync.replicas offset commits and
     transaction markers fail with NOT_ENOUGH_REPLICAS. The finding lists the consumer
     groups whose coordinator partition it is (computed by the collector).
 
@@ -81,6 +88,11 @@ def coordinator_unavailable(t, p):
 
     Example: `__consumer_offsets-17` with leader -1 and ISR [3]; groups `bid-optimizer-12`
     and `budget-pacer-40` map to partition 17.
+
+    References:
+    - Kafka broker config offsets.topic.num.partitions <https://kafka.apache.org/39/documentation.html#brokerconfigs_offsets.topic.num.partitions>
+    - Kafka broker config transaction.state.log.num.partitions <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.num.partitions>
+    - Kafka documentation: managing consumer groups <https://kafka.apache.org/39/documentation.html#basic_ops_consumer_group>
     """
     h = _health(t).where(F.col("topic").isin(*COORDINATOR_TOPICS) & (
         F.col("leaderless") | (F.col("isr_size") < F.col("min_insync_replicas"))))
@@ -115,7 +127,7 @@ def coordinator_unavailable(t, p):
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-@rule("PAR003", "under-min-isr", "critical", needs=("partitions",))
+@rule("PAR003", "under-min-isr", "critical", needs=("partitions",), uses=(degraded_partitions,))
 def under_min_isr(t, p):
     """A partition's ISR is smaller than its effective min.insync.replicas: acks=all writes to it fail now.
 
@@ -130,6 +142,10 @@ def under_min_isr(t, p):
     write may then live on fewer disks.
 
     Example: `orders-3` with replicas [1, 2, 3], ISR [1] and min.insync.replicas=2.
+
+    References:
+    - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
+    - Kafka documentation: monitoring (UnderMinIsrPartitionCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
     h = _health(t).where(F.col("isr_size") < F.col("min_insync_replicas"))
     msg = text("ISR ", int_list(F.col("isr")), " has ", F.col("isr_size"), " replica(s), below ", _min_isr_text(),
@@ -137,7 +153,7 @@ def under_min_isr(t, p):
     return emit(h, "partition", partition_name(), msg, _isr_evidence())
 
 
-@rule("PAR004", "at-min-isr", "warning", needs=("partitions",))
+@rule("PAR004", "at-min-isr", "warning", needs=("partitions",), uses=(degraded_partitions,))
 def at_min_isr(t, p):
     """A partition's ISR is exactly at its effective min.insync.replicas, below its replication factor: one more failure blocks writes.
 
@@ -150,6 +166,10 @@ def at_min_isr(t, p):
     before any maintenance; postpone rolling restarts until the ISR is full again.
 
     Example: `orders-5` with replicas [2, 3, 1], ISR [2, 3] and min.insync.replicas=2.
+
+    References:
+    - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
+    - Kafka documentation: monitoring (AtMinIsrPartitionCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
     h = _health(t).where((F.col("isr_size") == F.col("min_insync_replicas"))
                          & (F.col("min_insync_replicas") < F.col("replication_factor")))
@@ -158,7 +178,7 @@ def at_min_isr(t, p):
     return emit(h, "partition", partition_name(), msg, _isr_evidence())
 
 
-@rule("PAR005", "under-replicated", "warning", needs=("partitions",))
+@rule("PAR005", "under-replicated", "warning", needs=("partitions",), uses=(degraded_partitions,))
 def under_replicated(t, p):
     """A partition has fewer in-sync replicas than replicas: it is under-replicated.
 
@@ -174,6 +194,10 @@ def under_replicated(t, p):
 
     Example: `shipments.events-7` with replicas [4, 5, 6] and ISR [5, 6] after a disk of
     broker 4 failed.
+
+    References:
+    - Kafka documentation: replication <https://kafka.apache.org/39/documentation.html#replication>
+    - Kafka documentation: monitoring (UnderReplicatedPartitions) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
     h = _health(t).where(F.col("isr_size") < F.col("replication_factor"))
     missing = F.array_except(F.col("replicas"), F.coalesce(F.col("isr"), F.col("replicas")))
@@ -183,14 +207,15 @@ def under_replicated(t, p):
                 _isr_evidence(out_of_sync=F.sort_array(missing), offline_replicas=F.col("offline_replicas")))
 
 
-@rule("PAR006", "offline-replicas", "error", needs=("partitions",))
+@rule("PAR006", "offline-replicas", "error", needs=("partitions",), uses=(broker_counts, degraded_partitions))
 def offline_replicas(t, p):
     """Metadata reports offline replicas for a partition: a log directory holding it failed, or its broker is down.
 
     Why: since KIP-112 a broker with several log dirs (JBOD) keeps running when one disk
     fails, and reports the replicas on that disk as offline. Those replicas are gone until
     the disk is replaced; clients that do not retry KAFKA_STORAGE_ERROR can keep failing
-    (incident 2), and the partition runs with less redundancy. A replica whose broker is not
+    (after one disk of a JBOD broker failed, producers on sarama older than 1.43.3 failed
+    their writes for hours), and the partition runs with less redundancy. A replica whose broker is not
     registered is offline too (the broker is down); the message says which case it is.
 
     Remediation: find the failed log dir (`kafka-log-dirs --describe`, the broker's log
@@ -199,6 +224,10 @@ def offline_replicas(t, p):
     disks or brokers with `kafka-reassign-partitions`.
 
     Example: `tracking.positions-12` with replicas [4, 5, 6] and offline replicas [4].
+
+    References:
+    - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
+    - Kafka documentation: monitoring (OfflineLogDirectoryCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
     h = _health(t).where(F.col("offline_replicas").isNotNull() & (F.size("offline_replicas") > 0))
     # Why they are offline: on a registered broker a failed log dir, else the broker is down
@@ -220,7 +249,7 @@ def offline_replicas(t, p):
 @rule("PAR007", "preferred-leader-imbalance", "info", needs=("partitions",),
       params=(Param("max_imbalance_percent", 10,
                     "largest share (percent) of a broker's preferred partitions it may not lead; "
-                    "Kafka's leader.imbalance.per.broker.percentage default"),))
+                    "Kafka's leader.imbalance.per.broker.percentage default"),), uses=(cluster_settings,))
 def preferred_leader_imbalance(t, p):
     """A broker does not lead more than 10% (a parameter) of the partitions it is the preferred leader of.
 
@@ -241,6 +270,10 @@ def preferred_leader_imbalance(t, p):
 
     Example: broker 5 is the preferred leader of 23 partitions and leads none of them
     after a restart.
+
+    References:
+    - Kafka documentation: balancing leadership <https://kafka.apache.org/39/documentation.html#basic_ops_leader_balancing>
+    - Kafka broker config leader.imbalance.per.broker.percentage <https://kafka.apache.org/39/documentation.html#brokerconfigs_leader.imbalance.per.broker.percentage>
     """
     parts = t.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
         "cluster_id", F.element_at(F.col("replicas"), 1).alias("broker_id"), "leader")
@@ -248,7 +281,7 @@ def preferred_leader_imbalance(t, p):
     per_broker = parts.groupBy("cluster_id", "broker_id").agg(
         F.count(F.lit(1)).alias("preferred_partitions"), F.sum(not_led).alias("not_led"))
     live = registered_as(t, "broker_id", "registered")
-    rebalance = t.derived("cluster_settings", cluster_settings).where(
+    rebalance = t.derived(cluster_settings).where(
         F.col("key") == "auto.leader.rebalance.enable").select("cluster_id", F.col("value").alias("auto_rebalance"))
     threshold = p["max_imbalance_percent"]
     d = join(join(per_broker.where(F.col("not_led") * F.lit(100) > F.col("preferred_partitions") * F.lit(threshold)),

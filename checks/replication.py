@@ -1,10 +1,11 @@
 """REP: replication and durability, from assignments and effective topic configuration."""
 
-from auditor.registry import Param, rule
+from auditor.declarations import Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import (
     KAFKA_DEFAULT,
     SOURCE_NAMES,
+    broker_counts,
     cluster_brokers,
     cluster_settings,
     int_list,
@@ -16,7 +17,7 @@ from checks._transforms import (
 
 
 def _durability(t):
-    return t.derived("topic_durability", topic_durability)
+    return t.derived(topic_durability)
 
 
 def source_name(prec):
@@ -35,7 +36,7 @@ def broker_defaults(t):
     (min_isr, default_rf, unclean), each with its layer (``*_prec``). This is how a
     broker-only change (a server.properties in review, a snapshot of configs alone) is
     judged on its own, before any topic inherits it."""
-    s = t.derived("cluster_settings", cluster_settings).where(F.col("key").isin(*_DEFAULT_KEYS))
+    s = t.derived(cluster_settings).where(F.col("key").isin(*_DEFAULT_KEYS))
     wide = s.groupBy("cluster_id").agg(*[
         agg for key, name in zip(_DEFAULT_KEYS, ("min_isr", "default_rf", "unclean"), strict=True) for agg in (
             F.max(F.when(F.col("key") == key, F.col("value"))).alias(name),
@@ -57,7 +58,7 @@ def _defaults_finding(d, message):
 
 
 def _explicit_defaults(t):
-    d = t.derived("broker_defaults", broker_defaults)
+    d = t.derived(broker_defaults)
     return d.where((F.col("min_isr_prec") < KAFKA_DEFAULT) | (F.col("default_rf_prec") < KAFKA_DEFAULT))
 
 
@@ -71,7 +72,8 @@ def _evidence():
     )
 
 
-@rule("REP001", "min-isr-unsatisfiable", "critical", needs=(("topics", "configs"),))
+@rule("REP001", "min-isr-unsatisfiable", "critical", needs=(("topics", "configs"),),
+      uses=(broker_defaults, topic_durability))
 def min_isr_unsatisfiable(t, p):
     """min.insync.replicas is greater than the topic's replica count: acks=all writes always fail.
 
@@ -89,6 +91,10 @@ def min_isr_unsatisfiable(t, p):
     makes every topic created without an explicit factor unwritable with acks=all.
 
     Example: topic `audit-log` with 2 replicas and min.insync.replicas=3.
+
+    References:
+    - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
+    - Kafka broker config min.insync.replicas <https://kafka.apache.org/39/documentation.html#brokerconfigs_min.insync.replicas>
     """
     d = _durability(t).where(F.col("min_insync_replicas") > F.col("rf_min"))
     msg = text("min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"),
@@ -102,7 +108,8 @@ def min_isr_unsatisfiable(t, p):
     return topics.unionByName(defaults)
 
 
-@rule("REP002", "min-isr-equals-rf", "error", needs=(("topics", "configs"),))
+@rule("REP002", "min-isr-equals-rf", "error", needs=(("topics", "configs"),),
+      uses=(broker_defaults, topic_durability))
 def min_isr_equals_rf(t, p):
     """min.insync.replicas equals the replica count: any single broker restart blocks acks=all producers.
 
@@ -110,7 +117,9 @@ def min_isr_equals_rf(t, p):
     One broker restart (an MSK monthly patch, a rolling upgrade, a crash) drops the ISR
     below the minimum and acks=all producers fail with NOT_ENOUGH_REPLICAS until it is
     back. On `__consumer_offsets` it also blocks offset commits: consumer groups stall
-    (incident 1). Strimzi and MSK roll brokers anyway in this state. MSK recommends
+    (an MSK monthly patch on such topics blocked every acks=all producer while each broker
+    restarted, and the consumer downstream stalled and never resumed). Strimzi and MSK
+    roll brokers anyway in this state. MSK recommends
     min.insync.replicas of at most RF - 1.
 
     Remediation: set min.insync.replicas to replication factor - 1 (RF 3: 2) on the topic,
@@ -122,6 +131,11 @@ def min_isr_equals_rf(t, p):
     explicit factor.
 
     Example: topic `orders` with RF 3 and min.insync.replicas=3.
+
+    References:
+    - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
+    - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
+    - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     d = _durability(t).where((F.col("min_insync_replicas") == F.col("rf_min")) & (F.col("rf_min") > 1))
     msg = text("min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"),
@@ -137,7 +151,7 @@ def min_isr_equals_rf(t, p):
     return topics.unionByName(defaults)
 
 
-@rule("REP003", "single-replica", "error", needs=("topics",))
+@rule("REP003", "single-replica", "error", needs=("topics",), uses=(topic_durability,))
 def single_replica(t, p):
     """A topic has partitions with a single replica: they go offline whenever their broker restarts.
 
@@ -149,6 +163,10 @@ def single_replica(t, p):
     default.replication.factor=3 so new topics do not repeat it.
 
     Example: topic `clickstream-raw` created with --replication-factor 1.
+
+    References:
+    - Kafka documentation: increasing replication factor <https://kafka.apache.org/39/documentation.html#basic_ops_increase_replication_factor>
+    - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     d = _durability(t).where(F.col("rf_min") == 1)
     msg = text(F.col("single_replica_partitions"), " of ", F.col("partition_count"),
@@ -193,7 +211,7 @@ def replica_placement(t):
     return join(join(parts, F.broadcast(bad.select(*keys)), keys, "left_semi"), F.broadcast(bad), keys)
 
 
-@rule("REP004", "min-isr-one", "warning", needs=("topics",))
+@rule("REP004", "min-isr-one", "warning", needs=("topics",), uses=(topic_durability,))
 def min_isr_one(t, p):
     """min.insync.replicas is 1 on a topic with three or more replicas: an acknowledged write can live on one disk.
 
@@ -209,6 +227,10 @@ def min_isr_one(t, p):
     --entity-default`), and produce with acks=all.
 
     Example: topic `payments.ledger` with RF 3 inheriting min.insync.replicas=1.
+
+    References:
+    - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
+    - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     d = _durability(t).where((F.col("min_insync_replicas") == 1) & (F.col("rf_max") >= 3))
     msg = text("min.insync.replicas=1 (", F.col("min_insync_replicas_source"), ") with ", F.col("rf_max"),
@@ -220,7 +242,7 @@ def min_isr_one(t, p):
     Param("msk_unset_is_true", True,
           "on MSK, treat a value that only Kafka's default supplies as true: the default MSK configuration "
           "of older clusters sets unclean.leader.election.enable=true"),
-))
+), uses=(broker_defaults, topic_durability))
 def unclean_leader_election(t, p):
     """Unclean leader election is enabled: an out-of-sync replica may become leader and drop acknowledged writes.
 
@@ -240,6 +262,11 @@ def unclean_leader_election(t, p):
     at its server.properties line by lint), so a broker-only change does not pass silently.
 
     Example: topic `orders` inheriting unclean.leader.election.enable=true from an MSK default configuration.
+
+    References:
+    - Kafka topic config unclean.leader.election.enable <https://kafka.apache.org/39/documentation.html#topicconfigs_unclean.leader.election.enable>
+    - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
+    - KIP-106: Change default unclean.leader.election.enabled from true to false <https://cwiki.apache.org/confluence/display/KAFKA/KIP-106+-+Change+Default+unclean.leader.election.enabled+from+True+to+False>
     """
     clusters = t.clusters.select("cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"))
     d = join(_durability(t), clusters, "cluster_id", "left")
@@ -253,7 +280,7 @@ def unclean_leader_election(t, p):
                   ev(unclean_leader_election_enable=F.lit(True), source=source, replication_factor=F.col("rf_min")))
     # The broker-level setting on its own: a server.properties in review, a cluster whose
     # topics are not in the snapshot. Set explicitly (never Kafka's default, false).
-    b = t.derived("broker_defaults", broker_defaults).where(
+    b = t.derived(broker_defaults).where(
         (F.col("unclean") == "true") & (F.col("unclean_prec") < KAFKA_DEFAULT))
     broker_source = source_name(F.col("unclean_prec"))
     defaults = emit(b, "config", F.lit("unclean.leader.election.enable"),
@@ -264,7 +291,8 @@ def unclean_leader_election(t, p):
     return topics.unionByName(defaults)
 
 
-@rule("REP006", "internal-topic-durability", "error", needs=(("topics", "configs"),))
+@rule("REP006", "internal-topic-durability", "error", needs=(("topics", "configs"),),
+      uses=(broker_counts, cluster_settings, topic_replication))
 def internal_topic_durability(t, p):
     """Kafka's internal topics (consumer offsets, transaction state) are less durable than the data they protect.
 
@@ -289,8 +317,13 @@ def internal_topic_durability(t, p):
     `--against` its snapshot.)
 
     Example: `__consumer_offsets` created with replication factor 1 on a cluster that began with one broker.
+
+    References:
+    - Kafka broker config offsets.topic.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_offsets.topic.replication.factor>
+    - Kafka broker config transaction.state.log.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.replication.factor>
+    - Kafka broker config transaction.state.log.min.isr <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.min.isr>
     """
-    rep = t.derived("topic_replication", topic_replication)
+    rep = t.derived(topic_replication)
     # Brokers known to the snapshot; a cluster with none known is judged as a multi-broker one.
     counts = cluster_brokers(t).select("cluster_id", "broker_count")
     topics = join(rep.where(F.col("topic").isin(*INTERNAL_TOPICS) & (F.col("rf_min") < 3)), counts, "cluster_id",
@@ -302,7 +335,7 @@ def internal_topic_durability(t, p):
         ev(replication_factor=F.col("rf_min"), replication_factor_max=F.col("rf_max"), partitions=F.col("partition_count")))
 
     keys = ("offsets.topic.replication.factor", "transaction.state.log.replication.factor", "transaction.state.log.min.isr")
-    s = t.derived("cluster_settings", cluster_settings).where(F.col("key").isin(*keys))
+    s = t.derived(cluster_settings).where(F.col("key").isin(*keys))
     wide = s.groupBy("cluster_id").agg(
         *[F.max(F.when(F.col("key") == k, F.col("value"))).alias(k.replace(".", "_")) for k in keys])
     ts = rep.where(F.col("topic") == "__transaction_state").select("cluster_id", F.col("rf_min").alias("ts_rf"))
@@ -336,7 +369,7 @@ def internal_topic_durability(t, p):
 
 @rule("REP007", "replicas-share-rack", "warning", needs=("partitions", "brokers"), params=(
     Param("max_listed", 20, "how many affected partitions the finding lists by number (all are counted)"),
-))
+), uses=(replica_placement,))
 def replicas_share_rack(t, p):
     """A topic has partitions whose replicas sit in fewer racks than they could: one rack (AZ) outage takes them offline.
 
@@ -357,8 +390,12 @@ def replicas_share_rack(t, p):
     broker.
 
     Example: `orders-3` with replicas [1, 4, 2] where brokers 1 and 4 are both in use1-az1.
+
+    References:
+    - Kafka documentation: balancing replicas across racks <https://kafka.apache.org/39/documentation.html#basic_ops_racks>
+    - Kafka broker config broker.rack <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.rack>
     """
-    d = t.derived("replica_placement", replica_placement).where(F.col("rack_short"))
+    d = t.derived(replica_placement).where(F.col("rack_short"))
     # Cap the listed partitions by rank, not F.slice (sqlframe's DuckDB slice returns one
     # element too many); array_compact because DuckDB's collect_list keeps nulls.
     d = d.withColumn("_rn", F.row_number().over(Window.partitionBy("cluster_id", "topic").orderBy("partition")))
@@ -380,7 +417,8 @@ def replicas_share_rack(t, p):
                    replication_factor=F.col("rf"), racks_in_cluster=F.col("rack_count")))
 
 
-@rule("REP008", "replica-on-unknown-broker", "error", needs=("partitions", "brokers"))
+@rule("REP008", "replica-on-unknown-broker", "error", needs=("partitions", "brokers"),
+      uses=(broker_counts, replica_placement))
 def replica_on_unknown_broker(t, p):
     """A partition has a replica assigned to a broker id that is not registered.
 
@@ -395,8 +433,12 @@ def replica_on_unknown_broker(t, p):
     only), then verify with `--verify`.
 
     Example: `ads.clicks-7` with replicas [4, 5, 1] while broker 5 is not in `/brokers/ids`.
+
+    References:
+    - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
+    - Kafka documentation: ZooKeeper broker node registry <https://kafka.apache.org/39/documentation.html#impl_zkbroker>
     """
-    d = join(t.derived("replica_placement", replica_placement).where(F.col("unregistered") > 0),
+    d = join(t.derived(replica_placement).where(F.col("unregistered") > 0),
              cluster_brokers(t).select("cluster_id", "broker_ids"), "cluster_id")
     d = d.select("cluster_id", "topic", "partition", "replicas", "rf", F.sort_array(
         F.array_except(F.array_compact(F.col("replicas")), F.col("broker_ids"))).alias("unknown"))
@@ -406,7 +448,7 @@ def replica_on_unknown_broker(t, p):
                 ev(replicas=F.col("replicas"), unregistered_brokers=F.col("unknown"), replication_factor=F.col("rf")))
 
 
-@rule("REP009", "rf-below-az-count", "warning", needs=("topics",))
+@rule("REP009", "rf-below-az-count", "warning", needs=("topics",), uses=(broker_counts, topic_durability))
 def rf_below_az_count(t, p):
     """A topic's replication factor is below the number of availability zones (up to 3): an AZ outage can take it offline.
 
@@ -421,6 +463,10 @@ def rf_below_az_count(t, p):
     (one replica per zone), and set default.replication.factor accordingly.
 
     Example: topic `clickstream` with RF 2 on a 3-AZ MSK cluster.
+
+    References:
+    - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
+    - Amazon MSK: default configuration <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
     """
     clusters = t.clusters.select("cluster_id", "az_count", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"))
     c = join(clusters, cluster_brokers(t).select("cluster_id", "rack_count"), "cluster_id", "left").select(
@@ -435,7 +481,8 @@ def rf_below_az_count(t, p):
                    required=F.least(F.col("azs"), F.lit(3))))
 
 
-@rule("REP010", "rf-exceeds-brokers", "error", needs=("topics", "brokers"))
+@rule("REP010", "rf-exceeds-brokers", "error", needs=("topics", "brokers"),
+      uses=(broker_counts, topic_replication))
 def rf_exceeds_brokers(t, p):
     """A topic's replication factor is greater than the number of live brokers: it can never be fully replicated.
 
@@ -450,8 +497,12 @@ def rf_exceeds_brokers(t, p):
     below it).
 
     Example: topic `events` with RF 3 on a cluster where only 2 brokers are registered.
+
+    References:
+    - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
+    - Kafka broker config default.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_default.replication.factor>
     """
-    d = join(t.derived("topic_replication", topic_replication), cluster_brokers(t).select("cluster_id", "broker_count"),
+    d = join(t.derived(topic_replication), cluster_brokers(t).select("cluster_id", "broker_count"),
              "cluster_id").where((F.col("broker_count") > 0) & (F.col("rf_max") > F.col("broker_count")))
     msg = text("replication factor ", F.col("rf_max"), " exceeds the ", F.col("broker_count"),
                " live broker(s): the topic can never be fully replicated")

@@ -5,7 +5,7 @@ the effective log.dirs setting, merged per broker by ``broker_log_dirs`` in _tra
 A log directory is named "<broker id>:<path>" (resource type ``log_dir``).
 """
 
-from auditor.registry import Param, rule
+from auditor.declarations import Param, rule
 from checks._api import F, emit, ev, join, text
 from checks._transforms import broker_log_dirs, topic_replication, version_key, version_number
 
@@ -14,7 +14,7 @@ MV_JBOD_LEVEL = 17  # metadata.version 3.7-IV2: JBOD on KRaft (KIP-858)
 
 
 def _dirs(t):
-    return t.derived("broker_log_dirs", broker_log_dirs)
+    return t.derived(broker_log_dirs)
 
 
 def _dir_name():
@@ -48,7 +48,8 @@ def offline_log_dir(t, p):
     Why: when a JBOD disk fails, the broker marks that log directory offline and keeps
     running; every replica on it is offline (KIP-112), those partitions run with a smaller
     ISR, and clients writing to them get KAFKA_STORAGE_ERROR. Clients that do not refresh
-    metadata on that error (sarama < 1.43.3, DSK002) keep failing for hours (incident 2).
+    metadata on that error (sarama < 1.43.3, DSK002) keep failing: after one disk of a JBOD
+    broker failed, such producers failed their writes for hours.
     Sources: a DescribeLogDirs error on the directory, the broker's
     OfflineLogDirectoryCount metric above 0, or a pending ZooKeeper
     `/log_dir_event_notification` event the broker wrote (the controller deletes it once it
@@ -61,6 +62,10 @@ def offline_log_dir(t, p):
     off the broker (`kafka-leader-election --election-type preferred`) if clients suffer.
 
     Example: broker 4, /data/kafka-3: KAFKA_STORAGE_ERROR.
+
+    References:
+    - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
+    - Kafka documentation: monitoring (OfflineLogDirectoryCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
     bad = F.col("error").isNotNull() & (F.trim(F.col("error")) != "") & (F.upper(F.trim(F.col("error"))) != "NONE")
     dirs = t.log_dirs.where(bad).select("cluster_id", "broker_id", "path", F.trim(F.col("error")).alias("error"),
@@ -95,7 +100,7 @@ def offline_log_dir(t, p):
 @rule("DSK002", "jbod-client-storage-error-risk", "error",
       needs=("client_software", ("log_dirs", "brokers")), params=(
     Param("sarama_fixed_version", SARAMA_FIXED, "first sarama version that retries KAFKA_STORAGE_ERROR"),
-))
+), uses=(broker_log_dirs,))
 def jbod_client_storage_error_risk(t, p):
     """A JBOD broker (several log dirs) serves clients that do not retry KAFKA_STORAGE_ERROR.
 
@@ -103,7 +108,7 @@ def jbod_client_storage_error_risk(t, p):
     answers requests for the replicas on the failed disk with KAFKA_STORAGE_ERROR and
     expects clients to refresh metadata and find the new leader. sarama before 1.43.3 did
     not treat that error as retriable: its producers kept failing writes for hours after
-    one disk failed (incident 2). The client inventory comes from KIP-511 (client software
+    one disk of a JBOD broker failed. The client inventory comes from KIP-511 (client software
     name and version per connection); sarama releases too old to send it show up as
     "unknown" and cannot be seen here. The fixed version is the parameter
     `sarama_fixed_version`.
@@ -114,6 +119,11 @@ def jbod_client_storage_error_risk(t, p):
     JBOD disk failure on this broker as a broker failure: stop it so that leadership moves.
 
     Example: broker 4 with 4 log dirs; sarama 1.27.0 with 120 connections.
+
+    References:
+    - IBM/sarama #2939: treat ErrKafkaStorageError as retriable (producer) <https://github.com/IBM/sarama/pull/2939>
+    - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
+    - KIP-511: Collect and Expose Client's Name and Version in the Brokers <https://cwiki.apache.org/confluence/display/KAFKA/KIP-511%3A+Collect+and+Expose+Client%27s+Name+and+Version+in+the+Brokers>
     """
     d = join(_dirs(t).where(F.col("log_dir_count") > 1), old_sarama(t, p["sarama_fixed_version"]),
              ["cluster_id", "broker_id"])
@@ -126,7 +136,7 @@ def jbod_client_storage_error_risk(t, p):
                    sarama_connections=F.col("sarama_connections"), fixed_in=F.lit(p["sarama_fixed_version"])))
 
 
-@rule("DSK003", "jbod-unsupported-version", "error", needs=("brokers",))
+@rule("DSK003", "jbod-unsupported-version", "error", needs=("brokers",), uses=(broker_log_dirs,))
 def jbod_unsupported_version(t, p):
     """A broker has several log dirs on a version that does not support JBOD in its metadata mode.
 
@@ -146,6 +156,10 @@ def jbod_unsupported_version(t, p):
     In ZooKeeper mode, upgrade to at least 1.0.
 
     Example: a KRaft cluster on 3.7.1 whose brokers list log.dirs=/data/kafka-1,/data/kafka-2.
+
+    References:
+    - KIP-858: Handle JBOD broker disk failure in KRaft <https://cwiki.apache.org/confluence/display/KAFKA/KIP-858%3A+Handle+JBOD+broker+disk+failure+in+KRaft>
+    - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     """
     mode_of = t.controller.groupBy("cluster_id").agg(F.max(F.lower(F.col("mode"))).alias("controller_mode"))
     clusters = join(t.clusters.select("cluster_id", F.lower(F.col("metadata_mode")).alias("manifest_mode"),
@@ -189,6 +203,10 @@ def log_dirs_share_device(t, p):
     the reassignment JSON, or merge the directories into one log dir on that device.
 
     Example: broker 2: /data/kafka-1 and /data/kafka-2 both on nvme1n1.
+
+    References:
+    - Kafka broker config log.dirs <https://kafka.apache.org/39/documentation.html#brokerconfigs_log.dirs>
+    - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     """
     shared = (
         t.log_dirs.where(F.col("device").isNotNull() & (F.trim(F.col("device")) != ""))
@@ -209,7 +227,7 @@ def log_dirs_share_device(t, p):
 @rule("DSK005", "single-log-dir", "info", needs=(("log_dirs", "brokers"),), params=(
     Param("acceptable_min_rf", 3, "no finding when every topic of the cluster has at least this many replicas ..."),
     Param("acceptable_min_racks", 2, "... and the brokers span at least this many racks"),
-))
+), uses=(broker_log_dirs, topic_replication))
 def single_log_dir(t, p):
     """A broker has a single log dir: one disk failure stops the broker.
 
@@ -226,8 +244,12 @@ def single_log_dir(t, p):
     remaining disks, provided clients retry KAFKA_STORAGE_ERROR (DSK002).
 
     Example: broker 1 with log.dirs=/var/lib/kafka/data in a cluster with RF 2 topics.
+
+    References:
+    - Kafka broker config log.dirs <https://kafka.apache.org/39/documentation.html#brokerconfigs_log.dirs>
+    - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     """
-    rf = t.derived("topic_replication", topic_replication).groupBy("cluster_id").agg(
+    rf = t.derived(topic_replication).groupBy("cluster_id").agg(
         F.min("rf_min").alias("cluster_min_rf"))
     racks = t.brokers.groupBy("cluster_id").agg(F.countDistinct("rack").alias("racks"))
     d = join(join(_dirs(t).where(F.col("log_dir_count") == 1), rf, "cluster_id", "left"), racks, "cluster_id", "left")
@@ -258,6 +280,10 @@ def disk_usage_high(t, p):
     `aws kafka update-broker-storage`, or enable storage auto-scaling).
 
     Example: broker 3, /data/kafka-2: 1.8 TB of 2.0 TB used (90%).
+
+    References:
+    - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
+    - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
     """
     used = F.when(F.col("total_bytes") > 0, F.col("used_bytes") / F.col("total_bytes"))  # no division by 0
     d = t.log_dirs.where(used > p["max_used"])

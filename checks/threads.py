@@ -4,7 +4,7 @@ All rules here read one per-broker view (``broker_threads``): the effective thre
 queue settings, the broker's cores, its log directory count and its request metrics.
 """
 
-from auditor.registry import Param, rule
+from auditor.declarations import Param, rule
 from checks._api import F, emit, ev, text
 from checks._transforms import broker_log_dirs, broker_settings, try_double
 
@@ -26,14 +26,14 @@ def broker_threads(t):
     busiest_listener_connections (the listener with the most connections: each listener has
     its own num.network.threads processors), listeners (listener labels seen)."""
     settings = (
-        t.derived("broker_settings", broker_settings)
+        t.derived(broker_settings)
         .where(F.col("key").isin(NETWORK, IO, QUEUE))
         .select("cluster_id", "broker_id", "key", F.lit(None).cast("string").alias("listener"),
                 try_double("value").alias("v"))
     )
     cores = t.brokers.select("cluster_id", "broker_id", F.lit("cores").alias("key"),
                              F.lit(None).cast("string").alias("listener"), F.col("cores").cast("double").alias("v"))
-    dirs = t.derived("broker_log_dirs", broker_log_dirs).select(
+    dirs = t.derived(broker_log_dirs).select(
         "cluster_id", "broker_id", F.lit("log_dir_count").alias("key"), F.lit(None).cast("string").alias("listener"),
         F.col("log_dir_count").cast("double").alias("v"))
     metrics = t.metrics.where(F.col("name").isin(*_METRICS)).select(
@@ -72,7 +72,7 @@ def broker_threads(t):
 
 
 def _view(t):
-    return t.derived("broker_threads", broker_threads)
+    return t.derived(broker_threads)
 
 
 def _num(name):
@@ -113,15 +113,14 @@ def _broker(df, message, **extra):
 @rule("THR001", "network-threads-saturated", "error", needs=("metrics",), params=(
     Param("min_idle", 0.3, "NetworkProcessorAvgIdlePercent (0-1) below which the network threads are saturated "
                            "(Kafka docs: ideally above 0.3)"),
-))
+), uses=(broker_threads,))
 def network_threads_saturated(t, p):
     """The broker's network threads are saturated: NetworkProcessorAvgIdlePercent is below the threshold.
 
     Why: the network processors read requests from and write responses to every client
     socket. When they are almost never idle, requests wait in socket buffers, produce and
-    fetch latency rises, followers fall behind and the ISR shrinks and expands (incident 4:
-    48-core brokers on 6 network threads took ~4000 extra connections and network idle
-    fell to ~0). The Kafka documentation says this metric should ideally stay above 0.3
+    fetch latency rises, followers fall behind and the ISR shrinks and expands (a 48-core
+    broker on 6 network threads took ~4000 extra connections and network idle fell to ~0). The Kafka documentation says this metric should ideally stay above 0.3
     (30%). The threshold is the parameter `min_idle` (a heuristic, 0-1).
 
     Remediation: raise num.network.threads (see THR003 for a size: about cores/4, and at
@@ -132,6 +131,11 @@ def network_threads_saturated(t, p):
     reconnecting, too many producers) and enable connection quotas (max.connections).
 
     Example: broker 3 with NetworkProcessorAvgIdlePercent 0.02 on num.network.threads=6.
+
+    References:
+    - Kafka documentation: monitoring (NetworkProcessorAvgIdlePercent ideally > 0.3) <https://kafka.apache.org/39/documentation.html#monitoring>
+    - Kafka broker config num.network.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.network.threads>
+    - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
     d = _view(t).where(F.col("net_idle") < p["min_idle"])
     msg = text("NetworkProcessorAvgIdlePercent is ", _ratio(F.col("net_idle")), " (below " + _fmt(p["min_idle"]),
@@ -143,7 +147,7 @@ def network_threads_saturated(t, p):
 @rule("THR002", "io-threads-saturated", "error", needs=("metrics",), params=(
     Param("min_idle", 0.3, "RequestHandlerAvgIdlePercent (0-1) below which the I/O (request handler) threads "
                            "are saturated"),
-))
+), uses=(broker_threads,))
 def io_threads_saturated(t, p):
     """The broker's I/O (request handler) threads are saturated: RequestHandlerAvgIdlePercent is below the threshold.
 
@@ -160,6 +164,11 @@ def io_threads_saturated(t, p):
     will not help: add brokers or faster disks.
 
     Example: broker 2 with RequestHandlerAvgIdlePercent 0.14 on num.io.threads=16.
+
+    References:
+    - Kafka documentation: monitoring (RequestHandlerAvgIdlePercent ideally > 0.3) <https://kafka.apache.org/39/documentation.html#monitoring>
+    - Kafka broker config num.io.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.io.threads>
+    - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
     d = _view(t).where(F.col("io_idle") < p["min_idle"])
     msg = text("RequestHandlerAvgIdlePercent is ", _ratio(F.col("io_idle")), " (below " + _fmt(p["min_idle"]),
@@ -170,14 +179,15 @@ def io_threads_saturated(t, p):
 @rule("THR003", "network-threads-low", "warning", needs=("brokers", "configs"), params=(
     Param("cores_per_network_thread", 4.0, "fires when num.network.threads < cores / this"),
     Param("max_connections_per_thread", 500.0, "fires when a listener's connections per network thread exceed this"),
-))
+), uses=(broker_threads,))
 def network_threads_low(t, p):
     """num.network.threads is low for the broker's cores or for its connections.
 
     Why: num.network.threads is the number of network processors *per listener*; each
     processor multiplexes its share of that listener's connections. With few processors
     on a large host, a surge of connections saturates them long before the CPU is busy
-    (incident 4: 6 network threads on 48 cores, ~4000 extra connections). The rule fires
+    (a broker with 6 network threads on 48 cores took ~4000 extra connections, and its
+    network-processor idle fell to ~0). The rule fires
     when num.network.threads < cores / `cores_per_network_thread` (default 4), or when the
     busiest listener has more than `max_connections_per_thread` (default 500) connections
     per network thread. Both are heuristic parameters. AWS sizes MSK brokers with network
@@ -192,6 +202,11 @@ def network_threads_low(t, p):
 
     Example: 48 cores, num.network.threads=6 (below 48/4 = 12), 4000 connections on one
     listener (667 per network thread).
+
+    References:
+    - Kafka broker config num.network.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.network.threads>
+    - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
+    - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
     per_core, per_thread = p["cores_per_network_thread"], p["max_connections_per_thread"]
     d = _view(t).where(F.col("network_threads") > 0)
@@ -217,13 +232,14 @@ def network_threads_low(t, p):
 
 @rule("THR004", "io-threads-low", "warning", needs=("brokers", "configs"), params=(
     Param("cores_per_io_thread", 2.0, "fires when num.io.threads < cores / this"),
-))
+), uses=(broker_threads,))
 def io_threads_low(t, p):
     """num.io.threads is below half the broker's cores, or below its number of log directories.
 
     Why: the request handler (I/O) threads do the disk work of every request. Fewer than
     cores / `cores_per_io_thread` (default 2, a heuristic parameter) leaves a large host
-    idle while requests queue (incident 4: 16 I/O threads on 48 cores), and fewer threads
+    idle while requests queue (a 48-core broker on 16 I/O threads saturated under ~4000
+    extra connections until both thread counts were doubled), and fewer threads
     than log directories cannot keep every disk busy. MSK sizes its brokers with I/O
     threads = vCPU (network threads = vCPU/2).
 
@@ -234,6 +250,10 @@ def io_threads_low(t, p):
     needs a restart (THR006).
 
     Example: 48 cores, num.io.threads=16 (below 48/2 = 24).
+
+    References:
+    - Kafka broker config num.io.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.io.threads>
+    - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
     per_core = p["cores_per_io_thread"]
     d = _view(t).where(F.col("io_threads") > 0)
@@ -253,7 +273,7 @@ def io_threads_low(t, p):
     return _broker(d, msg, suggested_io_threads=target.cast("bigint"))
 
 
-@rule("THR005", "network-above-io", "warning", needs=("brokers", "configs"))
+@rule("THR005", "network-above-io", "warning", needs=("brokers", "configs"), uses=(broker_threads,))
 def network_above_io(t, p):
     """num.network.threads is greater than num.io.threads.
 
@@ -270,6 +290,11 @@ def network_above_io(t, p):
     restart.
 
     Example: num.network.threads=16 with num.io.threads=8.
+
+    References:
+    - Kafka broker config num.network.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.network.threads>
+    - Kafka broker config num.io.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.io.threads>
+    - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
     d = _view(t).where(F.col("network_threads") > F.col("io_threads"))
     msg = text("num.network.threads=", _num("network_threads"), " is above num.io.threads=", _num("io_threads"),
@@ -280,15 +305,16 @@ def network_above_io(t, p):
 @rule("THR006", "request-queue-small", "warning", needs=("metrics",), params=(
     Param("connections_per_slot", 4.0, "fires when queued.max.requests < connections / this"),
     Param("max_queue_fill", 0.8, "fires when RequestQueueSize is above this fraction of queued.max.requests"),
-))
+), uses=(broker_threads,))
 def request_queue_small(t, p):
     """queued.max.requests is small for the broker's connections, or the request queue is nearly full.
 
     Why: queued.max.requests bounds the request queue between the network and I/O
     threads. Each connection has at most one request in it at a time, so with many
     connections a small queue fills and the network threads stop reading sockets: the
-    symptom looks like network saturation (incident 4: 500 for ~4000 connections; 1000
-    fixed it). The rule fires when queued.max.requests < connections /
+    symptom looks like network saturation (a broker at queued.max.requests=500 took ~4000
+    extra connections; raising it to 1000 along with doubled thread counts fixed it). The
+    rule fires when queued.max.requests < connections /
     `connections_per_slot` (default 4), or when the RequestQueueSize metric is above
     `max_queue_fill` (default 0.8) of it. Both are heuristic parameters.
 
@@ -298,6 +324,10 @@ def request_queue_small(t, p):
     I/O threads; thread counts are dynamic, within [old/2, old*2] per change.
 
     Example: queued.max.requests=500 on a broker with 3900 connections (3900 / 4 = 975).
+
+    References:
+    - Kafka broker config queued.max.requests <https://kafka.apache.org/39/documentation.html#brokerconfigs_queued.max.requests>
+    - Kafka documentation: monitoring (RequestQueueSize) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
     slot, fill = p["connections_per_slot"], p["max_queue_fill"]
     d = _view(t).where(F.col("queued_max_requests") > 0)

@@ -17,6 +17,26 @@ def test_rule_reference_is_current():
     )
 
 
+def test_rule_reference_links_every_rules_sources():
+    from auditor.registry import load_rules, reference_parts
+
+    sections = markdown_reference().split("\n### ")[1:]
+    by_code = {section.split(" ", 1)[0]: section for section in sections}
+    for r in load_rules().values():
+        assert r.references, r.code
+        for ref in r.references:
+            title, url = reference_parts(ref)
+            assert f"- [{title}]({url})" in by_code[r.code], (r.code, url)
+
+
+def test_rules_explain_shows_references():
+    p = subprocess.run([sys.executable, "-m", "auditor.cli.main", "rules", "explain", "REP002"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 0, p.stderr
+    references = p.stdout.split("References:", 1)[1]
+    assert "https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas" in references
+
+
 def test_sample_fleet_matches_its_generator(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "sample_configs" / "generate.py"), str(tmp_path)], check=True,
                    capture_output=True, timeout=120)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from auditor.errors import UsageError
-from auditor.registry import REGISTRY, Param, load_rules, resolve, rule
+from auditor.registry import REGISTRY, Param, load_rules, reference_parts, resolve, rule
 
 GOOD_DOC = """Summary line.
 
@@ -14,6 +16,9 @@ GOOD_DOC = """Summary line.
     Remediation: change it.
 
     Example: an example.
+
+    References:
+    - KIP-1: A title <https://example.org/kip-1>
     """
 
 
@@ -38,8 +43,13 @@ def clean_registry(monkeypatch):
         ({"code": "rep002"}, "not in the RULES.md catalogue"),
         ({"name": "Not_Kebab"}, "kebab-case"),
         ({"severity": "fatal"}, "severity must be one of"),
-        ({"doc": "Only a summary."}, "missing ['Why', 'Remediation', 'Example']"),
+        ({"doc": "Only a summary."}, "missing ['Why', 'Remediation', 'Example', 'References']"),
         ({"doc": GOOD_DOC.replace("Example: an example.", "")}, "missing ['Example']"),
+        ({"doc": GOOD_DOC.split("References:")[0]}, "missing ['References']"),
+        ({"doc": GOOD_DOC.replace("<https://example.org/kip-1>", "")}, "must be '- Title <https://...>'"),
+        ({"doc": GOOD_DOC.replace("- KIP-1: A title ", "- ")}, "must be '- Title <https://...>'"),
+        ({"doc": GOOD_DOC.replace("https://example.org", "http://example.org")}, "must be '- Title <https://...>'"),
+        ({"doc": GOOD_DOC.replace("- KIP-1", "KIP-1")}, "must be '- Title <https://...>'"),
         ({"params": (Param("Threshold", 1, "doc"),)}, "snake_case"),
         ({"params": (Param("threshold", None, "doc"),)}, "typed default"),
         ({"params": (Param("threshold", 1, ""),)}, "a doc"),
@@ -62,6 +72,8 @@ def test_docstring_sections_are_parsed(clean_registry):
 
     r = registry.REGISTRY["CTL006"]
     assert (r.summary, r.why, r.remediation, r.example) == ("Summary line.", "because.", "change it.", "an example.")
+    assert r.references == ("KIP-1: A title <https://example.org/kip-1>",)
+    assert reference_parts(r.references[0]) == ("KIP-1: A title", "https://example.org/kip-1")
 
 
 def test_params_bind_with_type_checks():
@@ -84,3 +96,16 @@ def test_resolve_by_code_name_and_prefix():
 def test_every_rule_documents_itself():
     for r in load_rules().values():
         assert r.summary.endswith(".") and len(r.why) > 40 and len(r.remediation) > 20, r.code
+
+
+def test_every_rule_cites_its_sources():
+    for r in load_rules().values():
+        urls = [reference_parts(ref)[1] for ref in r.references]
+        assert urls and all(url.startswith("https://") for url in urls), r.code
+
+
+def test_rule_docs_say_what_happened_not_which_incident():
+    # "incident 3" means something only to readers of the design document: say what happened.
+    for r in load_rules().values():
+        text = " ".join((r.summary, r.why, r.remediation, r.example))
+        assert not re.search(r"\bincidents?\s+\d", text, flags=re.I), r.code

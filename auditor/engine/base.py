@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from auditor.engine.plans import PlanCache
@@ -33,9 +34,13 @@ class Tables:
     """The snapshot tables of one run, as DataFrames, plus compiled shared transforms.
 
     Checks receive this. ``tables.partitions`` or ``tables["partitions"]`` is the partitions
-    table across every loaded cluster. ``tables.derived(name, build)`` is a shared transform
+    table across every loaded cluster. ``tables.derived(transform)`` is a shared transform
     (effective configs, ...) compiled once, materialised by the engine, and read by every
-    rule that needs it from a table reference instead of its whole plan.
+    rule that declares it (``@rule(uses=...)``) from a table reference instead of its whole
+    plan. The runner materialises the declared transforms (``materialise``) before it builds
+    any check, and builds checks inside ``building``: there, reading a transform that is not
+    materialised yet raises instead of running an engine job (a Spark checkpoint) midway
+    through a check.
     """
 
     def __init__(self, engine: Engine, refs: Sequence[SnapshotRef]):
@@ -44,6 +49,7 @@ class Tables:
         self._frames: dict[str, Any] = {}
         self._built: dict[str, Any] = {}
         self._deps: list[list[str]] = []  # the derived names each plan under compilation reads
+        self._building: str | None = None  # the check being built, while one is
 
     @property
     def session(self):
@@ -71,16 +77,35 @@ class Tables:
         fleet job was given --previous."""
         return self._engine.session.table(VIEW_PREFIX + PREVIOUS_CLUSTERS.name)
 
-    def derived(self, name: str, build: Callable[[Tables], Any]):
-        """A shared transform. ``build`` must depend on the snapshot only (not on rule params)."""
+    def derived(self, build: Callable[[Tables], Any]):
+        """A shared transform, named after its function (engine table ``derived_<name>``).
+        ``build`` must depend on the snapshot only (not on rule params)."""
+        name = build.__name__
         if self._deps and name not in self._deps[-1]:
             self._deps[-1].append(name)
         if name not in self._built:
+            if self._building is not None:
+                raise TypeError(f"{self._building}: reads shared transform '{name}' that its @rule(uses=...) "
+                                "does not declare")
             self.compile("derived_" + name, lambda: build(self), reuse=True)
             self._built[name] = None
         if self._built[name] is None:  # looked up lazily: a catalog lookup costs ~50 ms
             self._built[name] = self._engine.session.table(VIEW_PREFIX + "derived_" + name)
         return self._built[name]
+
+    def materialise(self, transforms: Iterable[Callable[[Tables], Any]]) -> None:
+        """Materialise shared transforms (and the transforms they read), each once."""
+        for build in dict.fromkeys(transforms):
+            self.derived(build)
+
+    @contextmanager
+    def building(self, what: str):
+        """While ``what`` (a check) builds its DataFrame: no shared transform is materialised."""
+        self._building = what
+        try:
+            yield
+        finally:
+            self._building = None
 
     def compile(self, table: str, build: Callable[[], Any], *, params: dict | None = None,
                 severity: str | None = None, reuse: bool = False, inputs: dict[str, str] | None = None,

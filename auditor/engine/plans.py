@@ -6,7 +6,8 @@ costs seconds of pure Python while DuckDB runs them in milliseconds. A plan depe
 the check code, its parameters and severity, and the engine's SQL dialect, never on the
 data, so it is compiled once and reused, like a prepared statement.
 
-Key: sha256 over (the source of checks/, auditor/engine/ and the modules that shape the SQL
+Key: sha256 over (the source of the rules (checks/ and any plugin's package: registry.rule_sources),
+auditor/engine/ and the modules that shape the SQL
 (SHAPING_MODULES: table schemas and column types, finding columns, rule parameters), sqlframe
 and sqlglot versions, the dialect, the entry's name, parameters and severity). Editing a check,
 changing a column type, upgrading sqlframe or changing a parameter compiles afresh; nothing is
@@ -51,7 +52,8 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parent.parent.parent
 BUNDLE = Path(__file__).with_name("plans_bundle.json.gz")
 # Modules outside checks/ and auditor/engine/ whose source shapes the compiled SQL.
-SHAPING_MODULES = ("auditor/snapshot/schema.py", "auditor/findings.py", "auditor/registry.py")
+SHAPING_MODULES = ("auditor/snapshot/schema.py", "auditor/findings.py", "auditor/registry.py",
+                   "auditor/declarations.py", "auditor/frames.py")
 KEY_FILE = "plan-cache.key"
 
 
@@ -65,17 +67,16 @@ def code_fingerprint() -> str:
             h.update(f"{pkg}={version(pkg)};".encode())
         except PackageNotFoundError:
             h.update(f"{pkg}=?;".encode())
-    import auditor.engine as engine_pkg
-    import checks
+    # The rule sources come from the registry, which loads the catalogue (checks/ and any
+    # plugin): the engine itself never imports the checks.
+    from auditor.registry import rule_sources
 
-    for base in (Path(checks.__file__).parent, Path(engine_pkg.__file__).parent):
-        for path in sorted(base.rglob("*.py")):
-            h.update(path.name.encode())
-            h.update(path.read_bytes())
-    package = Path(engine_pkg.__file__).parent.parent  # auditor/
+    for path in [*rule_sources(), *sorted(Path(__file__).parent.rglob("*.py"))]:
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
     for name in SHAPING_MODULES:
         h.update(name.encode())
-        h.update((package.parent / name).read_bytes())
+        h.update((_ROOT / name).read_bytes())
     return h.hexdigest()
 
 

@@ -16,9 +16,9 @@ from sqlframe.base import functions as F
 
 from auditor.config import AuditConfig
 from auditor.engine.base import VIEW_PREFIX, Engine, Tables
-from auditor.engine.frames import join
 from auditor.errors import AuditorError, SnapshotError
 from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
+from auditor.frames import join
 from auditor.progress import NO_PROGRESS, Progress
 from auditor.registry import Rule
 from auditor.snapshot.io import SnapshotRef
@@ -30,10 +30,14 @@ def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig,
                   progress: Progress = NO_PROGRESS) -> list[str]:
     """Each rule's findings as an engine view, or a table where the engine runs rules as
     separate jobs (``Engine.rule_findings_as_tables``), from the plan cache when it holds the
-    plan; returns the names the final stage unions."""
+    plan; returns the names the final stage unions. The shared transforms the rules declare
+    (``uses``) are materialised first, so building a rule's DataFrame runs no engine job.
+    Rules the lint layer produces have no DataFrame and are skipped."""
     names = []
-    progress.stage("rules", total=len(rules))
-    for rule in rules:
+    checks = [r for r in rules if r.func is not None]
+    progress.stage("rules", total=len(checks))
+    tables.materialise(transform for rule in checks for transform in rule.uses)
+    for rule in checks:
         params, severity = config.params_of(rule), config.severity_of(rule)
         names.append(tables.compile("findings_" + rule.code.lower(),
                                     lambda r=rule, p=params, s=severity: shape_findings(tables, r, p, s),
@@ -96,7 +100,8 @@ def _final_stage(tables: Tables, active):
 
 def shape_findings(tables: Tables, rule: Rule, params, severity: str):
     """A rule's DataFrame with its code, name and severity: the findings table's columns."""
-    df = rule.func(tables, params)
+    with tables.building(f"rule {rule.code}"):
+        df = rule.func(tables, params)
     missing = [c for c in CHECK_COLUMNS if c not in df.columns]
     if missing:
         raise TypeError(f"rule {rule.code} returned a DataFrame without {missing}")

@@ -1,0 +1,105 @@
+"""What a rule module declares: the ``@rule`` decorator, ``Param`` and ``lint_rule``.
+
+This is the bottom of the rule dependency chain, so that it runs one way: rule modules
+(checks/*.py, a plugin's modules) import this module; auditor/registry.py imports the rule
+modules (its explicit catalogue plus the ``kafka_auditor.rules`` entry-point group) and
+collects what they declared. Nothing here imports checks or the registry, and declaring
+validates nothing: the registry validates each declaration when it collects it (code,
+name, severity, docstring sections, needs), so every rule, built in or from a plugin,
+passes the same checks in one place.
+
+A declaration records:
+
+- ``needs``: the snapshot tables without which the rule cannot judge (auditor/coverage.py);
+- ``uses``: the shared transforms (functions ``(tables) -> DataFrame``, see
+  checks/_transforms.py) its DataFrame reads through ``tables.derived(transform)``. The
+  runner materialises them before it builds any rule's DataFrame, so building a check
+  runs no engine job (a Spark checkpoint midway through a check would serialise the audit
+  behind it); reading an undeclared transform while checks are built is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from auditor.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Param:
+    """A typed rule parameter. Its type is the type of its default."""
+
+    name: str
+    default: Any
+    doc: str
+
+    @property
+    def type(self) -> type:
+        return type(self.default)
+
+    def coerce(self, value: Any, where: str) -> Any:
+        t = self.type
+        if t is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if t is tuple and isinstance(value, list):
+            return tuple(value)
+        if not isinstance(value, t) or (t is int and isinstance(value, bool)):
+            raise UsageError(f"{where}: parameter '{self.name}' must be {t.__name__}, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A rule as its module declares it; auditor/registry.py turns it into a Rule.
+
+    ``func`` is the DataFrame check ``(tables, params) -> DataFrame``, or None for a rule
+    another layer produces (``produced_by``), documented by ``doc`` instead of a docstring."""
+
+    code: str
+    name: str
+    severity: str
+    scope: str
+    params: tuple[Param, ...]
+    needs: Any
+    uses: tuple[Callable, ...]
+    func: Callable | None = field(repr=False)
+    doc: str
+    module: str
+    where: str
+    produced_by: str = "engine"
+    category: str | None = None  # a plugin's own category; built-in codes take RULES.md's
+
+
+def rule(code: str, name: str, severity: str, *, params: tuple[Param, ...] = (), scope: str = "cluster",
+         needs: tuple[str | tuple[str, ...], ...] = (), uses: tuple[Callable, ...] = (),
+         category: str | None = None):
+    """Declare the decorated function a DataFrame check (see the module doc for needs/uses)."""
+
+    def declare(func: Callable) -> Callable:
+        func.__rule__ = Declaration(code, name, severity, scope, tuple(params), needs, tuple(uses), func,
+                                    func.__doc__ or "", func.__module__,
+                                    f"rule {code} ({func.__module__}.{func.__qualname__})", category=category)
+        return func
+
+    return declare
+
+
+def lint_rule(code: str, name: str, severity: str, *, doc: str, module: str, scope: str = "change",
+              params: tuple[Param, ...] = ()) -> Declaration:
+    """Declare a rule whose findings the lint layer (auditor/lint) computes, not a DataFrame:
+    registered and documented like every rule, never run by the engine. Assign the result to
+    a module-level name of a catalogue module (``module``: that module's ``__name__``)."""
+    return Declaration(code, name, severity, scope, tuple(params), (), (), None, doc, module,
+                       f"rule {code} ({module})", produced_by="lint")
+
+
+def declared_in(module) -> list[Declaration]:
+    """The declarations a module made, in definition order (not those it imported)."""
+    found = []
+    for value in vars(module).values():
+        decl = value if isinstance(value, Declaration) else getattr(value, "__rule__", None)
+        if isinstance(decl, Declaration) and decl.module == module.__name__:
+            found.append(decl)
+    return found
