@@ -15,8 +15,8 @@ This is the roll-safety test of Strimzi's KafkaRoller (KafkaAvailability: ISR si
 the restarted broker, when it is in the ISR, below min.insync.replicas), with one
 deliberate difference: Strimzi skips topics whose replica count is <= min.insync.replicas
 ("cannot roll without blocking anyway") and rolls them. We do not skip them: they block
-acks=all producers during every restart, which is exactly incident 1 (MSK patching with
-min.insync.replicas == RF). Findings are one per broker, with the partitions, topics and
+acks=all producers during every restart: an MSK monthly patch on topics with
+min.insync.replicas equal to the replication factor blocked every such producer as each broker restarted. Findings are one per broker, with the partitions, topics and
 consumer groups it would hit as evidence (sorted lists, capped; counts uncapped).
 
 The scope is "maintenance": `kafka-audit check` does not run these rules, `preflight` does.

@@ -1,4 +1,4 @@
-"""DSK: storage and JBOD (incident 2).
+"""DSK: storage and JBOD (one failed disk of a JBOD broker took old sarama clients down for hours).
 
 Log directories come from DescribeLogDirs (the ``log_dirs`` table), the brokers table and
 the effective log.dirs setting, merged per broker by ``broker_log_dirs`` in _transforms.

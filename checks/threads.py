@@ -1,4 +1,4 @@
-"""THR: broker request threads and queues (incident 4).
+"""THR: broker request threads and queues (a 48-core broker on 6 network threads fell over under 4,000 new connections).
 
 All rules here read one per-broker view (``broker_threads``): the effective thread and
 queue settings, the broker's cores, its log directory count and its request metrics.
