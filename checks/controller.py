@@ -138,7 +138,7 @@ def partition_state_divergence(t, p):
 
 @rule("CTL003", "leader-not-registered", "critical", needs=("zk_state", "brokers"),
       uses=(broker_counts, degraded_partitions))
-def leader_notregistered_as(t, p):
+def leader_not_registered(t, p):
     """ZooKeeper's partition state names a leader that is not a registered broker, and no re-election happened.
 
     Why: when a broker's ZooKeeper session ends, the controller must move leadership of

@@ -6,7 +6,7 @@ from auditor.declarations import Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import cluster_settings, topic_durability, with_version_number
 
-UNIFORM_KEYS = (
+FLEET_COMPARED_KEYS = (
     "min.insync.replicas", "default.replication.factor", "unclean.leader.election.enable",
     "auto.create.topics.enable", "log.retention.hours", "log.retention.ms", "log.cleanup.policy",
     "message.max.bytes", "offsets.topic.replication.factor", "transaction.state.log.replication.factor",
@@ -23,7 +23,7 @@ def _groups(t):
 
 
 @rule("FLT001", "fleet-config-drift", "warning", needs=("configs",), scope="fleet", params=(
-    Param("keys", UNIFORM_KEYS, "broker settings compared across clusters (hardware-dependent ones such as thread counts are left out on purpose)"),
+    Param("keys", FLEET_COMPARED_KEYS, "broker settings compared across clusters (hardware-dependent ones such as thread counts are left out on purpose)"),
     Param("min_clusters", 3, "smallest environment/tier group in which a majority means anything"),
 ), uses=(cluster_settings,))
 def fleet_config_drift(t, p):

@@ -21,7 +21,7 @@ from checks._transforms import (
 
 # Keys every broker of a cluster must agree on (CFG003): they decide topic creation,
 # durability, retention and the inter-broker protocol, all cluster-wide in effect.
-UNIFORM_KEYS = (
+BROKER_UNIFORM_KEYS = (
     "min.insync.replicas", "default.replication.factor", "unclean.leader.election.enable",
     "log.retention.hours", "log.retention.minutes", "log.retention.ms", "log.retention.bytes",
     "log.cleanup.policy", "num.partitions", "auto.create.topics.enable", "delete.topic.enable",
@@ -287,7 +287,7 @@ def configured_brokers(t):
 
 
 @rule("CFG003", "broker-config-drift", "warning", needs=("configs",), params=(
-    Param("keys", UNIFORM_KEYS, "broker settings that must be identical on every broker of a cluster"),
+    Param("keys", BROKER_UNIFORM_KEYS, "broker settings that must be identical on every broker of a cluster"),
 ), uses=(broker_settings, configured_brokers, kafka_defaults))
 def broker_config_drift(t, p):
     """Brokers of one cluster disagree on a setting that must be cluster-wide.
