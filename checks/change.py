@@ -67,7 +67,7 @@ def _current_threads(t, pools):
                                         "resizes dynamically and only within [current/2, current*2]"),
 ), uses=(broker_settings,))
 def unsafe_thread_change(t, p):
-    """A proposed thread count is more than double or under half the current one: Kafka refuses it as a dynamic change.
+    """A proposed thread count is more than double or under half the current one: a restart applies a jump Kafka would refuse as one dynamic resize.
 
     Why: num.network.threads, num.io.threads, num.replica.fetchers, background.threads,
     log.cleaner.threads and num.recovery.threads.per.data.dir are resized live
@@ -111,9 +111,14 @@ def unsafe_thread_change(t, p):
         (F.col("new_value") < F.col("low")) | (F.col("new_value") > F.col("high")))
     direction = F.when(F.col("new_value") > F.col("high"), F.lit("more than double")).otherwise(
         F.lit("less than half"))
+    # The proposed value is a server.properties line, so a restart applies it, without the
+    # range a dynamic resize would be held to: the message says that, not "refused". (A broker
+    # running a dynamic value never gets here: the dynamic layer overrides the file, so the
+    # effective value does not change.)
     msg = text(F.col("key"), " ", F.col("old_value"), " -> ", F.col("new_value"), " on broker ", F.col("broker_id"),
-               ": ", direction, " the current value; Kafka accepts a dynamic resize only within [",
-               F.col("low"), ", ", F.col("high"), "], so change it in steps of at most x2")
+               ": ", direction, " the current value; a restart applies it at once, past the [", F.col("low"), ", ",
+               F.col("high"), "] Kafka holds a dynamic resize to: step it at most x2 (kafka-configs) and check the "
+               "idle ratios before the final value")
     evidence = ev(key=F.col("key"), current=F.col("old_value"), proposed=F.col("new_value"),
                   accepted_min=F.col("low"), accepted_max=F.col("high"))
     name = F.concat(F.lit("broker "), F.col("broker_id").cast("string"), F.lit(": "), F.col("key"))

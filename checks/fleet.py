@@ -13,6 +13,23 @@ FLEET_COMPARED_KEYS = (
     "transaction.state.log.min.isr", "num.partitions", "replica.lag.time.max.ms",
 )
 
+# Keys where one direction is safer whatever the tier (FLT001 says when the drift is the safe
+# side): these booleans are safer false; these replication factors are safer higher.
+SAFER_FALSE_KEYS = ("auto.create.topics.enable", "unclean.leader.election.enable")
+SAFER_HIGHER_KEYS = ("default.replication.factor", "offsets.topic.replication.factor",
+                     "transaction.state.log.replication.factor")
+
+
+
+def _drift_is_safer():
+    """Whether this cluster's ``value`` is the safer side of its drift from ``majority_value``:
+    null for keys with no safer direction."""
+    key, value, majority = F.col("key"), F.lower(F.trim(F.col("value"))), F.lower(F.trim(F.col("majority_value")))
+    return (
+        F.when(key.isin(*SAFER_FALSE_KEYS), (value == F.lit("false")) & (majority == F.lit("true")))
+        .when(key.isin(*SAFER_HIGHER_KEYS),
+              F.expr("try_cast(trim(value) AS INT)") > F.expr("try_cast(trim(majority_value) AS INT)"))
+    )
 
 def _groups(t):
     """cluster_id -> environment/tier group (clusters without them form the group '')."""
@@ -39,7 +56,11 @@ def fleet_config_drift(t, p):
     --alter --entity-type brokers --entity-default --add-config KEY=VALUE` for dynamic
     settings, server.properties and a rolling restart for static ones), or move the
     cluster to its own tier in its snapshot manifest when the difference is deliberate.
-    The keys compared and the minimum group size are parameters.
+    Where one side is safer whatever the tier (`auto.create.topics.enable` and
+    `unclean.leader.election.enable` false, higher internal and default replication
+    factors), a cluster on the safer side is still reported, but the message says the
+    majority is the less safe side (evidence `safer_here`). The keys compared and the
+    minimum group size are parameters.
 
     Example: min.insync.replicas=3 on payments-msk while 3 of 4 prod/tier-1 clusters use 2.
 
@@ -59,11 +80,15 @@ def fleet_config_drift(t, p):
         .select("grp", "key", F.col("value").alias("majority_value"), "n", "size")
     )
     d = join(s, majority, ["grp", "key"]).where(F.col("value") != F.col("majority_value"))
-    msg = text(F.col("key"), "=", F.col("value"), " here, while ", F.col("n"), " of ", F.col("size"), " ",
-               F.col("grp"), " clusters use ", F.col("majority_value"))
+    d = d.withColumn("safer_here", F.coalesce(_drift_is_safer(), F.lit(False)))
+    drift = text(F.col("key"), "=", F.col("value"), " here, while ", F.col("n"), " of ", F.col("size"), " ",
+                 F.col("grp"), " clusters use ", F.col("majority_value"))
+    msg = F.when(F.col("safer_here"), F.concat(drift, F.lit(
+        ": this cluster has the safer setting and the majority is less safe; align the others, not this one"
+    ))).otherwise(drift)
     return emit(d, "config", F.col("key"), msg,
                 ev(value=F.col("value"), majority_value=F.col("majority_value"), clusters_with_majority=F.col("n"),
-                   clusters_in_group=F.col("size"), group=F.col("grp")))
+                   clusters_in_group=F.col("size"), group=F.col("grp"), safer_here=F.col("safer_here")))
 
 
 @rule("FLT002", "mirrored-topic-mismatch", "warning", needs=("topics",), scope="fleet", params=(
