@@ -450,7 +450,7 @@ def replica_on_unknown_broker(t, p):
 
 @rule("REP009", "rf-below-az-count", "warning", needs=("topics",), uses=(broker_counts, topic_durability))
 def rf_below_az_count(t, p):
-    """A topic's replication factor is below the number of availability zones (up to 3): an AZ outage can take it offline.
+    """A topic's replication factor is below the number of availability zones (up to 3): a zone outage during a restart can take it offline.
 
     Why: in a multi-AZ cluster each replica can sit in its own zone. With RF 2 in a 3-AZ
     cluster (or RF 1 in a 2-AZ cluster) a partition cannot survive the loss of one zone
@@ -475,7 +475,7 @@ def rf_below_az_count(t, p):
     d = join(_durability(t), c, "cluster_id").where(
         (F.col("azs") >= 2) & (F.col("rf_min") < F.least(F.col("azs"), F.lit(3))))
     msg = text("replication factor ", F.col("rf_min"), " in a ", F.col("azs"), "-AZ cluster (needs ",
-               F.least(F.col("azs"), F.lit(3)), "): losing one availability zone can take partitions offline")
+               F.least(F.col("azs"), F.lit(3)), "): a zone outage during a broker restart (an MSK patch) can take partitions offline")
     return emit(d, "topic", F.col("topic"), msg,
                 ev(replication_factor=F.col("rf_min"), availability_zones=F.col("azs"),
                    required=F.least(F.col("azs"), F.lit(3))))
