@@ -80,6 +80,13 @@ class Tables:
     def derived(self, build: Callable[[Tables], Any]):
         """A shared transform, named after its function (engine table ``derived_<name>``).
         ``build`` must depend on the snapshot only (not on rule params)."""
+        name = self._ensure(build)
+        if self._built[name] is None:  # looked up lazily: a catalog lookup costs ~50 ms
+            self._built[name] = self._engine.session.table(VIEW_PREFIX + "derived_" + name)
+        return self._built[name]
+
+    def _ensure(self, build: Callable[[Tables], Any]) -> str:
+        """Create the engine table of a shared transform if it is not there yet; its name."""
         name = build.__name__
         if self._deps and name not in self._deps[-1]:
             self._deps[-1].append(name)
@@ -89,14 +96,13 @@ class Tables:
                                 "does not declare")
             self.compile("derived_" + name, lambda: build(self), reuse=True)
             self._built[name] = None
-        if self._built[name] is None:  # looked up lazily: a catalog lookup costs ~50 ms
-            self._built[name] = self._engine.session.table(VIEW_PREFIX + "derived_" + name)
-        return self._built[name]
+        return name
 
     def materialise(self, transforms: Iterable[Callable[[Tables], Any]]) -> None:
-        """Materialise shared transforms (and the transforms they read), each once."""
+        """Materialise shared transforms (and the transforms they read), each once. No
+        DataFrame is looked up: with every plan cached, no check reads one."""
         for build in dict.fromkeys(transforms):
-            self.derived(build)
+            self._ensure(build)
 
     @contextmanager
     def building(self, what: str):
