@@ -12,7 +12,7 @@
 
     [[exemptions]]
     rules = ["REP003"]                  # optional: all rules when absent
-    cluster = "^dev-"                   # regex (search) on the cluster name; optional
+    cluster = "^dev-"                   # regex (search) on the cluster name; optional (dialect: auditor/exemptions.py)
     resource = "^scratch\\."            # regex (search) on the resource name; optional
     reason = "dev clusters run RF 1 by design"   # mandatory
     expires = 2027-01-31                # optional; an expired exemption no longer applies
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from types import MappingProxyType
 
 from auditor import safe_io
 from auditor.errors import UsageError
+from auditor.exemptions import refusal
 from auditor.findings import FAIL_ON, SEVERITIES
 from auditor.registry import Rule, load_rules, resolve
 
@@ -52,11 +52,6 @@ class Exemption:
 
     def active(self, today: dt.date) -> bool:
         return self.expires is None or today <= self.expires
-
-    def matches(self, rule: str, cluster: str, resource: str) -> bool:
-        """The Python twin of the engine-side test in engine/runner.py (regex search)."""
-        return ((not self.rules or rule in self.rules) and (not self.cluster or re.search(self.cluster, cluster) is not None)
-                and (not self.resource or re.search(self.resource, resource or "") is not None))
 
 
 @dataclass
@@ -170,10 +165,9 @@ def _exemption(raw, index: int, where: str) -> Exemption:
         if pattern is not None:
             if not isinstance(pattern, str):
                 raise UsageError(f"{at}: {key} must be a regular expression string")
-            try:
-                re.compile(pattern)
-            except re.error as e:
-                raise UsageError(f"{at}: {key} is not a valid regular expression ({e})") from None
+            problem = refusal(pattern)
+            if problem:
+                raise UsageError(f"{at}: {key} {problem}: {pattern!r} (see auditor/exemptions.py)")
     expires = raw.get("expires")
     if isinstance(expires, dt.datetime):  # TOML 2027-01-31T10:00:00: its day (a datetime is a date too)
         expires = expires.date()

@@ -1,7 +1,9 @@
 """Findings: what a rule says about one resource of one cluster.
 
-Findings are produced as DataFrame rows by the engine (columns in FINDING_COLUMNS) and
-turned into ``Finding`` objects only for what reaches the driver.
+Findings are produced as DataFrame rows by the engine (auditor/engine/runner.py, the final
+stage's columns) and turned into ``Finding`` objects only for what reaches the driver.
+
+The severities and their order are defined once, in auditor/severity.py (re-exported here).
 """
 
 from __future__ import annotations
@@ -11,14 +13,10 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
-SEVERITIES = ("info", "warning", "error", "critical")
-SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
-FAIL_ON = (*SEVERITIES, "never")
+from auditor.severity import FAIL_ON, SEVERITIES, SEVERITY_RANK, WORST_FIRST, fails  # noqa: F401  (re-exported)
 
 # What a check returns (CHECK_COLUMNS) and what the runner adds to it.
 CHECK_COLUMNS = ("cluster_id", "resource_type", "resource_name", "message", "evidence")
-FINDING_COLUMNS = ("rule", "name", "severity", "cluster_id", "cluster", "resource_type", "resource_name",
-                   "message", "evidence", "fingerprint")
 
 
 def fingerprint(rule: str, cluster: str, resource_type: str, resource_name: str) -> str:
@@ -81,6 +79,30 @@ def _drop_nulls(value):
     return value
 
 
+@dataclass(frozen=True)
+class RuleDoc:
+    """What reports show of a rule (its documentation), carried by the result so that
+    renderers never read the registry."""
+
+    code: str
+    name: str
+    severity: str  # the default severity
+    category: str
+    scope: str
+    summary: str
+    why: str
+    remediation: str
+    example: str
+
+
+def registered_rule_docs() -> dict[str, RuleDoc]:
+    """Every registered rule's documentation, by code (the default of AuditResult.rule_docs)."""
+    from auditor.registry import load_rules
+
+    return {code: RuleDoc(r.code, r.name, r.severity, r.category, r.scope, r.summary, r.why, r.remediation, r.example)
+            for code, r in load_rules().items()}
+
+
 @dataclass
 class AuditResult:
     """Everything a renderer needs: findings, clusters audited, incomplete sources."""
@@ -99,6 +121,12 @@ class AuditResult:
     # Per cluster id: the selected rules it could not evaluate and why (auditor/coverage.py):
     # [{"rules": [codes], "category", "reason", "category_not_evaluated"}]. Empty: all evaluated.
     coverage: dict[str, list[dict]] = field(default_factory=dict)
+    # Per cluster name: {"score", "grade", "grade_note"}, set by the fleet job (which grades
+    # every finding, not only the sample in ``findings``); see cluster_grades().
+    grades: dict[str, dict] | None = None
+    # The documentation of every registered rule, by code (what SARIF, JUnit, Markdown and
+    # HTML show of a rule): renderers read it here, never from the registry.
+    rule_docs: dict[str, RuleDoc] = field(default_factory=registered_rule_docs)
 
     def __post_init__(self):
         self.findings.sort(key=lambda f: f.sort_key)
@@ -113,13 +141,20 @@ class AuditResult:
         counts = Counter()
         for h in self.cluster_rule_counts():
             counts[h["severity"]] += h["count"]
-        return {s: counts.get(s, 0) for s in reversed(SEVERITIES)} | {"total": sum(counts.values())}
+        return {s: counts.get(s, 0) for s in WORST_FIRST} | {"total": sum(counts.values())}
 
     def failing(self, fail_on: str) -> bool:
-        if fail_on == "never":
-            return False
-        threshold = SEVERITY_RANK[fail_on]
-        return any(SEVERITY_RANK[h["severity"]] >= threshold for h in self.cluster_rule_counts())
+        return fails((h["severity"] for h in self.cluster_rule_counts()), fail_on)
+
+    def cluster_grades(self) -> dict[str, dict]:
+        """Per cluster name: {"score", "grade", "grade_note"} (auditor/grading.py). Given by
+        the fleet job (``grades``), computed from the findings otherwise."""
+        if self.grades is not None:
+            return self.grades
+        from auditor.grading import grade_clusters
+
+        return grade_clusters(self.clusters, self.cluster_rule_counts(),
+                              {str(i.get("cluster")) for i in self.incomplete}, self.coverage)
 
     @property
     def is_incomplete(self) -> bool:

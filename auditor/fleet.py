@@ -28,8 +28,8 @@ from auditor.engine.base import VIEW_PREFIX, Engine
 from auditor.engine.frames import join
 from auditor.engine.runner import findings_table
 from auditor.errors import SnapshotError, UsageError
-from auditor.findings import SEVERITIES, AuditResult, Finding
-from auditor.grading import cluster_score, grade, worst_severity
+from auditor.findings import SEVERITY_RANK, WORST_FIRST, AuditResult, Finding, fails
+from auditor.grading import NOT_AUDITED, grade_clusters
 from auditor.progress import NO_PROGRESS, Progress
 from auditor.registry import load_rules
 from auditor.snapshot.io import (
@@ -63,6 +63,14 @@ class FleetResult:
     notes: list[str] = field(default_factory=list)
     # Per cluster id: the rules not evaluated and why (auditor/coverage.py).
     coverage: dict[str, list[dict]] = field(default_factory=dict)
+
+    def failing(self, fail_on: str) -> bool:
+        return fails((r["severity"] for r in self.rules), fail_on)
+
+    @property
+    def run_dir(self) -> str | None:
+        """Where this run's findings were written (OUT/run_date=...), if anywhere."""
+        return _run_dir(self.out, self.run_date) if self.out else None
 
 
 # --- discovery ------------------------------------------------------------------------------
@@ -210,7 +218,7 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
         r["findings"] += h["count"]
         r["new"] += h["new"]
     rules = list(by_rule.values())
-    rules.sort(key=lambda r: (-SEVERITIES.index(r["severity"]), -r["clusters"], r["rule"]))
+    rules.sort(key=lambda r: (-SEVERITY_RANK[r["severity"]], -r["clusters"], r["rule"]))
     top = _top(findings, hits, top_n)
 
     diff = {}
@@ -223,7 +231,7 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
     incomplete = [{"cluster": r.manifest.cluster_name, **{k: e.get(k) for k in ("source", "target", "message")}}
                   for r in refs for e in r.manifest.errors]
     # From every finding, not the graded clusters: a FLT004 finding is about a cluster absent from this run.
-    totals = {s: sum(h["count"] for h in hits if h["severity"] == s) for s in reversed(SEVERITIES)}
+    totals = {s: sum(h["count"] for h in hits if h["severity"] == s) for s in WORST_FIRST}
     totals["total"] = sum(totals.values())
     return FleetResult(run_date, engine.name, clusters, rules, top, incomplete, totals, out, previous_run, diff,
                        hits=hits, top_n=top_n, notes=notes, coverage=covered)
@@ -292,10 +300,9 @@ def _cluster_summary(tables, hits: list[dict], with_previous: bool, covered: dic
         out[c["cluster_id"]] = {
             "id": c["cluster_id"], "name": c["cluster_name"], "environment": c["environment"], "tier": c["tier"],
             "platform": c["platform"], "kafka_version": c["kafka_version"],
-            "counts": {s: 0 for s in reversed(SEVERITIES)}, "new": 0, "incomplete": c["cluster_id"] in errors,
-            "_rules": {},
+            "counts": {s: 0 for s in WORST_FIRST}, "new": 0, "incomplete": c["cluster_id"] in errors,
         }
-    fleet_rules = {code for code, r in load_rules().items() if r.scope == "fleet"}
+    fleet_rules = frozenset(code for code, r in load_rules().items() if r.scope == "fleet")
     for h in hits:
         entry = out.get(h["cluster_id"])
         if entry is None and h["rule"] in fleet_rules:
@@ -303,20 +310,20 @@ def _cluster_summary(tables, hits: list[dict], with_previous: bool, covered: dic
         if entry is None:  # rows of a cluster no manifest names (a remote snapshot read unchecked)
             entry = out[h["cluster_id"]] = {
                 "id": h["cluster_id"], "name": h["cluster"] or h["cluster_id"], "environment": None, "tier": None,
-                "platform": None, "kafka_version": None, "counts": {s: 0 for s in reversed(SEVERITIES)}, "new": 0,
-                "incomplete": True, "_rules": {}}
+                "platform": None, "kafka_version": None, "counts": {s: 0 for s in WORST_FIRST}, "new": 0,
+                "incomplete": True}
         entry["counts"][h["severity"]] += h["count"]
         entry["new"] += h["new"]
-        entry["_rules"][h["rule"]] = (h["severity"], h["count"])
+    graded = {e["id"] for e in out.values()}
+    grades = grade_clusters(out.values(), [h for h in hits if h["cluster_id"] in graded],
+                            {e["name"] for e in out.values() if e["incomplete"]}, covered, ungraded_rules=fleet_rules)
     for entry in out.values():
-        rules = entry.pop("_rules")
         gaps = (covered or {}).get(entry["id"], [])
-        entry["score"] = cluster_score(rules)
-        entry["grade"] = grade(entry["score"], worst_severity(s for s, _ in rules.values()), entry["incomplete"],
-                               coverage.missing_categories(gaps))
+        grading = grades[entry["name"]]
+        entry["score"], entry["grade"] = grading["score"], grading["grade"]
         entry["not_evaluated"] = [{"rules": e["rules"], "reason": e["reason"]} for e in gaps]
-        if coverage.grade_note(gaps):
-            entry["grade_note"] = coverage.grade_note(gaps)
+        if grading["grade_note"]:
+            entry["grade_note"] = grading["grade_note"]
         if not with_previous:
             entry.pop("new")
     return sorted(out.values(), key=lambda e: (not e["incomplete"], e["score"], e["name"]))
@@ -325,7 +332,7 @@ def _cluster_summary(tables, hits: list[dict], with_previous: bool, covered: dic
 def audit_result(result: FleetResult) -> AuditResult:
     """The fleet run as the renderers' input: true counts (hits), the top rows as findings."""
     notes = [f"Showing at most {result.top_n} findings per rule; all {result.totals['total']} are in "
-             f"{_run_dir(result.out, result.run_date) if result.out else 'the engine (run with --out to keep them)'}."]
+             f"{result.run_dir or 'the engine (run with --out to keep them)'}."]
     if result.previous_run:
         d = result.diff
         notes.append(f"Since {result.previous_run}: {d['new']} new, {d['persisting']} persisting, {d['resolved']} resolved.")
@@ -335,7 +342,10 @@ def audit_result(result: FleetResult) -> AuditResult:
     return AuditResult(findings=list(result.top), clusters=clusters, incomplete=result.incomplete,
                        engine=result.engine, notes=notes, history=run_history(result) or None,
                        hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits],
-                       coverage=result.coverage)
+                       coverage=result.coverage,
+                       grades={h["cluster"]: NOT_AUDITED for h in result.hits} | {
+                           c["name"]: {"score": c["score"], "grade": c["grade"], "grade_note": c.get("grade_note", "")}
+                           for c in result.clusters})
 
 
 def previous_clusters(previous: str, previous_run: str, notes: list[str] | None = None) -> list[dict]:
@@ -440,49 +450,3 @@ def write_summary(result: FleetResult) -> None:
         path = Path(_run_dir(result.out, result.run_date)) / "_summary.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(summary_json(result), indent=2) + "\n", encoding="utf-8")
-
-
-def render_text(result: FleetResult, per_rule: int = 3) -> str:
-    from auditor.render.escape import neutralise, neutralise_lines
-
-    lines = [f"fleet audit {result.run_date} on {result.engine}: {len(result.clusters)} cluster(s)"]
-    for item in result.incomplete:
-        lines.append(f"  INCOMPLETE {item['cluster']}: {item['source']} {item.get('target') or ''}: {item['message']}")
-    lines.append("")
-    lines.append(f"  {'grade':5} {'score':>5}  {'cluster':28} {'crit':>5} {'err':>5} {'warn':>5} {'info':>5}"
-                 + ("   new" if result.previous_run else ""))
-    for c in result.clusters:
-        n = c["counts"]
-        lines.append(f"  {c['grade']:5} {c['score']:>5}  {neutralise(c['name'])[:28]:28} {n['critical']:>5} {n['error']:>5} "
-                     f"{n['warning']:>5} {n['info']:>5}" + (f" {c.get('new', 0):>5}" if result.previous_run else ""))
-    gaps = [(c, result.coverage.get(c["id"])) for c in result.clusters if result.coverage.get(c["id"])]
-    if gaps:
-        lines.append("")
-        lines.append("not evaluated (inputs not collected):")
-        for c, entries in gaps:
-            note = coverage.grade_note(entries)
-            lines.append(f"  {neutralise(c['name'])}: {coverage.describe(entries)}" + (f" ({note})" if note else ""))
-    lines.append("")
-    lines.append("rules that fired (clusters affected / findings), with their first findings:")
-    by_rule: dict[str, list[Finding]] = {}
-    for f in result.top:
-        by_rule.setdefault(f.rule, []).append(f)
-    for r in result.rules:
-        lines.append(f"  {r['rule']} {r['name']:34} {r['severity']:8} {r['clusters']:>4} / {r['findings']}")
-        shown = sorted(by_rule.get(r["rule"], []), key=lambda f: (f.cluster, f.resource_type, f.resource_name))
-        for f in shown[:per_rule]:
-            lines.append(f"      {f.cluster}  {f.resource_type} {f.resource_name}: {neutralise(f.message)[:160]}")
-        if r["findings"] > min(per_rule, len(shown)):
-            lines.append(f"      ... {r['findings'] - min(per_rule, len(shown))} more")
-    if result.previous_run:
-        d = result.diff
-        lines.append("")
-        lines.append(f"since {result.previous_run}: {d['new']} new, {d['persisting']} persisting, {d['resolved']} resolved")
-    if result.out:
-        lines.append("")
-        lines.append(f"findings written to {_run_dir(result.out, result.run_date)}")
-    lines.extend(f"note: {n}" for n in result.notes)
-    t = result.totals
-    lines.append(f"totals: {t['critical']} critical, {t['error']} error, {t['warning']} warning, {t['info']} info")
-    return neutralise_lines(lines)  # no control character of a name reaches the terminal
-

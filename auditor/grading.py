@@ -13,17 +13,26 @@ which some category had no rule evaluated at all (its inputs were not collected:
 metrics for THR, no client inventory for CLI...) is graded at most B, whatever its score,
 and the reports say why ("not graded A: THR not evaluated"). A category only partly
 evaluated does not cap the grade; its missing rules are listed as not evaluated.
+
+What is graded: a cluster by itself. Fleet rules (FLT: drift from the rest of the fleet,
+version skew) are reported and counted, but do not change a cluster's grade: `check` and
+`fleet` give a cluster the same grade, whatever clusters it is audited with.
+
+Grades are computed here only (``grade_clusters``), by the command that audits: the result
+carries them (AuditResult.cluster_grades(), FleetResult.clusters); renderers only show them.
 """
 
 from __future__ import annotations
 
-from auditor.findings import SEVERITIES, SEVERITY_RANK
+from collections.abc import Iterable
+
+from auditor import coverage
+from auditor.severity import SEVERITY_RANK
 
 SEVERITY_WEIGHT = {"critical": 40, "error": 20, "warning": 8, "info": 2}
 GRADE_CAP = {"critical": "D", "error": "C", "warning": "B", "info": "A"}
 GRADE_THRESHOLDS = (("A", 90), ("B", 80), ("C", 70), ("D", 60), ("F", 0))
 GRADES = tuple(g for g, _ in GRADE_THRESHOLDS)
-WORST_FIRST = tuple(reversed(SEVERITIES))
 
 
 def cluster_score(rule_hits: dict[str, tuple[str, int]]) -> int:
@@ -54,3 +63,40 @@ def grade(score: int, worst: str | None, incomplete: bool = False, not_evaluated
 def worst_severity(severities) -> str | None:
     present = [s for s in severities if s]
     return max(present, key=SEVERITY_RANK.__getitem__) if present else None
+
+
+# A cluster a fleet report names only through a fleet finding about it (FLT004: missing
+# from this run): not audited, so not graded.
+NOT_AUDITED = {"score": None, "grade": "?", "grade_note": "not audited in this run"}
+
+
+def grade_clusters(clusters: Iterable[dict], hits: Iterable[dict], incomplete: set[str],
+                   covered: dict[str, list[dict]] | None = None,
+                   ungraded_rules: frozenset[str] = frozenset()) -> dict[str, dict]:
+    """Per cluster name: {"score", "grade", "grade_note"}. ``clusters``: {"id", "name"} of
+    the clusters audited; ``hits``: per cluster and rule {"cluster", "rule", "severity",
+    "count"} (a cluster only they name is graded too); ``incomplete``: names of clusters
+    whose audit is incomplete; ``covered``: coverage entries per cluster id;
+    ``ungraded_rules``: codes that do not count (the fleet rules)."""
+    ids: dict[str, str | None] = {}
+    for c in clusters:
+        ids.setdefault(str(c.get("name") or c.get("id")), c.get("id"))
+    rule_hits: dict[str, dict[str, tuple[str, int]]] = {name: {} for name in ids}
+    for h in hits:
+        per_rule = rule_hits.setdefault(h["cluster"], {})
+        if h["rule"] in ungraded_rules:
+            continue
+        severity, count = per_rule.get(h["rule"], (h["severity"], 0))
+        worst = max(severity, h["severity"], key=SEVERITY_RANK.__getitem__)
+        per_rule[h["rule"]] = (worst, count + h["count"])
+    for name in incomplete:
+        rule_hits.setdefault(name, {})
+    out = {}
+    for name, per_rule in rule_hits.items():
+        gaps = (covered or {}).get(ids.get(name), []) if ids.get(name) is not None else []
+        score = cluster_score(per_rule)
+        out[name] = {"score": score,
+                     "grade": grade(score, worst_severity(s for s, _ in per_rule.values()), name in incomplete,
+                                    coverage.missing_categories(gaps)),
+                     "grade_note": coverage.grade_note(gaps)}
+    return out

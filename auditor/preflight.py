@@ -252,7 +252,7 @@ def run_preflight(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConf
     if plan:
         from auditor.preflight_plan import attach_plans
 
-        attach_plans(engine, refs, config, pre, facts, states)
+        attach_plans(engine, refs, config, pre, facts, states, simulate=run_preflight)
     return pre
 
 

@@ -95,50 +95,6 @@ class FixPlan:
         return (head + still + (f"; still blocked: {why}" if why else "")
                 + " (no config change fixes that: see the waits)")
 
-    def lines(self) -> list[str]:
-        out = []
-        for i, c in enumerate(self.changes, 1):
-            out.append(f"{i}. {c.summary}")
-            out.extend(f"     {cmd}" for cmd in c.commands)
-        if self.reassignment:
-            out.append("   reassignment JSON (increase-replication-factor.json):")
-            out.extend("     " + line for line in json.dumps(self.reassignment, indent=2).splitlines())
-        for w in self.waits:
-            out.append(f"wait for {w.what}")
-            out.append(f"     re-check: {w.recheck}")
-        for f in self.followups:
-            out.append(f"afterwards: {f}")
-        out.append(self.proof_line)
-        return out
-
-    def script(self) -> str:
-        """The --fix-plan file: a commented shell script for a person to review (never run by us)."""
-        out = [f"# kafka-audit preflight fix plan for cluster {self.cluster}",
-               "# Review before running anything: kafka-audit executed none of this.",
-               "# Add --command-config FILE to each command for TLS/SASL/IAM listeners.",
-               f"# {self.proof_line}", ""]
-        for i, c in enumerate(self.changes, 1):
-            out.append(f"# {i}. {c.summary}")
-            out.extend(c.commands)
-            out.append("")
-        if self.reassignment:
-            out.append("cat > increase-replication-factor.json <<'JSON'")
-            out.extend(json.dumps(self.reassignment, indent=2).splitlines())
-            out.append("JSON")
-            out.append("")
-        for w in self.waits:
-            out.append(f"# wait for {w.what}")
-            out.append(f"#   re-check: {w.recheck}")
-        for f in self.followups:
-            out.append(f"# afterwards: {f}")
-        return "\n".join(_one_line(x) for x in out) + "\n"
-
-
-def _one_line(text: str) -> str:
-    from auditor.render.escape import neutralise
-
-    return neutralise(text)
-
 
 def bootstrap_of(ref, brokers: list[dict]) -> str:
     for s in ref.manifest.sources:
@@ -380,16 +336,16 @@ def apply_plan(ref, plan: FixPlan, directory: Path):
     return open_snapshot(write_snapshot(directory, manifest, tables, fmt="jsonl"))
 
 
-def prove(engine, ref, config, plan: FixPlan, selected) -> None:
-    from auditor.preflight import run_preflight
-
+def prove(engine, ref, config, plan: FixPlan, selected, simulate) -> None:
+    """Re-run ``simulate`` (auditor.preflight.run_preflight, passed in: this module is used
+    by preflight and never imports it) on a copy of the snapshot with ``plan`` applied."""
     if not ref.files or any("://" in f for f, _ in ref.files.values()):
         plan.proof = {"error": "the snapshot is not a local directory: cannot copy it to re-simulate"}
         return
     with tempfile.TemporaryDirectory(prefix="kafka-audit-plan-") as tmp:
         try:
             copy_ref = apply_plan(ref, plan, Path(tmp) / "snapshot")
-            after = run_preflight(engine, [copy_ref], config, brokers=selected, plan=False)
+            after = simulate(engine, [copy_ref], config, brokers=selected, plan=False)
         except Exception as e:  # noqa: BLE001 - the proof failing must not lose the report
             plan.proof = {"error": f"re-simulation failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}"}
             return
@@ -398,7 +354,7 @@ def prove(engine, ref, config, plan: FixPlan, selected) -> None:
                   "blockers": c.blockers, "reached_safe": c.safe_to_roll, "order_after": c.order}
 
 
-def attach_plans(engine, refs, config, pre, facts: list[dict], states: list[dict]) -> None:
+def attach_plans(engine, refs, config, pre, facts: list[dict], states: list[dict], simulate) -> None:
     configs_by_cluster = _dynamic_broker_rows(engine, refs)
     for ref, view in zip(refs, pre.clusters, strict=True):
         if view.safe_to_roll or view.unknown:
@@ -406,7 +362,7 @@ def attach_plans(engine, refs, config, pre, facts: list[dict], states: list[dict
         cid = ref.manifest.cluster_id
         plan = compute_plan(view, ref, [s for s in states if s["cluster_id"] == cid],
                             [f for f in facts if f["cluster_id"] == cid], configs_by_cluster.get(cid, []))
-        prove(engine, ref, config, plan, pre.selected_brokers)
+        prove(engine, ref, config, plan, pre.selected_brokers, simulate)
         view.plan = plan
 
 

@@ -35,7 +35,7 @@ from typing import Any
 from auditor.declarations import Declaration, Param, declared_in
 from auditor.declarations import rule as declare
 from auditor.errors import AuditorError, UsageError
-from auditor.findings import SEVERITIES
+from auditor.severity import SEVERITIES
 
 ENTRY_POINT_GROUP = "kafka_auditor.rules"
 # Built-in codes are fixed by shared/RULES.md: a code with one of their prefixes outside this

@@ -51,12 +51,6 @@ class EngineName(str, Enum):
     spark = "spark"
 
 
-SEVERITY_AT_OR_ABOVE = {
-    "info": ("info", "warning", "error", "critical"), "warning": ("warning", "error", "critical"),
-    "error": ("error", "critical"), "critical": ("critical",),
-}
-
-
 class RulesFormat(str, Enum):
     table = "table"
     json = "json"
@@ -145,7 +139,8 @@ def fleet(
     from auditor import progress
     from auditor.config import find_config
     from auditor.engine import open_engine
-    from auditor.fleet import render_text, run_fleet, summary_json, write_summary
+    from auditor.fleet import run_fleet, summary_json, write_summary
+    from auditor.render import fleet_text
 
     if fmt not in ("text", "json"):
         raise UsageError(f"--format must be text or json, not '{fmt}'")
@@ -163,11 +158,9 @@ def fleet(
         from auditor.render import render
 
         _write(render("html", audit_result(result), title=f"kafka-audit fleet report {result.run_date}"), html)
-    _write(json.dumps(summary_json(result), indent=2) + "\n" if fmt == "json" else render_text(result), None)
+    _write(json.dumps(summary_json(result), indent=2) + "\n" if fmt == "json" else fleet_text.render(result), None)
     threshold = fail_on.value if fail_on else cfg.fail_on
-    failing = threshold != "never" and any(
-        r["severity"] in SEVERITY_AT_OR_ABOVE[threshold] for r in result.rules)
-    raise typer.Exit(exitcodes.for_result(failing=failing, incomplete=bool(result.incomplete)))
+    raise typer.Exit(exitcodes.for_result(failing=result.failing(threshold), incomplete=bool(result.incomplete)))
 
 
 # --- collect (auditor/collectors) -----------------------------------------------------------
@@ -544,9 +537,9 @@ def lint(
         typer.echo(f"{write_baseline}: baseline of {len(result.findings)} finding(s) written", err=True)
         raise typer.Exit(exitcodes.OK)
     if fmt == OutputFormat.text:
-        from auditor.lint.report import render_text
+        from auditor.render.lint_text import render as render_lint_text
 
-        text = render_text(result)
+        text = render_lint_text(result)
     else:
         from auditor.render import render
 

@@ -51,7 +51,8 @@ def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, t
                    *, materialize: bool = False, progress: Progress = NO_PROGRESS) -> str:
     """Run the rules; returns the engine table of every finding, with cluster names, the
     fingerprint and ``exempted_by`` (the reason of the first matching exemption, or null).
-    The final stage goes through the plan cache too: it depends only on which rule tables
+    The one place exemptions are matched, for check, fleet, lint and preflight alike; their
+    patterns are in the dialect both engines read alike (auditor/exemptions.py). The final stage goes through the plan cache too: it depends only on which rule tables
     are unioned and on the active exemptions. It is a view (read once, by `check`) unless
     ``materialize`` (the fleet job reads it several times)."""
     try:
@@ -115,10 +116,17 @@ def shape_findings(tables: Tables, rule: Rule, params, severity: str):
 
 def collect_findings(engine: Engine, table: str) -> tuple[list[Finding], int]:
     """(findings that are not exempted, how many were exempted). The one action of `check`."""
-    findings, exempted = [], 0
+    findings, exempted = read_findings(engine, table)
+    return findings, len(exempted)
+
+
+def read_findings(engine: Engine, table: str) -> tuple[list[Finding], list[str]]:
+    """(findings that are not exempted, the fingerprints of those exempted): lint counts
+    the exempted across its runs by fingerprint."""
+    findings, exempted = [], []
     for data in engine.rows(table):
         if data.pop("exempted_by"):
-            exempted += 1
+            exempted.append(data["fingerprint"])
         else:
             findings.append(Finding.from_row(data))
     return findings, exempted

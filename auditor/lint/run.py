@@ -6,7 +6,8 @@ Runs on the embedded DuckDB engine only (no JVM, no pyspark import). Steps:
    that are not a broker's or topic definitions are skipped with a note (or a warning,
    ``--strict``: an error, when nothing in them is recognised);
 2. build snapshot tables from them, or apply them to ``--against`` (auditor.lint.snapshot);
-3. run the lint rules through the normal runner (compile_rules), config file included;
+3. run the lint rules through the normal runner (findings_table: the same exemption match
+   and fingerprint as check, fleet and preflight), config file included;
    a topic defined differently in several files gives one run per definition (and a
    warning naming each file:line), so each definition gets its own verdict;
 4. map each finding back to (file, line) by its resource (every identical definition of a
@@ -39,6 +40,7 @@ from auditor.lint.inputs import (
     read_inputs,
 )
 from auditor.lint.snapshot import against_tables, expand_templates, lint_manifest, proposed_tables
+from auditor.render.lint_text import WARNING_PREFIX
 from auditor.snapshot.io import SnapshotRef, open_snapshot
 from auditor.snapshot.schema import TABLES
 
@@ -54,9 +56,6 @@ BROKER_KEY = {"THR003": "num.network.threads", "THR004": "num.io.threads", "THR0
               "THR006": "queued.max.requests", "DSK004": "log.dirs", "DSK005": "log.dirs"}
 
 BASELINE_VERSION = 1
-# A note that is a warning (a file nothing was recognised in, a topic defined differently in
-# two files) starts with this; the text report prints it as is, the others after "note: ".
-WARNING_PREFIX = "warning: "
 
 
 class Locator:
@@ -123,8 +122,8 @@ class LintEngine(DuckDBEngine):
     The rules' compiled SQL normally comes from the plan cache (auditor/engine/plans.py), so
     sqlframe's session (and sqlglot's dialects, ~1 s to import and set up) is created only
     when a plan has to be compiled. Rows are loaded from JSON Lines, like snapshots, with the
-    declared column types; findings are read back with plain SQL. Tables and views are
-    created as DuckDBEngine does (``create``)."""
+    declared column types; findings are read back through the runner's final stage (a plan
+    of the cache too). Tables and views are created as DuckDBEngine does (``create``)."""
 
     def __init__(self, workdir: str):
         # Not super().__init__(): that would set up sqlframe's session now.
@@ -150,6 +149,7 @@ class LintEngine(DuckDBEngine):
         from auditor.snapshot.schema import duckdb_type
 
         cid = manifest.cluster_id
+        self.register_previous_clusters([])  # the final stage reads it (empty outside fleet --previous)
         for name, table in TABLES.items():
             if name == "clusters":
                 rows = [manifest.cluster_row()]
@@ -177,27 +177,12 @@ class LintEngine(DuckDBEngine):
             self.conn.close()
 
 
-def _run_rules(engine: LintEngine, tables, rules, cfg: AuditConfig, cluster_name: str) -> tuple[list[Finding], set[str]]:
-    """Each rule's findings as an engine table (from the plan cache when it has them), then
-    one plain SQL union read back; exemptions of the config file applied like check does."""
-    from auditor.engine.runner import FINDINGS_SQL_COLUMNS, compile_rules
-    from auditor.findings import parse_evidence
+def _run_rules(tables, rules, cfg: AuditConfig) -> tuple[list[Finding], list[str]]:
+    """The findings of the rules and the fingerprints of those exempted: the runner's final
+    stage, as for check, fleet and preflight (one exemption match, one fingerprint)."""
+    from auditor.engine.runner import findings_table, read_findings
 
-    names = compile_rules(tables, rules, cfg)
-    if not names:
-        return [], set()
-    sql = " UNION ALL ".join(f"SELECT {FINDINGS_SQL_COLUMNS} FROM {n}" for n in names)
-    active, _expired = cfg.active_exemptions()
-    out, exempted = [], set()
-    for rule, name, severity, cid, rtype, rname, message, evidence in engine.conn.execute(sql).fetchall():
-        if any(ex.matches(rule, cluster_name, rname) for ex in active):
-            exempted.add(fingerprint(rule, cluster_name, rtype, rname))
-            continue
-        out.append(Finding(rule=rule, name=name, severity=severity, cluster=cluster_name, cluster_id=cid,
-                           resource_type=rtype, resource_name=rname, message=message,
-                           evidence=parse_evidence(evidence),
-                           fingerprint=fingerprint(rule, cluster_name, rtype, rname)))
-    return out, exempted
+    return read_findings(tables.engine, findings_table(tables, rules, cfg))
 
 
 MAX_BASELINE_BYTES = 256 * 1024 * 1024
@@ -292,10 +277,10 @@ def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = 
             try:
                 engine.register(manifest, tables)
                 ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
-                raw, run_exempted = _run_rules(engine, Tables(engine, [ref]), engine_rules, cfg, manifest.cluster_name)
+                raw, run_exempted = _run_rules(Tables(engine, [ref]), engine_rules, cfg)
             finally:
                 engine.close()
-            exempted |= run_exempted
+            exempted.update(run_exempted)
             locator = Locator(inputs, world)
             for f in raw:
                 where = locator.locate(f)

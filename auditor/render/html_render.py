@@ -15,7 +15,9 @@ Options (``render(result, **options)``):
 * ``fail_on`` (default ``error``): the lowest severity counted as a failure in the headline.
 * ``title``: the page title.
 
-Grades: auditor/grading.py (documented in the page footer too).
+Grades: computed by auditor/grading.py and carried by the result (``cluster_grades()``);
+the page shows them and documents the scale in its footer. Rule documentation comes with
+the result too (``rule_docs``): no renderer reads the registry.
 
 Counts come from ``result.cluster_rule_counts()``, so a fleet result that carries only the
 top rows of each rule (the rest stay in Parquet) still shows true totals and grades.
@@ -33,16 +35,8 @@ import jinja2
 from markupsafe import Markup, escape
 
 from auditor import __version__, coverage
-from auditor.findings import SEVERITIES, SEVERITY_RANK, AuditResult, Finding
-from auditor.grading import (
-    COVERAGE_CAP,
-    GRADE_CAP,
-    GRADE_THRESHOLDS,
-    SEVERITY_WEIGHT,
-    WORST_FIRST,
-    cluster_score,
-    grade,
-)
+from auditor.findings import SEVERITIES, SEVERITY_RANK, WORST_FIRST, AuditResult, Finding
+from auditor.grading import COVERAGE_CAP, GRADE_CAP, GRADE_THRESHOLDS, SEVERITY_WEIGHT
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"  # inside the package: shipped with it
 
@@ -52,16 +46,6 @@ WORST_FINDINGS = 5
 HEADLINE_NAMES = 5
 
 # ---------------------------------------------------------------- rule docs
-
-def rule_docs() -> dict:
-    """Registered rules by code; empty if the checks package cannot be imported."""
-    try:
-        from auditor.registry import load_rules
-
-        return load_rules()
-    except Exception:  # pragma: no cover - a renderer must not fail for want of docs
-        return {}
-
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 _BULLET = re.compile(r"^\s*[-*]\s+")
@@ -136,19 +120,17 @@ def _cluster_views(result: AuditResult, threshold: int):
             clusters[name] = {"name": name, "id": None, "meta": {}}
 
     counts: dict[str, Counter] = {name: Counter() for name in clusters}
-    rule_hits: dict[str, dict[str, list]] = {name: {} for name in clusters}
+    rules_hit: dict[str, set[str]] = {name: set() for name in clusters}
     for h in hits:
         counts[h["cluster"]][h["severity"]] += h["count"]
-        hit = rule_hits[h["cluster"]].setdefault(h["rule"], [h["severity"], 0])
-        hit[1] += h["count"]
-        if SEVERITY_RANK[h["severity"]] > SEVERITY_RANK[hit[0]]:
-            hit[0] = h["severity"]
+        rules_hit[h["cluster"]].add(h["rule"])
+    grades = result.cluster_grades()
 
     views = []
     for index, (name, c) in enumerate(clusters.items()):
         cnt = counts[name]
         worst = next((s for s in WORST_FIRST if cnt[s]), None)
-        score = cluster_score({k: tuple(v) for k, v in rule_hits[name].items()})
+        graded = grades[name]
         errors = incomplete_by_cluster.get(name, [])
         incomplete = bool(errors)
         gaps = (result.coverage or {}).get(c["id"], []) if c["id"] is not None else []
@@ -168,10 +150,9 @@ def _cluster_views(result: AuditResult, threshold: int):
         views.append({
             "anchor": f"cluster-{index}", "name": name, "id": c["id"], "details": details,
             "counts": {s: cnt[s] for s in WORST_FIRST}, "total": total, "worst": worst,
-            "rules": len(rule_hits[name]), "score": score,
-            "grade": grade(score, worst, incomplete, coverage.missing_categories(gaps)),
+            "rules": len(rules_hit[name]), "score": graded["score"], "grade": graded["grade"],
             "not_evaluated": [{"rules": codes, "reason": reason} for codes, reason in coverage.by_reason(gaps)],
-            "grade_note": coverage.grade_note(gaps), "coverage": gaps,
+            "grade_note": graded["grade_note"], "coverage": gaps,
             "incomplete": incomplete, "errors": errors, "failing": failing, "status": status,
             "weight": (incomplete, sum(SEVERITY_WEIGHT[s] * cnt[s] for s in SEVERITIES), total),
         })
@@ -182,7 +163,7 @@ def coverage_table(result: AuditResult, clusters: list[dict]) -> dict:
     """The fleet's coverage: one row per cluster, one column per category some cluster could
     not (fully) evaluate; a cell is evaluated, partly (the codes not evaluated) or not
     evaluated (the reason). Categories evaluated everywhere are only named as such."""
-    docs = rule_docs()
+    docs = result.rule_docs
     categories = sorted({e["category"] for c in clusters for e in c["coverage"]})
     labels = {}
     for cat in categories:
@@ -208,7 +189,7 @@ def coverage_table(result: AuditResult, clusters: list[dict]) -> dict:
 
 
 def _rule_sections(result: AuditResult, max_rows: int, cluster_anchor: dict[str, str]):
-    docs = rule_docs()
+    docs = result.rule_docs
     sections: dict[str, dict] = {}
     for h in result.cluster_rule_counts():
         sec = sections.get(h["rule"])

@@ -2,6 +2,8 @@
 
 Version 2 added, per cluster, ``not_evaluated``: the selected rules the cluster's snapshot
 could not feed and why (``[{"rules": [codes], "category", "reason"}]``, auditor/coverage.py).
+Added since, per cluster: ``score``, ``grade`` and ``grade_note`` (auditor/grading.py, as
+the result carries them: the same as `fleet` gives the cluster).
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ SCHEMA_VERSION = 2
 
 
 def document(result: AuditResult) -> dict:
+    grades = result.cluster_grades()
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "kafka-auditor", "version": __version__, "engine": result.engine},
         "clusters": [{**c, "not_evaluated": [{k: e[k] for k in ("rules", "category", "reason")}
-                                             for e in (result.coverage or {}).get(c.get("id"), [])]}
+                                             for e in (result.coverage or {}).get(c.get("id"), [])],
+                      **grades.get(str(c.get("name") or c.get("id")), {})}
                      for c in result.clusters],
         "incomplete": result.incomplete,
         "summary": result.summary() | {"exempted": result.exempted},

@@ -7,7 +7,8 @@ that did not fire passes. A cluster whose audit is incomplete gets an extra
 ``audit-complete`` testcase with an ``<error>`` per failed source, so it is never green.
 
 Which rules were run is not part of an AuditResult: by default the test cases are every
-registered rule of scope ``cluster`` plus any rule a finding names; pass ``rules=[codes]``
+rule of scope ``cluster`` the result documents (``rule_docs``: every registered one) plus
+any rule a finding names; pass ``rules=[codes]``
 to give the exact list (for example the rules a config selected).
 """
 
@@ -29,15 +30,6 @@ def clean(text) -> str:
     return _INVALID_XML.sub("\ufffd", "" if text is None else str(text))
 
 
-def _registered(scopes=("cluster",)) -> dict:
-    try:
-        from auditor.registry import load_rules
-
-        return {code: r for code, r in load_rules().items() if r.scope in scopes}
-    except Exception:  # pragma: no cover - a renderer must not fail for want of docs
-        return {}
-
-
 def _finding_line(f: Finding) -> str:
     where = ""
     if f.location and f.location.get("file"):
@@ -49,7 +41,7 @@ def _finding_line(f: Finding) -> str:
 
 
 def render(result: AuditResult, *, rules=None, max_rows: int = DEFAULT_MAX_ROWS, **_options) -> str:
-    docs = _registered()
+    docs = {code: r for code, r in result.rule_docs.items() if r.scope == "cluster"}
     names = {code: r.name for code, r in docs.items()}
     for f in result.findings:
         names.setdefault(f.rule, f.name)

@@ -25,7 +25,7 @@ import re
 from collections import Counter, defaultdict
 
 from auditor import coverage
-from auditor.findings import SEVERITIES, SEVERITY_RANK, AuditResult, Finding
+from auditor.findings import SEVERITIES, SEVERITY_RANK, WORST_FIRST, AuditResult, Finding
 from auditor.render.escape import neutralise, no_mentions
 
 DEFAULT_MAX_ROWS = 10
@@ -34,7 +34,6 @@ GITHUB_COMMENT_LIMIT = 65536
 TRUNCATION_LINE = ("_Comment truncated: it reached GitHub's limit of 65536 characters; "
                    "see the full report (`--format text` or `--format json`)._")
 MAX_CLEAN_NAMES = 30
-WORST_FIRST = tuple(reversed(SEVERITIES))
 ICON = {"critical": "\U0001F534", "error": "\U0001F7E0", "warning": "\U0001F7E1", "info": "\U0001F535"}
 
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~#])")
@@ -83,15 +82,6 @@ def cap_comment(lines: list[str], limit: int = GITHUB_COMMENT_LIMIT) -> str:
         kept.extend(closing)
     kept.extend(tail)
     return "\n".join(kept) + "\n"
-
-
-def _rule_docs() -> dict:
-    try:
-        from auditor.registry import load_rules
-
-        return load_rules()
-    except Exception:  # pragma: no cover - a renderer must not fail for want of docs
-        return {}
 
 
 def _one_paragraph(text: str) -> str:
@@ -164,7 +154,7 @@ def render(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS, max_chars: 
         out.append(f"**Not evaluated** (inputs not collected): {listed}{more}.")
         out.append("")
 
-    docs = _rule_docs()
+    docs = result.rule_docs
     size = sum(len(line) + 1 for line in out)
     truncated = False
     for sev in WORST_FIRST:

@@ -28,6 +28,9 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
       }]
     }
 
+``pre`` is an auditor.preflight.PreflightResult, not imported: the preflight modules may use
+render/ (escape.py), never the other way round.
+
 HTML goes through jinja2 with autoescape on (auditor/render/templates/preflight.html.j2); no script, no
 external resources.
 """
@@ -36,14 +39,14 @@ from __future__ import annotations
 
 import json
 
-from auditor.preflight import PreflightResult
 from auditor.render import json_render
 from auditor.render.escape import neutralise, neutralise_lines
+from auditor.render.text_render import MARK, counts_line
 
 FORMATS = ("text", "json", "html")
 
 
-def render(fmt: str, pre: PreflightResult) -> str:
+def render(fmt: str, pre) -> str:
     if fmt == "json":
         return json.dumps(document(pre), indent=2, ensure_ascii=False) + "\n"
     if fmt == "html":
@@ -51,7 +54,7 @@ def render(fmt: str, pre: PreflightResult) -> str:
     return render_text(pre)
 
 
-def document(pre: PreflightResult) -> dict:
+def document(pre) -> dict:
     doc = json_render.document(pre.result)
     doc["preflight"] = {
         "selected_brokers": pre.selected_brokers,
@@ -64,17 +67,59 @@ def document(pre: PreflightResult) -> dict:
     return doc
 
 
-def fix_plan_file(pre: PreflightResult) -> str:
+def fix_plan_file(pre) -> str:
     """``--fix-plan FILE``: every cluster's plan as a commented shell script (never executed)."""
     parts = []
     for c in pre.clusters:
         if c.plan is not None:
-            parts.append(c.plan.script())
+            parts.append(plan_script(c.plan))
         elif c.safe_to_roll:
             parts.append(f"# {neutralise(c.cluster)}: safe to roll, nothing to change\n")
         else:
             parts.append(f"# {neutralise(c.cluster)}: no plan (nothing to simulate)\n")
     return "\n".join(parts)
+
+
+def plan_lines(plan) -> list[str]:
+    """A fix plan (auditor.preflight_plan.FixPlan) in the text report."""
+    out = []
+    for i, c in enumerate(plan.changes, 1):
+        out.append(f"{i}. {c.summary}")
+        out.extend(f"     {cmd}" for cmd in c.commands)
+    if plan.reassignment:
+        out.append("   reassignment JSON (increase-replication-factor.json):")
+        out.extend("     " + line for line in json.dumps(plan.reassignment, indent=2).splitlines())
+    for w in plan.waits:
+        out.append(f"wait for {w.what}")
+        out.append(f"     re-check: {w.recheck}")
+    for f in plan.followups:
+        out.append(f"afterwards: {f}")
+    out.append(plan.proof_line)
+    return out
+
+
+def plan_script(plan) -> str:
+    """The --fix-plan file of one cluster: a commented shell script for a person to review
+    (never run by us); every line neutralised."""
+    out = [f"# kafka-audit preflight fix plan for cluster {plan.cluster}",
+           "# Review before running anything: kafka-audit executed none of this.",
+           "# Add --command-config FILE to each command for TLS/SASL/IAM listeners.",
+           f"# {plan.proof_line}", ""]
+    for i, c in enumerate(plan.changes, 1):
+        out.append(f"# {i}. {c.summary}")
+        out.extend(c.commands)
+        out.append("")
+    if plan.reassignment:
+        out.append("cat > increase-replication-factor.json <<'JSON'")
+        out.extend(json.dumps(plan.reassignment, indent=2).splitlines())
+        out.append("JSON")
+        out.append("")
+    for w in plan.waits:
+        out.append(f"# wait for {w.what}")
+        out.append(f"#   re-check: {w.recheck}")
+    for f in plan.followups:
+        out.append(f"# afterwards: {f}")
+    return "\n".join(neutralise(x) for x in out) + "\n"
 
 
 def _cell(values: list, count: int, width: int = 60) -> str:
@@ -87,7 +132,7 @@ def _cell(values: list, count: int, width: int = 60) -> str:
     return f"{count}: {text}" + (f" (+{more})" if more > 0 and not text.endswith("...") else "")
 
 
-def render_text(pre: PreflightResult) -> str:
+def render_text(pre) -> str:
     lines: list[str] = []
     res = pre.result
     for item in res.incomplete:
@@ -137,16 +182,15 @@ def render_text(pre: PreflightResult) -> str:
             lines.append("  every broker can be restarted one at a time")
         if c.plan is not None:
             lines.append("  fix plan (nothing was executed; review, then run):")
-            lines.extend(f"    {line}" for line in c.plan.lines())
+            lines.extend(f"    {line}" for line in plan_lines(c.plan))
         lines.append("")
     by_cluster: dict[str, list] = {}
     for f in res.findings:
         by_cluster.setdefault(f.cluster, []).append(f)
-    mark = {"critical": "CRIT", "error": "ERR ", "warning": "WARN", "info": "INFO"}
     for cluster, items in by_cluster.items():
         lines.append(f"{cluster} findings ({len(items)})")
         for f in items:
-            lines.append(f"  {mark[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}")
+            lines.append(f"  {MARK[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}")
         lines.append("")
     if pre.target_version:
         blocking = pre.upgrade_blockers
@@ -156,7 +200,7 @@ def render_text(pre: PreflightResult) -> str:
                      f"(CLI002 clients that stop working, DSK003), {len(unknown)} cluster(s) with unidentified "
                      "clients (CLI003)")
     s = res.summary()
-    counts = ", ".join(f"{s[k]} {k}" for k in ("critical", "error", "warning", "info"))
+    counts = counts_line(s)
     status = "INCOMPLETE" if res.is_incomplete else "complete"
     verdict = "unsafe" if pre.any_unsafe else ("unknown" if pre.incomplete else "safe")
     extra = f", {res.exempted} exempted" if res.exempted else ""
@@ -165,7 +209,7 @@ def render_text(pre: PreflightResult) -> str:
     return neutralise_lines(lines)  # no control character of a name reaches the terminal
 
 
-def render_html(pre: PreflightResult) -> str:
+def render_html(pre) -> str:
     from auditor import __version__
     from auditor.render.html_render import environment
 

@@ -37,15 +37,6 @@ def level(severity: str) -> str:
     return LEVELS.get(severity, "warning")
 
 
-def _rule_docs() -> dict:
-    try:
-        from auditor.registry import load_rules
-
-        return load_rules()
-    except Exception:  # pragma: no cover - a renderer must not fail for want of docs
-        return {}
-
-
 def rule_descriptor(code: str, doc, fallback: Finding | None = None) -> dict:
     if doc is None:
         name = fallback.name if fallback else code
@@ -122,7 +113,7 @@ def result_entry(f: Finding, rule_index: int) -> dict:
 
 
 def document(result: AuditResult) -> dict:
-    docs = _rule_docs()
+    docs = result.rule_docs
     first_seen: dict[str, Finding] = {}
     for f in result.findings:
         first_seen.setdefault(f.rule, f)

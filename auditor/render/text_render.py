@@ -8,10 +8,17 @@ from __future__ import annotations
 from itertools import groupby
 
 from auditor import coverage
-from auditor.findings import SEVERITY_RANK, AuditResult
+from auditor.findings import SEVERITY_RANK, WORST_FIRST, AuditResult
 from auditor.render.escape import neutralise_lines
 
-_MARK = {"critical": "CRIT", "error": "ERR ", "warning": "WARN", "info": "INFO"}
+
+def counts_line(summary: dict) -> str:
+    """'0 critical, 5 error, 2 warning, 1 info' from AuditResult.summary() (or fleet totals)."""
+    return ", ".join(f"{summary[k]} {k}" for k in WORST_FIRST)
+
+
+# The severity as four columns, in every text report (check, lint, preflight).
+MARK = {"critical": "CRIT", "error": "ERR ", "warning": "WARN", "info": "INFO"}
 
 
 def render(result: AuditResult, **_options) -> str:
@@ -26,7 +33,7 @@ def render(result: AuditResult, **_options) -> str:
         items = list(items)
         lines.append(f"{cluster} ({len(items)} finding{'s' if len(items) != 1 else ''})")
         for f in items:
-            lines.append(f"  {_MARK[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}")
+            lines.append(f"  {MARK[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}")
         lines.append("")
     clean = sorted({c["name"] for c in result.clusters} - {f.cluster for f in result.findings})
     if clean:
@@ -34,7 +41,7 @@ def render(result: AuditResult, **_options) -> str:
     for name, entries in coverage.per_cluster(result):
         lines.append(f"{name} not evaluated: {coverage.describe(entries)}")
     s = result.summary()
-    counts = ", ".join(f"{s[k]} {k}" for k in ("critical", "error", "warning", "info"))
+    counts = counts_line(s)
     status = "INCOMPLETE" if result.is_incomplete else "complete"
     extra = f", {result.exempted} exempted" if result.exempted else ""
     lines.append(f"{len(result.clusters)} cluster(s) audited ({status}, engine {result.engine}): {counts}{extra}")

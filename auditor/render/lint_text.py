@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from auditor.findings import AuditResult
 from auditor.render.escape import neutralise_lines
+from auditor.render.text_render import MARK, counts_line
 
-_MARK = {"critical": "CRIT", "error": "ERR ", "warning": "WARN", "info": "INFO"}
-WARNING_PREFIX = "warning: "  # = auditor.lint.run.WARNING_PREFIX (not imported: run.py imports the engine)
+# A note that is a warning (a file nothing was recognised in, a topic defined differently in
+# two files) starts with this (auditor/lint/run.py writes them); it is printed as is, the
+# other notes after "note: ".
+WARNING_PREFIX = "warning: "
 
 
-def render_text(result: AuditResult) -> str:
+def render(result: AuditResult) -> str:
     def key(f):
         loc = f.location or {}
         return (loc.get("file") or "", int(loc.get("line") or 0), f.rule, f.resource_name)
@@ -29,10 +32,10 @@ def render_text(result: AuditResult) -> str:
     for f in sorted(result.findings, key=key):
         loc = f.location or {}
         where = f"{loc.get('file') or '?'}:{loc.get('line') or 1}"
-        lines.append(f"{where}: {_MARK[f.severity]} {f.rule} {f.name}: {f.message} "
+        lines.append(f"{where}: {MARK[f.severity]} {f.rule} {f.name}: {f.message} "
                      f"[{f.resource_type} {f.resource_name}]")
     s = result.summary()
-    counts = ", ".join(f"{s[k]} {k}" for k in ("critical", "error", "warning", "info"))
+    counts = counts_line(s)
     files = len(getattr(result, "files", []) or [])
     skipped = len(getattr(result, "skipped", []) or [])
     unrecognised = sum(1 for w in warnings if "no topic or broker definition recognised" in w)
