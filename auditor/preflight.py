@@ -47,9 +47,10 @@ MAINTENANCE_RULES = ("MNT001", "MNT002", "MNT003", "MNT004")
 PATCH_RULES = ("AUD001", "REP002", "REP003", "REP009", "PAR003", "PAR004", "PAR005", "MSK001", "MSK002", "MSK003")
 UNSAFE_RULES = ("MNT001", "MNT002")
 # --target-version 4.0: the upgrade preflight adds the Kafka 4.0 readiness rules (KIP-896
-# clients, unidentified clients) and the version rules; CLI002 and DSK003 block the upgrade.
-UPGRADE_RULES = ("CLI002", "CLI003", "DSK003", "CTL009")
-UPGRADE_BLOCKING = ("CLI002", "DSK003")
+# clients, requests at removed protocol versions, unidentified clients) and the version rules;
+# CLI002, CLI004 and DSK003 block the upgrade.
+UPGRADE_RULES = ("CLI002", "CLI004", "CLI003", "DSK003", "CTL009")
+UPGRADE_BLOCKING = ("CLI002", "CLI004", "DSK003")
 TARGET_VERSIONS = ("4.0",)
 PER_BROKER_RULES = ("MNT001", "MNT002", "MNT003")
 

@@ -47,7 +47,7 @@ CATALOGUE: dict[str, str] = {
     **{f"CTL{i:03d}": "controller" for i in range(1, 11)},
     **{f"THR{i:03d}": "threads" for i in range(1, 8)},
     **{f"DSK{i:03d}": "storage" for i in range(1, 7)},
-    **{f"CLI{i:03d}": "clients" for i in range(1, 4)},
+    **{f"CLI{i:03d}": "clients" for i in range(1, 5)},
     **{f"MSK{i:03d}": "msk" for i in range(1, 4)},
     **{f"CFG{i:03d}": "hygiene" for i in (1, 2, 3, 4, 900)},
     **{f"FLT{i:03d}": "fleet" for i in range(1, 5)},

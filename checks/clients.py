@@ -218,3 +218,112 @@ def unidentified_client_software(t, p):
     return emit(d, "clients", F.lit("unknown"), msg,
                 ev(connections=F.col("total_connections"), brokers=F.col("brokers"), listeners=F.col("listeners"),
                    software=F.col("software")))
+
+
+def kafka4_api_versions() -> dict:
+    """The shipped table of the lowest protocol version of each API a Kafka 4.0 broker
+    accepts, generated from Kafka's message definitions (auditor/data/kafka4_api_versions.json,
+    tools/extract_kafka_api_versions.py)."""
+    import json
+    from importlib import resources
+
+    return json.loads(resources.files("auditor").joinpath("data/kafka4_api_versions.json").read_text(encoding="utf-8"))
+
+
+def _label_value(name: str, value_pattern: str = '[^"]*'):
+    """One member of a metric's JSON labels ('' when absent), by regular expression as in
+    checks/threads.py (sqlframe's DuckDB translation cannot bind get_json_object)."""
+    return F.regexp_extract(F.col("labels"), f'"{name}" *: *"({value_pattern})"', 1)
+
+
+@rule("CLI004", "removed-protocol-versions-in-use", "error", scope="maintenance", needs=("metrics",))
+def removed_protocol_versions_in_use(t, p):
+    """(Upgrade preflight, `kafka-audit preflight --target-version 4.0`) Requests the brokers received at protocol API versions Kafka 4.0 no longer accepts.
+
+    Why: Kafka 4.0 rejects the protocol API versions KIP-896 removed (Produce v0-v2, Fetch
+    v0-v3, ListOffsets v0, OffsetCommit v0-v1, JoinGroup v0-v1 ...): a client that still
+    sends one gets UNSUPPORTED_VERSION after the upgrade and stops. CLI002 judges client
+    software by name and version; this rule looks at what was actually sent, which also
+    catches a recent library configured for an old protocol (sarama's `Config.Version`) and
+    clients that report no software name. It reads the brokers' request meters by API and
+    version (`kafka.network:type=RequestMetrics,name=RequestsPerSec,request=R,version=V`,
+    exported by a JMX exporter since Kafka 2.0) and, on 3.7-3.9 brokers, the KIP-896 meter
+    `name=DeprecatedRequestsPerSec`, tagged with the client software that sent the request.
+    Each version is compared with the lowest version Kafka 4.0 accepts for that API, read
+    from Kafka's 4.0 message definitions (auditor/data/kafka4_api_versions.json; 3.9's
+    `deprecatedVersions` is wider: Produce v3-v6 are counted as deprecated but kept in 4.0,
+    so they do not fire). A non-zero recent rate fires, and so does a non-zero count since
+    the broker started when only the count is exported (Strimzi and jmx_exporter's example
+    configs): such a client may be gone, which only a later scrape shows. The ZooKeeper-mode
+    inter-broker APIs 4.0 removed whole (LeaderAndIsr, UpdateMetadata ...) are the KRaft
+    migration's business, not judged here. The rule runs in the upgrade preflight, not in
+    `check`.
+
+    Remediation: find the applications behind the requests (the finding names the API, the
+    versions and, with the deprecated-request meter, the client software; the brokers'
+    request log at DEBUG lists the clients' addresses) and upgrade their client library, or
+    raise its configured protocol version (sarama: `Config.Version` at least
+    `sarama.V2_1_0_0`), then check that the meter stays at zero before upgrading the cluster
+    to Kafka 4.0.
+
+    Example: broker 1 received Produce requests at versions [2] (1.5 requests/s) but Kafka
+    4.0 accepts Produce from v3; client software sarama 1.27.0 sent Produce v2 to brokers
+    [1,2].
+
+    References:
+    - KIP-896: Remove old client protocol API versions in Kafka 4.0 <https://cwiki.apache.org/confluence/display/KAFKA/KIP-896%3A+Remove+old+client+protocol+API+versions+in+Kafka+4.0>
+    - KIP-272: Add API version tag to broker's RequestsPerSec metric <https://cwiki.apache.org/confluence/display/KAFKA/KIP-272%3A+Add+API+version+tag+to+broker%27s+RequestsPerSec+metric>
+    - Kafka documentation: monitoring, request rate by API version <https://kafka.apache.org/documentation/#monitoring>
+    """
+    removed = [a for a in kafka4_api_versions()["apis"] if a["removed_versions"] and a["min_version"] is not None]
+    request = _label_value("request")
+    api = min_version = None
+    for a in removed:  # request tag -> the API and the lowest version 4.0 accepts
+        hit = request.isin(*a["request_tags"])
+        api = F.when(hit, F.lit(a["request"])) if api is None else api.when(hit, F.lit(a["request"]))
+        min_version = (F.when(hit, F.lit(a["min_version"])) if min_version is None
+                       else min_version.when(hit, F.lit(a["min_version"])))
+    version_text = _label_value("version", "[0-9]{1,4}")
+    version = F.when(F.length(version_text) > 0, version_text).cast("int")
+    names = ("request_rate", "request_count", "deprecated_request_rate", "deprecated_request_count")
+    m = t.metrics.where(F.col("name").isin(*names) & (F.col("value") > 0)).select(
+        "cluster_id", "broker_id", "name", "value", api.alias("api"), min_version.alias("min_version"),
+        version.alias("version"), _label_value("client_software_name").alias("client"),
+        _label_value("client_software_version").alias("client_version"),
+    ).where(F.col("version") < F.col("min_version"))
+    rate = F.when(F.col("name").endswith("_rate"), F.col("value"))
+    count = F.when(F.col("name").endswith("_count"), F.col("value"))
+    seen = text(F.when(F.col("rate").isNotNull(), text(F.round(F.col("rate"), 3), " requests/s"))
+                .otherwise(text(F.col("count").cast("bigint"), " requests since the broker started")))
+
+    # A consumer's Fetch is counted under both Fetch and FetchConsumer: per version, the largest tag.
+    per_version = m.where(F.col("name").startswith("request_")).groupBy(
+        "cluster_id", "broker_id", "api", "min_version", "version").agg(F.max(rate).alias("rate"),
+                                                                        F.max(count).alias("count"))
+    per_broker = per_version.groupBy("cluster_id", "broker_id", "api", "min_version").agg(
+        F.sort_array(F.collect_set(F.col("version"))).alias("versions"),
+        F.sum(F.col("rate")).alias("rate"), F.sum(F.col("count")).alias("count"))
+    broker_findings = emit(
+        per_broker, "api", F.concat_ws(" ", F.col("api"), F.lit("on broker"), F.col("broker_id").cast("string")),
+        text("broker ", F.col("broker_id"), " received ", F.col("api"), " requests at versions ",
+             int_list(F.col("versions")), " (", seen, ") but Kafka 4.0 accepts ", F.col("api"), " from v",
+             F.col("min_version"), " (KIP-896): the clients sending them stop working after the upgrade"),
+        ev(broker_id=F.col("broker_id"), api=F.col("api"), versions=F.col("versions"),
+           min_version=F.col("min_version"), requests_per_sec=F.col("rate"), requests_since_start=F.col("count")))
+
+    software = F.concat_ws(" ", F.col("client"), F.col("client_version"))
+    per_client = m.where(F.col("name").startswith("deprecated_")).withColumn("software", software).groupBy(
+        "cluster_id", "software").agg(
+        F.sort_array(F.collect_set(F.concat(F.col("api"), F.lit(" v"), F.col("version").cast("string"))))
+        .alias("requests"),
+        F.sort_array(F.collect_set(F.concat(F.col("api"), F.lit(" v"), F.col("min_version").cast("string"),
+                                            F.lit("+")))).alias("accepted"),
+        F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"))
+    client_findings = emit(
+        per_client, "client", F.col("software"),
+        text("client software ", F.col("software"), " sent ", F.array_join(F.col("requests"), ", "),
+             " to brokers ", int_list(F.col("brokers")), " (DeprecatedRequestsPerSec) but Kafka 4.0 accepts only ",
+             F.array_join(F.col("accepted"), ", "), " (KIP-896): it stops working after the upgrade"),
+        ev(client_software=F.col("software"), requests=F.col("requests"), accepted=F.col("accepted"),
+           brokers=F.col("brokers")))
+    return broker_findings.unionByName(client_findings)

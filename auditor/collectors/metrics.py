@@ -86,6 +86,23 @@ shipped mapping tables below. Spellings, per canonical name (``auditor.snapshot.
   listener,network_processor}``. The same default-named gauge with ``cipher`` / ``protocol``
   labels (TLS connections) is not client software and is ignored.
 
+* protocol requests by API and version (the Kafka 4.0 upgrade preflight, CLI004), from
+  ``kafka.network:type=RequestMetrics,name=RequestsPerSec,request=R,version=V`` (a meter; the
+  ``version`` tag exists since Kafka 2.0, samples without it are not kept): ``request_rate``
+  (labels ``{request, version}``, requests/s) from the default naming
+  ``kafka_network_RequestMetrics_{OneMinuteRate,FiveMinuteRate,FifteenMinuteRate,MeanRate}
+  {name="RequestsPerSec"}`` (preferred in that order); ``request_count`` (the meter's Count,
+  requests since the broker started) from the default naming ``kafka_network_RequestMetrics_Count``,
+  Confluent's kafka_broker.yml ``kafka_network_requestmetrics_requestspersec{request,version}``
+  (its generic two-tag ``Count`` rule; its RequestsPerSec-specific rate rule drops ``version``)
+  and jmx_exporter's kafka-2_0_0.yml / Strimzi's kafka-metrics.yaml before RequestMetrics was
+  excluded ``kafka_network_requestmetrics_requests_total`` (a counter). The KIP-896 meter of
+  3.7-3.9 brokers, ``name=DeprecatedRequestsPerSec`` with ``request``, ``version``,
+  ``clientSoftwareName``, ``clientSoftwareVersion`` (RequestMetrics in Kafka's
+  RequestChannel.scala; gone in 4.0), in the default naming only (the configs' two-tag rules
+  mangle its four tags): ``deprecated_request_rate`` / ``deprecated_request_count`` (labels
+  ``{request, version, client_software_name, client_software_version}``).
+
 Cumulative counts are recognised and never read as a value: the request-handler meter's
 ``Count`` is what Confluent's configs and kafka-0-8-2.yml export under the *plain* name
 ``kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent`` (a value like 4.2e14),
@@ -198,12 +215,16 @@ class Mapping:
     aggregate: str = "sum"  # sum | max | min (over the dropped labels)
     exporter: str = ""
     cumulative: bool = False
+    # A meter's Count kept as a count of its own (request_count): read unless the HELP names a rate.
+    counts: bool = False
+    # Store only samples that carry every ``keep`` label (a request rate without its version is useless).
+    complete: bool = False
 
 
 def _m(sample, canonical, *, where=(), keep=(), priority=0, scale=1.0, aggregate="sum", exporter="",
-       cumulative=False):
+       cumulative=False, counts=False, complete=False):
     return Mapping(sample.lower(), canonical, tuple((_norm(k), v.lower()) for k, v in dict(where).items()),
-                   keep, priority, scale, aggregate, exporter, cumulative)
+                   keep, priority, scale, aggregate, exporter, cumulative, counts, complete)
 
 
 _NPI = "network_processor_avg_idle_percent"
@@ -287,7 +308,28 @@ RAFT_METRICS = tuple(
                              ("kafka_server_raftmetrics", "Strimzi kafka-metrics.yaml (KRaft rules)"))
 )
 
-MAPPINGS: tuple[Mapping, ...] = MSK_OPEN_MONITORING + JMX_EXPORTER_EXAMPLE + RAFT_METRICS
+# Protocol requests by API and version (kafka.network:type=RequestMetrics), see the module doc.
+REQUEST_KEEP = ("request", "version")
+DEPRECATED_REQUEST_KEEP = (*REQUEST_KEEP, "client_software_name", "client_software_version")
+_REQUEST_BEANS = (("RequestsPerSec", "request", REQUEST_KEEP),
+                  ("DeprecatedRequestsPerSec", "deprecated_request", DEPRECATED_REQUEST_KEEP))
+REQUEST_METRICS = tuple(
+    _m(f"kafka_network_RequestMetrics_{attribute}", f"{canonical}_rate", where={"name": bean}, keep=keep,
+       priority=priority, complete=True, exporter=_DEFAULT)
+    for bean, canonical, keep in _REQUEST_BEANS
+    for priority, attribute in enumerate(("OneMinuteRate", "FiveMinuteRate", "FifteenMinuteRate", "MeanRate"))
+) + tuple(
+    _m("kafka_network_RequestMetrics_Count", f"{canonical}_count", where={"name": bean}, keep=keep, counts=True,
+       complete=True, exporter=_DEFAULT)
+    for bean, canonical, keep in _REQUEST_BEANS
+) + (
+    _m("kafka_network_requestmetrics_requestspersec", "request_count", keep=REQUEST_KEEP, counts=True,
+       complete=True, exporter="Confluent kafka_broker.yml (generic two-tag Count rule)"),
+    _m("kafka_network_requestmetrics_requests_total", "request_count", keep=REQUEST_KEEP, counts=True,
+       complete=True, exporter="jmx_exporter kafka-2_0_0.yml, Strimzi kafka-metrics.yaml (PerSec Count rule)"),
+)
+
+MAPPINGS: tuple[Mapping, ...] = MSK_OPEN_MONITORING + JMX_EXPORTER_EXAMPLE + RAFT_METRICS + REQUEST_METRICS
 _BY_SAMPLE: dict[str, list[Mapping]] = defaultdict(list)
 for _mp in MAPPINGS:
     _BY_SAMPLE[_mp.sample].append(_mp)
@@ -635,6 +677,8 @@ def _help_attribute(documentation: str | None) -> str | None:
 def _use(mp: Mapping, attribute: str | None, counter: bool) -> int | None:
     """The priority a sample of ``mp`` is read with, or None when it is a cumulative count
     (``counter``: the sample is declared a counter)."""
+    if mp.counts:  # kept as a count: anything but a rate
+        return mp.priority if attribute in (None, "count") else None
     if attribute == "count":
         return None  # a meter's Count (the HELP text says so), whatever the name
     if mp.cumulative:
@@ -770,6 +814,8 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
                     for mp in _BY_SAMPLE[name]:
                         if any((_label(labels, k) or "").lower() != v for k, v in mp.where):
                             continue
+                        if mp.complete and any(_label(labels, _norm(k)) is None for k in mp.keep):
+                            continue  # RequestsPerSec of a broker before 2.0: no version tag, nothing to judge
                         prio = _use(mp, attribute, family.type == "counter" or name in counters)
                         if prio is None:
                             if s.name not in cumulative:

@@ -197,7 +197,7 @@ def render_text(pre) -> str:
         unknown = [f for f in res.findings if f.rule == "CLI003"]
         state = "NOT ready" if blocking else ("unknown" if pre.incomplete else "ready")
         lines.append(f"upgrade to Kafka {pre.target_version}: {state}: {len(blocking)} blocking finding(s) "
-                     f"(CLI002 clients that stop working, DSK003), {len(unknown)} cluster(s) with unidentified "
+                     f"(CLI002/CLI004 clients that stop working, DSK003), {len(unknown)} cluster(s) with unidentified "
                      "clients (CLI003)")
     s = res.summary()
     counts = counts_line(s)

@@ -234,6 +234,11 @@ METRICS: dict[str, str] = {
     "raft_current_epoch": "kafka.server:type=raft-metrics current-epoch",
     "raft_high_watermark": "kafka.server:type=raft-metrics high-watermark of __cluster_metadata (-1: unknown)",
     "raft_log_end_offset": "kafka.server:type=raft-metrics log-end-offset of __cluster_metadata",
+    "request_rate": "kafka.network:type=RequestMetrics,name=RequestsPerSec recent rate (req/s); labels {request, version}",
+    "request_count": "the same meter's Count since the broker started; labels {request, version}",
+    "deprecated_request_rate": "kafka.network:type=RequestMetrics,name=DeprecatedRequestsPerSec recent rate (Kafka 3.7-3.9); "
+                               "labels {request, version, client_software_name, client_software_version}",
+    "deprecated_request_count": "the same meter's Count since the broker started; labels as deprecated_request_rate",
 }
 
 # Tables stored as files inside a snapshot directory.
