@@ -34,6 +34,9 @@ class Param:
     name: str
     default: Any
     doc: str
+    # A regular expression the engine runs: held to the dialect both engines read alike, as
+    # exemption patterns are (auditor/exemptions.py).
+    regex: bool = False
 
     @property
     def type(self) -> type:
@@ -47,6 +50,12 @@ class Param:
             return tuple(value)
         if not isinstance(value, t) or (t is int and isinstance(value, bool)):
             raise UsageError(f"{where}: parameter '{self.name}' must be {t.__name__}, got {value!r}")
+        if self.regex:
+            from auditor.exemptions import refusal
+
+            problem = refusal(value)
+            if problem:
+                raise UsageError(f"{where}: parameter '{self.name}' {problem}: {value!r} (see auditor/exemptions.py)")
         return value
 
 

@@ -92,7 +92,8 @@ def fleet_config_drift(t, p):
 
 
 @rule("FLT002", "mirrored-topic-mismatch", "warning", needs=("topics",), scope="fleet", params=(
-    Param("ignore_pattern", r"^(__|_confluent|_schemas$|connect-)", "regex of topic names never compared (internal and framework topics)"),
+    Param("ignore_pattern", r"^(__|_confluent|_schemas$|connect-)", "regex of topic names never compared (internal and framework topics)",
+          regex=True),
     Param("max_listed", 10, "how many of the clusters holding the topic are named (by name order); all are counted"),
 ), uses=(topic_durability,))
 def mirrored_topic_mismatch(t, p):

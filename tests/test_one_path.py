@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -155,3 +157,15 @@ def test_patterns_of_the_common_dialect_exempt_the_same_findings_on_both_engines
     on_spark = run_audit(spark_engine, refs, cfg)
     assert on_duckdb.exempted > 10 and on_spark.exempted == on_duckdb.exempted
     assert [f.fingerprint for f in on_spark.findings] == [f.fingerprint for f in on_duckdb.findings]
+
+
+def test_regex_rule_parameters_are_held_to_the_same_dialect(tmp_path):
+    """A rule parameter the engine runs as a regex (FLT002 ignore_pattern) is refused like an
+    exemption pattern, with one line naming the file and the parameter."""
+    config = tmp_path / "kafka-audit.toml"
+    config.write_text('[params.FLT002]\nignore_pattern = "^(?!keep)"\n')
+    done = subprocess.run([sys.executable, "-m", "auditor.cli.main", "fleet", str(SAMPLE_FLEET), "--engine", "duckdb",
+                           "--config", str(config)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(config) in lines[0] and "ignore_pattern" in lines[0] and "lookaround" in lines[0]
