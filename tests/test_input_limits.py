@@ -116,7 +116,7 @@ def test_deep_json_baseline_names_the_file(tmp_path):
 
 
 def test_deep_json_in_against_rows_names_file_and_line(tmp_path):
-    from auditor.lint.snapshot import _read_rows
+    from auditor.lint.change_tables import _read_rows
     from auditor.snapshot.io import open_snapshot
 
     snap = _snapshot(tmp_path)

@@ -5,7 +5,7 @@ Runs on the embedded DuckDB engine only (no JVM, no pyspark import). Steps:
 1. read the files (auditor.lint.inputs), with line numbers and suppression comments; files
    that are not a broker's or topic definitions are skipped with a note (or a warning,
    ``--strict``: an error, when nothing in them is recognised);
-2. build snapshot tables from them, or apply them to ``--against`` (auditor.lint.snapshot);
+2. build snapshot tables from them, or apply them to ``--against`` (auditor.lint.change_tables);
 3. run the lint rules through the normal runner (findings_table: the same exemption match
    and fingerprint as check, fleet and preflight), config file included;
    a topic defined differently in several files gives one run per definition (and a
@@ -39,7 +39,7 @@ from auditor.lint.inputs import (
     definition_variants,
     read_inputs,
 )
-from auditor.lint.snapshot import against_tables, expand_templates, lint_manifest, proposed_tables
+from auditor.lint.change_tables import against_tables, expand_templates, lint_manifest, proposed_tables
 from auditor.render.lint_text import WARNING_PREFIX
 from auditor.snapshot.io import SnapshotRef, open_snapshot
 from auditor.snapshot.schema import TABLES
