@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
+from auditor.causes import Cause, from_findings
 from auditor.severity import FAIL_ON, SEVERITIES, SEVERITY_RANK, WORST_FIRST, fails  # noqa: F401  (re-exported)
 
 # What a check returns (CHECK_COLUMNS) and what the runner adds to it.
@@ -38,6 +39,7 @@ class Finding:
     evidence: dict = field(default_factory=dict, hash=False, compare=True)
     fingerprint: str = ""
     location: dict | None = field(default=None, hash=False)  # {"file":..., "line":...} for file findings
+    cause: str | None = None  # the id of the root cause that explains it (auditor/causes.py), if one does
 
     @classmethod
     def from_row(cls, row: dict) -> Finding:
@@ -45,6 +47,7 @@ class Finding:
             rule=row["rule"], name=row["name"], severity=row["severity"], cluster=row["cluster"] or row["cluster_id"],
             cluster_id=row["cluster_id"], resource_type=row["resource_type"], resource_name=row["resource_name"],
             message=row["message"], evidence=parse_evidence(row.get("evidence")), fingerprint=row["fingerprint"],
+            cause=row.get("cause"),
         )
 
     @property
@@ -56,6 +59,7 @@ class Finding:
             "rule": self.rule, "name": self.name, "severity": self.severity, "cluster": self.cluster,
             "resource": {"type": self.resource_type, "name": self.resource_name},
             "message": self.message, "evidence": self.evidence, "fingerprint": self.fingerprint,
+            "cause": self.cause,
         }
         if self.location:
             out["location"] = self.location
@@ -127,9 +131,15 @@ class AuditResult:
     # The documentation of every registered rule, by code (what SARIF, JUnit, Markdown and
     # HTML show of a rule): renderers read it here, never from the registry.
     rule_docs: dict[str, RuleDoc] = field(default_factory=registered_rule_docs)
+    # The root causes the findings' ``cause`` ids name, each once, most findings first
+    # (auditor/causes.py). Given by the fleet job (counted over every finding, not the
+    # sample in ``findings``); derived from the findings otherwise.
+    causes: list[Cause] | None = None
 
     def __post_init__(self):
         self.findings.sort(key=lambda f: f.sort_key)
+        if self.causes is None:
+            self.causes = from_findings(self.findings)
 
     def cluster_rule_counts(self) -> list[dict]:
         if self.hits is not None:

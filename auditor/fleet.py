@@ -23,6 +23,9 @@ from sqlframe.base import functions as F
 from sqlframe.base.window import Window
 
 from auditor import coverage
+from auditor.baseline import Baseline, Entry, Outcome
+from auditor.causes import Cause
+from auditor.causes import from_table as count_causes
 from auditor.config import AuditConfig
 from auditor.engine.base import VIEW_PREFIX, Engine
 from auditor.engine.frames import join
@@ -44,6 +47,7 @@ from auditor.snapshot.io import (
     parse_manifest,
     verify_data,
 )
+from auditor.snapshot.schema import Column, Table
 
 REMOTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 @dataclass
@@ -63,6 +67,14 @@ class FleetResult:
     notes: list[str] = field(default_factory=list)
     # Per cluster id: the rules not evaluated and why (auditor/coverage.py).
     coverage: dict[str, list[dict]] = field(default_factory=dict)
+    # The root causes, counted over every finding of the run (auditor/causes.py).
+    causes: list[Cause] = field(default_factory=list)
+    # --baseline: matched and stale entries (the baselined findings are left out of every count
+    # and of the Parquet rows); --write-baseline: every finding's entry.
+    baseline: Outcome | None = None
+    baseline_entries: list[Entry] | None = None
+    # Per cluster id: its grades in the earlier runs under --previous, oldest first (grade_history).
+    grade_history: dict[str, list[dict]] = field(default_factory=dict)
 
     def failing(self, fail_on: str) -> bool:
         return fails((r["severity"] for r in self.rules), fail_on)
@@ -143,12 +155,14 @@ def _dedupe(refs: list[SnapshotRef]) -> tuple[list[SnapshotRef], list[str]]:
 
 def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None = None,
               previous: str | None = None, run_date: str | None = None, top_n: int = 20,
-              progress: Progress = NO_PROGRESS) -> FleetResult:
+              progress: Progress = NO_PROGRESS, baseline: Baseline | None = None,
+              keep_entries: bool = False) -> FleetResult:
     run_date = run_date or dt.date.today().isoformat()
     progress.stage("opening snapshots")
     refs, notes = open_fleet(root, engine)
     try:
-        return _run(engine, refs, list(notes), config, out, previous, run_date, top_n, progress)
+        return _run(engine, refs, list(notes), config, out, previous, run_date, top_n, progress, baseline,
+                    keep_entries)
     except UsageError:
         raise
     except Exception as e:
@@ -163,11 +177,12 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
         notes.append(f"the engine failed to read the fleet ({first}); audited again without "
                      f"{len(broken)} snapshot(s) whose data is unreadable")
-        return _run(engine, refs, notes, config, out, previous, run_date, top_n, progress)
+        return _run(engine, refs, notes, config, out, previous, run_date, top_n, progress, baseline, keep_entries)
 
 
 def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: AuditConfig, out: str | None,
-         previous: str | None, run_date: str, top_n: int, progress: Progress = NO_PROGRESS) -> FleetResult:
+         previous: str | None, run_date: str, top_n: int, progress: Progress = NO_PROGRESS,
+         baseline: Baseline | None = None, keep_entries: bool = False) -> FleetResult:
     progress.stage(f"loading {len(refs)} snapshot(s)")
     tables = engine.load(refs)
     previous_run = None
@@ -190,6 +205,11 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
     selected = config.rules(("cluster", "fleet"))
     table = findings_table(tables, selected, config, materialize=not previous_run, progress=progress)
     current = engine.session.table(table).where(F.col("exempted_by").isNull()).drop("exempted_by")
+    outcome = None
+    if baseline is not None:
+        current, matched = _without_baseline(engine, current, baseline)
+        outcome = baseline.outcome(matched, {r.manifest.cluster_name for r in refs})
+        notes.extend(([f"warning: {outcome.foreign}"] if outcome.foreign else []) + [outcome.line()])
     if previous_run:
         prev = engine.session.table(VIEW_PREFIX + "previous_findings").select(
             F.col("fingerprint").alias("prev_fingerprint")).distinct()
@@ -202,6 +222,7 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
     findings = engine.session.table(VIEW_PREFIX + "fleet_findings")
 
     hits = _hits(findings)
+    explained = count_causes(findings)  # an aggregate, one row per cause
     if out:
         progress.stage("writing findings")
         _write_findings(engine, findings, {h["cluster"] for h in hits} | {r.manifest.cluster_name for r in refs},
@@ -233,8 +254,28 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
     # From every finding, not the graded clusters: a FLT004 finding is about a cluster absent from this run.
     totals = {s: sum(h["count"] for h in hits if h["severity"] == s) for s in WORST_FIRST}
     totals["total"] = sum(totals.values())
+    entries = None
+    if keep_entries:  # --write-baseline: every finding's entry reaches the driver (one small row each)
+        entries = [Entry(**r.asDict()) for r in findings.select(
+            "fingerprint", "rule", "cluster", "resource_type", "resource_name").collect()]
     return FleetResult(run_date, engine.name, clusters, rules, top, incomplete, totals, out, previous_run, diff,
-                       hits=hits, top_n=top_n, notes=notes, coverage=covered)
+                       hits=hits, top_n=top_n, notes=notes, coverage=covered, causes=explained, baseline=outcome,
+                       baseline_entries=entries,
+                       grade_history=grade_history(previous, run_date))
+
+
+BASELINE_TABLE = Table("baseline", (Column("fingerprint", "string", "fingerprint of a baselined finding"),))
+
+
+def _without_baseline(engine: Engine, current, baseline: Baseline):
+    """``current`` without the baselined findings (an anti-join in the engine), and the
+    baseline's fingerprints it held (at most the baseline's size reaches the driver)."""
+    engine._register_rows(BASELINE_TABLE, [{"fingerprint": fp} for fp in baseline.entries])
+    known = engine.session.table(VIEW_PREFIX + BASELINE_TABLE.name).select(
+        F.col("fingerprint"), F.lit(True).alias("baselined"))
+    marked = join(current, known, "fingerprint", "left")
+    matched = {r["fingerprint"] for r in marked.where(F.col("baselined")).select("fingerprint").distinct().collect()}
+    return marked.where(F.col("baselined").isNull()).drop("baselined"), matched
 
 
 def _write_findings(engine: Engine, findings, names: set, directory: str) -> None:
@@ -342,9 +383,10 @@ def audit_result(result: FleetResult) -> AuditResult:
     return AuditResult(findings=list(result.top), clusters=clusters, incomplete=result.incomplete,
                        engine=result.engine, notes=notes, history=run_history(result) or None,
                        hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits],
-                       coverage=result.coverage,
+                       coverage=result.coverage, causes=result.causes,
                        grades={h["cluster"]: NOT_AUDITED for h in result.hits} | {
-                           c["name"]: {"score": c["score"], "grade": c["grade"], "grade_note": c.get("grade_note", "")}
+                           c["name"]: {"score": c["score"], "grade": c["grade"], "grade_note": c.get("grade_note", ""),
+                                       "trend": result.grade_history.get(c["id"], [])}
                            for c in result.clusters})
 
 
@@ -433,12 +475,43 @@ def run_history(result: FleetResult) -> list[dict]:
     return [runs[k] for k in sorted(runs)]
 
 
+GRADE_HISTORY_RUNS = 8
+
+
+def grade_history(previous: str | None, run_date: str) -> dict[str, list[dict]]:
+    """Per cluster id: {"run_date", "grade", "score"} of the last GRADE_HISTORY_RUNS runs
+    before run_date under the --previous root (their _summary.json), oldest first. Local
+    directories only, like the summaries; a damaged summary only loses its run."""
+    from auditor import safe_io, safe_json
+    from auditor.grading import GRADES
+
+    if not previous or REMOTE.match(previous):
+        return {}
+    runs = []
+    for path in sorted(Path(previous).glob("run_date=*/_summary.json")):
+        try:
+            doc = safe_json.loads(safe_io.read_text(path), str(path))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("clusters"), list) and str(doc.get("run_date")) < run_date:
+            runs.append(doc)
+    out: dict[str, list[dict]] = {}
+    for doc in sorted(runs, key=lambda d: str(d["run_date"]))[-GRADE_HISTORY_RUNS:]:
+        for c in doc["clusters"]:
+            if isinstance(c, dict) and isinstance(c.get("id"), str) and c.get("grade") in (*GRADES, "?"):
+                score = c.get("score") if isinstance(c.get("score"), int) else None
+                out.setdefault(c["id"], []).append({"run_date": str(doc["run_date"]), "grade": c["grade"], "score": score})
+    return out
+
+
 def summary_json(result: FleetResult) -> dict:
     return {
         "schema_version": 1, "run_date": result.run_date, "engine": result.engine, "findings_dir": result.out,
         "previous_run": result.previous_run, "diff": result.diff, "notes": result.notes, "totals": result.totals,
         "incomplete": result.incomplete, "clusters": result.clusters, "rules": result.rules,
+        "causes": [c.to_json() for c in result.causes],
         "top": [f.to_json() for f in result.top],
+        **({"baseline": result.baseline.to_json()} if result.baseline else {}),
     }
 
 

@@ -143,3 +143,141 @@ def test_sample_fleet_report_in_chromium(tmp_path):
                      "--hide-scrollbars")
     assert p.returncode == 0, p.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+# ---------------------------------------------------------------- layout at desktop and phone widths
+# Headless Chromium lays a window out at least 500 px wide, so the page is measured inside an
+# iframe of the width wanted: the page's own viewport (innerWidth, media queries) is the frame.
+# A probe in the page posts what it measured to the host page, which --dump-dom prints.
+
+DESKTOP, PHONE = 1280, 390
+FLEET_HEIGHT_BOUND = 19_000  # px at 1280: 23,311 with every explanation expanded, 17,986 collapsed (142 rows)
+
+LAYOUT_PROBE = """
+<script>
+window.addEventListener("load", function () {
+  setTimeout(function () {
+    var iw = window.innerWidth, hidden = 0, verdicts = 0, docs = document.querySelectorAll("details.doc");
+    Array.prototype.forEach.call(document.querySelectorAll("td.verdict"), function (td) {
+      if (!td.parentNode.offsetParent) { return; }  // a row the filter hid
+      var r = td.getBoundingClientRect();
+      verdicts++;
+      if (!(r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= iw && td === td.parentNode.firstElementChild)) { hidden++; }
+    });
+    var fonts = [];
+    Array.prototype.forEach.call(document.querySelectorAll("svg.chart"), function (svg) {
+      var scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      Array.prototype.forEach.call(svg.querySelectorAll("text"), function (t) {
+        fonts.push(parseFloat(getComputedStyle(t).fontSize) * scale);
+      });
+    });
+    var open = [];
+    Array.prototype.forEach.call(docs, function (d) { if (d.open) { open.push(d.closest("section.rule").id); } });
+    parent.postMessage(JSON.stringify({
+      innerWidth: iw, scrollWidth: document.scrollingElement.scrollWidth,
+      scrollHeight: document.scrollingElement.scrollHeight, verdicts: verdicts, verdictsHidden: hidden,
+      docs: docs.length, open: open, minChartFont: fonts.length ? Math.min.apply(null, fonts) : null
+    }), "*");
+  }, 100);
+});
+</script>
+"""
+
+
+def _host(frame: str, width: int, height: int) -> str:
+    return ('<!DOCTYPE html><html><head><style>body{margin:0}iframe{border:0;display:block}</style></head><body>'
+            f'<iframe src="{frame}" width="{width}" height="{height}"></iframe><pre id="seen"></pre><script>'
+            'addEventListener("message", function (e) { document.getElementById("seen").textContent = e.data; });'
+            "</script></body></html>")
+
+
+def layout(page: str, tmp_path: Path, name: str, width: int, fragment: str = "") -> dict:
+    """What the probe measured of ``page`` laid out ``width`` px wide."""
+    import html
+    import json
+
+    (tmp_path / f"{name}.html").write_text(with_layout_probe(page), encoding="utf-8")
+    host = tmp_path / f"host-{name}.html"
+    host.write_text(_host(f"{name}.html{fragment}", width, 900), encoding="utf-8")
+    p = run_chromium(host.as_uri(), tmp_path / f"profile-{name}", "--dump-dom", "--virtual-time-budget=5000",
+                     "--allow-file-access-from-files")
+    assert p.returncode == 0, p.stderr[-2000:]
+    m = re.search(r'<pre id="seen">(.*?)</pre>', p.stdout, re.S)
+    assert m and m.group(1), "layout probe did not report"
+    return json.loads(html.unescape(m.group(1)))
+
+
+def with_layout_probe(page: str) -> str:
+    head, tail = page.rsplit("</body>", 1)
+    return head + LAYOUT_PROBE + "</body>" + tail
+
+
+def screenshot(page: str, tmp_path: Path, name: str, width: int, height: int) -> Path:
+    """The top ``height`` px of ``page`` at ``width`` into test-artifacts/, for a person to look at."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / f"{name}-{width}.png"
+    shot.unlink(missing_ok=True)
+    (tmp_path / f"shot-{name}.html").write_text(page, encoding="utf-8")
+    host = tmp_path / f"shot-host-{name}-{width}.html"
+    host.write_text(_host(f"shot-{name}.html", width, height), encoding="utf-8")
+    p = run_chromium(host.as_uri(), tmp_path / f"profile-shot-{name}-{width}", f"--screenshot={shot}",
+                     f"--window-size={width},{height}", "--hide-scrollbars", "--virtual-time-budget=3000",
+                     "--allow-file-access-from-files")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    return shot
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    """The three reports: one cluster (check), the fleet job after an earlier run (grade
+    trend), and preflight, from the sample snapshots on DuckDB."""
+    from auditor.config import AuditConfig
+    from auditor.engine import open_engine
+    from auditor.engine.runner import run_audit
+    from auditor.fleet import audit_result, run_fleet, write_summary
+    from auditor.preflight import run_preflight
+    from auditor.render import preflight_render
+    from auditor.snapshot.io import open_snapshot
+    from tests.conftest import SAMPLE_FLEET, cluster_dir
+
+    out = tmp_path_factory.mktemp("findings")
+    payments = [open_snapshot(cluster_dir("payments-msk"))]
+    with open_engine("duckdb") as engine:
+        cluster = html_render.render(run_audit(engine, payments, AuditConfig()))
+    for day in ("2026-11-08", "2026-11-15"):  # one engine per run, as the weekly job has
+        with open_engine("duckdb") as engine:
+            fleet = run_fleet(engine, str(SAMPLE_FLEET), AuditConfig(), out=str(out), previous=str(out), run_date=day)
+        write_summary(fleet)
+    with open_engine("duckdb") as engine:
+        preflight = preflight_render.render_html(run_preflight(engine, payments, AuditConfig()))
+    return {"cluster": cluster, "fleet": html_render.render(audit_result(fleet)), "preflight": preflight}
+
+
+@pytest.mark.parametrize("width", [DESKTOP, PHONE])
+@pytest.mark.parametrize("name", ["cluster", "fleet", "preflight"])
+def test_verdicts_visible_no_page_scroll_and_legible_charts(pages, tmp_path, name, width):
+    seen = layout(pages[name], tmp_path, name, width)
+    assert seen["innerWidth"] == width
+    assert seen["scrollWidth"] <= width, seen  # long topic names wrap instead of widening the page
+    # grade, severity or safe/unsafe: the first cell of its row, inside the viewport
+    assert seen["verdicts"] > 0 and seen["verdictsHidden"] == 0, seen
+    if name != "preflight":
+        assert seen["docs"] > 0 and seen["open"] == [], seen  # explanations collapsed by default
+        assert seen["minChartFont"] >= 9, seen
+    if name == "fleet" and width == DESKTOP:
+        assert seen["scrollHeight"] < FLEET_HEIGHT_BOUND, seen
+    screenshot(pages[name], tmp_path, f"{name}-report", width, 2400 if width == DESKTOP else 3000)
+
+
+def test_filter_opens_the_explanations_it_matches(pages, tmp_path):
+    page = pages["cluster"]
+    term = "not_enough_replicas"  # in REP002's explanation
+    expected = []
+    for sec in re.findall(r'<section class="rule[^"]*" id="(rule-[^"]+)"', page):
+        doc = re.search(r'<details class="doc">.*?</details>', section(page, sec), re.S)
+        if doc and term in text_of(doc.group(0)).lower():
+            expected.append(sec)
+    assert "rule-REP002" in expected
+    seen = layout(page, tmp_path, "filtered", PHONE, f"#filter={term}")
+    assert sorted(seen["open"]) == sorted(expected), seen

@@ -266,7 +266,7 @@ def test_baseline_fails_only_on_new_findings(tmp_path, capsys):
     code, _out, _err = cli(capsys, "lint", f, "--write-baseline", base)
     assert code == 0
     data = json.loads(base.read_text())
-    assert data["schema_version"] == 1 and {e["rule"] for e in data["findings"]} >= {"REP002", "REP003"}
+    assert data["version"] == 1 and {e["rule"] for e in data["findings"]} >= {"REP002", "REP003"}
     code, out, _err = cli(capsys, "lint", f, "--baseline", base)
     assert code == 0, out
     assert "in the baseline" in out

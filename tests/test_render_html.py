@@ -186,3 +186,84 @@ def test_row_budget_is_shared_fairly():
     share = html_render._share({"a": 1000, "b": 3, "c": 10}, 20)
     assert share == {"a": 9, "b": 3, "c": 8}
     assert html_render._share({"a": 2, "b": 1}, 200) == {"a": 2, "b": 1}
+
+
+def test_explanations_are_collapsed_and_the_verdict_is_the_first_cell(fleet_page):
+    rep = section(fleet_page, "rule-REP002")
+    doc = re.search(r'<details class="doc">(.*?)</details>', rep, re.S)
+    assert doc, "no collapsible explanation"
+    assert "<summary>" in doc.group(1) and "Remediation" in doc.group(1) and "Why" in doc.group(1)
+    head, table = rep.index('class="rule-head"'), rep.index('<table class="findings')
+    assert head < rep.index("<details") < table  # the headline above, the finding table below, both outside
+    assert "payments.orders.v1" not in doc.group(1)
+    assert not re.search(r"<details[^>]*\bopen\b", fleet_page)
+    for row in re.findall(r'<tr class="f".*?</tr>', fleet_page, re.S):
+        assert re.match(r'<tr class="f"[^>]*>\s*<td class="sev verdict"><span class="badge sev-', row), row
+    for row in re.findall(r'<tr id="cluster-\d+".*?</tr>', section(fleet_page, "clusters"), re.S):
+        assert re.match(r'<tr [^>]*>\s*<td class="verdict"><span class="grade grade-', row), row
+    # a check report carries no grade history: no trend column
+    assert "<th>trend</th>" not in fleet_page and "first run" not in fleet_page
+
+
+def _fleet_result(tmp_path, history: dict[str, str | None]):
+    """A FleetResult of 2026-11-22 for clusters a and b, with earlier _summary.json files under
+    tmp_path: run date -> grade of a (None: a damaged summary)."""
+    import json
+
+    from auditor.fleet import FleetResult, grade_history
+
+    for day, grade_of_a in history.items():
+        run = tmp_path / f"run_date={day}"
+        run.mkdir()
+        doc = {"run_date": day, "clusters": [{"id": "a", "name": "alpha", "grade": grade_of_a, "score": 75},
+                                             {"id": "b", "name": "beta", "grade": "<b>X</b>", "score": 1}]}
+        (run / "_summary.json").write_text("{" if grade_of_a is None else json.dumps(doc))
+    clusters = [{"id": cid, "name": name, "counts": {}, "score": 100, "grade": "A", "incomplete": False}
+                for cid, name in (("a", "alpha"), ("b", "beta"))]
+    return FleetResult("2026-11-22", "duckdb", clusters, [], [], [], {"total": 0}, top_n=20,
+                       grade_history=grade_history(str(tmp_path), "2026-11-22"))
+
+
+def test_fleet_page_shows_each_clusters_grades_of_the_last_runs(tmp_path):
+    from auditor.fleet import GRADE_HISTORY_RUNS, audit_result
+
+    grades = "FDCBAFDCB"
+    days = {f"2026-09-{i + 10:02d}": g for i, g in enumerate(grades)}
+    days["2026-10-01"] = None  # damaged: skipped
+    days["2026-11-22"] = "F"  # this run's own directory: not history
+    result = _fleet_result(tmp_path, days)
+    assert [t["grade"] for t in result.grade_history["a"]] == list(grades[-GRADE_HISTORY_RUNS:])
+    assert result.grade_history["a"][0]["run_date"] == "2026-09-11" and "b" not in result.grade_history
+    page = render(audit_result(result))
+    assert "<th>trend</th>" in page
+    alpha = re.search(r'<tr id="cluster-\d+".*?alpha.*?</tr>', section(page, "clusters"), re.S).group(0)
+    trend = re.search(r'<span class="trend".*?</span></span>', alpha, re.S).group(0)
+    assert re.findall(r'class="grade (?:mini )?grade-(\w)"', trend) == [*grades[-GRADE_HISTORY_RUNS:], "A"]
+    assert 'title="2026-09-11: score 75"' in trend
+    beta = re.search(r'<tr id="cluster-\d+".*?beta.*?</tr>', section(page, "clusters"), re.S).group(0)
+    assert "first run" in text_of(beta)  # its earlier grades were not grades
+
+
+def test_first_fleet_run_says_so(tmp_path):
+    from auditor.fleet import audit_result
+
+    page = render(audit_result(_fleet_result(tmp_path, {})))
+    assert "<th>trend</th>" in page and text_of(section(page, "clusters")).count("first run") == 2
+
+
+def test_fix_first_lists_the_root_causes_escaped():
+    from auditor.causes import Cause
+
+    causes = [Cause(f"broker-unregistered:{p}", "payments-msk", "broker-unregistered", f"broker {p} is not registered",
+                    "bring it back", 40 - i, ("PAR004", "REP008")) for i, p in enumerate(PAYLOADS)]
+    result = AuditResult(findings=[make_finding()], clusters=[{"id": "payments-msk", "name": "payments-msk"}],
+                         incomplete=[], causes=causes)
+    page = render(result)
+    box = section(page, "fix-first")
+    assert page.index('id="fix-first"') < page.index('id="findings"')
+    items = re.findall(r"<li>.*?</li>", box, re.S)
+    assert len(items) == 3 and "explains 40 findings ( PAR004, REP008)" in text_of(items[0])
+    for payload in PAYLOADS:
+        assert payload not in page and f"broker {payload} is not registered" in text_of(box)
+    assert 'id="fix-first"' not in render(AuditResult(findings=[], clusters=[{"id": "x", "name": "x"}], incomplete=[],
+                                                      causes=[]))

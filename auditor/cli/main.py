@@ -21,7 +21,7 @@ app = typer.Typer(
     name="kafka-audit",
     help="Kafka cluster configuration linter and static auditor.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -36,6 +36,13 @@ class OutputFormat(str, Enum):
     sarif = "sarif"
     junit = "junit"
     markdown = "markdown"
+    github = "github"
+
+
+# -o FILE without --format: the format its extension names (.txt: text, or github annotations).
+FORMAT_OF_SUFFIX = {".json": "json", ".sarif": "sarif", ".html": "html", ".md": "markdown", ".xml": "junit",
+                    ".txt": "text"}
+PLAIN_TEXT_FORMATS = ("text", "github")
 
 
 class FailOn(str, Enum):
@@ -70,6 +77,98 @@ def _root(
     """Collect a snapshot of a Kafka cluster, then lint it: exit 0 clean, 1 findings, 2 usage, 3 incomplete."""
 
 
+def _report_format(command: str, fmt: str | None, output: Path | None, choices) -> str:
+    """The report's format: --format, else -o's extension, else text. `-o json` (a file named
+    after a format, meant as -f) and a --format the extension contradicts are usage errors."""
+    from auditor.render import FORMATS
+
+    if output is not None:
+        if output.name in FORMATS:
+            raise UsageError(f"{command}: -o {output} names the output file; for the format give --format {output.name}")
+        implied = FORMAT_OF_SUFFIX.get(output.suffix.lower())
+        if fmt is not None and implied is not None and fmt != implied and not (
+                implied == "text" and fmt in PLAIN_TEXT_FORMATS):
+            raise UsageError(f"{command}: --format {fmt} contradicts -o {output} (a {implied} file name)")
+        fmt = fmt or implied
+    fmt = fmt or "text"
+    if fmt not in choices:
+        raise UsageError(f"{command}: the {fmt} format is not available here (choose one of {', '.join(choices)})")
+    return fmt
+
+
+def _colour_wanted(output: Path | None) -> bool:
+    """Colour on stdout only: never in a file (-o); NO_COLOR (any non-empty value, no-color.org)
+    turns it off, FORCE_COLOR on even in a pipe; otherwise only on a terminal."""
+    if output is not None or os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+
+
+def _write_text_report(text: str, output: Path | None) -> None:
+    """A text report, with its severities in colour where _colour_wanted says so."""
+    from auditor.render.text_render import colourise
+
+    _write(colourise(text) if _colour_wanted(output) else text, output)
+
+
+def _with_rule_choice(cfg, select: list[str] | None, ignore: list[str] | None, command: str):
+    """The config with --select / --ignore applied as ruff does: --select replaces the config
+    file's select, --ignore adds to its ignore (ignore wins over select). Values are
+    comma-separated codes, names or code prefixes, as in the config file."""
+    import dataclasses
+
+    from auditor.registry import resolve
+
+    def refs(values):
+        return tuple(r.strip() for v in values or () for r in v.split(",") if r.strip())
+
+    chosen, dropped = refs(select), refs(ignore)
+    for ref in chosen + dropped:
+        resolve(ref, command)  # an unknown code or name: one usage line
+    if not (chosen or dropped):
+        return cfg
+    return dataclasses.replace(cfg, select=chosen or cfg.select, ignore=tuple(cfg.ignore) + dropped)
+
+
+def _statistics(command: str, rows: list[dict], fmt: str, output: Path | None) -> None:
+    """--statistics: the per-rule counts instead of the report (text or json)."""
+    from auditor.render import statistics
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"{command}: --statistics is printed as text or json, not {fmt}")
+    text = statistics.render(rows, fmt)
+    if fmt == "text":
+        _write_text_report(text, output)
+    else:
+        _write(text, output)
+
+
+def _baseline(path: Path | None, write: Path | None):
+    """--baseline FILE read (auditor/baseline.py); not when --write-baseline refreshes it."""
+    from auditor import baseline
+
+    return baseline.read(path) if path is not None and write is None else None
+
+
+def _write_baseline(entries, path: Path) -> None:
+    from auditor import baseline
+
+    entries = list(entries)
+    _write(baseline.document(entries), path)
+    typer.echo(f"{path}: baseline of {len(entries)} finding(s) written", err=True)
+
+
+def _tell_baseline(outcome, notes: list[str], *, in_report: bool) -> None:
+    """Matched and stale baselined findings: a note of the text report, else a line on stderr.
+    A baseline written for another cluster is said on stderr whatever the format."""
+    if outcome.foreign:
+        _say(f"warning: {outcome.foreign}")
+    if in_report:
+        notes.append(outcome.line())
+    else:
+        _say(f"note: {outcome.line()}")
+
+
 def _write(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
@@ -84,12 +183,17 @@ def _write(text: str, output: Path | None) -> None:
 @app.command()
 def check(
     target: Annotated[Path | None, typer.Argument(help="A snapshot directory, or a directory holding several (or give SOURCES).")] = None,
-    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.text,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
+    fmt: FormatOpt = None,
+    output: OutputOpt = None,
     fail_on: Annotated[FailOn | None, typer.Option(help="Lowest severity that fails the run (exit 1). Default: the config's fail_on, else error.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml (default: ./kafka-audit.toml or [tool.kafka-audit] in ./pyproject.toml).")] = None,
     engine: Annotated[EngineName, typer.Option(help="duckdb (embedded, default) or spark.")] = EngineName.duckdb,
     master: Annotated[str | None, typer.Option(help="Spark master URL (implies --engine spark).")] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    statistics: StatisticsOpt = False,
+    baseline: BaselineOpt = None,
+    write_baseline: WriteBaselineOpt = None,
     bootstrap_servers: BootstrapOpt = None,
     command_config: CommandConfigOpt = None,
     zookeeper: ZookeeperOpt = None,
@@ -101,12 +205,17 @@ def check(
     """Audit one or more snapshots (or collect one from SOURCES first) and report findings."""
     import tempfile
 
+    from auditor.baseline import Entry
+    from auditor.baseline import apply as apply_baseline
     from auditor.config import find_config
     from auditor.engine import open_engine
     from auditor.engine.runner import run_audit
-    from auditor.render import render
+    from auditor.render import FORMATS, render
+    from auditor.render.statistics import per_rule as stats_per_rule
 
-    cfg = find_config(config)
+    fmt = _report_format("check", fmt and fmt.value, output, FORMATS)
+    cfg = _with_rule_choice(find_config(config), select, ignore, "--select/--ignore")
+    known = _baseline(baseline, write_baseline)
     engine_name = "spark" if master else engine.value
     with tempfile.TemporaryDirectory(prefix="kafka-audit-") as workdir:
         refs = _snapshot_refs(target, workdir, dict(
@@ -114,7 +223,19 @@ def check(
             broker_config=broker_config, metrics=metrics, cluster_name=cluster_name, timeout=timeout))
         with open_engine(engine_name, master=master) as eng:
             result = run_audit(eng, refs, cfg)
-    _write(render(fmt.value, result), output)
+    if write_baseline is not None:
+        _write_baseline(map(Entry.of, result.findings), write_baseline)
+        raise typer.Exit(exitcodes.OK)
+    if known is not None:
+        result.findings[:], result.baseline = apply_baseline(known, result.findings,
+                                                             {c["name"] for c in result.clusters})
+        _tell_baseline(result.baseline, result.notes, in_report=fmt == "text")
+    if statistics:
+        _statistics("check", stats_per_rule(result.cluster_rule_counts()), fmt, output)
+    elif fmt == "text":
+        _write_text_report(render(fmt, result), output)
+    else:
+        _write(render(fmt, result), output)
     threshold = fail_on.value if fail_on else cfg.fail_on
     raise typer.Exit(exitcodes.for_result(failing=result.failing(threshold), incomplete=result.is_incomplete))
 
@@ -127,11 +248,16 @@ def fleet(
     out: Annotated[str | None, typer.Option("--out", help="Findings root: writes OUT/run_date=DATE/cluster=NAME/*.parquet and _summary.json.")] = None,
     previous: Annotated[str | None, typer.Option("--previous", help="An earlier findings root (or run): mark findings new/persisting and count resolved ones.")] = None,
     run_date: Annotated[str | None, typer.Option(help="Date of this run (YYYY-MM-DD); default today.")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="text or json (the summary).")] = "text",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text, json (the summary) or github (annotations of the findings shown).")] = "text",
     top: Annotated[int, typer.Option(help="Findings per rule that reach the driver and the report.")] = 20,
     html: Annotated[Path | None, typer.Option("--html", help="Also write the fleet HTML report here.")] = None,
     fail_on: Annotated[FailOn | None, typer.Option(help="Lowest severity that fails the run (exit 1).")] = None,
     config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml.")] = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    statistics: StatisticsOpt = False,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="Leave out the findings of this baseline file (from every count and the Parquet rows); says how many matched and which are stale.")] = None,
+    write_baseline: WriteBaselineOpt = None,
 ):
     """The weekly fleet-wide audit: every snapshot under ROOT, cluster and fleet (FLT) rules."""
     import json
@@ -142,23 +268,43 @@ def fleet(
     from auditor.fleet import run_fleet, summary_json, write_summary
     from auditor.render import fleet_text
 
-    if fmt not in ("text", "json"):
-        raise UsageError(f"--format must be text or json, not '{fmt}'")
+    if fmt not in ("text", "json", "github"):
+        raise UsageError(f"--format must be text, json or github, not '{fmt}'")
     run_date = _run_date(run_date)
-    cfg = find_config(config)
+    cfg = _with_rule_choice(find_config(config), select, ignore, "--select/--ignore")
+    known = _baseline(baseline, write_baseline)
+    _note_replaced_run(out, run_date)
     engine_name = "spark" if master else engine.value
     with progress.for_stderr() as shown:
         shown.stage(f"starting {engine_name}" + (f" ({master})" if master else ""))
         with open_engine(engine_name, master=master) as eng:
             result = run_fleet(eng, root, cfg, out=out, previous=previous, run_date=run_date, top_n=top,
-                               progress=shown)
+                               progress=shown, baseline=known, keep_entries=write_baseline is not None)
+    if write_baseline is not None:
+        _write_baseline(result.baseline_entries, write_baseline)
+        raise typer.Exit(exitcodes.OK)
+    if result.baseline is not None and result.baseline.foreign:
+        _say(f"warning: {result.baseline.foreign}")
     write_summary(result)
     if html is not None:
         from auditor.fleet import audit_result
         from auditor.render import render
 
         _write(render("html", audit_result(result), title=f"kafka-audit fleet report {result.run_date}"), html)
-    _write(json.dumps(summary_json(result), indent=2) + "\n" if fmt == "json" else fleet_text.render(result), None)
+    if statistics:
+        from auditor.render.statistics import per_rule
+
+        _statistics("fleet", per_rule({"rule": r["rule"], "name": r["name"], "severity": r["severity"],
+                                       "count": r["findings"]} for r in result.rules), fmt, None)
+    elif fmt == "github":
+        from auditor.fleet import audit_result
+        from auditor.render import render
+
+        _write(render("github", audit_result(result)), None)
+    elif fmt == "json":
+        _write(json.dumps(summary_json(result), indent=2) + "\n", None)
+    else:
+        _write_text_report(fleet_text.render(result), None)
     threshold = fail_on.value if fail_on else cfg.fail_on
     raise typer.Exit(exitcodes.for_result(failing=result.failing(threshold), incomplete=bool(result.incomplete)))
 
@@ -169,7 +315,14 @@ class SnapshotFormat(str, Enum):
     jsonl = "jsonl"
 
 
-BootstrapOpt = Annotated[str | None, typer.Option("--bootstrap-servers", help="HOST:PORT[,HOST:PORT] of the Kafka Admin API (read-only calls).")]
+BootstrapOpt = Annotated[str | None, typer.Option("--bootstrap-servers", "--bootstrap-server", help="HOST:PORT[,HOST:PORT] of the Kafka Admin API (read-only calls).")]
+FormatOpt = Annotated[OutputFormat | None, typer.Option("--format", "-f", help="Output format (default: from -o's extension .json .sarif .html .md .xml .txt, else text).")]
+OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")]
+SelectOpt = Annotated[list[str] | None, typer.Option("--select", help="Rules to run (codes, names or prefixes, comma-separated, repeatable): replaces the config file's select.")]
+IgnoreOpt = Annotated[list[str] | None, typer.Option("--ignore", help="Rules not to run (codes, names or prefixes, comma-separated, repeatable): added to the config file's ignore.")]
+StatisticsOpt = Annotated[bool, typer.Option("--statistics", help="Print the number of findings per rule (most first) instead of the report.")]
+BaselineOpt = Annotated[Path | None, typer.Option("--baseline", help="Fail only on findings not in this baseline file; says how many matched and which are stale.")]
+WriteBaselineOpt = Annotated[Path | None, typer.Option("--write-baseline", help="Write the current findings as a baseline file and exit 0.")]
 CommandConfigOpt = Annotated[Path | None, typer.Option("--command-config", help="Kafka CLI client.properties: security.protocol, SSL, SASL (PLAIN, SCRAM, AWS MSK IAM).")]
 ZookeeperOpt = Annotated[str | None, typer.Option("--zookeeper", help="HOST:PORT (comma-separated for an ensemble, optional /chroot) of a ZooKeeper-mode cluster.")]
 BrokerConfigOpt = Annotated[list[str] | None, typer.Option("--broker-config", help="server.properties file or a directory of *.properties (repeatable).")]
@@ -177,6 +330,20 @@ MetricsOpt = Annotated[list[str] | None, typer.Option("--metrics", help="Prometh
 ClusterNameOpt = Annotated[str | None, typer.Option("--cluster-name", help="Cluster name (also the id when ZooKeeper gives none).")]
 TimeoutOpt = Annotated[float, typer.Option(help="Timeout of every network call, seconds.")]
 MAX_TIMEOUT = 3600.0  # --timeout: an hour per call at most (inf would overflow socket and thread timeouts)
+
+
+def _note_replaced_run(out: str | None, run_date: str | None) -> None:
+    """fleet --out: a run of the same date is replaced, and says so (local roots)."""
+    import datetime as dt
+
+    from auditor.fleet import REMOTE
+
+    if out is None or REMOTE.match(out):
+        return
+    day = run_date or dt.date.today().isoformat()
+    run_dir = Path(out) / f"run_date={day}"
+    if run_dir.is_dir() and any(run_dir.iterdir()):
+        _say(f"note: replacing the findings of run_date={day} under {out}")
 
 
 def _run_date(value: str | None) -> str | None:
@@ -468,11 +635,12 @@ class PreflightFormat(str, Enum):
 def preflight(
     target: Annotated[Path | None, typer.Argument(help="A snapshot directory (or a directory holding several), or give SOURCES.")] = None,
     broker: Annotated[list[int] | None, typer.Option("--broker", help="Simulate only this broker id (repeatable).")] = None,
-    fmt: Annotated[PreflightFormat, typer.Option("--format", "-f", help="Output format.")] = PreflightFormat.text,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
+    fmt: Annotated[PreflightFormat | None, typer.Option("--format", "-f", help="Output format (default: from -o's extension, else text).")] = None,
+    output: OutputOpt = None,
     fix_plan: Annotated[Path | None, typer.Option("--fix-plan", help="Write the fix plan (commands, reassignment JSON, conditions to wait for) to this file for a person to review; nothing is executed.")] = None,
     target_version: Annotated[str | None, typer.Option("--target-version", help="Upgrade preflight: also check readiness for this Kafka version (4.0: clients KIP-896 removes, unidentified clients, DSK003, CTL009).")] = None,
     config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml (ignore, severity, params, exemptions apply).")] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Rules not to run (codes, names or prefixes, comma-separated, repeatable): added to the config file's ignore. Preflight's rules are fixed, so there is no --select.")] = None,
     engine: Annotated[EngineName, typer.Option(help="duckdb (embedded, default) or spark.")] = EngineName.duckdb,
     bootstrap_servers: BootstrapOpt = None,
     command_config: CommandConfigOpt = None,
@@ -489,16 +657,22 @@ def preflight(
     from auditor.config import find_config
     from auditor.engine import open_engine
     from auditor.preflight import run_preflight
+    from auditor.render.preflight_render import FORMATS as PREFLIGHT_FORMATS
     from auditor.render.preflight_render import render as render_preflight
 
-    cfg = find_config(config)
+    fmt = _report_format("preflight", fmt and fmt.value, output, PREFLIGHT_FORMATS)
+    cfg = _with_rule_choice(find_config(config), None, ignore, "--ignore")
     with tempfile.TemporaryDirectory(prefix="kafka-audit-") as workdir:
         refs = _snapshot_refs(target, workdir, dict(
             bootstrap_servers=bootstrap_servers, command_config=command_config, zookeeper=zookeeper,
             broker_config=broker_config, metrics=metrics, cluster_name=cluster_name, timeout=timeout))
         with open_engine(engine.value) as eng:
             pre = run_preflight(eng, refs, cfg, brokers=broker or None, target_version=target_version)
-    _write(render_preflight(fmt.value, pre), output)
+    report = render_preflight(fmt, pre)
+    if fmt == "text":
+        _write_text_report(report, output)
+    else:
+        _write(report, output)
     if fix_plan is not None:
         from auditor.render.preflight_render import fix_plan_file
 
@@ -512,39 +686,49 @@ def preflight(
 def lint(
     files: Annotated[list[Path], typer.Argument(help="Broker properties files and topic YAML files (plain list, Strimzi or jikkou KafkaTopic, topicctl, kafka-gitops, JulieOps), or directories of them; non-broker properties files are skipped with a note.")],
     against: Annotated[Path | None, typer.Option("--against", help="Snapshot of the cluster the change lands on: adds its brokers, defaults and current thread counts (REP010, THR007).")] = None,
-    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format (text: one file:line per finding).")] = OutputFormat.text,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
-    baseline: Annotated[Path | None, typer.Option("--baseline", help="Fail only on findings not in this baseline (JSON of fingerprints).")] = None,
-    write_baseline: Annotated[Path | None, typer.Option("--write-baseline", help="Write the current findings as a baseline file and exit 0.")] = None,
+    fmt: Annotated[OutputFormat | None, typer.Option("--format", "-f", help="Output format (text: one file:line per finding; github: PR annotations). Default: from -o's extension, else text.")] = None,
+    output: OutputOpt = None,
+    baseline: BaselineOpt = None,
+    write_baseline: WriteBaselineOpt = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    statistics: StatisticsOpt = False,
     fail_on: Annotated[FailOn | None, typer.Option(help="Lowest severity that fails the run (exit 1). Default: the config's fail_on, else error.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="kafka-audit.toml (default: ./kafka-audit.toml or [tool.kafka-audit] in ./pyproject.toml).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="A file in which no topic or broker definition is recognised is an error (exit 2), not a warning.")] = False,
 ):
     """Lint proposed Kafka configuration files (CI, pre-commit): findings at file:line."""
+    from auditor.baseline import Entry
     from auditor.config import find_config
-    from auditor.lint import baseline_json, read_baseline, run_lint
+    from auditor.lint import run_lint
+    from auditor.render import FORMATS
 
-    cfg = find_config(config)
+    fmt = _report_format("lint", fmt and fmt.value, output, FORMATS)
+    cfg = _with_rule_choice(find_config(config), select, ignore, "--select/--ignore")
     # Writing a baseline records every current finding (a refresh drops the fixed ones).
-    known = read_baseline(str(baseline)) if baseline and write_baseline is None else None
+    known = _baseline(baseline, write_baseline)
     result = run_lint(files, against=str(against) if against else None, config=cfg, baseline=known, strict=strict)
-    if fmt in (OutputFormat.json, OutputFormat.junit) or write_baseline is not None:
+    if fmt in ("json", "junit", "github") or statistics or write_baseline is not None:
         # These reports have no place for notes: files skipped, warnings about the inputs go to stderr.
         for note in result.notes:
             typer.echo(f"kafka-audit: {note if note.startswith('warning: ') else 'note: ' + note}", err=True)
+    elif fmt != "text" and result.baseline is not None:  # the other reports may not show notes: say it here
+        _tell_baseline(result.baseline, [], in_report=False)
     if write_baseline is not None:
-        _write(baseline_json(result.findings), write_baseline)
-        typer.echo(f"{write_baseline}: baseline of {len(result.findings)} finding(s) written", err=True)
+        _write_baseline(map(Entry.of, result.findings), write_baseline)
         raise typer.Exit(exitcodes.OK)
-    if fmt == OutputFormat.text:
+    if statistics:
+        from auditor.render.statistics import per_rule
+
+        _statistics("lint", per_rule(result.cluster_rule_counts()), fmt, output)
+    elif fmt == "text":
         from auditor.render.lint_text import render as render_lint_text
 
-        text = render_lint_text(result)
+        _write_text_report(render_lint_text(result), output)
     else:
         from auditor.render import render
 
-        text = render(fmt.value, result)
-    _write(text, output)
+        _write(render(fmt, result), output)
     threshold = fail_on.value if fail_on else cfg.fail_on
     raise typer.Exit(exitcodes.for_result(failing=result.failing(threshold), incomplete=result.is_incomplete))
 

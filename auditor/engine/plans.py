@@ -53,7 +53,7 @@ _ROOT = Path(__file__).resolve().parent.parent.parent
 BUNDLE = Path(__file__).with_name("plans_bundle.json.gz")
 # Modules outside checks/ and auditor/engine/ whose source shapes the compiled SQL.
 SHAPING_MODULES = ("auditor/snapshot/schema.py", "auditor/findings.py", "auditor/registry.py",
-                   "auditor/declarations.py", "auditor/frames.py")
+                   "auditor/declarations.py", "auditor/frames.py", "auditor/causes.py")
 KEY_FILE = "plan-cache.key"
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from sqlframe.base import functions as F
 
+from auditor import causes
 from auditor.config import AuditConfig
 from auditor.engine.base import VIEW_PREFIX, Engine, Tables
 from auditor.errors import AuditorError, SnapshotError
@@ -50,7 +51,8 @@ def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig,
 def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None,
                    *, materialize: bool = False, progress: Progress = NO_PROGRESS) -> str:
     """Run the rules; returns the engine table of every finding, with cluster names, the
-    fingerprint and ``exempted_by`` (the reason of the first matching exemption, or null).
+    fingerprint, ``exempted_by`` (the reason of the first matching exemption, or null) and
+    ``cause`` (the id of the root cause that explains it, or null: auditor/causes.py).
     The one place exemptions are matched, for check, fleet, lint and preflight alike; their
     patterns are in the dialect both engines read alike (auditor/exemptions.py). The final stage goes through the plan cache too: it depends only on which rule tables
     are unioned and on the active exemptions. It is a view (read once, by `check`) unless
@@ -68,8 +70,9 @@ def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, t
         union = f"SELECT {', '.join('CAST(NULL AS STRING) AS ' + c for c in columns.split(', '))} WHERE 1 = 0"
     active, _expired = config.active_exemptions(today)
     key = {"union_of": compiled, "exemptions": [[e.reason, list(e.rules), e.cluster, e.resource] for e in active]}
-    return tables.compile("findings_final", lambda: _final_stage(tables, active), params=key,
-                          inputs={"findings_all": union}, reuse=materialize)
+    final = tables.compile("findings_final", lambda: _final_stage(tables, active), params=key,
+                           inputs={"findings_all": union})
+    return causes.attach(tables, final, reuse=materialize)  # read once, by the stage that adds `cause`
 
 
 def _final_stage(tables: Tables, active):

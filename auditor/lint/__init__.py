@@ -1,10 +1,11 @@
 """Change review: ``kafka-audit lint FILE...`` over server.properties and topic definitions.
 
-See auditor/lint/run.py for the flow; inputs.py reads the files, snapshot.py turns them
-into snapshot tables (optionally applied to ``--against SNAPSHOT_DIR``), report.py prints
-findings as ``file:line`` lines.
+See auditor/lint/run.py for the flow; inputs.py reads the files, change_tables.py turns them
+into snapshot tables (optionally applied to ``--against SNAPSHOT_DIR``);
+auditor/render/lint_text.py prints findings as ``file:line`` lines and auditor/baseline.py
+reads and writes baselines.
 """
 
-from auditor.lint.run import baseline_json, read_baseline, run_lint
+from auditor.lint.run import run_lint
 
-__all__ = ["baseline_json", "read_baseline", "run_lint"]
+__all__ = ["run_lint"]

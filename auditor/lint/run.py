@@ -13,7 +13,7 @@ Runs on the embedded DuckDB engine only (no JVM, no pyspark import). Steps:
 4. map each finding back to (file, line) by its resource (every identical definition of a
    topic gets it); with ``--against``, findings about parts of the cluster the files do not
    touch are left out;
-5. apply inline suppressions (unused ones become CFG900) and the baseline.
+5. apply inline suppressions (unused ones become CFG900) and the baseline (auditor/baseline.py).
 
 Files are read in sorted order and findings sorted by location, so the result does not
 depend on the order of the arguments.
@@ -26,11 +26,13 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from auditor.baseline import Baseline
+from auditor.baseline import apply as apply_baseline
 from auditor.config import AuditConfig
 from auditor.engine.duckdb_engine import DuckDBEngine
 from auditor.engine.plans import PlanCache
-from auditor.errors import UsageError
 from auditor.findings import AuditResult, Finding, fingerprint
+from auditor.lint.change_tables import against_tables, expand_templates, lint_manifest, proposed_tables
 from auditor.lint.inputs import (
     LintInputError,
     LintInputs,
@@ -39,7 +41,6 @@ from auditor.lint.inputs import (
     definition_variants,
     read_inputs,
 )
-from auditor.lint.change_tables import against_tables, expand_templates, lint_manifest, proposed_tables
 from auditor.render.lint_text import WARNING_PREFIX
 from auditor.snapshot.io import SnapshotRef, open_snapshot
 from auditor.snapshot.schema import TABLES
@@ -54,9 +55,6 @@ SUPPRESSION_RULE = "CFG900"
 # For broker findings: the line of the setting the rule is about.
 BROKER_KEY = {"THR003": "num.network.threads", "THR004": "num.io.threads", "THR005": "num.network.threads",
               "THR006": "queued.max.requests", "DSK004": "log.dirs", "DSK005": "log.dirs"}
-
-BASELINE_VERSION = 1
-
 
 class Locator:
     """Resources of the proposed files -> every (file, line, anchor lines) they come from.
@@ -185,47 +183,6 @@ def _run_rules(tables, rules, cfg: AuditConfig) -> tuple[list[Finding], list[str
     return read_findings(tables.engine, findings_table(tables, rules, cfg))
 
 
-MAX_BASELINE_BYTES = 256 * 1024 * 1024
-
-
-def read_baseline(path: str) -> set[str]:
-    from auditor import safe_io, safe_json
-
-    p = Path(path)
-    try:
-        raw = safe_json.loads(safe_io.read_text(p, limit=MAX_BASELINE_BYTES), str(p))
-    except safe_json.JSONTooDeep as e:  # one line naming the file, not a RecursionError
-        raise UsageError(str(e)) from None
-    except FileNotFoundError:
-        raise UsageError(f"{p}: baseline file not found (write one with --write-baseline)") from None
-    except safe_io.FileRefused as e:  # a FIFO or a device (also behind a symlink), or huge
-        raise UsageError(str(e)) from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{p}:{e.lineno}: baseline is not valid JSON ({e.msg})") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{p}: unreadable baseline ({e})") from None
-    items = raw.get("findings") if isinstance(raw, dict) else raw
-    if not isinstance(items, list):
-        raise UsageError(f"{p}: baseline must hold a 'findings' list")
-    out = set()
-    for item in items:
-        fp = item.get("fingerprint") if isinstance(item, dict) else item
-        if not isinstance(fp, str):
-            raise UsageError(f"{p}: every baseline entry needs a fingerprint")
-        out.add(fp)
-    return out
-
-
-def baseline_json(findings: list[Finding]) -> str:
-    entries = sorted(
-        ({"fingerprint": f.fingerprint, "rule": f.rule, "resource": f"{f.resource_type}:{f.resource_name}",
-          **({"file": f.location["file"]} if f.location else {})} for f in findings),
-        key=lambda e: (e["rule"], e["resource"], e["fingerprint"]))
-    unique = list({e["fingerprint"]: e for e in entries}.values())
-    return json.dumps({"schema_version": BASELINE_VERSION, "tool": "kafka-auditor", "kind": "lint-baseline",
-                       "findings": unique}, indent=2) + "\n"
-
-
 def _worlds(variants: dict[str, list[list[TopicDef]]]) -> list[dict[str, list[TopicDef]]]:
     """The runs a lint needs: one, unless a topic is defined differently in several files;
     then run k lints the k-th definition of each such topic (the first of the others), so
@@ -235,7 +192,7 @@ def _worlds(variants: dict[str, list[list[TopicDef]]]) -> list[dict[str, list[To
 
 
 def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = None,
-             baseline: set[str] | None = None, strict: bool = False) -> AuditResult:
+             baseline: Baseline | None = None, strict: bool = False) -> AuditResult:
     from auditor.engine.base import Tables
     from auditor.engine.runner import incomplete_sources
     from auditor.registry import load_rules
@@ -322,20 +279,20 @@ def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = 
                 fingerprint=fingerprint(rule.code, manifest.cluster_name, "suppression", name),
                 location={"file": s.file, "line": s.line}))
 
-    baselined = 0
-    if baseline:
-        before = len(kept)
-        kept = [f for f in kept if f.fingerprint not in baseline]
-        baselined = before - len(kept)
+    outcome = None
+    if baseline is not None:
+        kept, outcome = apply_baseline(baseline, kept, {manifest.cluster_name})
 
     # Warnings first (files lint could not read as anything, topics defined differently), then
     # the notes: files passed over, identical duplicates, what was suppressed or left out.
     notes = [f"{WARNING_PREFIX}{w}" for w in inputs.unrecognised + conflicts]
+    if outcome is not None and outcome.foreign:  # loud: every finding would fail otherwise, unexplained
+        notes.append(f"{WARNING_PREFIX}{outcome.foreign}")
     notes += inputs.notes + duplicate_notes
     if suppressed:
         notes.append(f"{suppressed} finding(s) suppressed inline")
-    if baselined:
-        notes.append(f"{baselined} finding(s) in the baseline")
+    if outcome is not None:
+        notes.append(outcome.line())
     if outside:
         notes.append(f"{len(outside)} finding(s) about parts of {manifest.cluster_name} these files do not touch "
                      "left out (see kafka-audit check)")
@@ -350,4 +307,5 @@ def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = 
                          exempted=len(exempted), notes=notes)
     result.files = list(inputs.files)  # for the text report
     result.skipped = list(inputs.skipped)
+    result.baseline = outcome  # matched and stale entries, for the JSON report
     return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-FORMATS = ("text", "json", "html", "sarif", "junit", "markdown")
+FORMATS = ("text", "json", "html", "sarif", "junit", "markdown", "github")
 
 
 def render(fmt: str, result, **options) -> str:

@@ -19,6 +19,13 @@ Grades: computed by auditor/grading.py and carried by the result (``cluster_grad
 the page shows them and documents the scale in its footer. Rule documentation comes with
 the result too (``rule_docs``): no renderer reads the registry.
 
+Layout: each rule's explanation (why, remediation, example) is a collapsed <details>; the
+filter box searches it too and opens the ones it matches. Below 640 px every table becomes
+one card per row with its verdict (grade, severity) first; charts are drawn at most CHART_W
+px wide, so they are never scaled below their 12 px text on a phone. The fleet job's grades
+carry each cluster's earlier grades (``trend``, auditor/fleet.py grade_history), shown as a
+letter sequence; the root causes (``result.causes``) head the page as "Fix first".
+
 Counts come from ``result.cluster_rule_counts()``, so a fleet result that carries only the
 top rows of each rule (the rest stay in Parquet) still shows true totals and grades.
 """
@@ -43,6 +50,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"  # inside the package:
 DEFAULT_MAX_ROWS = 200
 DEFAULT_MAX_CHART_CLUSTERS = 40
 WORST_FINDINGS = 5
+FIX_FIRST = 10  # root causes listed in the "Fix first" box; the rest are counted
 HEADLINE_NAMES = 5
 
 # ---------------------------------------------------------------- rule docs
@@ -153,6 +161,8 @@ def _cluster_views(result: AuditResult, threshold: int):
             "rules": len(rules_hit[name]), "score": graded["score"], "grade": graded["grade"],
             "not_evaluated": [{"rules": codes, "reason": reason} for codes, reason in coverage.by_reason(gaps)],
             "grade_note": graded["grade_note"], "coverage": gaps,
+            # Earlier grades, oldest first: given by the fleet job only (None: no trend column).
+            "trend": graded.get("trend"),
             "incomplete": incomplete, "errors": errors, "failing": failing, "status": status,
             "weight": (incomplete, sum(SEVERITY_WEIGHT[s] * cnt[s] for s in SEVERITIES), total),
         })
@@ -258,10 +268,15 @@ def _row(f: Finding) -> dict:
 
 # ---------------------------------------------------------------- charts (inline SVG geometry)
 
-CHART_LABEL_W = 180
-CHART_BAR_W = 420
+# Every chart is at most CHART_W user units wide and drawn at that size in pixels when it
+# fits: a 390 px phone (366 px of content) shows its 12 px labels unscaled. The cluster chart
+# puts each name above its bar so that long names need no label column.
+CHART_W = 350
+CHART_LABEL_W = 76  # the severity and run-date labels
+CHART_VALUE_W = 80
 CHART_ROW_H = 24
-CHART_BAR_H = 16
+CHART_BAR_H = 14
+CHART_STACKED_ROW_H = 36
 
 
 def _truncate(text: str, width: int) -> str:
@@ -269,35 +284,39 @@ def _truncate(text: str, width: int) -> str:
 
 
 def cluster_chart(clusters: list[dict], limit: int) -> dict:
-    """Horizontal stacked bars: findings per cluster by severity, worst clusters first."""
+    """Stacked bars, the cluster's name above each: findings per cluster by severity, worst
+    clusters first."""
     hit = sorted((c for c in clusters if c["total"]), key=lambda c: (-c["weight"][1], -c["total"], c["name"]))
     shown, rest = hit[:limit], len(hit) - min(len(hit), limit)
     top = max((c["total"] for c in shown), default=0)
+    bar_w = CHART_W - CHART_VALUE_W
     rows = []
     for i, c in enumerate(shown):
-        x = CHART_LABEL_W
+        x = 0.0
         segments = []
         for sev in WORST_FIRST:
             n = c["counts"][sev]
             if not n:
                 continue
-            w = max(2.0, CHART_BAR_W * n / top)
+            w = max(2.0, bar_w * n / top)
             segments.append({"severity": sev, "x": round(x, 1), "w": round(w, 1), "n": n})
             x += w
-        rows.append({"label": _truncate(c["name"], 26), "name": c["name"], "y": i * CHART_ROW_H,
+        rows.append({"label": _truncate(c["name"], 52), "name": c["name"], "y": i * CHART_STACKED_ROW_H,
                      "segments": segments, "end": round(x + 6, 1), "total": c["total"]})
-    return {"rows": rows, "rest": rest, "width": CHART_LABEL_W + CHART_BAR_W + 90,
-            "height": max(1, len(rows)) * CHART_ROW_H + 4, "bar_h": CHART_BAR_H, "label_w": CHART_LABEL_W}
+    return {"rows": rows, "rest": rest, "width": CHART_W, "height": max(1, len(rows)) * CHART_STACKED_ROW_H + 4,
+            "bar_h": CHART_BAR_H, "bar_y": 17}
 
 
 def severity_chart(summary: dict) -> dict:
     top = max((summary[s] for s in SEVERITIES), default=0) or 1
+    bar_w = CHART_W - CHART_LABEL_W - CHART_VALUE_W
     rows = []
     for i, sev in enumerate(WORST_FIRST):
         n = summary[sev]
         rows.append({"severity": sev, "y": i * CHART_ROW_H, "n": n,
-                     "w": round(max(2.0, 300 * n / top) if n else 0, 1)})
-    return {"rows": rows, "width": 90 + 300 + 90, "height": len(rows) * CHART_ROW_H + 4, "bar_h": CHART_BAR_H}
+                     "w": round(max(2.0, bar_w * n / top) if n else 0, 1)})
+    return {"rows": rows, "width": CHART_W, "height": len(rows) * CHART_ROW_H + 4, "bar_h": CHART_BAR_H,
+            "label_w": CHART_LABEL_W}
 
 
 def history_chart(history: list[dict] | None) -> dict | None:
@@ -305,15 +324,16 @@ def history_chart(history: list[dict] | None) -> dict | None:
     if not history:
         return None
     top = max([max(h.get("new") or 0, h.get("resolved") or 0) for h in history] + [1])
+    bar_w = CHART_W - CHART_LABEL_W - CHART_VALUE_W
     rows = []
     for i, h in enumerate(history[-12:]):
         new, resolved = h.get("new") or 0, h.get("resolved") or 0
         rows.append({"label": str(h["run_date"]), "y": i * (2 * CHART_BAR_H + 8), "new": new, "resolved": resolved,
                      "total": h.get("total") or 0,
-                     "w_new": round(max(2.0, 300 * new / top) if new else 0, 1),
-                     "w_resolved": round(max(2.0, 300 * resolved / top) if resolved else 0, 1)})
-    return {"rows": rows, "width": 100 + 300 + 120, "height": len(rows) * (2 * CHART_BAR_H + 8) + 4,
-            "bar_h": CHART_BAR_H}
+                     "w_new": round(max(2.0, bar_w * new / top) if new else 0, 1),
+                     "w_resolved": round(max(2.0, bar_w * resolved / top) if resolved else 0, 1)})
+    return {"rows": rows, "width": CHART_W, "height": len(rows) * (2 * CHART_BAR_H + 8) + 4,
+            "bar_h": CHART_BAR_H, "label_w": CHART_LABEL_W}
 
 
 # ---------------------------------------------------------------- render
@@ -355,6 +375,8 @@ def context(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS,
               "cluster_anchor": anchors.get(f.cluster, ""), "resource_type": f.resource_type,
               "resource_name": f.resource_name, "message": f.message}
              for f in result.findings[:WORST_FINDINGS]]
+    causes = [{"title": c.title, "cluster": c.cluster, "cluster_anchor": anchors.get(c.cluster, ""), "count": c.count,
+               "rules": ", ".join(c.rules), "remediation": c.remediation} for c in result.causes or []]
     if title is None:
         title = f"kafka-audit report: {clusters[0]['name']}" if len(clusters) == 1 else "kafka-audit fleet report"
     return {
@@ -366,12 +388,15 @@ def context(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS,
         "severities": WORST_FIRST,
         "summary": summary,
         "clusters": sorted(clusters, key=lambda c: (not c["weight"][0], -c["weight"][1], -c["total"], c["name"])),
+        "show_trend": any(c["trend"] is not None for c in clusters),
         "cluster_count": len(clusters),
         "failing_count": len(failing),
         "failing_names": [c["name"] for c in sorted(failing, key=lambda c: (-c["weight"][1], c["name"]))][:HEADLINE_NAMES],
         "incomplete_clusters": incomplete,
         "incomplete": result.incomplete,
         "worst": worst,
+        "causes": causes[:FIX_FIRST],
+        "causes_more": len(causes) - len(causes[:FIX_FIRST]),
         "rules": _rule_sections(result, max_rows, anchors),
         "max_rows": max_rows,
         "exempted": result.exempted,

@@ -3,7 +3,10 @@
 Version 2 added, per cluster, ``not_evaluated``: the selected rules the cluster's snapshot
 could not feed and why (``[{"rules": [codes], "category", "reason"}]``, auditor/coverage.py).
 Added since, per cluster: ``score``, ``grade`` and ``grade_note`` (auditor/grading.py, as
-the result carries them: the same as `fleet` gives the cluster).
+the result carries them: the same as `fleet` gives the cluster). Added since: ``cause`` on
+each finding (a cause id or null) and ``causes``, each root cause once: id, cluster, kind,
+title, remediation, count, rules (auditor/causes.py); a finding's cause is the entry of the
+same cluster and id. Additive fields keep schema_version 2.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ def document(result: AuditResult) -> dict:
                      for c in result.clusters],
         "incomplete": result.incomplete,
         "summary": result.summary() | {"exempted": result.exempted},
+        "causes": [c.to_json() for c in result.causes],
         "findings": [f.to_json() for f in result.findings],
+        # --baseline: how many baselined findings matched, the stale entries (auditor/baseline.py)
+        **({"baseline": result.baseline.to_json()} if getattr(result, "baseline", None) else {}),
     }
 
 

@@ -25,6 +25,7 @@ import re
 from collections import Counter, defaultdict
 
 from auditor import coverage
+from auditor.causes import headline
 from auditor.findings import SEVERITIES, SEVERITY_RANK, WORST_FIRST, AuditResult, Finding
 from auditor.render.escape import neutralise, no_mentions
 
@@ -121,6 +122,12 @@ def render(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS, max_chars: 
     sev_line = " \u00B7 ".join(f"{summary[s]} {s}" for s in WORST_FIRST)
     out = [f"### {md(title)}: {status}", "", f"{summary['total']} finding{'s' if summary['total'] != 1 else ''}: {sev_line}"
            + (f" \u00B7 {result.exempted} exempted" if result.exempted else ""), ""]
+
+    if result.causes:  # root causes first (auditor/causes.py)
+        out += [f"**{headline(result.causes, summary['total'])}**", ""]
+        out += [f"- {md(c.cluster)}: **{md(c.title)}**: {c.count} finding(s) ({md(', '.join(c.rules))}); "
+                f"fix: {md(c.remediation)}" for c in result.causes]
+        out.append("")
 
     if incomplete:
         out.append("> **The audit is incomplete; these results are partial.**")

@@ -5,9 +5,11 @@ see auditor/render/escape.py."""
 
 from __future__ import annotations
 
+import re
 from itertools import groupby
 
 from auditor import coverage
+from auditor.causes import headline
 from auditor.findings import SEVERITY_RANK, WORST_FIRST, AuditResult
 from auditor.render.escape import neutralise_lines
 
@@ -21,8 +23,19 @@ def counts_line(summary: dict) -> str:
 MARK = {"critical": "CRIT", "error": "ERR ", "warning": "WARN", "info": "INFO"}
 
 
+def fix_first(result: AuditResult) -> list[str]:
+    """The root causes, first (auditor/causes.py): what to fix before reading every finding."""
+    if not result.causes:
+        return []
+    lines = [headline(result.causes, result.summary()["total"])]
+    for c in result.causes:
+        lines.append(f"  {c.cluster}: {c.title}: {c.count} finding(s) ({', '.join(c.rules)})")
+        lines.append(f"    fix: {c.remediation}")
+    return [*lines, ""]
+
+
 def render(result: AuditResult, **_options) -> str:
-    lines: list[str] = []
+    lines: list[str] = fix_first(result)
     for item in result.incomplete:
         target = f" {item['target']}" if item.get("target") else ""
         lines.append(f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed: {item['message']}")
@@ -47,3 +60,16 @@ def render(result: AuditResult, **_options) -> str:
     lines.append(f"{len(result.clusters)} cluster(s) audited ({status}, engine {result.engine}): {counts}{extra}")
     lines.extend(f"note: {n}" for n in result.notes)
     return neutralise_lines(lines)  # no control character of a name reaches the terminal
+
+
+# Colour for terminals (the CLI decides when: a terminal, NO_COLOR unset; never in files).
+# Applied to a rendered, neutralised report, so the only escape sequences in it are these.
+ANSI = {"critical": "\x1b[1;31m", "error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
+_RESET = "\x1b[0m"
+_MARKED = re.compile(r"(?<=[ :])(CRIT|ERR |WARN|INFO)(?= [A-Z]{2,4}\d{3} )|(?<= )(critical|error|warning|info)(?=\s+\d+ / )")
+
+
+def colourise(text: str) -> str:
+    """``text`` with the severity marks (CRIT, ERR, ...) and the fleet report's severity column in colour."""
+    by_word = {**{v: k for k, v in MARK.items()}, **{s: s for s in ANSI}}
+    return _MARKED.sub(lambda m: f"{ANSI[by_word[m.group()]]}{m.group()}{_RESET}", text)

@@ -1,0 +1,151 @@
+"""Root causes (auditor/causes.py): one failure or one inherited default named once, with
+the findings it explains, in the engine, on both engines, in every report."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from auditor.config import AuditConfig
+from auditor.engine import open_engine
+from auditor.engine.runner import run_audit
+from auditor.fleet import run_fleet, summary_json
+from auditor.render import json_render, markdown_render, text_render
+from auditor.snapshot.io import Manifest, open_snapshot, write_snapshot
+from tests.conftest import ROOT, SAMPLE_FLEET, cluster_dir
+
+SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
+INCIDENTS = ("ads-zk-legacy", "logistics-jbod", "payments-msk")
+
+
+def _audit(engine, dirs):
+    return run_audit(engine, [open_snapshot(d) for d in dirs], AuditConfig())
+
+
+@pytest.fixture(scope="module")
+def incidents():
+    with open_engine("duckdb") as engine:
+        return _audit(engine, [cluster_dir(name) for name in INCIDENTS])
+
+
+def _by_cause(result, cluster):
+    out: dict[str | None, set[tuple[str, str]]] = {}
+    for f in result.findings:
+        if f.cluster == cluster:
+            out.setdefault(f.cause, set()).add((f.rule, f.resource_name))
+    return out
+
+
+def test_unregistered_broker_explains_what_it_causes_and_nothing_else(incidents):
+    down = _by_cause(incidents, "ads-zk-legacy")
+    explained = down["broker-unregistered:5"]
+    ads = [f for f in incidents.findings if f.cluster == "ads-zk-legacy"]
+    # Every replica on broker 5 (REP008) and broker 5 itself (PAR007) ...
+    assert {(f.rule, f.resource_name) for f in ads if f.rule == "REP008"} <= explained
+    assert ("PAR007", "5") in explained
+    assert ("REP008", "__consumer_offsets-12") in explained
+    # ... and the partitions whose only missing ISR member is broker 5.
+    only_5 = {(f.rule, f.resource_name) for f in ads if f.rule in ("PAR004", "PAR005")
+              and set(f.evidence["replicas"]) - set(f.evidence["isr"]) == {5}}
+    assert len(only_5) > 100 and only_5 <= explained
+    # __consumer_offsets-17 also lost live broker 4 and its leader (the split-brain): not broker 5's doing.
+    for rule in ("PAR001", "PAR002", "PAR003", "PAR005"):
+        assert (rule, "__consumer_offsets-17") in down[None]
+    # The controller's divergence, rack placement and clients are other problems.
+    assert {rule for rule, _ in down[None]} >= {"CTL002", "CTL003", "CTL004", "REP007", "CLI001"}
+    assert not {rule for rule, _ in explained} & {"CTL002", "CTL003", "CTL004", "REP007", "CLI001"}
+    (cause,) = [c for c in incidents.causes if c.cluster == "ads-zk-legacy"]
+    assert (cause.id, cause.kind, cause.count) == ("broker-unregistered:5", "broker-unregistered", len(explained))
+    assert cause.rules == ("PAR004", "PAR005", "PAR007", "REP008")
+    assert "broker 5 is not registered" in cause.title
+
+
+def test_offline_log_dir_explains_its_partitions(incidents):
+    jbod = _by_cause(incidents, "logistics-jbod")
+    explained = jbod["log-dir-offline:4"]
+    assert {rule for rule, _ in explained} >= {"DSK001", "PAR006", "PAR005"}
+    offline = {(f.rule, f.resource_name) for f in incidents.findings
+               if f.cluster == "logistics-jbod" and f.rule == "PAR006" and 4 in f.evidence.get("offline_replicas", [])}
+    assert offline and offline <= explained
+    assert "broker-unregistered:4" not in jbod  # registered: its disk failed, not the broker
+
+
+def test_inherited_cluster_default_is_one_cause(incidents):
+    payments = _by_cause(incidents, "payments-msk")
+    key = "cluster-default:min.insync.replicas=3 (dynamic cluster default)"
+    rep002 = {(f.rule, f.resource_name) for f in incidents.findings if f.cluster == "payments-msk"
+              and f.rule == "REP002" and f.evidence.get("min_insync_replicas_source") == "dynamic cluster default"}
+    assert len(rep002) >= 2 and payments[key] == rep002
+    (cause,) = [c for c in incidents.causes if c.cluster == "payments-msk"]
+    assert cause.kind == "cluster-default" and cause.remediation.startswith("change the cluster default")
+
+
+def _jbod_snapshot(directory, *, error):
+    """Two brokers, a topic on both; broker 2's /data/b failed when ``error`` is set."""
+    manifest = Manifest(cluster={"id": "c1", "name": "disk", "environment": "prod", "tier": "tier-2",
+                                 "platform": "apache", "kafka_version": "3.7.0", "metadata_mode": "kraft"},
+                        collected_at="2026-11-22T06:00:00Z")
+    offline = [2] if error else []
+    tables = {
+        "brokers": [{"broker_id": b, "host": f"k{b}", "port": 9092, "rack": f"r{b}", "log_dirs": ["/data/a", "/data/b"]}
+                    for b in (1, 2, 3)],
+        "log_dirs": [{"broker_id": b, "path": p, "error": error if (b, p) == (2, "/data/b") else None}
+                     for b in (1, 2, 3) for p in ("/data/a", "/data/b")],
+        "topics": [{"topic": "t", "partitions": 2, "replication_factor": 3, "is_internal": False}],
+        "partitions": [
+            {"topic": "t", "partition": 0, "leader": 1, "replicas": [1, 2, 3], "isr": [1, 3], "offline_replicas": offline},
+            {"topic": "t", "partition": 1, "leader": 3, "replicas": [3, 1, 2], "isr": [3, 1, 2], "offline_replicas": []},
+        ],
+    }
+    return write_snapshot(directory, manifest, tables)
+
+
+def test_offline_log_dir_on_a_built_snapshot(tmp_path):
+    with open_engine("duckdb") as engine:
+        failed = _audit(engine, [_jbod_snapshot(tmp_path / "failed", error="KAFKA_STORAGE_ERROR")])
+        healthy = _audit(engine, [_jbod_snapshot(tmp_path / "healthy", error=None)])
+    caused = {(f.rule, f.resource_name): f.cause for f in failed.findings}
+    assert caused[("DSK001", "2:/data/b")] == "log-dir-offline:2"
+    assert caused[("PAR006", "t-0")] == "log-dir-offline:2"
+    assert caused[("PAR005", "t-0")] == "log-dir-offline:2"
+    assert [c.id for c in failed.causes] == ["log-dir-offline:2"]
+    assert healthy.causes == [] and all(f.cause is None for f in healthy.findings)
+
+
+def test_reports_put_causes_first_and_json_validates(incidents):
+    text = text_render.render(incidents)
+    assert text.startswith("Fix first: 3 root cause(s) explain ")
+    assert text.splitlines()[1].startswith("  ads-zk-legacy: broker 5 is not registered (down?): ")
+    assert "**Fix first: 3 root cause(s)" in markdown_render.render(incidents)
+    doc = json.loads(json_render.render(incidents))
+    jsonschema.validate(doc, SCHEMA)
+    ids = {(c["cluster"], c["id"]) for c in doc["causes"]}
+    assert {(f["cluster"], f["cause"]) for f in doc["findings"] if f["cause"]} == ids
+    assert [c["count"] for c in doc["causes"]] == sorted((c["count"] for c in doc["causes"]), reverse=True)
+
+
+def test_no_causes_no_section():
+    with open_engine("duckdb") as engine:
+        clean = _audit(engine, [cluster_dir("inventory-prod")])
+    assert clean.causes == [] and not text_render.render(clean).startswith("Fix first")
+
+
+def test_fleet_writes_cause_and_counts_causes(tmp_path, incidents):
+    with open_engine("duckdb") as engine:
+        result = run_fleet(engine, str(SAMPLE_FLEET), AuditConfig(), out=str(tmp_path), run_date="2026-11-22")
+    assert [c.to_json() for c in result.causes] == [c.to_json() for c in incidents.causes]
+    assert summary_json(result)["causes"] == [c.to_json() for c in incidents.causes]
+    import duckdb
+
+    rows = duckdb.sql(f"SELECT cluster_name, cause, count(*) FROM read_parquet('{tmp_path}/**/*.parquet', "
+                      "hive_partitioning = true) WHERE cause IS NOT NULL GROUP BY ALL").fetchall()
+    assert sorted(rows) == sorted((c.cluster, c.id, c.count) for c in incidents.causes)
+
+
+@pytest.mark.spark
+def test_identical_causes_on_spark(spark_engine, incidents):
+    got = _audit(spark_engine, [cluster_dir(name) for name in INCIDENTS])
+    assert got.causes == incidents.causes
+    assert [(f.fingerprint, f.cause) for f in got.findings] == [(f.fingerprint, f.cause) for f in incidents.findings]

@@ -1,0 +1,229 @@
+"""Kafka's and ruff's conventions on the command line (issue 22, item 2): --bootstrap-server,
+the report format from -o's extension, --format github, --statistics, --select/--ignore,
+colour (terminals only, NO_COLOR, FORCE_COLOR) and shell completion. Real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from auditor.findings import AuditResult, Finding, fingerprint
+from auditor.render.github_render import render as render_github
+from tests.conftest import ROOT, SAMPLE_FLEET, cluster_dir
+
+CHANGE_TOPICS = ROOT / "sample_configs" / "change-review" / "topics"
+ESC = "\x1b["
+
+
+def run(*args, env=None, cwd=None):
+    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd or ROOT, env={**environ, **(env or {})}, timeout=300)
+
+
+def run_on_terminal(*args, env=None) -> str:
+    """stdout of the command when it is a terminal (a pseudo-terminal)."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    main, child = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "auditor.cli.main", *map(str, args)], stdout=child,
+                            stderr=subprocess.DEVNULL, cwd=ROOT, env={**environ, **(env or {})})
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=300)
+    os.close(main)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+# --- --bootstrap-server, Kafka's spelling ----------------------------------------------------
+
+
+def test_bootstrap_server_is_accepted_where_bootstrap_servers_is():
+    # Both spellings reach the same check (a source and a snapshot directory are refused together).
+    for command in ("check", "preflight"):
+        for spelling in ("--bootstrap-server", "--bootstrap-servers"):
+            p = run(command, cluster_dir("payments-msk"), spelling, "localhost:9092")
+            assert p.returncode == 2 and "not both" in p.stderr, (command, spelling, p.stderr)
+    p = run("collect", "--bootstrap-server", "localhost:9092")
+    assert p.returncode == 2 and "give -o SNAPSHOT_DIR" in p.stderr
+
+
+# --- the format of -o FILE --------------------------------------------------------------------
+
+
+def test_output_named_like_a_format_is_a_usage_error(tmp_path):
+    for command, target in (("check", cluster_dir("payments-msk")), ("lint", CHANGE_TOPICS),
+                            ("preflight", cluster_dir("payments-msk"))):
+        p = run(command, target, "-o", "json", cwd=tmp_path)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--format json" in p.stderr, p.stderr
+        assert not (tmp_path / "json").exists()
+
+
+def test_format_is_inferred_from_the_extension(tmp_path):
+    p = run("check", cluster_dir("payments-msk"), "-o", tmp_path / "r.sarif")
+    assert p.returncode == 1, p.stderr
+    assert json.loads((tmp_path / "r.sarif").read_text())["version"] == "2.1.0"
+    p = run("lint", CHANGE_TOPICS, "-o", tmp_path / "r.md")
+    assert (tmp_path / "r.md").read_text().startswith("#")
+    p = run("lint", CHANGE_TOPICS, "-o", tmp_path / "r.xml")
+    assert (tmp_path / "r.xml").read_text().startswith("<?xml")
+    p = run("preflight", cluster_dir("payments-msk"), "-o", tmp_path / "p.json")
+    assert "safe_to_roll" in json.dumps(json.loads((tmp_path / "p.json").read_text())), p.stderr
+    p = run("check", cluster_dir("payments-msk"), "-o", tmp_path / "r.out")  # an unknown extension: text
+    assert "cluster(s) audited" in (tmp_path / "r.out").read_text()
+
+
+def test_a_format_contradicting_the_extension_is_a_usage_error(tmp_path):
+    p = run("check", cluster_dir("payments-msk"), "-f", "json", "-o", tmp_path / "r.sarif")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "contradicts" in p.stderr
+    p = run("preflight", cluster_dir("payments-msk"), "-o", tmp_path / "p.sarif")
+    assert p.returncode == 2 and "not available" in p.stderr
+    assert not list(tmp_path.iterdir())
+
+
+# --- --format github ---------------------------------------------------------------------------
+
+
+def _finding(severity, resource_name, message, location=None):
+    return Finding(rule="REP002", name="min-isr-equals-rf", severity=severity, cluster="c1", cluster_id="c1",
+                   resource_type="topic", resource_name=resource_name, message=message,
+                   fingerprint=fingerprint("REP002", "c1", "topic", resource_name), location=location)
+
+
+def test_github_annotations_follow_the_documented_syntax():
+    result = AuditResult(findings=[
+        _finding("critical", "t", "bad", {"file": "topics.yaml", "line": 7}),
+        _finding("warning", "u", "meh"),
+        _finding("info", "v", "fyi", {"file": "dir/a,b:c%.yaml", "line": 2}),
+    ], clusters=[{"id": "c1", "name": "c1"}], incomplete=[])
+    lines = render_github(result).splitlines()
+    assert lines == [
+        "::error file=topics.yaml,line=7,title=REP002 min-isr-equals-rf::bad",
+        "::warning title=REP002 min-isr-equals-rf::c1: topic u: meh",
+        "::notice file=dir/a%2Cb%3Ac%25.yaml,line=2,title=REP002 min-isr-equals-rf::fyi",
+    ]
+
+
+def test_github_annotations_escape_hostile_topic_names():
+    hostile = "x%\r\n::error file=evil::pwned,\x1b[31m"
+    result = AuditResult(findings=[_finding("error", hostile, f"topic {hostile} is bad",
+                                            {"file": f"{hostile}.yaml", "line": 1})],
+                         clusters=[{"id": "c1", "name": "c1"}], incomplete=[])
+    out = render_github(result)
+    assert out.count("\n") == 1 and out.startswith("::error ")  # one command: no name starts another
+    assert "\x1b" not in out and "\r" not in out
+    props, _, message = out.rstrip("\n")[2:].partition("::")
+    assert props == "error file=x%25%0D%0A%3A%3Aerror file=evil%3A%3Apwned%2C\\x1b[31m.yaml,line=1," \
+                    "title=REP002 min-isr-equals-rf"
+    assert message == "topic x%25%0D%0A::error file=evil::pwned,\\x1b[31m is bad"
+
+
+def test_lint_and_check_write_github_annotations():
+    p = run("lint", CHANGE_TOPICS, "--format", "github")
+    lines = p.stdout.splitlines()
+    assert p.returncode == 1 and lines, p.stderr
+    assert all(re.match(r"::(error|warning|notice) file=[^,]+,line=\d+,title=[A-Z]{3}\d{3} ", x) for x in lines), lines
+    p = run("check", cluster_dir("payments-msk"), "--format", "github")
+    assert p.stdout.startswith("::error title=REP002 min-isr-equals-rf::payments-msk: ")
+    assert "file=" not in p.stdout
+
+
+# --- --statistics --------------------------------------------------------------------------------
+
+
+def test_statistics_count_findings_per_rule_most_first():
+    p = run("check", SAMPLE_FLEET, "--statistics", "--format", "json")
+    rows = json.loads(p.stdout)
+    total = json.loads(run("check", SAMPLE_FLEET, "--format", "json").stdout)["summary"]["total"]
+    assert sum(r["count"] for r in rows) == total > 0
+    assert [r["count"] for r in rows] == sorted((r["count"] for r in rows), reverse=True)
+    assert set(rows[0]) == {"code", "name", "severity", "count"}
+    text = run("check", SAMPLE_FLEET, "--statistics").stdout.splitlines()
+    assert text[0].split()[:2] == [str(rows[0]["count"]), rows[0]["code"]]
+    assert text[-1] == f"{total} finding(s), {len(rows)} rule(s)"
+    p = run("check", SAMPLE_FLEET, "--statistics", "--format", "sarif")
+    assert p.returncode == 2
+
+
+# --- --select / --ignore ---------------------------------------------------------------------------
+
+
+def _rules(*args):
+    p = run("check", SAMPLE_FLEET, "--format", "json", *args)
+    assert p.returncode in (0, 1), p.stderr
+    return {f["rule"] for f in json.loads(p.stdout)["findings"]}
+
+
+def test_select_replaces_and_ignore_extends_the_config_file(tmp_path):
+    everything = _rules()
+    assert {"REP002", "PAR001"} <= everything
+    assert _rules("--select", "REP002,PAR001") == {"REP002", "PAR001"}
+    assert _rules("--select", "REP", "--select", "PAR001", "--ignore", "REP002") == (
+        {r for r in everything if r.startswith("REP") or r == "PAR001"} - {"REP002"})
+    assert _rules("--ignore", "min-isr-equals-rf") == everything - {"REP002"}
+    config = tmp_path / "kafka-audit.toml"
+    config.write_text('select = ["PAR"]\nignore = ["PAR001"]\n')
+    assert _rules("--config", config, "--select", "REP002,PAR001") == {"REP002"}  # the file's ignore still applies
+    p = run("check", SAMPLE_FLEET, "--select", "NOPE999")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "NOPE999" in p.stderr
+
+
+def test_lint_takes_select_and_ignore():
+    p = run("lint", CHANGE_TOPICS, "--select", "CFG002", "--format", "json")
+    assert {f["rule"] for f in json.loads(p.stdout)["findings"]} == {"CFG002"}
+
+
+# --- colour ------------------------------------------------------------------------------------------
+
+
+def test_no_colour_in_a_pipe():
+    p = run("check", cluster_dir("payments-msk"))
+    assert "ERR " in p.stdout and ESC not in p.stdout
+
+
+def test_force_color_colours_a_pipe_unless_no_color():
+    assert "\x1b[31mERR \x1b[0m REP002" in run("check", cluster_dir("payments-msk"), env={"FORCE_COLOR": "1"}).stdout
+    assert ESC not in run("check", cluster_dir("payments-msk"), env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
+
+
+def test_never_colour_in_a_file(tmp_path):
+    run("check", cluster_dir("payments-msk"), "-o", tmp_path / "r.txt", env={"FORCE_COLOR": "1"})
+    text = (tmp_path / "r.txt").read_text()
+    assert "REP002" in text and ESC not in text
+
+
+def test_colour_on_a_terminal_unless_no_color():
+    assert "\x1b[33mWARN\x1b[0m" in run_on_terminal("lint", CHANGE_TOPICS)
+    plain = run_on_terminal("lint", CHANGE_TOPICS, env={"NO_COLOR": "1"})
+    assert "WARN" in plain and ESC not in plain
+    assert ESC in run_on_terminal("lint", CHANGE_TOPICS, env={"NO_COLOR": ""})  # empty: not set (no-color.org)
+
+
+# --- shell completion ----------------------------------------------------------------------------------
+
+
+def test_show_completion_prints_a_script():
+    p = run("--show-completion", "bash")
+    assert p.returncode == 0 and "complete -o" in p.stdout and "COMP_WORDS" in p.stdout
+
+
+def test_fleet_says_it_replaces_a_run_of_the_same_date(tmp_path):
+    out = tmp_path / "findings"
+    args = ("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--out", out, "--run-date", "2026-11-22", "--select", "REP002")
+    first = run(*args)
+    assert first.returncode == 1 and "replacing" not in first.stderr, first.stderr
+    second = run(*args)
+    assert f"note: replacing the findings of run_date=2026-11-22 under {out}" in second.stderr
+    assert Path(out / "run_date=2026-11-22" / "_summary.json").is_file()
