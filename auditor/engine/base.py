@@ -124,25 +124,31 @@ class Tables:
         (sqlframe reads their schema from the catalog). Why: creating a view binds its whole
         definition, and the union of every rule's findings is a large one (0.2 s per binding
         at 200 clusters, once for the view and again for each statement that reads it)."""
+        self._engine.create(table, self.plan(table, build, params=params, severity=severity, inputs=inputs),
+                            reuse=reuse, deferred=deferred)
+        return VIEW_PREFIX + table
+
+    def plan(self, table: str, build: Callable[[], Any], *, params: dict | None = None,
+             severity: str | None = None, inputs: dict[str, str] | None = None) -> str:
+        """The SQL ``compile`` materialises as ``table``, without materialising it: from the
+        plan cache, else compiled from ``build()`` and cached."""
         cache = self._engine.plan_cache
         key = cache.key("plan", table, params, severity)
         entry = cache.get(key)
         if entry is not None and self._restore(entry["deps"]):
             cache.hits += 1
-            self._engine.create(table, with_inputs(entry["sql"], inputs or {}), reuse=reuse, deferred=deferred)
-        else:
-            cache.misses += 1
-            for name, sql in (inputs or {}).items():
-                self._engine.create(name, sql)
-            self._deps.append([])
-            try:
-                df = build()
-            finally:
-                deps = self._deps.pop()
-            sql = self._engine.sql_of(df)
-            self._engine.create(table, sql, reuse=reuse, deferred=deferred)
-            cache.put(key, sql, deps)
-        return VIEW_PREFIX + table
+            return with_inputs(entry["sql"], inputs or {})
+        cache.misses += 1
+        for name, sql in (inputs or {}).items():
+            self._engine.create(name, sql)
+        self._deps.append([])
+        try:
+            df = build()
+        finally:
+            deps = self._deps.pop()
+        sql = self._engine.sql_of(df)
+        cache.put(key, sql, deps)
+        return sql
 
     def _restore(self, deps: list[str]) -> bool:
         """Create the derived tables a cached plan reads, from the cache; False if one is gone."""
@@ -171,9 +177,10 @@ class Engine:
     name = "base"
     session: Any
     plan_cache: PlanCache
-    # Whether each rule's findings are a table of their own (``create(reuse=True)``) rather
-    # than a view that the final stage's one query reads: see SparkEngine.
-    rule_findings_as_tables = False
+    # How many rules' findings one engine table holds (``create(reuse=True, deferred=True)``),
+    # the union of their plans; None: each rule's findings are a view that the final stage's
+    # one query reads. See SparkEngine.
+    rules_per_table: int | None = None
 
     def load(self, refs: Sequence[SnapshotRef]) -> Tables:
         """Register every snapshot table as a view over all refs, with declared types."""

@@ -29,22 +29,30 @@ FINDINGS_SQL_COLUMNS = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
 
 def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig,
                   progress: Progress = NO_PROGRESS) -> list[str]:
-    """Each rule's findings as an engine view, or a table where the engine runs rules as
-    separate jobs (``Engine.rule_findings_as_tables``), from the plan cache when it holds the
-    plan; returns the names the final stage unions. The shared transforms the rules declare
-    (``uses``) are materialised first, so building a rule's DataFrame runs no engine job.
-    Rules the lint layer produces have no DataFrame and are skipped."""
-    names = []
+    """Each rule's findings as an engine view, or, where the engine runs rules as jobs of
+    their own (``Engine.rules_per_table``), the union of a few rules' findings as a table;
+    every rule's plan from the plan cache when it holds it. Returns the names the final stage
+    unions. The shared transforms the rules declare (``uses``) are materialised first, so
+    building a rule's DataFrame runs no engine job. Rules the lint layer produces have no
+    DataFrame and are skipped."""
     checks = [r for r in rules if r.func is not None]
     progress.stage("rules", total=len(checks))
     tables.materialise(transform for rule in checks for transform in rule.uses)
+    engine = tables.engine
+    plans = []
     for rule in checks:
         params, severity = config.params_of(rule), config.severity_of(rule)
-        names.append(tables.compile("findings_" + rule.code.lower(),
-                                    lambda r=rule, p=params, s=severity: shape_findings(tables, r, p, s),
-                                    params=dict(params), severity=severity,
-                                    reuse=tables.engine.rule_findings_as_tables, deferred=True))
+        plans.append((rule.code.lower(), tables.plan("findings_" + rule.code.lower(),
+                                                     lambda r=rule, p=params, s=severity: shape_findings(tables, r, p, s),
+                                                     params=dict(params), severity=severity)))
         progress.advance()
+    size = engine.rules_per_table or 1
+    names = []
+    for group in (plans[i:i + size] for i in range(0, len(plans), size)):
+        name = "findings_" + "_".join(dict.fromkeys((group[0][0], group[-1][0])))
+        union = " UNION ALL ".join(f"SELECT {FINDINGS_SQL_COLUMNS} FROM ({sql}) AS {code}" for code, sql in group)
+        engine.create(name, union, reuse=engine.rules_per_table is not None, deferred=True)
+        names.append(VIEW_PREFIX + name)
     return names
 
 

@@ -64,21 +64,25 @@ def _forward_stderr(read_end: int) -> None:
 
 
 class SparkEngine(Engine):
-    """Spark runs a fleet audit as a few dozen jobs, one per shared transform and rule.
+    """Spark runs a fleet audit as a few dozen jobs: one per shared transform, and one per
+    ``rules_per_table`` rules (the union of their findings, checkpointed).
 
-    Each rule's findings are a checkpoint of their own (``rule_findings_as_tables``), not a
-    view read by one final job: a single job over the union of 65 rules' plans ran 226 stages
+    Not one job for every rule: a single job over the union of 65 rules' plans ran 226 stages
     while adaptive execution re-planned the whole union as each finished (1M partitions: the
-    union job 53 s, the same rules as separate jobs 40 s; tables of 6 rules each were no
-    faster than one per rule). Rule jobs run two at a time (``create(deferred=True)``): on a
-    small fleet each is mostly driver work (parsing, analysis, planning of one query) that
+    union job 53 s, the same rules as separate jobs 40 s), and on the sample fleet it was the
+    slowest too. Not a job per rule either: on a small fleet each job is ~1.7 s of fixed cost
+    (planning, code generation, scheduling, the checkpoint) whatever its data: the sample
+    fleet's 52 rules in tables of 16 (4 jobs) halved its warm CLI run (215 s to 126 s on a
+    loaded machine; tables of 8 or of 52 were slower: bench/RESULTS.md; at 1M, tables of 6
+    were no slower than one per rule). Rule jobs run two
+    at a time (``create(deferred=True)``): on a small fleet each is mostly driver work that
     overlaps with another's execution; at 10M the JVM already uses both cores of local[2]
     with one job (138.4 s with three at a time against 137.0 s), so it neither gains nor
-    costs there. bench/RESULTS.md has the figures.
+    costs there.
     """
 
     name = "spark"
-    rule_findings_as_tables = True
+    rules_per_table = 16
 
     def __init__(self, master: str | None = None, conf: dict | None = None, plan_cache: bool = True):
         if master is None or master.startswith("local"):
