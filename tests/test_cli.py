@@ -169,6 +169,10 @@ def test_engine_spark_gives_the_same_findings_as_the_default(tmp_path):
     # warning) do not reach the user.
     assert not [line for line in p.stderr.splitlines() if "WARN" in line or "log level" in line
                 or "incubator" in line], p.stderr
+    # ... but its stages do, one line each without a terminal (issue 22.3: progress on long work)
+    stages = [line.split(":")[1].strip() for line in p.stderr.splitlines() if line.startswith("kafka-audit: ")]
+    assert [s.split(" (")[0] for s in stages][:2] == ["starting spark", "loading snapshots"], p.stderr
+    assert any(s.startswith("rules (") for s in stages) and stages[-1] == "findings", p.stderr
 
 
 def test_console_script_is_installed():

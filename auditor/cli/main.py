@@ -205,6 +205,7 @@ def check(
     """Audit one or more snapshots (or collect one from SOURCES first) and report findings."""
     import tempfile
 
+    from auditor import progress
     from auditor.baseline import Entry
     from auditor.baseline import apply as apply_baseline
     from auditor.config import find_config
@@ -221,8 +222,11 @@ def check(
         refs = _snapshot_refs(target, workdir, dict(
             bootstrap_servers=bootstrap_servers, command_config=command_config, zookeeper=zookeeper,
             broker_config=broker_config, metrics=metrics, cluster_name=cluster_name, timeout=timeout))
-        with open_engine(engine_name, master=master) as eng:
-            result = run_audit(eng, refs, cfg)
+        # Spark takes tens of seconds: its stages on stderr (as fleet shows them); DuckDB about a second
+        with progress.for_stderr() if engine_name == "spark" else progress.NO_PROGRESS as shown:
+            shown.stage(f"starting {engine_name}" + (f" ({master})" if master else ""))
+            with open_engine(engine_name, master=master) as eng:
+                result = run_audit(eng, refs, cfg, progress=shown)
     if write_baseline is not None:
         _write_baseline(map(Entry.of, result.findings), write_baseline)
         raise typer.Exit(exitcodes.OK)

@@ -151,13 +151,16 @@ def incomplete_sources(refs: Sequence[SnapshotRef]) -> list[dict]:
 
 
 def run_audit(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConfig,
-              scopes: tuple[str, ...] = ("cluster",)) -> AuditResult:
+              scopes: tuple[str, ...] = ("cluster",), progress: Progress = NO_PROGRESS) -> AuditResult:
     from auditor import coverage
 
     rules = config.rules(scopes)
     try:
+        progress.stage("loading snapshots")
         tables = engine.load(refs)
-        findings, exempted = collect_findings(engine, findings_table(tables, rules, config))
+        table = findings_table(tables, rules, config, progress=progress)
+        progress.stage("findings")
+        findings, exempted = collect_findings(engine, table)
     except AuditorError:
         raise
     except Exception:
