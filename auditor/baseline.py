@@ -48,8 +48,10 @@ class Entry:
             return self.cluster in clusters
         if self.rule is None or self.resource_type is None:
             return True  # a bare fingerprint: nothing to tell by
-        return any(fingerprint(self.rule, c, self.resource_type, self.resource_name or "") == self.fingerprint
-                   for c in clusters)
+        return any(
+            fingerprint(self.rule, c, self.resource_type, self.resource_name or "") == self.fingerprint
+            for c in clusters
+        )
 
 
 @dataclass
@@ -67,9 +69,11 @@ class Baseline:
         foreign = None
         if self.entries and not matched and not any(e.written_for(clusters) for e in self.entries.values()):
             written = sorted({e.cluster for e in self.entries.values() if e.cluster is not None})
-            foreign = (f"{self.path}: the baseline matched nothing: it was written for cluster "
-                       f"{', '.join(written) if written else 'another cluster'}, this run audits "
-                       f"{', '.join(sorted(clusters)) or 'no cluster'}")
+            foreign = (
+                f"{self.path}: the baseline matched nothing: it was written for cluster "
+                f"{', '.join(written) if written else 'another cluster'}, this run audits "
+                f"{', '.join(sorted(clusters)) or 'no cluster'}"
+            )
         return Outcome(self.path, len(matched), stale, foreign)
 
 
@@ -81,12 +85,18 @@ class Outcome:
     foreign: str | None  # the warning when the baseline is about other clusters
 
     def line(self) -> str:
-        return (f"{self.matched} baselined finding(s) matched, {len(self.stale)} stale "
-                "(in the baseline, no longer found)")
+        return (
+            f"{self.matched} baselined finding(s) matched, {len(self.stale)} stale "
+            "(in the baseline, no longer found)"
+        )
 
     def to_json(self) -> dict:
-        return {"file": self.path, "matched": self.matched, "stale": [asdict(e) for e in self.stale],
-                **({"warning": self.foreign} if self.foreign else {})}
+        return {
+            "file": self.path,
+            "matched": self.matched,
+            "stale": [asdict(e) for e in self.stale],
+            **({"warning": self.foreign} if self.foreign else {}),
+        }
 
 
 def read(path: str | Path) -> Baseline:
@@ -136,10 +146,24 @@ def _entry(item) -> Entry | None:
 def document(entries) -> str:
     """The baseline file of ``entries`` (Entry objects): one per fingerprint, in a stable order."""
     unique = {e.fingerprint: e for e in entries}.values()
-    ordered = sorted(unique, key=lambda e: (e.cluster or "", e.rule or "", e.resource_type or "",
-                                            e.resource_name or "", e.fingerprint))
-    return json.dumps({"version": VERSION, "tool": "kafka-auditor", "findings": [asdict(e) for e in ordered]},
-                      indent=2, ensure_ascii=False) + "\n"
+    ordered = sorted(
+        unique,
+        key=lambda e: (
+            e.cluster or "",
+            e.rule or "",
+            e.resource_type or "",
+            e.resource_name or "",
+            e.fingerprint,
+        ),
+    )
+    return (
+        json.dumps(
+            {"version": VERSION, "tool": "kafka-auditor", "findings": [asdict(e) for e in ordered]},
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
 
 
 def apply(baseline: Baseline, findings: list[Finding], clusters: set[str]) -> tuple[list[Finding], Outcome]:

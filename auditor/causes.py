@@ -53,7 +53,12 @@ DIRECT_RULES = ("REP008", "PAR007", "DSK001", "PAR006")
 SYMPTOM_RULES = ("PAR001", "PAR002", "PAR003", "PAR004", "PAR005")
 # (rules, config key, evidence field of the value, evidence field of its layer)
 INHERITED = (
-    (("REP001", "REP002", "REP004"), "min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
+    (
+        ("REP001", "REP002", "REP004"),
+        "min.insync.replicas",
+        "min_insync_replicas",
+        "min_insync_replicas_source",
+    ),
     (("REP005",), "unclean.leader.election.enable", "unclean_leader_election_enable", "source"),
 )
 CLUSTER_LAYERS = tuple(SOURCE_NAMES[layer] for layer in (DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT))
@@ -75,8 +80,15 @@ class Cause:
     rules: tuple[str, ...]
 
     def to_json(self) -> dict:
-        return {"id": self.id, "cluster": self.cluster, "kind": self.kind, "title": self.title,
-                "remediation": self.remediation, "count": self.count, "rules": list(self.rules)}
+        return {
+            "id": self.id,
+            "cluster": self.cluster,
+            "kind": self.kind,
+            "title": self.title,
+            "remediation": self.remediation,
+            "count": self.count,
+            "rules": list(self.rules),
+        }
 
 
 def describe(cluster: str, cause_id: str, count: int, rules: Iterable[str]) -> Cause:
@@ -84,8 +96,10 @@ def describe(cluster: str, cause_id: str, count: int, rules: Iterable[str]) -> C
     kind, _, detail = cause_id.partition(":")
     if kind == BROKER_DOWN:
         title = f"broker {detail} is not registered (down?)"
-        fix = (f"bring broker {detail} back (or, if it was removed, reassign its replicas): "
-               "these findings clear when it rejoins the ISR")
+        fix = (
+            f"bring broker {detail} back (or, if it was removed, reassign its replicas): "
+            "these findings clear when it rejoins the ISR"
+        )
     elif kind == LOG_DIR:
         title = f"broker {detail} has an offline log dir"
         fix = f"replace the failed disk of broker {detail} (or drop the dir from log.dirs) and restart it"
@@ -118,8 +132,12 @@ def from_findings(findings) -> list[Cause]:
 
 def from_table(findings_df) -> list[Cause]:
     """The causes of an engine table of findings (the fleet job): one aggregate row each."""
-    rows = findings_df.where(F.col("cause").isNotNull()).groupBy("cluster", "cause").agg(
-        F.count(F.lit(1)).alias("n"), F.collect_set("rule").alias("rules")).collect()
+    rows = (
+        findings_df.where(F.col("cause").isNotNull())
+        .groupBy("cluster", "cause")
+        .agg(F.count(F.lit(1)).alias("n"), F.collect_set("rule").alias("rules"))
+        .collect()
+    )
     return summarise((r["cluster"], r["cause"], r["n"], r["rules"]) for r in rows)
 
 
@@ -138,16 +156,25 @@ def _failed_brokers(t):
     brokers that hold replicas (in clusters with registered brokers)."""
     registered = t.brokers.where(F.col("broker_id").isNotNull()).select("cluster_id", "broker_id").distinct()
     referenced = t.partitions.select("cluster_id", F.explode("replicas").alias("broker_id")).distinct()
-    down = join(join(referenced, registered.select("cluster_id").distinct(), "cluster_id"),
-                registered, ["cluster_id", "broker_id"], "left_anti")
+    down = join(
+        join(referenced, registered.select("cluster_id").distinct(), "cluster_id"),
+        registered,
+        ["cluster_id", "broker_id"],
+        "left_anti",
+    )
     # DSK001's definition of a failed dir: an error other than blank or NONE, or a pending event.
     error = F.trim(F.col("error"))
     bad_dir = t.log_dirs.where(F.col("error").isNotNull() & (error != "") & (F.upper(error) != "NONE"))
-    dirs = bad_dir.select("cluster_id", "broker_id").unionByName(
-        t.log_dir_events.where(F.col("broker_id").isNotNull()).select("cluster_id", "broker_id")).distinct()
+    dirs = (
+        bad_dir.select("cluster_id", "broker_id")
+        .unionByName(t.log_dir_events.where(F.col("broker_id").isNotNull()).select("cluster_id", "broker_id"))
+        .distinct()
+    )
     # An unregistered broker is down as a whole: that is its cause, not a dir it reported.
     dirs = join(dirs, down, ["cluster_id", "broker_id"], "left_anti")
-    return down.select("*", F.lit(BROKER_DOWN).alias("kind")).unionByName(dirs.select("*", F.lit(LOG_DIR).alias("kind")))
+    return down.select("*", F.lit(BROKER_DOWN).alias("kind")).unionByName(
+        dirs.select("*", F.lit(LOG_DIR).alias("kind"))
+    )
 
 
 def _cause_id(kind: str, detail):
@@ -158,40 +185,73 @@ def _targets(t):
     """(cluster_id, resource_type, resource_name, cause, explained): the resources a failed
     broker touches, one row each."""
     failed = _failed_brokers(t)
-    brokers = failed.select("cluster_id", F.lit("broker").alias("resource_type"),
-                            F.col("broker_id").cast("string").alias("resource_name"),
-                            F.concat(F.col("kind"), F.lit(":"), F.col("broker_id").cast("string")).alias("cause"),
-                            F.lit(True).alias("explained"))
+    brokers = failed.select(
+        "cluster_id",
+        F.lit("broker").alias("resource_type"),
+        F.col("broker_id").cast("string").alias("resource_name"),
+        F.concat(F.col("kind"), F.lit(":"), F.col("broker_id").cast("string")).alias("cause"),
+        F.lit(True).alias("explained"),
+    )
     dir_names = t.log_dirs.select("cluster_id", "broker_id", "path")
     dirs = join(dir_names, failed.where(F.col("kind") == LOG_DIR), ["cluster_id", "broker_id"]).select(
-        "cluster_id", F.lit("log_dir").alias("resource_type"),
-        F.concat_ws(":", F.col("broker_id").cast("string"), F.col("path")).alias("resource_name"),  # DSK001's name
-        _cause_id(LOG_DIR, F.col("broker_id")).alias("cause"), F.lit(True).alias("explained"))
+        "cluster_id",
+        F.lit("log_dir").alias("resource_type"),
+        F.concat_ws(":", F.col("broker_id").cast("string"), F.col("path")).alias(
+            "resource_name"
+        ),  # DSK001's name
+        _cause_id(LOG_DIR, F.col("broker_id")).alias("cause"),
+        F.lit(True).alias("explained"),
+    )
     # Per replica of the partitions of clusters with a failure: is it in the ISR, offline,
     # on a failed broker. Plain explode and aggregates: array set functions become nested
     # lambdas on DuckDB.
     hit = failed.select("cluster_id", F.col("broker_id").alias("replica"), "kind")
     affected = join(t.partitions, failed.select("cluster_id").distinct(), "cluster_id")
-    replicas = join(affected.select("cluster_id", "topic", "partition", "leader", "isr", "offline_replicas",
-                                    F.explode("replicas").alias("replica")), hit, ["cluster_id", "replica"], "left")
+    replicas = join(
+        affected.select(
+            "cluster_id",
+            "topic",
+            "partition",
+            "leader",
+            "isr",
+            "offline_replicas",
+            F.explode("replicas").alias("replica"),
+        ),
+        hit,
+        ["cluster_id", "replica"],
+        "left",
+    )
     in_isr = F.coalesce(F.array_contains(F.col("isr"), F.col("replica")), F.lit(False))
     offline = F.coalesce(F.array_contains(F.col("offline_replicas"), F.col("replica")), F.lit(False))
     lost = offline | (F.col("kind") == BROKER_DOWN)
     per_partition = replicas.groupBy("cluster_id", "topic", "partition").agg(
         F.min(F.when(F.col("kind") == BROKER_DOWN, F.col("replica"))).alias("down"),
         F.min(F.when((F.col("kind") == LOG_DIR) & offline, F.col("replica"))).alias("dir"),
-        F.sum(F.when(~in_isr & ~F.coalesce(lost, F.lit(False)), F.lit(1)).otherwise(F.lit(0))).alias("unexplained"),
-        F.sum(F.when(in_isr & ~F.coalesce(lost, F.lit(False)), F.lit(1)).otherwise(F.lit(0))).alias("live_isr"),
-        F.max("leader").alias("leader"))
+        F.sum(F.when(~in_isr & ~F.coalesce(lost, F.lit(False)), F.lit(1)).otherwise(F.lit(0))).alias(
+            "unexplained"
+        ),
+        F.sum(F.when(in_isr & ~F.coalesce(lost, F.lit(False)), F.lit(1)).otherwise(F.lit(0))).alias(
+            "live_isr"
+        ),
+        F.max("leader").alias("leader"),
+    )
     explained = (F.col("unexplained") == 0) & ((F.col("leader") != -1) | (F.col("live_isr") == 0))
     cause = F.when(F.col("dir").isNotNull(), _cause_id(LOG_DIR, F.col("dir"))).otherwise(
-        _cause_id(BROKER_DOWN, F.col("down")))
+        _cause_id(BROKER_DOWN, F.col("down"))
+    )
     partitions = per_partition.where(F.col("down").isNotNull() | F.col("dir").isNotNull()).select(
-        "cluster_id", F.lit("partition").alias("resource_type"), partition_name().alias("resource_name"),
-        cause.alias("cause"), F.coalesce(explained, F.lit(False)).alias("explained"))
-    return partitions.unionByName(brokers).unionByName(dirs).groupBy(
-        "cluster_id", "resource_type", "resource_name").agg(
-        F.min("cause").alias("target_cause"), F.max("explained").alias("explained"))
+        "cluster_id",
+        F.lit("partition").alias("resource_type"),
+        partition_name().alias("resource_name"),
+        cause.alias("cause"),
+        F.coalesce(explained, F.lit(False)).alias("explained"),
+    )
+    return (
+        partitions.unionByName(brokers)
+        .unionByName(dirs)
+        .groupBy("cluster_id", "resource_type", "resource_name")
+        .agg(F.min("cause").alias("target_cause"), F.max("explained").alias("explained"))
+    )
 
 
 def _json_text(field: str):
@@ -207,9 +267,10 @@ def _inherited_default():
     key = F.lit(None).cast("string")
     for rules, config, value_field, layer_field in INHERITED:
         layer = _json_text(layer_field)
-        key = F.when(F.col("rule").isin(*rules) & layer.isin(*CLUSTER_LAYERS),
-                     F.concat(F.lit(f"{DEFAULT}:{config}="), _json_text(value_field), F.lit(" ("), layer, F.lit(")"))
-                     ).otherwise(key)
+        key = F.when(
+            F.col("rule").isin(*rules) & layer.isin(*CLUSTER_LAYERS),
+            F.concat(F.lit(f"{DEFAULT}:{config}="), _json_text(value_field), F.lit(" ("), layer, F.lit(")")),
+        ).otherwise(key)
     return key
 
 

@@ -67,7 +67,11 @@ class AuditConfig:
     def rules(self, scopes: tuple[str, ...] = ("cluster",)) -> list[Rule]:
         """Selected rules of the given scopes, in code order."""
         all_rules = load_rules()
-        chosen = {r.code for ref in self.select for r in resolve(ref, self.source)} if self.select else set(all_rules)
+        chosen = (
+            {r.code for ref in self.select for r in resolve(ref, self.source)}
+            if self.select
+            else set(all_rules)
+        )
         chosen -= {r.code for ref in self.ignore for r in resolve(ref, self.source)}
         return [all_rules[c] for c in sorted(chosen) if all_rules[c].scope in scopes]
 
@@ -159,7 +163,9 @@ def _exemption(raw, index: int, where: str) -> Exemption:
     reason = raw.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise UsageError(f"{at} needs a reason")
-    codes = tuple(sorted({r.code for ref in _str_list(raw.get("rules", []), at, "rules") for r in resolve(ref, at)}))
+    codes = tuple(
+        sorted({r.code for ref in _str_list(raw.get("rules", []), at, "rules") for r in resolve(ref, at)})
+    )
     for key in ("cluster", "resource"):
         pattern = raw.get(key)
         if pattern is not None:
@@ -201,7 +207,9 @@ def _check_param_range(value, what: str) -> None:
     elif isinstance(value, int):
         if not PARAM_INT_MIN <= value <= PARAM_INT_MAX:
             shown = str(value) if len(str(value)) <= 30 else str(value)[:30] + "..."
-            raise UsageError(f"{what} = {shown} is out of range (an integer from {PARAM_INT_MIN} to {PARAM_INT_MAX})")
+            raise UsageError(
+                f"{what} = {shown} is out of range (an integer from {PARAM_INT_MIN} to {PARAM_INT_MAX})"
+            )
     elif isinstance(value, float) and not math.isfinite(value):
         raise UsageError(f"{what} = {value!r} must be a finite number")
 

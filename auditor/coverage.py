@@ -54,7 +54,11 @@ def available_tables(manifest) -> set[str]:
     if mode == "kraft":
         present.add("zk_state")  # KRaft has no ZooKeeper: nothing is missing
     elif mode == "zookeeper":
-        present |= {"quorum", "kraft_nodes", "features"}  # no KRaft quorum, no metadata.version: nothing missing
+        present |= {
+            "quorum",
+            "kraft_nodes",
+            "features",
+        }  # no KRaft quorum, no metadata.version: nothing missing
     return present
 
 
@@ -87,9 +91,15 @@ def cluster_coverage(manifest, rules: Iterable) -> list[dict]:
             evaluated.add(rule.category)
         else:
             groups.setdefault((rule.category, reason), []).append(rule.code)
-    out = [{"rules": codes, "category": category, "reason": reason,
-            "category_not_evaluated": category not in evaluated}
-           for (category, reason), codes in groups.items()]
+    out = [
+        {
+            "rules": codes,
+            "category": category,
+            "reason": reason,
+            "category_not_evaluated": category not in evaluated,
+        }
+        for (category, reason), codes in groups.items()
+    ]
     out.sort(key=lambda e: (e["category"], e["rules"][0]))
     return out
 
@@ -97,8 +107,10 @@ def cluster_coverage(manifest, rules: Iterable) -> list[dict]:
 def per_cluster(result) -> list[tuple[str, list[dict]]]:
     """(cluster name, entries) of an AuditResult's clusters with rules not evaluated, by name."""
     names = {c.get("id"): str(c.get("name") or c.get("id")) for c in result.clusters}
-    return sorted(((names.get(cid, cid), entries) for cid, entries in (result.coverage or {}).items() if entries),
-                  key=lambda item: item[0])
+    return sorted(
+        ((names.get(cid, cid), entries) for cid, entries in (result.coverage or {}).items() if entries),
+        key=lambda item: item[0],
+    )
 
 
 def compute(refs: Sequence, rules: Iterable) -> dict[str, list[dict]]:

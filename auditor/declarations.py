@@ -55,7 +55,9 @@ class Param:
 
             problem = refusal(value)
             if problem:
-                raise UsageError(f"{where}: parameter '{self.name}' {problem}: {value!r} (see auditor/exemptions.py)")
+                raise UsageError(
+                    f"{where}: parameter '{self.name}' {problem}: {value!r} (see auditor/exemptions.py)"
+                )
         return value
 
 
@@ -81,27 +83,66 @@ class Declaration:
     category: str | None = None  # a plugin's own category; built-in codes take RULES.md's
 
 
-def rule(code: str, name: str, severity: str, *, params: tuple[Param, ...] = (), scope: str = "cluster",
-         needs: tuple[str | tuple[str, ...], ...] = (), uses: tuple[Callable, ...] = (),
-         category: str | None = None):
+def rule(
+    code: str,
+    name: str,
+    severity: str,
+    *,
+    params: tuple[Param, ...] = (),
+    scope: str = "cluster",
+    needs: tuple[str | tuple[str, ...], ...] = (),
+    uses: tuple[Callable, ...] = (),
+    category: str | None = None,
+):
     """Declare the decorated function a DataFrame check (see the module doc for needs/uses)."""
 
     def declare(func: Callable) -> Callable:
-        func.__rule__ = Declaration(code, name, severity, scope, tuple(params), needs, tuple(uses), func,
-                                    func.__doc__ or "", func.__module__,
-                                    f"rule {code} ({func.__module__}.{func.__qualname__})", category=category)
+        func.__rule__ = Declaration(
+            code,
+            name,
+            severity,
+            scope,
+            tuple(params),
+            needs,
+            tuple(uses),
+            func,
+            func.__doc__ or "",
+            func.__module__,
+            f"rule {code} ({func.__module__}.{func.__qualname__})",
+            category=category,
+        )
         return func
 
     return declare
 
 
-def lint_rule(code: str, name: str, severity: str, *, doc: str, module: str, scope: str = "change",
-              params: tuple[Param, ...] = ()) -> Declaration:
+def lint_rule(
+    code: str,
+    name: str,
+    severity: str,
+    *,
+    doc: str,
+    module: str,
+    scope: str = "change",
+    params: tuple[Param, ...] = (),
+) -> Declaration:
     """Declare a rule whose findings the lint layer (auditor/lint) computes, not a DataFrame:
     registered and documented like every rule, never run by the engine. Assign the result to
     a module-level name of a catalogue module (``module``: that module's ``__name__``)."""
-    return Declaration(code, name, severity, scope, tuple(params), (), (), None, doc, module,
-                       f"rule {code} ({module})", produced_by="lint")
+    return Declaration(
+        code,
+        name,
+        severity,
+        scope,
+        tuple(params),
+        (),
+        (),
+        None,
+        doc,
+        module,
+        f"rule {code} ({module})",
+        produced_by="lint",
+    )
 
 
 def declared_in(module) -> list[Declaration]:

@@ -66,13 +66,17 @@ def _lexical(p: str) -> str | None:
                 return "ends with a lone backslash"
             e = p[i + 1]
             if e == "x":
-                if not re.fullmatch(r"[0-9A-Fa-f]{2}", p[i + 2:i + 4]):
+                if not re.fullmatch(r"[0-9A-Fa-f]{2}", p[i + 2 : i + 4]):
                     return "uses \\x without two hex digits (write \\xHH)"
                 i += 4
                 continue
             if e in _ANCHOR_ESCAPES and in_class:
                 return f"uses \\{e} inside a character class"
-            if not (e in _SIMPLE_ESCAPES or e in _ANCHOR_ESCAPES or (e.isascii() and not e.isalnum() and not e.isspace())):
+            if not (
+                e in _SIMPLE_ESCAPES
+                or e in _ANCHOR_ESCAPES
+                or (e.isascii() and not e.isalnum() and not e.isspace())
+            ):
                 return f"uses the escape \\{e}, which the engines read differently (or not at all)"
             i += 2
             continue
@@ -96,7 +100,7 @@ def _lexical(p: str) -> str | None:
         if c == "(" and p.startswith("(?", i):
             m = _FLAGS.match(p, i)
             if m is None:
-                ahead = p[i:i + 4]
+                ahead = p[i : i + 4]
                 if ahead[2:3] in ("=", "!") or ahead[2:4] in ("<=", "<!"):
                     return f"uses lookaround '{ahead}...', which DuckDB (RE2) does not support"
                 return f"uses '{ahead}...', a construct outside the dialect every engine shares"

@@ -44,21 +44,39 @@ class Finding:
     @classmethod
     def from_row(cls, row: dict) -> Finding:
         return cls(
-            rule=row["rule"], name=row["name"], severity=row["severity"], cluster=row["cluster"] or row["cluster_id"],
-            cluster_id=row["cluster_id"], resource_type=row["resource_type"], resource_name=row["resource_name"],
-            message=row["message"], evidence=parse_evidence(row.get("evidence")), fingerprint=row["fingerprint"],
+            rule=row["rule"],
+            name=row["name"],
+            severity=row["severity"],
+            cluster=row["cluster"] or row["cluster_id"],
+            cluster_id=row["cluster_id"],
+            resource_type=row["resource_type"],
+            resource_name=row["resource_name"],
+            message=row["message"],
+            evidence=parse_evidence(row.get("evidence")),
+            fingerprint=row["fingerprint"],
             cause=row.get("cause"),
         )
 
     @property
     def sort_key(self):
-        return (-SEVERITY_RANK[self.severity], self.cluster, self.rule, self.resource_type, self.resource_name)
+        return (
+            -SEVERITY_RANK[self.severity],
+            self.cluster,
+            self.rule,
+            self.resource_type,
+            self.resource_name,
+        )
 
     def to_json(self) -> dict:
         out = {
-            "rule": self.rule, "name": self.name, "severity": self.severity, "cluster": self.cluster,
+            "rule": self.rule,
+            "name": self.name,
+            "severity": self.severity,
+            "cluster": self.cluster,
             "resource": {"type": self.resource_type, "name": self.resource_name},
-            "message": self.message, "evidence": self.evidence, "fingerprint": self.fingerprint,
+            "message": self.message,
+            "evidence": self.evidence,
+            "fingerprint": self.fingerprint,
             "cause": self.cause,
         }
         if self.location:
@@ -103,8 +121,12 @@ def registered_rule_docs() -> dict[str, RuleDoc]:
     """Every registered rule's documentation, by code (the default of AuditResult.rule_docs)."""
     from auditor.registry import load_rules
 
-    return {code: RuleDoc(r.code, r.name, r.severity, r.category, r.scope, r.summary, r.why, r.remediation, r.example)
-            for code, r in load_rules().items()}
+    return {
+        code: RuleDoc(
+            r.code, r.name, r.severity, r.category, r.scope, r.summary, r.why, r.remediation, r.example
+        )
+        for code, r in load_rules().items()
+    }
 
 
 @dataclass
@@ -145,7 +167,10 @@ class AuditResult:
         if self.hits is not None:
             return self.hits
         counts = Counter((f.cluster, f.rule, f.name, f.severity) for f in self.findings)
-        return [{"cluster": c, "rule": r, "name": n, "severity": s, "count": k} for (c, r, n, s), k in counts.items()]
+        return [
+            {"cluster": c, "rule": r, "name": n, "severity": s, "count": k}
+            for (c, r, n, s), k in counts.items()
+        ]
 
     def summary(self) -> dict:
         counts = Counter()
@@ -163,8 +188,12 @@ class AuditResult:
             return self.grades
         from auditor.grading import grade_clusters
 
-        return grade_clusters(self.clusters, self.cluster_rule_counts(),
-                              {str(i.get("cluster")) for i in self.incomplete}, self.coverage)
+        return grade_clusters(
+            self.clusters,
+            self.cluster_rule_counts(),
+            {str(i.get("cluster")) for i in self.incomplete},
+            self.coverage,
+        )
 
     @property
     def is_incomplete(self) -> bool:

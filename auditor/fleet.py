@@ -1,14 +1,14 @@
 """The weekly fleet job: audit every snapshot under a root, on Spark (default) or DuckDB.
 
-    snapshots root (local, file://, s3a://, hdfs://)
-      -> discover manifests; a corrupt or unreadable snapshot becomes an AUD001 finding for
-         that cluster (the rest of the fleet is still audited)
-      -> cluster rules + fleet rules (FLT) in one findings DataFrame
-      -> marked new / persisting against --previous (by fingerprint), in the engine
-      -> written by the engine as Parquet: OUT/run_date=YYYY-MM-DD/cluster=NAME/*.parquet
-         (NAME through cluster_dir_name: safe and bounded; the real name in column cluster_name)
-      -> only aggregates (per cluster, per rule, week-over-week counts) and the top rows of
-         each rule reach the driver: memory does not grow with the number of findings.
+snapshots root (local, file://, s3a://, hdfs://)
+  -> discover manifests; a corrupt or unreadable snapshot becomes an AUD001 finding for
+     that cluster (the rest of the fleet is still audited)
+  -> cluster rules + fleet rules (FLT) in one findings DataFrame
+  -> marked new / persisting against --previous (by fingerprint), in the engine
+  -> written by the engine as Parquet: OUT/run_date=YYYY-MM-DD/cluster=NAME/*.parquet
+     (NAME through cluster_dir_name: safe and bounded; the real name in column cluster_name)
+  -> only aggregates (per cluster, per rule, week-over-week counts) and the top rows of
+     each rule reach the driver: memory does not grow with the number of findings.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ from auditor.snapshot.io import (
 from auditor.snapshot.schema import Column, Table
 
 REMOTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
 @dataclass
 class FleetResult:
     run_date: str
@@ -93,8 +95,11 @@ def broken_snapshot(path: str, message: str) -> SnapshotRef:
     incomplete (AUD001), never silently dropped."""
     m = re.search(r"cluster=([^/]+)", path)
     name = m.group(1) if m else Path(path.rstrip("/")).name
-    manifest = Manifest(cluster={"id": f"unreadable:{path}", "name": name}, collected_at="",
-                        errors=[{"source": "snapshot", "target": path, "message": message}])
+    manifest = Manifest(
+        cluster={"id": f"unreadable:{path}", "name": name},
+        collected_at="",
+        errors=[{"source": "snapshot", "target": path, "message": message}],
+    )
     return SnapshotRef(path, manifest, {})
 
 
@@ -108,8 +113,13 @@ def open_fleet(root: str, engine: Engine) -> tuple[list[SnapshotRef], list[str]]
         except SnapshotError as e:
             refs.append(broken_snapshot(str(directory), str(e)))
         except (RecursionError, MemoryError, ValueError) as e:  # e.g. a 100,000-deep JSON line
-            refs.append(broken_snapshot(str(directory), f"{directory}: unreadable ({type(e).__name__}: "
-                                        f"{str(e).splitlines()[0][:200] if str(e) else ''})"))
+            refs.append(
+                broken_snapshot(
+                    str(directory),
+                    f"{directory}: unreadable ({type(e).__name__}: "
+                    f"{str(e).splitlines()[0][:200] if str(e) else ''})",
+                )
+            )
     return _dedupe(refs)
 
 
@@ -120,8 +130,14 @@ def _open_remote(root: str, engine: Engine) -> tuple[list[SnapshotRef], list[str
     if spark is None:
         raise SnapshotError(f"{root}: a remote fleet root needs --engine spark")
     try:
-        rows = (spark.read.format("binaryFile").option("pathGlobFilter", MANIFEST)
-                .option("recursiveFileLookup", "true").load(root).select("path", "content").collect())
+        rows = (
+            spark.read.format("binaryFile")
+            .option("pathGlobFilter", MANIFEST)
+            .option("recursiveFileLookup", "true")
+            .load(root)
+            .select("path", "content")
+            .collect()
+        )
     except Exception as e:
         raise SnapshotError(f"{root}: cannot list snapshots ({str(e).splitlines()[0][:300]})") from None
     if not rows:
@@ -153,16 +169,36 @@ def _dedupe(refs: list[SnapshotRef]) -> tuple[list[SnapshotRef], list[str]]:
 # --- the job --------------------------------------------------------------------------------
 
 
-def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None = None,
-              previous: str | None = None, run_date: str | None = None, top_n: int = 20,
-              progress: Progress = NO_PROGRESS, baseline: Baseline | None = None,
-              keep_entries: bool = False) -> FleetResult:
+def run_fleet(
+    engine: Engine,
+    root: str,
+    config: AuditConfig,
+    *,
+    out: str | None = None,
+    previous: str | None = None,
+    run_date: str | None = None,
+    top_n: int = 20,
+    progress: Progress = NO_PROGRESS,
+    baseline: Baseline | None = None,
+    keep_entries: bool = False,
+) -> FleetResult:
     run_date = run_date or dt.date.today().isoformat()
     progress.stage("opening snapshots")
     refs, notes = open_fleet(root, engine)
     try:
-        return _run(engine, refs, list(notes), config, out, previous, run_date, top_n, progress, baseline,
-                    keep_entries)
+        return _run(
+            engine,
+            refs,
+            list(notes),
+            config,
+            out,
+            previous,
+            run_date,
+            top_n,
+            progress,
+            baseline,
+            keep_entries,
+        )
     except UsageError:
         raise
     except Exception as e:
@@ -175,14 +211,28 @@ def run_fleet(engine: Engine, root: str, config: AuditConfig, *, out: str | None
             raise
         refs = [broken_snapshot(r.path, broken[id(r)]) if id(r) in broken else r for r in refs]
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-        notes.append(f"the engine failed to read the fleet ({first}); audited again without "
-                     f"{len(broken)} snapshot(s) whose data is unreadable")
-        return _run(engine, refs, notes, config, out, previous, run_date, top_n, progress, baseline, keep_entries)
+        notes.append(
+            f"the engine failed to read the fleet ({first}); audited again without "
+            f"{len(broken)} snapshot(s) whose data is unreadable"
+        )
+        return _run(
+            engine, refs, notes, config, out, previous, run_date, top_n, progress, baseline, keep_entries
+        )
 
 
-def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: AuditConfig, out: str | None,
-         previous: str | None, run_date: str, top_n: int, progress: Progress = NO_PROGRESS,
-         baseline: Baseline | None = None, keep_entries: bool = False) -> FleetResult:
+def _run(
+    engine: Engine,
+    refs: list[SnapshotRef],
+    notes: list[str],
+    config: AuditConfig,
+    out: str | None,
+    previous: str | None,
+    run_date: str,
+    top_n: int,
+    progress: Progress = NO_PROGRESS,
+    baseline: Baseline | None = None,
+    keep_entries: bool = False,
+) -> FleetResult:
     progress.stage(f"loading {len(refs)} snapshot(s)")
     tables = engine.load(refs)
     previous_run = None
@@ -211,11 +261,20 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
         outcome = baseline.outcome(matched, {r.manifest.cluster_name for r in refs})
         notes.extend(([f"warning: {outcome.foreign}"] if outcome.foreign else []) + [outcome.line()])
     if previous_run:
-        prev = engine.session.table(VIEW_PREFIX + "previous_findings").select(
-            F.col("fingerprint").alias("prev_fingerprint")).distinct()
-        marked = join(current, prev.select(F.col("prev_fingerprint").alias("fingerprint"), F.lit(True).alias("seen")),
-                      "fingerprint", "left")
-        current = marked.withColumn("status", F.when(F.col("seen"), F.lit("persisting")).otherwise(F.lit("new"))).drop("seen")
+        prev = (
+            engine.session.table(VIEW_PREFIX + "previous_findings")
+            .select(F.col("fingerprint").alias("prev_fingerprint"))
+            .distinct()
+        )
+        marked = join(
+            current,
+            prev.select(F.col("prev_fingerprint").alias("fingerprint"), F.lit(True).alias("seen")),
+            "fingerprint",
+            "left",
+        )
+        current = marked.withColumn(
+            "status", F.when(F.col("seen"), F.lit("persisting")).otherwise(F.lit("new"))
+        ).drop("seen")
     else:
         current = current.withColumn("status", F.lit("new"))
     engine.create("fleet_findings", engine.sql_of(current), reuse=bool(previous_run))
@@ -225,16 +284,29 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
     explained = count_causes(findings)  # an aggregate, one row per cause
     if out:
         progress.stage("writing findings")
-        _write_findings(engine, findings, {h["cluster"] for h in hits} | {r.manifest.cluster_name for r in refs},
-                        _run_dir(out, run_date))
+        _write_findings(
+            engine,
+            findings,
+            {h["cluster"] for h in hits} | {r.manifest.cluster_name for r in refs},
+            _run_dir(out, run_date),
+        )
 
     progress.stage("summarising")
     covered = coverage.compute(refs, selected)
     clusters = _cluster_summary(tables, hits, previous_run is not None, covered)
     by_rule: dict[str, dict] = {}
     for h in hits:
-        r = by_rule.setdefault(h["rule"], {"rule": h["rule"], "name": h["name"], "severity": h["severity"],
-                                           "clusters": 0, "findings": 0, "new": 0})
+        r = by_rule.setdefault(
+            h["rule"],
+            {
+                "rule": h["rule"],
+                "name": h["name"],
+                "severity": h["severity"],
+                "clusters": 0,
+                "findings": 0,
+                "new": 0,
+            },
+        )
         r["clusters"] += 1
         r["findings"] += h["count"]
         r["new"] += h["new"]
@@ -244,24 +316,57 @@ def _run(engine: Engine, refs: list[SnapshotRef], notes: list[str], config: Audi
 
     diff = {}
     if previous_run:
-        counts = {r["status"]: r["n"] for r in findings.groupBy("status").agg(F.count(F.lit(1)).alias("n")).collect()}
-        resolved = join(engine.session.table(VIEW_PREFIX + "previous_findings").select("fingerprint").distinct(),
-                        findings.select(F.col("fingerprint"), F.lit(True).alias("still")), "fingerprint", "left")
-        diff = {"new": counts.get("new", 0), "persisting": counts.get("persisting", 0),
-                "resolved": resolved.where(F.col("still").isNull()).count()}
-    incomplete = [{"cluster": r.manifest.cluster_name, **{k: e.get(k) for k in ("source", "target", "message")}}
-                  for r in refs for e in r.manifest.errors]
+        counts = {
+            r["status"]: r["n"]
+            for r in findings.groupBy("status").agg(F.count(F.lit(1)).alias("n")).collect()
+        }
+        resolved = join(
+            engine.session.table(VIEW_PREFIX + "previous_findings").select("fingerprint").distinct(),
+            findings.select(F.col("fingerprint"), F.lit(True).alias("still")),
+            "fingerprint",
+            "left",
+        )
+        diff = {
+            "new": counts.get("new", 0),
+            "persisting": counts.get("persisting", 0),
+            "resolved": resolved.where(F.col("still").isNull()).count(),
+        }
+    incomplete = [
+        {"cluster": r.manifest.cluster_name, **{k: e.get(k) for k in ("source", "target", "message")}}
+        for r in refs
+        for e in r.manifest.errors
+    ]
     # From every finding, not the graded clusters: a FLT004 finding is about a cluster absent from this run.
     totals = {s: sum(h["count"] for h in hits if h["severity"] == s) for s in WORST_FIRST}
     totals["total"] = sum(totals.values())
     entries = None
     if keep_entries:  # --write-baseline: every finding's entry reaches the driver (one small row each)
-        entries = [Entry(**r.asDict()) for r in findings.select(
-            "fingerprint", "rule", "cluster", "resource_type", "resource_name").collect()]
-    return FleetResult(run_date, engine.name, clusters, rules, top, incomplete, totals, out, previous_run, diff,
-                       hits=hits, top_n=top_n, notes=notes, coverage=covered, causes=explained, baseline=outcome,
-                       baseline_entries=entries,
-                       grade_history=grade_history(previous, run_date))
+        entries = [
+            Entry(**r.asDict())
+            for r in findings.select(
+                "fingerprint", "rule", "cluster", "resource_type", "resource_name"
+            ).collect()
+        ]
+    return FleetResult(
+        run_date,
+        engine.name,
+        clusters,
+        rules,
+        top,
+        incomplete,
+        totals,
+        out,
+        previous_run,
+        diff,
+        hits=hits,
+        top_n=top_n,
+        notes=notes,
+        coverage=covered,
+        causes=explained,
+        baseline=outcome,
+        baseline_entries=entries,
+        grade_history=grade_history(previous, run_date),
+    )
 
 
 BASELINE_TABLE = Table("baseline", (Column("fingerprint", "string", "fingerprint of a baselined finding"),))
@@ -272,9 +377,12 @@ def _without_baseline(engine: Engine, current, baseline: Baseline):
     baseline's fingerprints it held (at most the baseline's size reaches the driver)."""
     engine._register_rows(BASELINE_TABLE, [{"fingerprint": fp} for fp in baseline.entries])
     known = engine.session.table(VIEW_PREFIX + BASELINE_TABLE.name).select(
-        F.col("fingerprint"), F.lit(True).alias("baselined"))
+        F.col("fingerprint"), F.lit(True).alias("baselined")
+    )
     marked = join(current, known, "fingerprint", "left")
-    matched = {r["fingerprint"] for r in marked.where(F.col("baselined")).select("fingerprint").distinct().collect()}
+    matched = {
+        r["fingerprint"] for r in marked.where(F.col("baselined")).select("fingerprint").distinct().collect()
+    }
     return marked.where(F.col("baselined").isNull()).drop("baselined"), matched
 
 
@@ -300,10 +408,14 @@ def _run_dir(out: str, run_date: str) -> str:
 
 def _hits(findings) -> list[dict]:
     """Per cluster and rule: counts (an aggregate: at most clusters x rules rows)."""
-    rows = findings.groupBy("cluster_id", "cluster", "rule", "name", "severity").agg(
-        F.count(F.lit(1)).alias("count"),
-        F.sum(F.when(F.col("status") == "new", F.lit(1)).otherwise(F.lit(0))).alias("new"),
-    ).collect()
+    rows = (
+        findings.groupBy("cluster_id", "cluster", "rule", "name", "severity")
+        .agg(
+            F.count(F.lit(1)).alias("count"),
+            F.sum(F.when(F.col("status") == "new", F.lit(1)).otherwise(F.lit(0))).alias("new"),
+        )
+        .collect()
+    )
     return sorted((r.asDict() for r in rows), key=lambda h: (h["cluster"], h["rule"]))
 
 
@@ -325,23 +437,37 @@ def _top(findings, hits: list[dict], top_n: int) -> list[Finding]:
     needed = F.lit(False)
     for rule, clusters in wanted.items():
         needed = needed | ((F.col("rule") == F.lit(rule)) & F.col("cluster").isin(*clusters))
-    w = Window.partitionBy("rule").orderBy(F.col("cluster").asc(), F.col("resource_type").asc(),
-                                           F.col("resource_name").asc())
-    rows = (findings.where(needed).withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") <= top_n)
-            .drop("_rn").collect())
+    w = Window.partitionBy("rule").orderBy(
+        F.col("cluster").asc(), F.col("resource_type").asc(), F.col("resource_name").asc()
+    )
+    rows = (
+        findings.where(needed)
+        .withColumn("_rn", F.row_number().over(w))
+        .where(F.col("_rn") <= top_n)
+        .drop("_rn")
+        .collect()
+    )
     top = [Finding.from_row({k: v for k, v in r.asDict().items() if k != "status"}) for r in rows]
     top.sort(key=lambda f: f.sort_key)
     return top
 
 
-def _cluster_summary(tables, hits: list[dict], with_previous: bool, covered: dict | None = None) -> list[dict]:
+def _cluster_summary(
+    tables, hits: list[dict], with_previous: bool, covered: dict | None = None
+) -> list[dict]:
     errors = {r["cluster_id"] for r in tables.source_errors.select("cluster_id").distinct().collect()}
     out = {}
     for c in tables.clusters.collect():
         out[c["cluster_id"]] = {
-            "id": c["cluster_id"], "name": c["cluster_name"], "environment": c["environment"], "tier": c["tier"],
-            "platform": c["platform"], "kafka_version": c["kafka_version"],
-            "counts": {s: 0 for s in WORST_FIRST}, "new": 0, "incomplete": c["cluster_id"] in errors,
+            "id": c["cluster_id"],
+            "name": c["cluster_name"],
+            "environment": c["environment"],
+            "tier": c["tier"],
+            "platform": c["platform"],
+            "kafka_version": c["kafka_version"],
+            "counts": {s: 0 for s in WORST_FIRST},
+            "new": 0,
+            "incomplete": c["cluster_id"] in errors,
         }
     fleet_rules = frozenset(code for code, r in load_rules().items() if r.scope == "fleet")
     for h in hits:
@@ -350,14 +476,26 @@ def _cluster_summary(tables, hits: list[dict], with_previous: bool, covered: dic
             continue  # about a cluster absent from this run (FLT004): a fleet finding, not a cluster to grade
         if entry is None:  # rows of a cluster no manifest names (a remote snapshot read unchecked)
             entry = out[h["cluster_id"]] = {
-                "id": h["cluster_id"], "name": h["cluster"] or h["cluster_id"], "environment": None, "tier": None,
-                "platform": None, "kafka_version": None, "counts": {s: 0 for s in WORST_FIRST}, "new": 0,
-                "incomplete": True}
+                "id": h["cluster_id"],
+                "name": h["cluster"] or h["cluster_id"],
+                "environment": None,
+                "tier": None,
+                "platform": None,
+                "kafka_version": None,
+                "counts": {s: 0 for s in WORST_FIRST},
+                "new": 0,
+                "incomplete": True,
+            }
         entry["counts"][h["severity"]] += h["count"]
         entry["new"] += h["new"]
     graded = {e["id"] for e in out.values()}
-    grades = grade_clusters(out.values(), [h for h in hits if h["cluster_id"] in graded],
-                            {e["name"] for e in out.values() if e["incomplete"]}, covered, ungraded_rules=fleet_rules)
+    grades = grade_clusters(
+        out.values(),
+        [h for h in hits if h["cluster_id"] in graded],
+        {e["name"] for e in out.values() if e["incomplete"]},
+        covered,
+        ungraded_rules=fleet_rules,
+    )
     for entry in out.values():
         gaps = (covered or {}).get(entry["id"], [])
         grading = grades[entry["name"]]
@@ -372,22 +510,45 @@ def _cluster_summary(tables, hits: list[dict], with_previous: bool, covered: dic
 
 def audit_result(result: FleetResult) -> AuditResult:
     """The fleet run as the renderers' input: true counts (hits), the top rows as findings."""
-    notes = [f"Showing at most {result.top_n} findings per rule; all {result.totals['total']} are in "
-             f"{result.run_dir or 'the engine (run with --out to keep them)'}."]
+    notes = [
+        f"Showing at most {result.top_n} findings per rule; all {result.totals['total']} are in "
+        f"{result.run_dir or 'the engine (run with --out to keep them)'}."
+    ]
     if result.previous_run:
         d = result.diff
-        notes.append(f"Since {result.previous_run}: {d['new']} new, {d['persisting']} persisting, {d['resolved']} resolved.")
-    clusters = [{k: v for k, v in c.items() if k not in ("counts", "score", "grade", "new", "incomplete", "not_evaluated",
-                                                         "grade_note") and v is not None}
-                for c in result.clusters]
-    return AuditResult(findings=list(result.top), clusters=clusters, incomplete=result.incomplete,
-                       engine=result.engine, notes=notes, history=run_history(result) or None,
-                       hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits],
-                       coverage=result.coverage, causes=result.causes,
-                       grades={h["cluster"]: NOT_AUDITED for h in result.hits} | {
-                           c["name"]: {"score": c["score"], "grade": c["grade"], "grade_note": c.get("grade_note", ""),
-                                       "trend": result.grade_history.get(c["id"], [])}
-                           for c in result.clusters})
+        notes.append(
+            f"Since {result.previous_run}: {d['new']} new, {d['persisting']} persisting, {d['resolved']} resolved."
+        )
+    clusters = [
+        {
+            k: v
+            for k, v in c.items()
+            if k not in ("counts", "score", "grade", "new", "incomplete", "not_evaluated", "grade_note")
+            and v is not None
+        }
+        for c in result.clusters
+    ]
+    return AuditResult(
+        findings=list(result.top),
+        clusters=clusters,
+        incomplete=result.incomplete,
+        engine=result.engine,
+        notes=notes,
+        history=run_history(result) or None,
+        hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits],
+        coverage=result.coverage,
+        causes=result.causes,
+        grades={h["cluster"]: NOT_AUDITED for h in result.hits}
+        | {
+            c["name"]: {
+                "score": c["score"],
+                "grade": c["grade"],
+                "grade_note": c.get("grade_note", ""),
+                "trend": result.grade_history.get(c["id"], []),
+            }
+            for c in result.clusters
+        },
+    )
 
 
 def previous_clusters(previous: str, previous_run: str, notes: list[str] | None = None) -> list[dict]:
@@ -406,13 +567,17 @@ def previous_clusters(previous: str, previous_run: str, notes: list[str] | None 
     doc = None
     if run_dir is not None:
         try:
-            doc = safe_json.loads(safe_io.read_text(run_dir / "_summary.json"), str(run_dir / "_summary.json"))
+            doc = safe_json.loads(
+                safe_io.read_text(run_dir / "_summary.json"), str(run_dir / "_summary.json")
+            )
         except (OSError, ValueError):
             doc = None
     if not isinstance(doc, dict) or not isinstance(doc.get("clusters"), list):
         if notes is not None:
-            notes.append(f"no readable _summary.json for the run of {previous_run} under {previous}: "
-                         "clusters missing from this run are not reported (FLT004)")
+            notes.append(
+                f"no readable _summary.json for the run of {previous_run} under {previous}: "
+                "clusters missing from this run are not reported (FLT004)"
+            )
         return []
     audited_on = str(doc.get("run_date") or previous_run)
     still_missing = _reported_missing(run_dir)
@@ -425,8 +590,14 @@ def previous_clusters(previous: str, previous_run: str, notes: list[str] | None 
         if cid is None and name is None:
             continue
         key = cid if cid is not None else name
-        rows.setdefault(key, {"cluster_id": cid, "cluster_name": name,
-                              "run_date": still_missing.get(key, (None, audited_on))[1]})
+        rows.setdefault(
+            key,
+            {
+                "cluster_id": cid,
+                "cluster_name": name,
+                "run_date": still_missing.get(key, (None, audited_on))[1],
+            },
+        )
     for cid, (name, day) in still_missing.items():
         rows.setdefault(cid, {"cluster_id": cid, "cluster_name": name, "run_date": day})
     return list(rows.values())
@@ -440,7 +611,9 @@ def _reported_missing(run_dir: Path) -> dict[str, tuple[str | None, str]]:
         data = ds.dataset(str(run_dir), format="parquet", exclude_invalid_files=True)
         if not {"rule", "cluster_id", "resource_name", "evidence"} <= set(data.schema.names):
             return {}
-        table = data.to_table(columns=["cluster_id", "resource_name", "evidence"], filter=ds.field("rule") == "FLT004")
+        table = data.to_table(
+            columns=["cluster_id", "resource_name", "evidence"], filter=ds.field("rule") == "FLT004"
+        )
     except Exception:  # a damaged earlier run only loses the carried date
         return {}
     out = {}
@@ -467,11 +640,19 @@ def run_history(result: FleetResult) -> list[dict]:
             except (OSError, ValueError):  # (JSONTooDeep is a ValueError)
                 continue  # a damaged summary only loses a point of the chart
             if isinstance(doc, dict) and doc.get("diff") and doc.get("run_date") != result.run_date:
-                runs[doc["run_date"]] = {"run_date": doc["run_date"], "total": doc.get("totals", {}).get("total"),
-                                         "new": doc["diff"].get("new"), "resolved": doc["diff"].get("resolved")}
+                runs[doc["run_date"]] = {
+                    "run_date": doc["run_date"],
+                    "total": doc.get("totals", {}).get("total"),
+                    "new": doc["diff"].get("new"),
+                    "resolved": doc["diff"].get("resolved"),
+                }
     if result.diff:
-        runs[result.run_date] = {"run_date": result.run_date, "total": result.totals["total"],
-                                 "new": result.diff["new"], "resolved": result.diff["resolved"]}
+        runs[result.run_date] = {
+            "run_date": result.run_date,
+            "total": result.totals["total"],
+            "new": result.diff["new"],
+            "resolved": result.diff["resolved"],
+        }
     return [runs[k] for k in sorted(runs)]
 
 
@@ -493,22 +674,36 @@ def grade_history(previous: str | None, run_date: str) -> dict[str, list[dict]]:
             doc = safe_json.loads(safe_io.read_text(path), str(path))
         except (OSError, ValueError):
             continue
-        if isinstance(doc, dict) and isinstance(doc.get("clusters"), list) and str(doc.get("run_date")) < run_date:
+        if (
+            isinstance(doc, dict)
+            and isinstance(doc.get("clusters"), list)
+            and str(doc.get("run_date")) < run_date
+        ):
             runs.append(doc)
     out: dict[str, list[dict]] = {}
     for doc in sorted(runs, key=lambda d: str(d["run_date"]))[-GRADE_HISTORY_RUNS:]:
         for c in doc["clusters"]:
             if isinstance(c, dict) and isinstance(c.get("id"), str) and c.get("grade") in (*GRADES, "?"):
                 score = c.get("score") if isinstance(c.get("score"), int) else None
-                out.setdefault(c["id"], []).append({"run_date": str(doc["run_date"]), "grade": c["grade"], "score": score})
+                out.setdefault(c["id"], []).append(
+                    {"run_date": str(doc["run_date"]), "grade": c["grade"], "score": score}
+                )
     return out
 
 
 def summary_json(result: FleetResult) -> dict:
     return {
-        "schema_version": 1, "run_date": result.run_date, "engine": result.engine, "findings_dir": result.out,
-        "previous_run": result.previous_run, "diff": result.diff, "notes": result.notes, "totals": result.totals,
-        "incomplete": result.incomplete, "clusters": result.clusters, "rules": result.rules,
+        "schema_version": 1,
+        "run_date": result.run_date,
+        "engine": result.engine,
+        "findings_dir": result.out,
+        "previous_run": result.previous_run,
+        "diff": result.diff,
+        "notes": result.notes,
+        "totals": result.totals,
+        "incomplete": result.incomplete,
+        "clusters": result.clusters,
+        "rules": result.rules,
         "causes": [c.to_json() for c in result.causes],
         "top": [f.to_json() for f in result.top],
         **({"baseline": result.baseline.to_json()} if result.baseline else {}),

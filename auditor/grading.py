@@ -70,9 +70,13 @@ def worst_severity(severities) -> str | None:
 NOT_AUDITED = {"score": None, "grade": "?", "grade_note": "not audited in this run"}
 
 
-def grade_clusters(clusters: Iterable[dict], hits: Iterable[dict], incomplete: set[str],
-                   covered: dict[str, list[dict]] | None = None,
-                   ungraded_rules: frozenset[str] = frozenset()) -> dict[str, dict]:
+def grade_clusters(
+    clusters: Iterable[dict],
+    hits: Iterable[dict],
+    incomplete: set[str],
+    covered: dict[str, list[dict]] | None = None,
+    ungraded_rules: frozenset[str] = frozenset(),
+) -> dict[str, dict]:
     """Per cluster name: {"score", "grade", "grade_note"}. ``clusters``: {"id", "name"} of
     the clusters audited; ``hits``: per cluster and rule {"cluster", "rule", "severity",
     "count"} (a cluster only they name is graded too); ``incomplete``: names of clusters
@@ -95,8 +99,14 @@ def grade_clusters(clusters: Iterable[dict], hits: Iterable[dict], incomplete: s
     for name, per_rule in rule_hits.items():
         gaps = (covered or {}).get(ids.get(name), []) if ids.get(name) is not None else []
         score = cluster_score(per_rule)
-        out[name] = {"score": score,
-                     "grade": grade(score, worst_severity(s for s, _ in per_rule.values()), name in incomplete,
-                                    coverage.missing_categories(gaps)),
-                     "grade_note": coverage.grade_note(gaps)}
+        out[name] = {
+            "score": score,
+            "grade": grade(
+                score,
+                worst_severity(s for s, _ in per_rule.values()),
+                name in incomplete,
+                coverage.missing_categories(gaps),
+            ),
+            "grade_note": coverage.grade_note(gaps),
+        }
     return out

@@ -54,15 +54,28 @@ from auditor.errors import UsageError
 MAX_INVENTORY_BYTES = 16 * 1024 * 1024
 MAX_TIMEOUT = 3600.0
 TOP_KEYS = ("version", "defaults", "clusters", "msk_discovery")
-CLUSTER_KEYS = ("name", "labels", "bootstrap_servers", "command_config", "zookeeper", "metrics", "broker_configs",
-                "broker_ids", "kafka_version", "msk", "timeout", "deadline")
+CLUSTER_KEYS = (
+    "name",
+    "labels",
+    "bootstrap_servers",
+    "command_config",
+    "zookeeper",
+    "metrics",
+    "broker_configs",
+    "broker_ids",
+    "kafka_version",
+    "msk",
+    "timeout",
+    "deadline",
+)
 DEFAULT_KEYS = tuple(k for k in CLUSTER_KEYS if k != "name")
 MSK_KEYS = ("instance_type", "az_count", "cluster_arn", "region")
 MSK_DISCOVERY_KEYS = ("regions", "tags", "name_prefix")
 _AWS_REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d$")
 LABEL_FIELDS = ("environment", "tier", "platform")  # labels that also set the manifest's cluster fields
-_SECRET_KEY = re.compile(r"password|passwd|secret|jaas|credential|passphrase|token|api[_.-]?key|private[_.-]?key",
-                         re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"password|passwd|secret|jaas|credential|passphrase|token|api[_.-]?key|private[_.-]?key", re.IGNORECASE
+)
 _URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
 _ZOOKEEPER = re.compile(r"^[^\s/,]+(?::\d+)?(?:,[^\s/,]+(?::\d+)?)*(?:/\S*)?$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -93,7 +106,9 @@ class ClusterEntry:
     msk_region: str | None = None  # None: the ARN's region
     timeout: float = 10.0
     deadline: float | None = None  # None: computed from the sources (fleet_collect.cluster_deadline)
-    references: dict = field(default_factory=dict)  # key -> {"env": NAME} (or a list of them, per metrics entry)
+    references: dict = field(
+        default_factory=dict
+    )  # key -> {"env": NAME} (or a list of them, per metrics entry)
 
     @property
     def discovers_brokers(self) -> bool:
@@ -113,18 +128,33 @@ class ClusterEntry:
         refs = self.references
         metrics = refs.get("metrics") or [None] * (len(self.metrics) + len(self.templates))
         plain = [r or m for m, r in zip(self.metrics, metrics[: len(self.metrics)], strict=False)]
-        templ = [r or t for t, r in zip(self.templates, metrics[len(self.metrics):], strict=False)]
-        out = {"file": inventory_file, "name": self.name, "labels": dict(self.labels),
-               "bootstrap_servers": refs.get("bootstrap_servers") or self.bootstrap_servers,
-               "command_config": self.command_config, "zookeeper": refs.get("zookeeper") or self.zookeeper,
-               # a token in a query or a user name in a URL is not refused above: never recorded either
-               "metrics": [m if isinstance(m, dict) else redact_url(m) for m in plain + templ],
-               "broker_configs": list(self.broker_configs),
-               "broker_ids": list(self.broker_ids), "kafka_version": self.kafka_version,
-               "msk": {k: v for k, v in (("instance_type", self.msk_instance_type), ("az_count", self.az_count),
-                                         ("cluster_arn", self.msk_cluster_arn), ("region", self.msk_region))
-                       if v is not None} or None,
-               "timeout": self.timeout, "deadline": self.deadline}
+        templ = [r or t for t, r in zip(self.templates, metrics[len(self.metrics) :], strict=False)]
+        out = {
+            "file": inventory_file,
+            "name": self.name,
+            "labels": dict(self.labels),
+            "bootstrap_servers": refs.get("bootstrap_servers") or self.bootstrap_servers,
+            "command_config": self.command_config,
+            "zookeeper": refs.get("zookeeper") or self.zookeeper,
+            # a token in a query or a user name in a URL is not refused above: never recorded either
+            "metrics": [m if isinstance(m, dict) else redact_url(m) for m in plain + templ],
+            "broker_configs": list(self.broker_configs),
+            "broker_ids": list(self.broker_ids),
+            "kafka_version": self.kafka_version,
+            "msk": {
+                k: v
+                for k, v in (
+                    ("instance_type", self.msk_instance_type),
+                    ("az_count", self.az_count),
+                    ("cluster_arn", self.msk_cluster_arn),
+                    ("region", self.msk_region),
+                )
+                if v is not None
+            }
+            or None,
+            "timeout": self.timeout,
+            "deadline": self.deadline,
+        }
         return {k: v for k, v in out.items() if v not in (None, [], {})}
 
 
@@ -132,6 +162,7 @@ class ClusterEntry:
 class MskDiscovery:
     """The inventory's ``msk_discovery:`` block; ``template``: the defaults every discovered
     cluster takes (labels, timeout, command_config, metrics templates ...)."""
+
     regions: list[str]
     tags: dict[str, str]
     name_prefix: str | None
@@ -162,9 +193,18 @@ class Inventory:
             known_arns.add(d.arn)
             t = self.msk_discovery.template
             labels = {**t.labels, "platform": "msk", **{str(k): str(v) for k, v in d.tags.items()}}
-            out.append(dataclasses.replace(t, name=name, labels=labels, msk_cluster_arn=d.arn, msk_region=d.region,
-                                           metrics=list(t.metrics), templates=list(t.templates),
-                                           references=dict(t.references)))
+            out.append(
+                dataclasses.replace(
+                    t,
+                    name=name,
+                    labels=labels,
+                    msk_cluster_arn=d.arn,
+                    msk_region=d.region,
+                    metrics=list(t.metrics),
+                    templates=list(t.templates),
+                    references=dict(t.references),
+                )
+            )
         return out
 
 
@@ -200,9 +240,12 @@ def load_inventory(path: str | os.PathLike, *, environ: dict | None = None) -> I
     except yaml.YAMLError as e:
         raise InventoryError(f"{file}:1: not valid YAML: {' '.join(str(e).split())}") from None
     if len(docs) != 1:
-        raise InventoryError(f"{file}:1: expected one YAML document (a mapping with 'clusters'), found {len(docs)}")
-    return _Parser(file, Path(os.path.abspath(file)).parent,
-                   os.environ if environ is None else environ).inventory(docs[0])
+        raise InventoryError(
+            f"{file}:1: expected one YAML document (a mapping with 'clusters'), found {len(docs)}"
+        )
+    return _Parser(
+        file, Path(os.path.abspath(file)).parent, os.environ if environ is None else environ
+    ).inventory(docs[0])
 
 
 class _Parser:
@@ -224,8 +267,11 @@ class _Parser:
                 self.fail(k, f"{what}: keys must be plain strings")
             key = k.value
             if _SECRET_KEY.search(key):
-                self.fail(k, f"{what}: key '{key}': secrets are never written in an inventory: reference a "
-                             "client.properties file (command_config) or an environment variable ({env: NAME})")
+                self.fail(
+                    k,
+                    f"{what}: key '{key}': secrets are never written in an inventory: reference a "
+                    "client.properties file (command_config) or an environment variable ({env: NAME})",
+                )
             if key in out:
                 self.fail(k, f"{what}: key '{key}' given twice")
             out[key] = (k, v)
@@ -247,9 +293,16 @@ class _Parser:
             if not value:
                 self.fail(vnode, f"{what}: environment variable {name} is not set")
             return value, {"env": name}
-        if not isinstance(node, yaml.ScalarNode) or node.tag != "tag:yaml.org,2002:str" or not node.value.strip():
-            self.fail(node, f"{what}: expected a non-empty string" + (" (quote it)" if isinstance(node, yaml.ScalarNode)
-                                                                      and node.value else ""))
+        if (
+            not isinstance(node, yaml.ScalarNode)
+            or node.tag != "tag:yaml.org,2002:str"
+            or not node.value.strip()
+        ):
+            self.fail(
+                node,
+                f"{what}: expected a non-empty string"
+                + (" (quote it)" if isinstance(node, yaml.ScalarNode) and node.value else ""),
+            )
         prefixed = _BROKER_PREFIX.match(node.value)
         if _URL_PASSWORD.match(prefixed.group(2) if prefixed else node.value):
             self.fail(node, f"{what}: a password in a URL: give it by environment variable ({{env: NAME}})")
@@ -303,8 +356,10 @@ class _Parser:
         for node in cnode.value:
             entry = self.cluster(node, defaults)
             if entry.name in seen:
-                self.fail(self.mapping(node, "cluster")["name"][1],
-                          f"name: duplicate cluster name '{entry.name}' (first at line {seen[entry.name]})")
+                self.fail(
+                    self.mapping(node, "cluster")["name"][1],
+                    f"name: duplicate cluster name '{entry.name}' (first at line {seen[entry.name]})",
+                )
             seen[entry.name] = entry.line
             clusters.append(entry)
         return Inventory(self.file, clusters, discovery)
@@ -315,7 +370,9 @@ class _Parser:
         block = self.mapping(node, "msk_discovery")
         for key, (knode, _) in block.items():
             if key not in MSK_DISCOVERY_KEYS:
-                self.fail(knode, f"msk_discovery: unknown key '{key}' (expected {', '.join(MSK_DISCOVERY_KEYS)})")
+                self.fail(
+                    knode, f"msk_discovery: unknown key '{key}' (expected {', '.join(MSK_DISCOVERY_KEYS)})"
+                )
         if "regions" not in block:
             self.fail(node, "msk_discovery: no 'regions' (a list of AWS regions, e.g. [eu-west-1])")
         regions = []
@@ -327,15 +384,34 @@ class _Parser:
         if "tags" in block:
             for key, (_k, v) in self.mapping(block["tags"][1], "msk_discovery: tags").items():
                 tags[key], _ = self.string(v, f"msk_discovery: tag '{key}'")
-        prefix = self.string(block["name_prefix"][1], "msk_discovery: name_prefix")[0] if "name_prefix" in block \
+        prefix = (
+            self.string(block["name_prefix"][1], "msk_discovery: name_prefix")[0]
+            if "name_prefix" in block
             else None
+        )
         # The defaults every discovered cluster takes, checked now: parsed as a cluster of its own.
         str_tag, mark = "tag:yaml.org,2002:str", node.start_mark
         scalar = lambda v: yaml.ScalarNode(str_tag, v, start_mark=mark)  # noqa: E731
-        probe = yaml.MappingNode("tag:yaml.org,2002:map", [
-            (scalar("name"), scalar("msk_discovery")),
-            (scalar("msk"), yaml.MappingNode("tag:yaml.org,2002:map", [(scalar("cluster_arn"), scalar(
-                "arn:aws:kafka:us-east-1:000000000000:cluster/discovered/0"))], start_mark=mark))], start_mark=mark)
+        probe = yaml.MappingNode(
+            "tag:yaml.org,2002:map",
+            [
+                (scalar("name"), scalar("msk_discovery")),
+                (
+                    scalar("msk"),
+                    yaml.MappingNode(
+                        "tag:yaml.org,2002:map",
+                        [
+                            (
+                                scalar("cluster_arn"),
+                                scalar("arn:aws:kafka:us-east-1:000000000000:cluster/discovered/0"),
+                            )
+                        ],
+                        start_mark=mark,
+                    ),
+                ),
+            ],
+            start_mark=mark,
+        )
         template = self.cluster(probe, {k: v for k, v in defaults.items() if k != "msk"})
         template.msk_cluster_arn = template.msk_region = None
         return MskDiscovery(regions, tags, prefix, template, mark.line + 1)
@@ -374,8 +450,9 @@ class _Parser:
             vnode = merged["command_config"][1]
             value, _ = self.string(vnode, f"{what}: command_config")
             entry.command_config = self.path(value)
-            self.client_config(entry, vnode, what, inherited="command_config" not in own,
-                               msk=self.names_msk_cluster(merged))
+            self.client_config(
+                entry, vnode, what, inherited="command_config" not in own, msk=self.names_msk_cluster(merged)
+            )
         if "broker_configs" in merged:
             for value, _, vnode in self.strings(merged["broker_configs"][1], f"{what}: broker_configs"):
                 path = self.path(value)
@@ -417,7 +494,9 @@ class _Parser:
                 if key not in MSK_KEYS:
                     self.fail(knode, f"{what}: msk: unknown key '{key}' (expected {', '.join(MSK_KEYS)})")
             if "instance_type" in msk:
-                entry.msk_instance_type, _ = self.string(msk["instance_type"][1], f"{what}: msk.instance_type")
+                entry.msk_instance_type, _ = self.string(
+                    msk["instance_type"][1], f"{what}: msk.instance_type"
+                )
             if "az_count" in msk:
                 entry.az_count = int(self.number(msk["az_count"][1], f"{what}: msk.az_count", integer=True))
             self.msk_source(entry, msk, what)
@@ -426,15 +505,28 @@ class _Parser:
                 vnode = merged[key][1]
                 value = self.number(vnode, f"{what}: {key}")
                 if not (0 < value <= (MAX_TIMEOUT if key == "timeout" else 7 * 24 * 3600)):
-                    self.fail(vnode, f"{what}: {key}: expected seconds above 0"
-                                     + (f" and at most {MAX_TIMEOUT:g}" if key == "timeout" else ""))
+                    self.fail(
+                        vnode,
+                        f"{what}: {key}: expected seconds above 0"
+                        + (f" and at most {MAX_TIMEOUT:g}" if key == "timeout" else ""),
+                    )
                 setattr(entry, key, float(value))
-        if not (entry.discovers_brokers or entry.msk_cluster_arn or entry.metrics
-                or (entry.templates and entry.broker_ids)):
-            hint = " (a {broker_id} metrics template needs broker_ids or a source that discovers brokers)" \
-                if entry.templates else ""
-            self.fail(node, f"{what}: no source: give bootstrap_servers, zookeeper, broker_configs, metrics or "
-                            f"msk.cluster_arn{hint}")
+        if not (
+            entry.discovers_brokers
+            or entry.msk_cluster_arn
+            or entry.metrics
+            or (entry.templates and entry.broker_ids)
+        ):
+            hint = (
+                " (a {broker_id} metrics template needs broker_ids or a source that discovers brokers)"
+                if entry.templates
+                else ""
+            )
+            self.fail(
+                node,
+                f"{what}: no source: give bootstrap_servers, zookeeper, broker_configs, metrics or "
+                f"msk.cluster_arn{hint}",
+            )
         return entry
 
     @staticmethod
@@ -445,8 +537,10 @@ class _Parser:
         node = merged["msk"][1] if "msk" in merged else None
         if not isinstance(node, yaml.MappingNode):
             return None
-        return next((v.value for k, v in node.value if k.value == "cluster_arn" and isinstance(v, yaml.ScalarNode)),
-                    None)
+        return next(
+            (v.value for k, v in node.value if k.value == "cluster_arn" and isinstance(v, yaml.ScalarNode)),
+            None,
+        )
 
     def msk_source(self, entry: ClusterEntry, msk: dict, what: str) -> None:
         """``msk: {cluster_arn, region}``: the AWS MSK source (region: the ARN's by default)."""
@@ -456,21 +550,32 @@ class _Parser:
             vnode = msk["cluster_arn"][1]
             entry.msk_cluster_arn, _ = self.string(vnode, f"{what}: msk.cluster_arn")
             if not is_cluster_arn(entry.msk_cluster_arn):
-                self.fail(vnode, f"{what}: msk.cluster_arn: expected arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID")
+                self.fail(
+                    vnode, f"{what}: msk.cluster_arn: expected arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID"
+                )
         if "region" in msk:
             vnode = msk["region"][1]
             entry.msk_region, _ = self.string(vnode, f"{what}: msk.region")
             if not _AWS_REGION.match(entry.msk_region):
-                self.fail(vnode, f"{what}: msk.region: '{entry.msk_region}' is not an AWS region (e.g. eu-west-1)")
+                self.fail(
+                    vnode, f"{what}: msk.region: '{entry.msk_region}' is not an AWS region (e.g. eu-west-1)"
+                )
             if entry.msk_cluster_arn and region_of(entry.msk_cluster_arn) != entry.msk_region:
-                self.fail(vnode, f"{what}: msk.region {entry.msk_region} is not the region of msk.cluster_arn "
-                                 f"({region_of(entry.msk_cluster_arn)})")
+                self.fail(
+                    vnode,
+                    f"{what}: msk.region {entry.msk_region} is not the region of msk.cluster_arn "
+                    f"({region_of(entry.msk_cluster_arn)})",
+                )
             if not entry.msk_cluster_arn:
-                self.fail(vnode, f"{what}: msk.region needs msk.cluster_arn (for every cluster of a region: "
-                                 "msk_discovery)")
+                self.fail(
+                    vnode,
+                    f"{what}: msk.region needs msk.cluster_arn (for every cluster of a region: "
+                    "msk_discovery)",
+                )
 
-    def client_config(self, entry: ClusterEntry, vnode, what: str, *, inherited: bool,
-                      msk: str | None = None) -> None:
+    def client_config(
+        self, entry: ClusterEntry, vnode, what: str, *, inherited: bool, msk: str | None = None
+    ) -> None:
         """Check a command_config now (exit 2 before collecting). One from ``defaults:`` applies
         only to the clusters with a Kafka Admin API source (bootstrap_servers here or in it)."""
         from auditor.collectors.client_config import ClientConfigError, load_client_config
@@ -538,18 +643,26 @@ def parse_selector(text: str) -> Callable[[ClusterEntry], bool]:
             key, op, values = m.group(1), m.group(2), {v.strip() for v in m.group(3).split(",")}
             if "" in values:
                 raise UsageError(f"--select: '{term.strip()}': empty value in the list")
-            tests.append((lambda lab, k=key, vs=values: lab.get(k) in vs) if op == "in" else
-                         (lambda lab, k=key, vs=values: lab.get(k) not in vs))
+            tests.append(
+                (lambda lab, k=key, vs=values: lab.get(k) in vs)
+                if op == "in"
+                else (lambda lab, k=key, vs=values: lab.get(k) not in vs)
+            )
         elif m := _TERM_EQ.match(term):
             key, op, value = m.groups()
-            tests.append((lambda lab, k=key, v=value: lab.get(k) != v) if op == "!=" else
-                         (lambda lab, k=key, v=value: lab.get(k) == v))
+            tests.append(
+                (lambda lab, k=key, v=value: lab.get(k) != v)
+                if op == "!="
+                else (lambda lab, k=key, v=value: lab.get(k) == v)
+            )
         elif m := _TERM_EXISTS.match(term):
             neg, key = m.groups()
             tests.append((lambda lab, k=key: k not in lab) if neg else (lambda lab, k=key: k in lab))
         else:
-            raise UsageError(f"--select: cannot parse '{term.strip()}' (terms: key=value, key!=value, "
-                             "key in (a,b), key notin (a,b), key, !key; comma-separated)")
+            raise UsageError(
+                f"--select: cannot parse '{term.strip()}' (terms: key=value, key!=value, "
+                "key in (a,b), key notin (a,b), key, !key; comma-separated)"
+            )
 
     def select(entry: ClusterEntry) -> bool:
         labels = {**entry.labels, "name": entry.name}

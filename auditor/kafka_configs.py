@@ -77,9 +77,15 @@ def key_info(scope: str, key: str) -> dict | None:
     info = _data()[scope].get(key)
     if info is None:
         return None
-    out = {"type": info["type"], "default": info.get("default"), "since": info["since"],
-           "removed": info.get("removed"), "ranges": _ranges(info),
-           "internal": bool(info.get("internal")), "dynamic_only": bool(info.get("dynamic_only"))}
+    out = {
+        "type": info["type"],
+        "default": info.get("default"),
+        "since": info["since"],
+        "removed": info.get("removed"),
+        "ranges": _ranges(info),
+        "internal": bool(info.get("internal")),
+        "dynamic_only": bool(info.get("dynamic_only")),
+    }
     return out
 
 

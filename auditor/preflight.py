@@ -44,7 +44,18 @@ from auditor.findings import AuditResult, Finding
 from auditor.snapshot.io import SnapshotRef
 
 MAINTENANCE_RULES = ("MNT001", "MNT002", "MNT003", "MNT004")
-PATCH_RULES = ("AUD001", "REP002", "REP003", "REP009", "PAR003", "PAR004", "PAR005", "MSK001", "MSK002", "MSK003")
+PATCH_RULES = (
+    "AUD001",
+    "REP002",
+    "REP003",
+    "REP009",
+    "PAR003",
+    "PAR004",
+    "PAR005",
+    "MSK001",
+    "MSK002",
+    "MSK003",
+)
 UNSAFE_RULES = ("MNT001", "MNT002")
 # --target-version 4.0: the upgrade preflight adds the Kafka 4.0 readiness rules (KIP-896
 # clients, requests at removed protocol versions, unidentified clients) and the version rules;
@@ -109,12 +120,22 @@ class ClusterPreflight:
         return self.blockers + ([INCOMPLETE_REASON] if self.incomplete else [])
 
     def to_json(self) -> dict:
-        return {"cluster": self.cluster, "cluster_id": self.cluster_id, "controller_id": self.controller_id,
-                "metadata_mode": self.metadata_mode, "safe_to_roll": self.safe_to_roll,
-                "unsafe_brokers": self.unsafe, "simulated": not self.unknown, "incomplete": self.incomplete,
-                "blockers": self.top_reasons, "degraded": self.degraded, "degraded_counts": self.degraded_counts,
-                "brokers": [b.to_json() for b in self.brokers], "order": self.order,
-                "fix_plan": self.plan.to_json() if self.plan is not None else None}
+        return {
+            "cluster": self.cluster,
+            "cluster_id": self.cluster_id,
+            "controller_id": self.controller_id,
+            "metadata_mode": self.metadata_mode,
+            "safe_to_roll": self.safe_to_roll,
+            "unsafe_brokers": self.unsafe,
+            "simulated": not self.unknown,
+            "incomplete": self.incomplete,
+            "blockers": self.top_reasons,
+            "degraded": self.degraded,
+            "degraded_counts": self.degraded_counts,
+            "brokers": [b.to_json() for b in self.brokers],
+            "order": self.order,
+            "fix_plan": self.plan.to_json() if self.plan is not None else None,
+        }
 
 
 @dataclass
@@ -160,8 +181,10 @@ def check_target_version(target_version: str | None) -> str | None:
     v = target_version.strip()
     if v in ("4", "4.0", "4.0.0"):
         return "4.0"
-    raise UsageError(f"--target-version {target_version}: only {', '.join(TARGET_VERSIONS)} is known (the shipped "
-                     "Kafka 4.0 client table, auditor/data/kafka4_clients.json)")
+    raise UsageError(
+        f"--target-version {target_version}: only {', '.join(TARGET_VERSIONS)} is known (the shipped "
+        "Kafka 4.0 client table, auditor/data/kafka4_clients.json)"
+    )
 
 
 def broker_facts(tables: Tables):
@@ -170,18 +193,49 @@ def broker_facts(tables: Tables):
     from checks._api import F, join
 
     leaders = tables.partitions.groupBy("cluster_id", F.col("leader").alias("broker_id")).agg(
-        F.count(F.lit(1)).alias("leaders"))
-    replicas = tables.partitions.select("cluster_id", F.explode(F.col("replicas")).alias("broker_id")).groupBy(
-        "cluster_id", "broker_id").agg(F.count(F.lit(1)).alias("replicas_hosted"))
-    ctl = tables.controller.groupBy("cluster_id").agg(F.max("controller_id").alias("controller_id"),
-                                                      F.max("mode").alias("mode"))
+        F.count(F.lit(1)).alias("leaders")
+    )
+    replicas = (
+        tables.partitions.select("cluster_id", F.explode(F.col("replicas")).alias("broker_id"))
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.count(F.lit(1)).alias("replicas_hosted"))
+    )
+    ctl = tables.controller.groupBy("cluster_id").agg(
+        F.max("controller_id").alias("controller_id"), F.max("mode").alias("mode")
+    )
     parts = tables.partitions.groupBy("cluster_id").agg(F.count(F.lit(1)).alias("partition_count"))
-    d = join(join(join(join(tables.brokers.select("cluster_id", "broker_id", "host", "rack"), leaders,
-                            ["cluster_id", "broker_id"], "left"), replicas, ["cluster_id", "broker_id"], "left"),
-                  ctl, "cluster_id", "left"), parts, "cluster_id", "left")
-    return d.select("cluster_id", "broker_id", "host", "rack", F.coalesce(F.col("leaders"), F.lit(0)).alias("leaders"),
-                    F.coalesce(F.col("replicas_hosted"), F.lit(0)).alias("replicas_hosted"), "controller_id", "mode",
-                    F.coalesce(F.col("partition_count"), F.lit(0)).alias("partition_count"))
+    d = join(
+        join(
+            join(
+                join(
+                    tables.brokers.select("cluster_id", "broker_id", "host", "rack"),
+                    leaders,
+                    ["cluster_id", "broker_id"],
+                    "left",
+                ),
+                replicas,
+                ["cluster_id", "broker_id"],
+                "left",
+            ),
+            ctl,
+            "cluster_id",
+            "left",
+        ),
+        parts,
+        "cluster_id",
+        "left",
+    )
+    return d.select(
+        "cluster_id",
+        "broker_id",
+        "host",
+        "rack",
+        F.coalesce(F.col("leaders"), F.lit(0)).alias("leaders"),
+        F.coalesce(F.col("replicas_hosted"), F.lit(0)).alias("replicas_hosted"),
+        "controller_id",
+        "mode",
+        F.coalesce(F.col("partition_count"), F.lit(0)).alias("partition_count"),
+    )
 
 
 def partition_state(tables: Tables):
@@ -191,15 +245,27 @@ def partition_state(tables: Tables):
     from checks._api import F, join
     from checks._transforms import topic_settings
 
-    settings = topic_settings(tables).select("cluster_id", "topic", "min_insync_replicas",
-                                             "min_insync_replicas_source")
-    p = join(tables.partitions.select("cluster_id", "topic", "partition", "leader", "replicas", "isr",
-                                      "offline_replicas"), settings, ["cluster_id", "topic"], "left")
+    settings = topic_settings(tables).select(
+        "cluster_id", "topic", "min_insync_replicas", "min_insync_replicas_source"
+    )
+    p = join(
+        tables.partitions.select(
+            "cluster_id", "topic", "partition", "leader", "replicas", "isr", "offline_replicas"
+        ),
+        settings,
+        ["cluster_id", "topic"],
+        "left",
+    )
     isr = F.when(F.col("isr").isNull(), F.lit(0)).otherwise(F.size("isr"))
     reps = F.when(F.col("replicas").isNull(), F.lit(0)).otherwise(F.size("replicas"))
     off = F.when(F.col("offline_replicas").isNull(), F.lit(0)).otherwise(F.size("offline_replicas"))
-    risky = ((isr == 0) | F.coalesce(F.col("leader") < 0, F.lit(False)) | (off > 0) | (isr < reps)
-             | F.coalesce(reps - F.lit(1) < F.col("min_insync_replicas"), F.lit(False)))
+    risky = (
+        (isr == 0)
+        | F.coalesce(F.col("leader") < 0, F.lit(False))
+        | (off > 0)
+        | (isr < reps)
+        | F.coalesce(reps - F.lit(1) < F.col("min_insync_replicas"), F.lit(False))
+    )
     return p.where(risky)
 
 
@@ -210,19 +276,28 @@ def _msk_blockers(ref: SnapshotRef) -> list[str]:
     if state and str(state).upper() != "ACTIVE":
         out.append(f"the MSK cluster is in state {state} (not ACTIVE): AWS is changing it now")
     for op in msk.get("operations_in_progress") or []:
-        out.append(f"MSK operation in progress: {op.get('type') or 'unknown type'} "
-                   f"({op.get('state') or 'state unknown'}, started {op.get('start_time') or 'unknown'})")
+        out.append(
+            f"MSK operation in progress: {op.get('type') or 'unknown type'} "
+            f"({op.get('state') or 'state unknown'}, started {op.get('start_time') or 'unknown'})"
+        )
     return out
 
 
-def run_preflight(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConfig,
-                  brokers: Sequence[int] | None = None, plan: bool = True,
-                  target_version: str | None = None) -> PreflightResult:
+def run_preflight(
+    engine: Engine,
+    refs: Sequence[SnapshotRef],
+    config: AuditConfig,
+    brokers: Sequence[int] | None = None,
+    plan: bool = True,
+    target_version: str | None = None,
+) -> PreflightResult:
     """``plan``: compute a fix plan for clusters that are not safe (and prove it by re-running
     this function on a copy of the snapshot with the plan applied). ``target_version``
     ("4.0"): an upgrade preflight, which also runs UPGRADE_RULES."""
     target_version = check_target_version(target_version)
-    result = run_audit(engine, refs, preflight_config(config, target_version), scopes=("cluster", "maintenance"))
+    result = run_audit(
+        engine, refs, preflight_config(config, target_version), scopes=("cluster", "maintenance")
+    )
     tables = Tables(engine, refs)
     facts = [r.asDict() for r in broker_facts(tables).collect()]
     states = [r.asDict() for r in partition_state(tables).collect()]
@@ -232,10 +307,15 @@ def run_preflight(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConf
         missing = [b for b in selected if b not in known]
         if missing:
             listed = ", ".join(map(str, sorted(known))) or "none"
-            raise UsageError(f"--broker {', '.join(map(str, missing))}: not a registered broker of the snapshot "
-                             f"(brokers: {listed})")
-        result.findings = [f for f in result.findings
-                           if not (f.rule in PER_BROKER_RULES and _int(f.resource_name) not in selected)]
+            raise UsageError(
+                f"--broker {', '.join(map(str, missing))}: not a registered broker of the snapshot "
+                f"(brokers: {listed})"
+            )
+        result.findings = [
+            f
+            for f in result.findings
+            if not (f.rule in PER_BROKER_RULES and _int(f.resource_name) not in selected)
+        ]
     clusters = []
     for ref in refs:
         cid = ref.manifest.cluster_id
@@ -246,8 +326,12 @@ def run_preflight(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConf
         findings = [f for f in result.findings if f.cluster_id == cid]
         view = _cluster_view(ref, name, rows, findings)
         view.selected = bool(selected)
-        _blockers(view, ref, [s for s in states if s["cluster_id"] == cid],
-                  any(i.get("cluster") in (name, cid) for i in result.incomplete) or bool(ref.manifest.errors))
+        _blockers(
+            view,
+            ref,
+            [s for s in states if s["cluster_id"] == cid],
+            any(i.get("cluster") in (name, cid) for i in result.incomplete) or bool(ref.manifest.errors),
+        )
         clusters.append(view)
     pre = PreflightResult(result, clusters, selected, target_version)
     if plan:
@@ -258,8 +342,10 @@ def run_preflight(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConf
 
 
 MAX_LISTED = 20
-INCOMPLETE_REASON = ("the snapshot is incomplete (a source failed): a topic whose description failed would be "
-                     "simulated with min.insync.replicas 1; collect again")
+INCOMPLETE_REASON = (
+    "the snapshot is incomplete (a source failed): a topic whose description failed would be "
+    "simulated with min.insync.replicas 1; collect again"
+)
 
 
 def _blockers(view: ClusterPreflight, ref: SnapshotRef, states: list[dict], incomplete: bool) -> None:
@@ -277,12 +363,17 @@ def _blockers(view: ClusterPreflight, ref: SnapshotRef, states: list[dict], inco
             groups["offline_replicas"].append(name)
     view.degraded_counts = {k: len(v) for k, v in groups.items()}
     view.degraded = {k: sorted(v)[:MAX_LISTED] for k, v in groups.items()}
-    labels = {"leaderless": "without a leader (offline)", "under_min_isr": "already below min.insync.replicas "
-              "(acks=all writes already fail)", "offline_replicas": "with offline replicas (a failed broker or log dir)"}
+    labels = {
+        "leaderless": "without a leader (offline)",
+        "under_min_isr": "already below min.insync.replicas (acks=all writes already fail)",
+        "offline_replicas": "with offline replicas (a failed broker or log dir)",
+    }
     for key, names in groups.items():
         if names:
             more = f" ... and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
-            view.blockers.append(f"{len(names)} partition(s) {labels[key]}: {', '.join(sorted(names)[:MAX_LISTED])}{more}")
+            view.blockers.append(
+                f"{len(names)} partition(s) {labels[key]}: {', '.join(sorted(names)[:MAX_LISTED])}{more}"
+            )
     view.blockers.extend(_msk_blockers(ref))
     view.incomplete = incomplete
     if view.blockers or incomplete:
@@ -306,9 +397,15 @@ def _cluster_view(ref: SnapshotRef, name: str, rows: list[dict], findings: list[
     views = []
     for r in sorted(rows, key=lambda r: r["broker_id"]):
         hits = by_broker.get(r["broker_id"], {})
-        v = BrokerView(cluster=name, broker_id=r["broker_id"], host=r["host"], rack=r["rack"], leaders=r["leaders"],
-                       replicas=r["replicas_hosted"],
-                       is_controller=controller is not None and controller >= 0 and r["broker_id"] == controller)
+        v = BrokerView(
+            cluster=name,
+            broker_id=r["broker_id"],
+            host=r["host"],
+            rack=r["rack"],
+            leaders=r["leaders"],
+            replicas=r["replicas_hosted"],
+            is_controller=controller is not None and controller >= 0 and r["broker_id"] == controller,
+        )
         topics: set[str] = set()
         partitions: set[str] = set()
         for code in UNSAFE_RULES:
@@ -333,7 +430,9 @@ def _cluster_view(ref: SnapshotRef, name: str, rows: list[dict], findings: list[
         v.topics, v.partitions = sorted(topics), sorted(partitions)
         v.topic_count = max(v.topic_count, len(topics))
         views.append(v)
-    order = [v.broker_id for v in sorted((v for v in views if v.safe),
-                                         key=lambda v: (v.is_controller, v.leaders, v.broker_id))]
+    order = [
+        v.broker_id
+        for v in sorted((v for v in views if v.safe), key=lambda v: (v.is_controller, v.leaders, v.broker_id))
+    ]
     unknown = not rows or all(r["partition_count"] == 0 for r in rows)
     return ClusterPreflight(name, ref.manifest.cluster_id, controller, mode, views, order, unknown)

@@ -75,9 +75,15 @@ class FixPlan:
     proof: dict = field(default_factory=dict)  # brokers, safe, unsafe, blockers, reached_safe, error
 
     def to_json(self) -> dict:
-        return {"cluster": self.cluster, "bootstrap": self.bootstrap, "changes": [asdict(c) for c in self.changes],
-                "waits": [asdict(w) for w in self.waits], "followups": self.followups,
-                "reassignment": self.reassignment, "proof": self.proof}
+        return {
+            "cluster": self.cluster,
+            "bootstrap": self.bootstrap,
+            "changes": [asdict(c) for c in self.changes],
+            "waits": [asdict(w) for w in self.waits],
+            "followups": self.followups,
+            "reassignment": self.reassignment,
+            "proof": self.proof,
+        }
 
     @property
     def proof_line(self) -> str:
@@ -85,15 +91,22 @@ class FixPlan:
         if p.get("error"):
             return f"not proven: {p['error']}"
         counts = f"{p.get('safe', 0)} of {p.get('brokers', 0)} broker(s) safe"
-        head = (f"after these {len(self.changes)} change(s): {counts}" if self.changes
-                else f"no configuration change helps: {counts} as is")
+        head = (
+            f"after these {len(self.changes)} change(s): {counts}"
+            if self.changes
+            else f"no configuration change helps: {counts} as is"
+        )
         if p.get("reached_safe"):
             return head + " (re-simulated on a copy of the snapshot)"
         why = "; ".join(p.get("blockers", []) or [])
         unsafe = p.get("unsafe") or []
         still = f"; still unsafe: broker(s) {', '.join(map(str, unsafe))}" if unsafe else ""
-        return (head + still + (f"; still blocked: {why}" if why else "")
-                + " (no config change fixes that: see the waits)")
+        return (
+            head
+            + still
+            + (f"; still blocked: {why}" if why else "")
+            + " (no config change fixes that: see the waits)"
+        )
 
 
 def bootstrap_of(ref, brokers: list[dict]) -> str:
@@ -107,8 +120,10 @@ def bootstrap_of(ref, brokers: list[dict]) -> str:
 
 
 def _configs_cmd(bootstrap: str, entity: str, value: int) -> str:
-    return (f"kafka-configs.sh --bootstrap-server {shlex.quote(bootstrap)} --alter {entity} "
-            f"--add-config min.insync.replicas={value}")
+    return (
+        f"kafka-configs.sh --bootstrap-server {shlex.quote(bootstrap)} --alter {entity} "
+        f"--add-config min.insync.replicas={value}"
+    )
 
 
 def _listed(names) -> str:
@@ -125,7 +140,9 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
     n = len(registered)
     bootstrap = bootstrap_of(ref, facts)
     plan = FixPlan(view.cluster, bootstrap)
-    msk = (ref.manifest.cluster.get("platform") or "").lower() == "msk" or bool(ref.manifest.cluster.get("msk"))
+    msk = (ref.manifest.cluster.get("platform") or "").lower() == "msk" or bool(
+        ref.manifest.cluster.get("msk")
+    )
     selected = {b.broker_id for b in view.brokers} if view.selected else None
 
     def concerns(s) -> bool:
@@ -159,9 +176,13 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
                 grow.append(s)
                 new_rf[(s["topic"], s["partition"])] = 2
         else:
-            plan.waits.append(Wait(f"more brokers: {topic} has {r} replica(s) and the cluster {n} broker(s), so no "
-                                   "replication factor or min.insync.replicas survives a restart",
-                                   "the cluster has at least 3 registered brokers; run kafka-audit preflight again"))
+            plan.waits.append(
+                Wait(
+                    f"more brokers: {topic} has {r} replica(s) and the cluster {n} broker(s), so no "
+                    "replication factor or min.insync.replicas survives a restart",
+                    "the cluster has at least 3 registered brokers; run kafka-audit preflight again",
+                )
+            )
     _config_changes(plan, target, by_topic, msk, bootstrap, broker_configs)
     if grow:
         _reassignment(plan, grow, new_rf, registered, bootstrap)
@@ -194,65 +215,125 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
             state = "to get its offline replicas back (a failed log dir or disk) and"
         else:
             state = "to"
-        plan.waits.append(Wait(
-            f"broker {b} {state} rejoin the ISR of {len(names)} partition(s): {_listed(names)}",
-            f"kafka-topics.sh --bootstrap-server {shlex.quote(bootstrap)} --describe --under-replicated-partitions "
-            f"lists none of them (ISR == replicas), then run kafka-audit preflight again"))
+        plan.waits.append(
+            Wait(
+                f"broker {b} {state} rejoin the ISR of {len(names)} partition(s): {_listed(names)}",
+                f"kafka-topics.sh --bootstrap-server {shlex.quote(bootstrap)} --describe --under-replicated-partitions "
+                f"lists none of them (ISR == replicas), then run kafka-audit preflight again",
+            )
+        )
     if leaderless:
-        plan.waits.append(Wait(f"{len(leaderless)} partition(s) to elect a leader: {_listed(leaderless)}",
-                               f"kafka-topics.sh --bootstrap-server {shlex.quote(bootstrap)} --describe "
-                               "--unavailable-partitions prints nothing"))
+        plan.waits.append(
+            Wait(
+                f"{len(leaderless)} partition(s) to elect a leader: {_listed(leaderless)}",
+                f"kafka-topics.sh --bootstrap-server {shlex.quote(bootstrap)} --describe "
+                "--unavailable-partitions prints nothing",
+            )
+        )
     for reason in view.top_reasons:
         if reason.startswith("the MSK cluster") or reason.startswith("MSK operation"):
-            plan.waits.append(Wait(f"AWS to finish: {reason}", "aws kafka describe-cluster-v2 shows State ACTIVE and "
-                                   "aws kafka list-cluster-operations-v2 shows no operation in progress; collect "
-                                   "again"))
+            plan.waits.append(
+                Wait(
+                    f"AWS to finish: {reason}",
+                    "aws kafka describe-cluster-v2 shows State ACTIVE and "
+                    "aws kafka list-cluster-operations-v2 shows no operation in progress; collect "
+                    "again",
+                )
+            )
         elif reason.startswith("the snapshot is incomplete"):
-            plan.waits.append(Wait("a complete snapshot: a source failed", "kafka-audit collect reports no source "
-                                   "error; run kafka-audit preflight on the new snapshot"))
+            plan.waits.append(
+                Wait(
+                    "a complete snapshot: a source failed",
+                    "kafka-audit collect reports no source "
+                    "error; run kafka-audit preflight on the new snapshot",
+                )
+            )
     return plan
 
 
-def _config_changes(plan: FixPlan, target: dict[str, int], by_topic: dict[str, list[dict]], msk: bool,
-                    bootstrap: str, broker_configs: list[dict]) -> None:
+def _config_changes(
+    plan: FixPlan,
+    target: dict[str, int],
+    by_topic: dict[str, list[dict]],
+    msk: bool,
+    bootstrap: str,
+    broker_configs: list[dict],
+) -> None:
     overrides = sorted(t for t in target if by_topic[t][0]["min_insync_replicas_source"] == "topic override")
     inherited: dict[str, list[str]] = {}
     for t in sorted(target):
         if t not in overrides:
-            inherited.setdefault(by_topic[t][0]["min_insync_replicas_source"] or "Kafka default", []).append(t)
+            inherited.setdefault(by_topic[t][0]["min_insync_replicas_source"] or "Kafka default", []).append(
+                t
+            )
     for t in overrides:
-        plan.changes.append(Change("topic_config", f"topic {t}: min.insync.replicas "
-                                   f"{by_topic[t][0]['min_insync_replicas']} -> {target[t]} (topic override)",
-                                   [_configs_cmd(bootstrap, f"--entity-type topics --entity-name {shlex.quote(t)}",
-                                                 target[t])], [t], target[t]))
+        plan.changes.append(
+            Change(
+                "topic_config",
+                f"topic {t}: min.insync.replicas "
+                f"{by_topic[t][0]['min_insync_replicas']} -> {target[t]} (topic override)",
+                [_configs_cmd(bootstrap, f"--entity-type topics --entity-name {shlex.quote(t)}", target[t])],
+                [t],
+                target[t],
+            )
+        )
     for source, topics in sorted(inherited.items()):
         value = min(target[t] for t in topics)
         old = by_topic[topics[0]][0]["min_insync_replicas"]
         if msk:
             for t in topics:
-                plan.changes.append(Change(
-                    "topic_config", f"topic {t}: min.insync.replicas {old} -> {target[t]} (a new topic override: "
-                    f"it inherits {old} from the {source}, and an MSK configuration revision would itself roll "
-                    "every broker)", [_configs_cmd(bootstrap, f"--entity-type topics --entity-name {shlex.quote(t)}",
-                                                   target[t])], [t], target[t]))
+                plan.changes.append(
+                    Change(
+                        "topic_config",
+                        f"topic {t}: min.insync.replicas {old} -> {target[t]} (a new topic override: "
+                        f"it inherits {old} from the {source}, and an MSK configuration revision would itself roll "
+                        "every broker)",
+                        [
+                            _configs_cmd(
+                                bootstrap, f"--entity-type topics --entity-name {shlex.quote(t)}", target[t]
+                            )
+                        ],
+                        [t],
+                        target[t],
+                    )
+                )
             plan.followups.append(
                 f"once the overrides are in place, put `min.insync.replicas={value}` in a new revision of the MSK "
                 f"configuration (it applies as a rolling update: {MSK_REVISION_SOURCE}) so that new topics do not "
-                f"inherit {old}")
+                f"inherit {old}"
+            )
         elif source == "dynamic broker config":
             ids = sorted({int(r["entity_name"]) for r in broker_configs if str(r["entity_name"]).isdigit()})
-            plan.changes.append(Change(
-                "broker_config", f"per-broker dynamic min.insync.replicas {old} -> {value} on broker(s) "
-                f"{', '.join(map(str, ids))} (inherited by {_listed(topics)})",
-                [_configs_cmd(bootstrap, f"--entity-type brokers --entity-name {b}", value) for b in ids],
-                topics, value, ids))
+            plan.changes.append(
+                Change(
+                    "broker_config",
+                    f"per-broker dynamic min.insync.replicas {old} -> {value} on broker(s) "
+                    f"{', '.join(map(str, ids))} (inherited by {_listed(topics)})",
+                    [_configs_cmd(bootstrap, f"--entity-type brokers --entity-name {b}", value) for b in ids],
+                    topics,
+                    value,
+                    ids,
+                )
+            )
         else:
-            extra = (" (a dynamic default wins over server.properties; update server.properties too, so that the "
-                     "files say what the cluster does)") if source == "server.properties" else ""
-            plan.changes.append(Change(
-                "default_config", f"cluster-wide default min.insync.replicas {old} -> {value} ({source}; inherited "
-                f"by {_listed(topics)} and every topic without an override){extra}",
-                [_configs_cmd(bootstrap, "--entity-type brokers --entity-default", value)], topics, value))
+            extra = (
+                (
+                    " (a dynamic default wins over server.properties; update server.properties too, so that the "
+                    "files say what the cluster does)"
+                )
+                if source == "server.properties"
+                else ""
+            )
+            plan.changes.append(
+                Change(
+                    "default_config",
+                    f"cluster-wide default min.insync.replicas {old} -> {value} ({source}; inherited "
+                    f"by {_listed(topics)} and every topic without an override){extra}",
+                    [_configs_cmd(bootstrap, "--entity-type brokers --entity-default", value)],
+                    topics,
+                    value,
+                )
+            )
 
 
 def _reassignment(plan: FixPlan, grow: list[dict], new_rf: dict, registered: dict, bootstrap: str) -> None:
@@ -274,16 +355,24 @@ def _reassignment(plan: FixPlan, grow: list[dict], new_rf: dict, registered: dic
     plan.reassignment = {"version": 1, "partitions": parts}
     topics = sorted({p["topic"] for p in parts})
     q = shlex.quote(bootstrap)
-    plan.changes.append(Change(
-        "reassign", f"raise the replication factor of {len(parts)} partition(s) of {_listed(topics)} (rack-aware, new "
-        "replicas on the least-loaded brokers)",
-        [f"kafka-reassign-partitions.sh --bootstrap-server {q} --reassignment-json-file "
-         "increase-replication-factor.json --execute",
-         f"kafka-reassign-partitions.sh --bootstrap-server {q} --reassignment-json-file "
-         "increase-replication-factor.json --verify   # until every reassignment is complete"], topics))
+    plan.changes.append(
+        Change(
+            "reassign",
+            f"raise the replication factor of {len(parts)} partition(s) of {_listed(topics)} (rack-aware, new "
+            "replicas on the least-loaded brokers)",
+            [
+                f"kafka-reassign-partitions.sh --bootstrap-server {q} --reassignment-json-file "
+                "increase-replication-factor.json --execute",
+                f"kafka-reassign-partitions.sh --bootstrap-server {q} --reassignment-json-file "
+                "increase-replication-factor.json --verify   # until every reassignment is complete",
+            ],
+            topics,
+        )
+    )
 
 
 # --- the proof ---------------------------------------------------------------------------------
+
 
 def _read_rows(file: str, fmt: str) -> list[dict]:
     if fmt == "parquet":
@@ -304,21 +393,50 @@ def apply_plan(ref, plan: FixPlan, directory: Path):
     for c in plan.changes:
         if c.kind == "topic_config":
             for t in c.topics:
-                configs[:] = [r for r in configs if not (r["entity_type"] == "topic" and r["entity_name"] == t
-                                                         and r["key"] == "min.insync.replicas")]
-                configs.append({"cluster_id": cid, "entity_type": "topic", "entity_name": t,
-                                "key": "min.insync.replicas", "value": str(c.value), "source": "TOPIC_CONFIG",
-                                "is_sensitive": False})
+                configs[:] = [
+                    r
+                    for r in configs
+                    if not (
+                        r["entity_type"] == "topic"
+                        and r["entity_name"] == t
+                        and r["key"] == "min.insync.replicas"
+                    )
+                ]
+                configs.append(
+                    {
+                        "cluster_id": cid,
+                        "entity_type": "topic",
+                        "entity_name": t,
+                        "key": "min.insync.replicas",
+                        "value": str(c.value),
+                        "source": "TOPIC_CONFIG",
+                        "is_sensitive": False,
+                    }
+                )
         elif c.kind == "default_config":
-            configs[:] = [r for r in configs if not (r["entity_type"] == "cluster_default"
-                                                     and r["key"] == "min.insync.replicas")]
-            configs.append({"cluster_id": cid, "entity_type": "cluster_default", "entity_name": "",
-                            "key": "min.insync.replicas", "value": str(c.value),
-                            "source": "DYNAMIC_DEFAULT_BROKER_CONFIG", "is_sensitive": False})
+            configs[:] = [
+                r
+                for r in configs
+                if not (r["entity_type"] == "cluster_default" and r["key"] == "min.insync.replicas")
+            ]
+            configs.append(
+                {
+                    "cluster_id": cid,
+                    "entity_type": "cluster_default",
+                    "entity_name": "",
+                    "key": "min.insync.replicas",
+                    "value": str(c.value),
+                    "source": "DYNAMIC_DEFAULT_BROKER_CONFIG",
+                    "is_sensitive": False,
+                }
+            )
         elif c.kind == "broker_config":
             for r in configs:
-                if (r["entity_type"] == "broker" and r["key"] == "min.insync.replicas"
-                        and r.get("source") == "DYNAMIC_BROKER_CONFIG"):
+                if (
+                    r["entity_type"] == "broker"
+                    and r["key"] == "min.insync.replicas"
+                    and r.get("source") == "DYNAMIC_BROKER_CONFIG"
+                ):
                     r["value"] = str(c.value)
     if plan.reassignment:
         new = {(p["topic"], p["partition"]): p["replicas"] for p in plan.reassignment["partitions"]}
@@ -347,11 +465,19 @@ def prove(engine, ref, config, plan: FixPlan, selected, simulate) -> None:
             copy_ref = apply_plan(ref, plan, Path(tmp) / "snapshot")
             after = simulate(engine, [copy_ref], config, brokers=selected, plan=False)
         except Exception as e:  # noqa: BLE001 - the proof failing must not lose the report
-            plan.proof = {"error": f"re-simulation failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+            plan.proof = {
+                "error": f"re-simulation failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            }
             return
     (c,) = after.clusters
-    plan.proof = {"brokers": len(c.brokers), "safe": len(c.brokers) - len(c.unsafe), "unsafe": c.unsafe,
-                  "blockers": c.blockers, "reached_safe": c.safe_to_roll, "order_after": c.order}
+    plan.proof = {
+        "brokers": len(c.brokers),
+        "safe": len(c.brokers) - len(c.unsafe),
+        "unsafe": c.unsafe,
+        "blockers": c.blockers,
+        "reached_safe": c.safe_to_roll,
+        "order_after": c.order,
+    }
 
 
 def attach_plans(engine, refs, config, pre, facts: list[dict], states: list[dict], simulate) -> None:
@@ -360,8 +486,13 @@ def attach_plans(engine, refs, config, pre, facts: list[dict], states: list[dict
         if view.safe_to_roll or view.unknown:
             continue
         cid = ref.manifest.cluster_id
-        plan = compute_plan(view, ref, [s for s in states if s["cluster_id"] == cid],
-                            [f for f in facts if f["cluster_id"] == cid], configs_by_cluster.get(cid, []))
+        plan = compute_plan(
+            view,
+            ref,
+            [s for s in states if s["cluster_id"] == cid],
+            [f for f in facts if f["cluster_id"] == cid],
+            configs_by_cluster.get(cid, []),
+        )
         prove(engine, ref, config, plan, pre.selected_brokers, simulate)
         view.plan = plan
 
@@ -370,9 +501,16 @@ def _dynamic_broker_rows(engine, refs) -> dict[str, list[dict]]:
     from auditor.engine.base import Tables
     from checks._api import F
 
-    rows = Tables(engine, refs).configs.where(
-        (F.col("entity_type") == "broker") & (F.col("key") == "min.insync.replicas")
-        & (F.col("source") == "DYNAMIC_BROKER_CONFIG")).select("cluster_id", "entity_name").collect()
+    rows = (
+        Tables(engine, refs)
+        .configs.where(
+            (F.col("entity_type") == "broker")
+            & (F.col("key") == "min.insync.replicas")
+            & (F.col("source") == "DYNAMIC_BROKER_CONFIG")
+        )
+        .select("cluster_id", "entity_name")
+        .collect()
+    )
     out: dict[str, list[dict]] = {}
     for r in rows:
         out.setdefault(r["cluster_id"], []).append(r.asDict())

@@ -56,8 +56,11 @@ class LineProgress(Progress):
         if self._name is None:
             return
         count = f" ({self._done}/{self._total})" if self._total else ""
-        print(f"{self._prefix}{self._name}{count}: {time.monotonic() - self._started:.1f} s",
-              file=self._stream, flush=True)
+        print(
+            f"{self._prefix}{self._name}{count}: {time.monotonic() - self._started:.1f} s",
+            file=self._stream,
+            flush=True,
+        )
         self._name = None
 
     def close(self) -> None:
@@ -72,8 +75,15 @@ class LiveProgress(Progress):
         from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as Bar
 
-        self._bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        self._bar = Bar(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
         self._bar.start()
         self._task = None
 

@@ -122,8 +122,10 @@ def register(decl: Declaration) -> Rule:
     code, name, severity, scope, where = decl.code, decl.name, decl.severity, decl.scope, decl.where
     builtin_prefix = any(known.startswith(code[:3]) for known in CATALOGUE)
     if not _CODE.match(code) or (code not in CATALOGUE and (builtin_prefix or not decl.category)):
-        raise ValueError(f"{where}: code is not in the RULES.md catalogue (a plugin's rule has a prefix "
-                         "of its own and declares its category)")
+        raise ValueError(
+            f"{where}: code is not in the RULES.md catalogue (a plugin's rule has a prefix "
+            "of its own and declares its category)"
+        )
     if code in CATALOGUE and decl.category not in (None, CATALOGUE[code]):
         raise ValueError(f"{where}: category must be {CATALOGUE[code]!r} (RULES.md)")
     if code in REGISTRY:
@@ -138,14 +140,29 @@ def register(decl: Declaration) -> Rule:
         raise ValueError(f"{where}: a DataFrame check, or a rule the lint layer produces (lint_rule)")
     for p in decl.params:
         if not _PARAM.match(p.name) or not isinstance(p.default, _PARAM_TYPES) or not p.doc:
-            raise ValueError(f"{where}: parameter {p.name!r} needs a snake_case name, a typed default and a doc")
+            raise ValueError(
+                f"{where}: parameter {p.name!r} needs a snake_case name, a typed default and a doc"
+            )
     if not all(callable(u) and getattr(u, "__name__", "").isidentifier() for u in decl.uses):
         raise ValueError(f"{where}: uses must list shared transforms (functions of the tables)")
     summary, sections = parse_docstring(decl.doc, where)
-    REGISTRY[code] = Rule(code, name, severity, decl.category or CATALOGUE[code], scope, decl.params, decl.func,
-                          summary, sections["Why"], sections["Remediation"], sections["Example"],
-                          needs=_check_needs(decl.needs, where), uses=decl.uses, produced_by=decl.produced_by,
-                          references=sections["References"])
+    REGISTRY[code] = Rule(
+        code,
+        name,
+        severity,
+        decl.category or CATALOGUE[code],
+        scope,
+        decl.params,
+        decl.func,
+        summary,
+        sections["Why"],
+        sections["Remediation"],
+        sections["Example"],
+        needs=_check_needs(decl.needs, where),
+        uses=decl.uses,
+        produced_by=decl.produced_by,
+        references=sections["References"],
+    )
     return REGISTRY[code]
 
 
@@ -170,14 +187,20 @@ def parse_docstring(doc: str, where: str) -> tuple[str, dict[str, Any]]:
     text = inspect.cleandoc(doc)
     parts = re.split(rf"^({'|'.join(SECTIONS)}):[ \t]*", text, flags=re.M)
     summary = " ".join(parts[0].split())
-    sections: dict[str, Any] = {parts[i]: textwrap.dedent(parts[i + 1]).strip() for i in range(1, len(parts) - 1, 2)}
+    sections: dict[str, Any] = {
+        parts[i]: textwrap.dedent(parts[i + 1]).strip() for i in range(1, len(parts) - 1, 2)
+    }
     missing = [s for s in SECTIONS if not sections.get(s)]
     if not summary or missing:
-        raise ValueError(f"{where}: docstring needs a summary and sections {', '.join(SECTIONS)} (missing {missing})")
+        raise ValueError(
+            f"{where}: docstring needs a summary and sections {', '.join(SECTIONS)} (missing {missing})"
+        )
     lines = [line.strip() for line in sections["References"].splitlines() if line.strip()]
     malformed = [line for line in lines if not _REFERENCE.match(line)]
     if malformed:
-        raise ValueError(f"{where}: each References line must be '- Title <https://...>', not {malformed[0]!r}")
+        raise ValueError(
+            f"{where}: each References line must be '- Title <https://...>', not {malformed[0]!r}"
+        )
     sections["References"] = tuple(line[1:].strip() for line in lines)
     return summary, sections
 
@@ -203,8 +226,10 @@ def rule_modules() -> list:
         try:
             modules.append(import_module(ep.module))
         except Exception as e:  # a broken plugin: name it, in one line
-            raise AuditorError(f"rule plugin '{ep.name}' ({ep.value}, entry point {ENTRY_POINT_GROUP}): "
-                               f"{type(e).__name__}: {e}") from None
+            raise AuditorError(
+                f"rule plugin '{ep.name}' ({ep.value}, entry point {ENTRY_POINT_GROUP}): "
+                f"{type(e).__name__}: {e}"
+            ) from None
     return modules
 
 

@@ -73,7 +73,9 @@ def check_regular(path, *, limit: int | None = DEFAULT_LIMIT) -> None:
 def open_regular(path, *, limit: int | None = DEFAULT_LIMIT) -> io.BufferedReader:
     """A binary file object for ``path`` if it is a regular file of at most ``limit`` bytes."""
     check_regular(path, limit=limit)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
     fd = os.open(path, flags)
     try:
         _check(path, os.fstat(fd), limit)

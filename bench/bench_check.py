@@ -50,7 +50,10 @@ def main() -> None:
     snap = ensure_cluster(a.partitions)
     exe = shutil.which("kafka-audit") or "kafka-audit"
     cmd = [exe, "check", str(snap), "--engine", a.engine, "-f", "json", "--fail-on", "never"]
-    print(f"<!-- {machine()}; {versions()}; start {time.strftime('%H:%M', time.gmtime())} UTC, {load()} -->", file=sys.stderr)
+    print(
+        f"<!-- {machine()}; {versions()}; start {time.strftime('%H:%M', time.gmtime())} UTC, {load()} -->",
+        file=sys.stderr,
+    )
     results: dict[str, list[dict]] = {"first": [], "cold": [], "warm": [], "floor": []}
     with tempfile.TemporaryDirectory(prefix="bench-plans-warm-") as warm_dir:
         warm_env = dict(os.environ, KAFKA_AUDIT_PLAN_CACHE=warm_dir)
@@ -62,17 +65,28 @@ def main() -> None:
                     results[kind].append(run_measured(cmd, env=env))
             results["warm"].append(run_measured(cmd, env=warm_env))
             results["floor"].append(run_measured([exe, "rules", "list"], env=warm_env))
-            print(f"run {i + 1}: " + ", ".join(f"{k} {v[-1]['wall']:.2f} s (exit {v[-1]['rc']})" for k, v in results.items())
-                  + f", {load()}", file=sys.stderr)
-    print(f"| `kafka-audit check` {a.partitions:,}-partition snapshot ({a.engine}) | runs | min | median | peak RSS |")
+            print(
+                f"run {i + 1}: "
+                + ", ".join(f"{k} {v[-1]['wall']:.2f} s (exit {v[-1]['rc']})" for k, v in results.items())
+                + f", {load()}",
+                file=sys.stderr,
+            )
+    print(
+        f"| `kafka-audit check` {a.partitions:,}-partition snapshot ({a.engine}) | runs | min | median | peak RSS |"
+    )
     print("|---|---:|---:|---:|---:|")
-    labels = {"first": "first run after an install (empty plan cache, bundled plans)",
-              "cold": "no bundled plans (empty plan cache, KAFKA_AUDIT_PLAN_BUNDLE=off: every plan compiled)", "warm": "warm plan cache",
-              "floor": "floor: `kafka-audit rules list`"}
+    labels = {
+        "first": "first run after an install (empty plan cache, bundled plans)",
+        "cold": "no bundled plans (empty plan cache, KAFKA_AUDIT_PLAN_BUNDLE=off: every plan compiled)",
+        "warm": "warm plan cache",
+        "floor": "floor: `kafka-audit rules list`",
+    }
     for k, rs in results.items():
         w = [r["wall"] for r in rs]
-        print(f"| {labels[k]} | {len(rs)} | {min(w):.2f} s | {statistics.median(w):.2f} s | "
-              f"{max(r['py_mib'] for r in rs):,.0f} MiB |")
+        print(
+            f"| {labels[k]} | {len(rs)} | {min(w):.2f} s | {statistics.median(w):.2f} s | "
+            f"{max(r['py_mib'] for r in rs):,.0f} MiB |"
+        )
     print(f"\n{machine()}; {versions()}; end {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {load()}")
 
 

@@ -73,7 +73,9 @@ def _status(pid: int) -> tuple[str, int, int]:
     return name, rss, hwm
 
 
-def run_measured(cmd: list[str], env: dict | None = None, interval: float = 0.05, cwd: str | None = None) -> dict:
+def run_measured(
+    cmd: list[str], env: dict | None = None, interval: float = 0.05, cwd: str | None = None
+) -> dict:
     """Run cmd; wall time and peak memory (MiB) of the Python root, of java descendants, of the tree."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True, cwd=cwd)
@@ -85,7 +87,9 @@ def run_measured(cmd: list[str], env: dict | None = None, interval: float = 0.05
     def drain(name, stream):
         out_chunks[name] = stream.read()
 
-    threads = [threading.Thread(target=drain, args=(n, s)) for n, s in (("out", proc.stdout), ("err", proc.stderr))]
+    threads = [
+        threading.Thread(target=drain, args=(n, s)) for n, s in (("out", proc.stdout), ("err", proc.stderr))
+    ]
     for th in threads:
         th.start()
     while proc.poll() is None:
@@ -102,8 +106,15 @@ def run_measured(cmd: list[str], env: dict | None = None, interval: float = 0.05
     wall = time.perf_counter() - t0
     for th in threads:
         th.join()
-    return {"wall": wall, "rc": proc.returncode, "py_mib": py_peak / 1024, "java_mib": java_peak / 1024,
-            "tree_mib": tree_peak / 1024, "stdout": out_chunks.get("out", ""), "stderr": out_chunks.get("err", "")}
+    return {
+        "wall": wall,
+        "rc": proc.returncode,
+        "py_mib": py_peak / 1024,
+        "java_mib": java_peak / 1024,
+        "tree_mib": tree_peak / 1024,
+        "stdout": out_chunks.get("out", ""),
+        "stderr": out_chunks.get("err", ""),
+    }
 
 
 # --- environment ---------------------------------------------------------------------------------
@@ -151,7 +162,12 @@ def ensure_fleet(size: str, mirror_every: int = 50) -> Path:
     meta = root / "_fleetgen.json"
     if meta.exists():
         m = json.loads(meta.read_text())
-        if (m["clusters"], m["topics"], m["partitions"], m.get("mirror_every", 50)) == (clusters, topics, parts, mirror_every):
+        if (m["clusters"], m["topics"], m["partitions"], m.get("mirror_every", 50)) == (
+            clusters,
+            topics,
+            parts,
+            mirror_every,
+        ):
             return root
     sys.path.insert(0, str(HERE))
     import fleetgen
@@ -166,9 +182,26 @@ def ensure_fleet(size: str, mirror_every: int = 50) -> Path:
 def fleet_cmd(root: Path, engine: str, out: str, master: str, code: str | None = None) -> list[str]:
     """The installed console script, or (``code``: a checkout of another revision, e.g. a
     `git worktree`) that tree's CLI module run from inside it."""
-    exe = [shutil.which("kafka-audit") or "kafka-audit"] if code is None else [sys.executable, "-m", "auditor.cli.main"]
-    cmd = [*exe, "fleet", str(root.resolve()), "--engine", engine, "--out", out, "--run-date", RUN_DATE, "-f", "json",
-           "--fail-on", "never"]
+    exe = (
+        [shutil.which("kafka-audit") or "kafka-audit"]
+        if code is None
+        else [sys.executable, "-m", "auditor.cli.main"]
+    )
+    cmd = [
+        *exe,
+        "fleet",
+        str(root.resolve()),
+        "--engine",
+        engine,
+        "--out",
+        out,
+        "--run-date",
+        RUN_DATE,
+        "-f",
+        "json",
+        "--fail-on",
+        "never",
+    ]
     if engine == "spark":
         cmd += ["--master", master]
     return cmd
@@ -182,27 +215,43 @@ def fmt_row(label: str, runs: list[dict]) -> str:
     s = lambda x: f"{x:.1f} s"  # noqa: E731
     m = lambda x: f"{x:,.0f} MiB" if x else "-"  # noqa: E731
     findings = runs[0].get("findings", "?")
-    return (f"| {label} | {len(runs)} | {mm('wall', s)} | {max(r['py_mib'] for r in runs):,.0f} MiB | "
-            f"{m(max(r['java_mib'] for r in runs))} | {max(r['tree_mib'] for r in runs):,.0f} MiB | {findings:,} |"
-            if isinstance(findings, int) else f"| {label} | {len(runs)} | {mm('wall', s)} | ? | ? | ? | ? |")
+    return (
+        f"| {label} | {len(runs)} | {mm('wall', s)} | {max(r['py_mib'] for r in runs):,.0f} MiB | "
+        f"{m(max(r['java_mib'] for r in runs))} | {max(r['tree_mib'] for r in runs):,.0f} MiB | {findings:,} |"
+        if isinstance(findings, int)
+        else f"| {label} | {len(runs)} | {mm('wall', s)} | ? | ? | ? | ? |"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--partitions", default="1M", help=f"fleet size: {', '.join(SIZES)} (comma-separated for several)")
+    ap.add_argument(
+        "--partitions", default="1M", help=f"fleet size: {', '.join(SIZES)} (comma-separated for several)"
+    )
     ap.add_argument("--engines", default="duckdb,spark")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--mirror-every", type=int, default=50, help="fleetgen --mirror-every (1: a finding per topic)")
+    ap.add_argument(
+        "--mirror-every", type=int, default=50, help="fleetgen --mirror-every (1: a finding per topic)"
+    )
     ap.add_argument("--json", help="also write the raw figures here")
-    ap.add_argument("--warmup", action="store_true", help="one untimed run of each variant first (plan caches warm)")
-    ap.add_argument("--code", action="append", default=[], metavar="LABEL=DIR",
-                    help="also run another revision's code from DIR (e.g. `git worktree add /tmp/old REV`), "
-                         "interleaved with the installed one, for a before/after in the same run")
+    ap.add_argument(
+        "--warmup", action="store_true", help="one untimed run of each variant first (plan caches warm)"
+    )
+    ap.add_argument(
+        "--code",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="also run another revision's code from DIR (e.g. `git worktree add /tmp/old REV`), "
+        "interleaved with the installed one, for a before/after in the same run",
+    )
     a = ap.parse_args()
     engines = a.engines.split(",")
-    print(f"<!-- {machine()}; {versions()}; start {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, {load()} -->",
-          file=sys.stderr)
+    print(
+        f"<!-- {machine()}; {versions()}; start {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, {load()} -->",
+        file=sys.stderr,
+    )
     rows, raw = [], {}
     for size in a.partitions.split(","):
         root = ensure_fleet(size, a.mirror_every)
@@ -213,8 +262,10 @@ def main() -> None:
         for engine, label, code in variants if a.warmup else ():  # fills each code tree's plan cache
             with tempfile.TemporaryDirectory(prefix="bench-fleet-") as out:
                 r = run_measured(fleet_cmd(root, engine, out, a.master, code), cwd=code)
-                print(f"{size} {engine}{' ' + label if label else ''} warm-up: {r['wall']:.1f} s (not counted)",
-                      file=sys.stderr)
+                print(
+                    f"{size} {engine}{' ' + label if label else ''} warm-up: {r['wall']:.1f} s (not counted)",
+                    file=sys.stderr,
+                )
         for i in range(a.runs):
             for engine, label, code in variants:
                 with tempfile.TemporaryDirectory(prefix="bench-fleet-") as out:
@@ -224,19 +275,37 @@ def main() -> None:
                         r["findings"] = json.loads(r["stdout"])["totals"]["total"]
                     except (ValueError, KeyError, TypeError):
                         r["findings"] = None
-                        print(f"{engine} run {i + 1} failed (exit {r['rc']}): {r['stderr'][-2000:]}", file=sys.stderr)
-                    print(f"{size} {engine}{' ' + label if label else ''} run {i + 1}: {r['wall']:.1f} s, "
-                          f"python {r['py_mib']:.0f} MiB, java {r['java_mib']:.0f} MiB, tree {r['tree_mib']:.0f} MiB, "
-                          f"findings {r['findings']}, {load()}", file=sys.stderr)
+                        print(
+                            f"{engine} run {i + 1} failed (exit {r['rc']}): {r['stderr'][-2000:]}",
+                            file=sys.stderr,
+                        )
+                    print(
+                        f"{size} {engine}{' ' + label if label else ''} run {i + 1}: {r['wall']:.1f} s, "
+                        f"python {r['py_mib']:.0f} MiB, java {r['java_mib']:.0f} MiB, tree {r['tree_mib']:.0f} MiB, "
+                        f"findings {r['findings']}, {load()}",
+                        file=sys.stderr,
+                    )
                     r.pop("stdout"), r.pop("stderr")
                     results[(engine, label, code)].append(r)
         for engine, label, code in variants:
-            name = f"{size} ({SIZES[size][0]} clusters)" + (f" mirror-every {a.mirror_every}" if a.mirror_every != 50 else "")
-            rows.append(fmt_row(f"{name}, {engine}" + (f" {a.master}" if engine == "spark" else "")
-                                + (f", {label}" if label else ""), results[(engine, label, code)]))
-        raw[size] = {"results": {" ".join(filter(None, (e, lb))): v for (e, lb, _), v in results.items()},
-                     "load_1min_at_start_of_runs": loads}
-    print("| fleet, engine | runs | wall min / median | peak RSS python | peak RSS JVM | peak RSS tree | findings |")
+            name = f"{size} ({SIZES[size][0]} clusters)" + (
+                f" mirror-every {a.mirror_every}" if a.mirror_every != 50 else ""
+            )
+            rows.append(
+                fmt_row(
+                    f"{name}, {engine}"
+                    + (f" {a.master}" if engine == "spark" else "")
+                    + (f", {label}" if label else ""),
+                    results[(engine, label, code)],
+                )
+            )
+        raw[size] = {
+            "results": {" ".join(filter(None, (e, lb))): v for (e, lb, _), v in results.items()},
+            "load_1min_at_start_of_runs": loads,
+        }
+    print(
+        "| fleet, engine | runs | wall min / median | peak RSS python | peak RSS JVM | peak RSS tree | findings |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
     print(f"\n{machine()}; {versions()}; end {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {load()}")

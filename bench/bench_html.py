@@ -31,10 +31,20 @@ def synthetic(clusters: int, findings: int, seed: int = 7) -> tuple[list[Finding
     for i in range(findings):
         r = rules[rng.randrange(len(rules))]
         c = names[rng.randrange(clusters)]
-        out.append(Finding(rule=r.code, name=r.name, severity=r.severity, cluster=c, cluster_id=c,
-                           resource_type="partition", resource_name=f"topic-{i % 5000}-{i % 10}",
-                           message=f"{r.summary} <b>#{i}</b>", evidence={"n": i, "isr": [1, 2]},
-                           fingerprint=f"{i:032x}"))
+        out.append(
+            Finding(
+                rule=r.code,
+                name=r.name,
+                severity=r.severity,
+                cluster=c,
+                cluster_id=c,
+                resource_type="partition",
+                resource_name=f"topic-{i % 5000}-{i % 10}",
+                message=f"{r.summary} <b>#{i}</b>",
+                evidence={"n": i, "isr": [1, 2]},
+                fingerprint=f"{i:032x}",
+            )
+        )
     return out, [{"id": n, "name": n, "environment": "prod", "tier": "tier-1"} for n in names]
 
 
@@ -60,12 +70,16 @@ def main() -> None:
     for f in full.findings:
         if len(top.setdefault(f.rule, [])) < 20:
             top[f.rule].append(f)
-    fleet = AuditResult(findings=[f for fs in top.values() for f in fs], clusters=clusters, incomplete=[], hits=hits)
+    fleet = AuditResult(
+        findings=[f for fs in top.values() for f in fs], clusters=clusters, incomplete=[], hits=hits
+    )
     print("| input | findings | page size | render min | render median |\n|---|---:|---:|---:|---:|")
     for label, result in (("full list", full), ("fleet (hits + top 20 per rule)", fleet)):
         times, page = timed(lambda r=result: render("html", r), args.runs)
-        print(f"| {label} | {args.findings:,} | {len(page.encode()) / 1e6:.2f} MB | {min(times):.2f} s | "
-              f"{statistics.median(times):.2f} s |")
+        print(
+            f"| {label} | {args.findings:,} | {len(page.encode()) / 1e6:.2f} MB | {min(times):.2f} s | "
+            f"{statistics.median(times):.2f} s |"
+        )
     print(f"\npeak RSS of the process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

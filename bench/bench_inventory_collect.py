@@ -35,10 +35,32 @@ from tests.zk_server import ZkServer, client, free_port, kafka_layout, write_lay
 
 def run(inventory: Path, out: Path, parallel: int) -> tuple[float, int, str]:
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "auditor.cli.main", "collect", "--inventory", str(inventory),
-                        "--out", str(out), "--run-date", "2026-11-23", "--parallel", str(parallel)],
-                       capture_output=True, text=True, cwd=ROOT, timeout=3600, env={**os.environ, "CI": "1"})
-    return time.perf_counter() - t0, p.returncode, p.stdout.strip().splitlines()[-1] if p.stdout.strip() else p.stderr
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor.cli.main",
+            "collect",
+            "--inventory",
+            str(inventory),
+            "--out",
+            str(out),
+            "--run-date",
+            "2026-11-23",
+            "--parallel",
+            str(parallel),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=3600,
+        env={**os.environ, "CI": "1"},
+    )
+    return (
+        time.perf_counter() - t0,
+        p.returncode,
+        p.stdout.strip().splitlines()[-1] if p.stdout.strip() else p.stderr,
+    )
 
 
 def main(argv=None) -> int:
@@ -59,7 +81,9 @@ def main(argv=None) -> int:
             t0 = time.perf_counter()
             for i in range(args.clusters):
                 topics = {f"t{j}": (6, 3) for j in range(args.topics)} | {"__consumer_offsets": (10, 3)}
-                layout = kafka_layout(brokers=(1, 2, 3), topics=topics, cluster_id=f"BenchCluster{i:05d}000000A")
+                layout = kafka_layout(
+                    brokers=(1, 2, 3), topics=topics, cluster_id=f"BenchCluster{i:05d}000000A"
+                )
                 write_layout(zk, {f"/c{i:03d}{k}": v for k, v in layout.items()})
             setup = time.perf_counter() - t0
         finally:
@@ -68,25 +92,44 @@ def main(argv=None) -> int:
         hosts = server.hosts
         if args.latency_ms > 0:
             port = free_port()
-            proxy = subprocess.Popen([sys.executable, str(ROOT / "bench" / "bench_zk_collect.py"), "--proxy",
-                                      str(port), str(server.port), str(args.latency_ms / 1000)])
+            proxy = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(ROOT / "bench" / "bench_zk_collect.py"),
+                    "--proxy",
+                    str(port),
+                    str(server.port),
+                    str(args.latency_ms / 1000),
+                ]
+            )
             time.sleep(1.0)
             hosts = f"127.0.0.1:{port}"
         inv = work / "fleet.yaml"
         lines = ["defaults:", "  timeout: 10", "clusters:"]
         for i in range(args.clusters):
-            lines += [f"  - name: c{i:03d}", f"    labels: {{environment: bench, tier: t{i % 3}}}",
-                      f"    zookeeper: {hosts}/c{i:03d}"]
+            lines += [
+                f"  - name: c{i:03d}",
+                f"    labels: {{environment: bench, tier: t{i % 3}}}",
+                f"    zookeeper: {hosts}/c{i:03d}",
+            ]
         inv.write_text("\n".join(lines) + "\n")
         results = []
         for parallel in (1, args.parallel):
             seconds, rc, last = run(inv, work / f"root-{parallel}", parallel)
             results.append((parallel, seconds, rc, last))
-        znodes = args.clusters * (len(kafka_layout(brokers=(1, 2, 3), topics={f"t{j}": (6, 3) for j in range(
-            args.topics)} | {"__consumer_offsets": (10, 3)})))
+        znodes = args.clusters * (
+            len(
+                kafka_layout(
+                    brokers=(1, 2, 3),
+                    topics={f"t{j}": (6, 3) for j in range(args.topics)} | {"__consumer_offsets": (10, 3)},
+                )
+            )
+        )
         print(f"machine: {machine()}")
-        print(f"{args.clusters} clusters in one ZooKeeper ({znodes} znodes written in {setup:.1f} s), "
-              f"latency {args.latency_ms:g} ms each way\n")
+        print(
+            f"{args.clusters} clusters in one ZooKeeper ({znodes} znodes written in {setup:.1f} s), "
+            f"latency {args.latency_ms:g} ms each way\n"
+        )
         print("| --parallel | wall time (s) | clusters/s | exit | last line |")
         print("|---:|---:|---:|---:|---|")
         for parallel, seconds, rc, last in results:

@@ -35,7 +35,8 @@ def generate(root: Path, files: int) -> None:
         (root / "brokers" / f"broker-{b}.properties").write_text(
             f"# broker {b}\nbroker.id={b}\nbroker.rack=az-{b % 3}\nlog.dirs=/data/a,/data/b\n"
             f"num.network.threads={6 + b % 3}\nnum.io.threads={12 + b % 5}\nqueued.max.requests=1000\n"
-            f"default.replication.factor=3\nmin.insync.replicas=2\nunclean.leader.election.enable=false\n{typo}")
+            f"default.replication.factor=3\nmin.insync.replicas=2\nunclean.leader.election.enable=false\n{typo}"
+        )
     (root / "topics").mkdir(parents=True, exist_ok=True)
     for i in range(files - brokers):
         kind = i % 3
@@ -47,18 +48,28 @@ def generate(root: Path, files: int) -> None:
                 typo = "    retension.ms: 86400000\n" if j == 1 and i % 5 == 0 else ""
                 sup = '# kafka-audit: ignore[REP003] reason="scratch"\n' if j == 4 and i % 6 == 0 else ""
                 rf = 1 if sup else 3
-                body.append(f"{sup}- name: {t}\n  partitions: {6 + j}\n  replication_factor: {rf}\n  configs:\n"
-                            f"    min.insync.replicas: {isr if rf > 1 else 1}\n    retention.ms: 604800000\n{typo}")
+                body.append(
+                    f"{sup}- name: {t}\n  partitions: {6 + j}\n  replication_factor: {rf}\n  configs:\n"
+                    f"    min.insync.replicas: {isr if rf > 1 else 1}\n    retention.ms: 604800000\n{typo}"
+                )
             (root / "topics" / f"list-{i}.yaml").write_text("".join(body))
         else:
-            api, cfg = ("kafka.strimzi.io/v1beta2", "config") if kind == 1 else ("kafka.jikkou.io/v1beta2", "configs")
+            api, cfg = (
+                ("kafka.strimzi.io/v1beta2", "config")
+                if kind == 1
+                else ("kafka.jikkou.io/v1beta2", "configs")
+            )
             docs = []
             for j, t in enumerate(topics):
                 isr = 3 if j == 0 and i % 4 == 1 else 2
-                docs.append(f"apiVersion: {api}\nkind: KafkaTopic\nmetadata:\n  name: {t}\n  labels:\n"
-                            f"    strimzi.io/cluster: prod\nspec:\n  partitions: {12 + j}\n  replicas: 3\n"
-                            f"  {cfg}:\n    min.insync.replicas: {isr}\n    cleanup.policy: delete\n")
-            (root / "topics" / f"{'strimzi' if kind == 1 else 'jikkou'}-{i}.yaml").write_text("---\n".join(docs))
+                docs.append(
+                    f"apiVersion: {api}\nkind: KafkaTopic\nmetadata:\n  name: {t}\n  labels:\n"
+                    f"    strimzi.io/cluster: prod\nspec:\n  partitions: {12 + j}\n  replicas: 3\n"
+                    f"  {cfg}:\n    min.insync.replicas: {isr}\n    cleanup.policy: delete\n"
+                )
+            (root / "topics" / f"{'strimzi' if kind == 1 else 'jikkou'}-{i}.yaml").write_text(
+                "---\n".join(docs)
+            )
 
 
 def time_runs(args: list[str], runs: int, env: dict) -> list[float]:
@@ -94,9 +105,11 @@ def main() -> None:
             results["lint --against"] = [*cmd, "--against", a.against]
         for label, args in results.items():
             times = time_runs(args, a.runs, env)
-            print(f"{label}: {a.files} files, {a.runs} runs: min {min(times):.2f} s, "
-                  f"median {statistics.median(times):.2f} s (python {platform.python_version()}, "
-                  f"load average {os.getloadavg()[0]:.2f})")
+            print(
+                f"{label}: {a.files} files, {a.runs} runs: min {min(times):.2f} s, "
+                f"median {statistics.median(times):.2f} s (python {platform.python_version()}, "
+                f"load average {os.getloadavg()[0]:.2f})"
+            )
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -53,11 +53,19 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--explain", type=int, default=0)
-    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                    help="a Spark setting for this run (repeatable), e.g. spark.sql.shuffle.partitions=4")
-    ap.add_argument("--per-rule", action="store_true",
-                    help="materialise every rule's findings as a table (DuckDB keeps them as views, which run "
-                         "inside the final query), so each rule's own cost shows")
+    ap.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting for this run (repeatable), e.g. spark.sql.shuffle.partitions=4",
+    )
+    ap.add_argument(
+        "--per-rule",
+        action="store_true",
+        help="materialise every rule's findings as a table (DuckDB keeps them as views, which run "
+        "inside the final query), so each rule's own cost shows",
+    )
     a = ap.parse_args()
 
     t_start = time.perf_counter()
@@ -81,6 +89,7 @@ def main() -> None:
 
     eng.create = create
     phases: dict[str, float] = {}
+
     def wrap(f, m):
         def inner(*args, **kw):
             t0 = time.perf_counter()
@@ -88,6 +97,7 @@ def main() -> None:
                 return f(*args, **kw)
             finally:
                 phases[m] = phases.get(m, 0.0) + time.perf_counter() - t0
+
         return inner
 
     for meth in ("load", "write_findings", "rows"):
@@ -97,19 +107,30 @@ def main() -> None:
         result = run_fleet(eng, a.root, find_config(None), out=out, run_date="2026-11-22")
         t_run = time.perf_counter() - t0
     total = sum(x[0] for x in timings)
-    n_find = sum(r["findings"] for r in result.rules) if hasattr(result, "rules") and isinstance(result.rules, list) else "?"
-    print(f"engine {a.engine}: imports {t_import:.2f} s, engine start {t_open:.2f} s, run_fleet {t_run:.2f} s "
-          f"(of which {len(timings)} engine tables/views {total:.2f} s), findings {n_find}")
+    n_find = (
+        sum(r["findings"] for r in result.rules)
+        if hasattr(result, "rules") and isinstance(result.rules, list)
+        else "?"
+    )
+    print(
+        f"engine {a.engine}: imports {t_import:.2f} s, engine start {t_open:.2f} s, run_fleet {t_run:.2f} s "
+        f"(of which {len(timings)} engine tables/views {total:.2f} s), findings {n_find}"
+    )
     print("phases outside create: " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()))
     cpu = _children_cpu_seconds()
     if cpu:
-        print(f"CPU time: this process {time.process_time():.1f} s, child processes (the JVM) {cpu:.1f} s "
-              f"(of {t_run:.1f} s x {os.cpu_count()} cores in run_fleet)")
+        print(
+            f"CPU time: this process {time.process_time():.1f} s, child processes (the JVM) {cpu:.1f} s "
+            f"(of {t_run:.1f} s x {os.cpu_count()} cores in run_fleet)"
+        )
     if a.engine == "duckdb":
-        mem = eng.conn.execute("SELECT tag, memory_usage_bytes FROM duckdb_memory() WHERE memory_usage_bytes > 0 "
-                               "ORDER BY 2 DESC").fetchall()
+        mem = eng.conn.execute(
+            "SELECT tag, memory_usage_bytes FROM duckdb_memory() WHERE memory_usage_bytes > 0 ORDER BY 2 DESC"
+        ).fetchall()
         print("DuckDB memory after the run: " + ", ".join(f"{t} {b / 2**20:,.0f} MiB" for t, b in mem))
-        big = eng.conn.execute("SELECT table_name, estimated_size FROM duckdb_tables() ORDER BY 2 DESC LIMIT 6").fetchall()
+        big = eng.conn.execute(
+            "SELECT table_name, estimated_size FROM duckdb_tables() ORDER BY 2 DESC LIMIT 6"
+        ).fetchall()
         print("largest materialised tables (rows): " + ", ".join(f"{t} {n:,}" for t, n in big))
     print("\n| table | s | share | peak RSS after |\n|---|---:|---:|---:|")
     for dt, name, _ in sorted(timings, reverse=True)[: a.top]:

@@ -29,15 +29,28 @@ sys.path.insert(0, str(HERE))
 
 from bench_fleet import load, machine, run_measured, versions  # noqa: E402
 
-TRIVIAL = ("from pyspark.sql import SparkSession\n"
-           "s = SparkSession.builder.master('local[2]').config('spark.ui.enabled', 'false').getOrCreate()\n"
-           "assert s.sql('SELECT 1 AS x').collect()[0].x == 1\n")
+TRIVIAL = (
+    "from pyspark.sql import SparkSession\n"
+    "s = SparkSession.builder.master('local[2]').config('spark.ui.enabled', 'false').getOrCreate()\n"
+    "assert s.sql('SELECT 1 AS x').collect()[0].x == 1\n"
+)
 
 
 def fleet_cmd(out: str) -> list[str]:
     exe = shutil.which("kafka-audit") or "kafka-audit"
-    return [exe, "fleet", str(ROOT / "sample_configs" / "fleet"), "--out", out, "--master", "local[2]",
-            "--fail-on", "never", "-f", "json"]
+    return [
+        exe,
+        "fleet",
+        str(ROOT / "sample_configs" / "fleet"),
+        "--out",
+        out,
+        "--master",
+        "local[2]",
+        "--fail-on",
+        "never",
+        "-f",
+        "json",
+    ]
 
 
 def main() -> None:
@@ -45,8 +58,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     a = ap.parse_args()
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    print(f"<!-- {machine()}; {versions()}; start {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
-          f"{load()} -->", file=sys.stderr)
+    print(
+        f"<!-- {machine()}; {versions()}; start {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
+        f"{load()} -->",
+        file=sys.stderr,
+    )
     times: dict[str, list[float]] = {"trivial": [], "fleet": [], "fleet warm": []}
     with tempfile.TemporaryDirectory(prefix="bench-small-") as work:
         warm_cache = Path(work) / "warm-plans"
@@ -60,14 +76,18 @@ def main() -> None:
                 r = run_measured(fleet_cmd(str(out)), env={**env, "KAFKA_AUDIT_PLAN_CACHE": str(cache)})
                 assert r["rc"] == 0, r["stderr"][-2000:]
                 times[label].append(r["wall"])
-            print(f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items()) + f", {load()}",
-                  file=sys.stderr)
+            print(
+                f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items()) + f", {load()}",
+                file=sys.stderr,
+            )
     floor = statistics.median(times["trivial"])
     print("| run | runs | wall min / median | median / trivial |")
     print("|---|---:|---:|---:|")
     for label, xs in times.items():
-        print(f"| {label} | {len(xs)} | {min(xs):.1f} s / {statistics.median(xs):.1f} s | "
-              f"{statistics.median(xs) / floor:.2f}x |")
+        print(
+            f"| {label} | {len(xs)} | {min(xs):.1f} s / {statistics.median(xs):.1f} s | "
+            f"{statistics.median(xs) / floor:.2f}x |"
+        )
     print(f"\n{machine()}; {versions()}; end {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {load()}")
 
 

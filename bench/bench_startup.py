@@ -38,8 +38,10 @@ def main() -> None:
     a = ap.parse_args()
     exe = shutil.which("kafka-audit") or "kafka-audit"
     snap = ensure_cluster(a.partitions)
-    print(f"<!-- {machine()}; {versions()}; start {time.strftime('%H:%M', time.gmtime())} UTC, {load()} -->",
-          file=sys.stderr)
+    print(
+        f"<!-- {machine()}; {versions()}; start {time.strftime('%H:%M', time.gmtime())} UTC, {load()} -->",
+        file=sys.stderr,
+    )
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as work:
         repo = Path(work) / "repo"
         generate(repo, a.files)
@@ -58,17 +60,24 @@ def main() -> None:
                 if r["rc"] not in (0, 1):
                     raise SystemExit(f"{name}: exit {r['rc']}")
                 walls[name].append(r["wall"])
-            print(f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in walls.items()) + f", {load()}",
-                  file=sys.stderr)
+            print(
+                f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in walls.items()) + f", {load()}",
+                file=sys.stderr,
+            )
     base = statistics.median(walls["version"])
     print("| command (warm plan cache) | runs | min | median | median / --version | target |")
     print("|---|---:|---:|---:|---:|---:|")
-    labels = {"version": "`kafka-audit --version`", "lint": f"`lint` of {a.files} files",
-              "check": f"`check` of one {a.partitions:,}-partition cluster"}
+    labels = {
+        "version": "`kafka-audit --version`",
+        "lint": f"`lint` of {a.files} files",
+        "check": f"`check` of one {a.partitions:,}-partition cluster",
+    }
     for name, w in walls.items():
         ratio = statistics.median(w) / base
         target = f"{TARGETS[name]:.0f}x" if name in TARGETS else ""
-        print(f"| {labels[name]} | {len(w)} | {min(w):.2f} s | {statistics.median(w):.2f} s | {ratio:.1f}x | {target} |")
+        print(
+            f"| {labels[name]} | {len(w)} | {min(w):.2f} s | {statistics.median(w):.2f} s | {ratio:.1f}x | {target} |"
+        )
     print(f"\n{machine()}; {versions()}; end {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {load()}")
 
 

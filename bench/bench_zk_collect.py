@@ -85,8 +85,11 @@ def measure(hosts: str, args, label_suffix: str = "") -> dict:
                 best = elapsed if best is None else min(best, elapsed)
             src = r.sources[0]
             results[label] = best
-            print(f"{label + label_suffix:28s} batch={batch:<5d} {src['znodes']} znodes, {src['round_trips']:>5d} "
-                  f"round trips: {best:6.2f} s, {src['znodes'] / best:8,.0f} znodes/s", flush=True)
+            print(
+                f"{label + label_suffix:28s} batch={batch:<5d} {src['znodes']} znodes, {src['round_trips']:>5d} "
+                f"round trips: {best:6.2f} s, {src['znodes'] / best:8,.0f} znodes/s",
+                flush=True,
+            )
     finally:
         reader.stop()
         reader.close()
@@ -103,7 +106,9 @@ def main() -> None:
     ap.add_argument("--per-topic", type=int, default=100)
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--latency-ms", type=float, default=0.5, help="one-way delay of the proxy run (0: skip it)")
+    ap.add_argument(
+        "--latency-ms", type=float, default=0.5, help="one-way delay of the proxy run (0: skip it)"
+    )
     args = ap.parse_args()
 
     topics = {f"bench.topic-{i:04d}": (args.per_topic, 3) for i in range(args.partitions // args.per_topic)}
@@ -125,8 +130,11 @@ def main() -> None:
             from tests.zk_server import free_port
 
             port = free_port()
-            proxy = subprocess.Popen([sys.executable, __file__, "--proxy", str(port), str(zk.port),
-                                      str(args.latency_ms / 1000)], stdout=subprocess.PIPE, text=True)
+            proxy = subprocess.Popen(
+                [sys.executable, __file__, "--proxy", str(port), str(zk.port), str(args.latency_ms / 1000)],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             try:
                 assert proxy.stdout.readline().strip() == "ready"
                 measure(f"127.0.0.1:{port}", args, f" (+{args.latency_ms:g} ms each way)")

@@ -39,16 +39,23 @@ VERSIONS = ["3.7.1", "3.6.1", "3.5.1", "3.4.0", "2.8.2", "2.0.1"]
 PREFIXES = np.array(["orders", "payments", "shipments", "clicks", "search", "inventory", "users", "audit"])
 SUFFIXES = np.array(["events", "commands", "changelog", "dlq", "snapshots"])
 CLIENTS = [  # (name, version, weight)
-    ("apache-kafka-java", "3.7.1", 5), ("apache-kafka-java", "3.5.1", 3), ("apache-kafka-java", "2.0.1", 1),
-    ("librdkafka", "2.4.0", 4), ("confluent-kafka-go", "2.3.0", 2), ("confluent-kafka-python", "2.3.0", 2),
-    ("sarama", "1.27.0", 1), ("sarama", "1.45.0", 2),
+    ("apache-kafka-java", "3.7.1", 5),
+    ("apache-kafka-java", "3.5.1", 3),
+    ("apache-kafka-java", "2.0.1", 1),
+    ("librdkafka", "2.4.0", 4),
+    ("confluent-kafka-go", "2.3.0", 2),
+    ("confluent-kafka-python", "2.3.0", 2),
+    ("sarama", "1.27.0", 1),
+    ("sarama", "1.45.0", 2),
 ]
 
 
 def _list(values: np.ndarray, lengths: np.ndarray) -> pa.ListArray:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int32)
     np.cumsum(lengths, out=offsets[1:])
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(values.astype(np.int32), pa.int32()))
+    return pa.ListArray.from_arrays(
+        pa.array(offsets, pa.int32()), pa.array(values.astype(np.int32), pa.int32())
+    )
 
 
 def _write(out: Path, name: str, cols: dict, n: int, cluster_id: str) -> str:
@@ -69,11 +76,17 @@ def _write(out: Path, name: str, cols: dict, n: int, cluster_id: str) -> str:
     return f"{name}.parquet"
 
 
-def gen_cluster(out: Path, idx: int, topics: int, parts: int, rng: np.random.Generator, mirror_every: int = 50) -> int:
+def gen_cluster(
+    out: Path, idx: int, topics: int, parts: int, rng: np.random.Generator, mirror_every: int = 50
+) -> int:
     cid = f"bench-{idx:04d}-{rng.integers(1 << 40):010x}"
     platform = "msk" if rng.random() < 0.25 else "apache"
     mode = "kraft" if platform == "apache" and rng.random() < 0.6 else "zookeeper"
-    version = VERSIONS[int(rng.integers(0, 4))] if mode == "kraft" else VERSIONS[int(rng.integers(0, len(VERSIONS)))]
+    version = (
+        VERSIONS[int(rng.integers(0, 4))]
+        if mode == "kraft"
+        else VERSIONS[int(rng.integers(0, len(VERSIONS)))]
+    )
     jbod = platform == "apache" and rng.random() < 0.2
     nb = int(rng.integers(6, 13))
     out.mkdir(parents=True, exist_ok=True)
@@ -85,25 +98,46 @@ def gen_cluster(out: Path, idx: int, topics: int, parts: int, rng: np.random.Gen
     dirs_per = 4 if jbod else 1
     paths = [f"/data/kafka-{j + 1}" for j in range(dirs_per)]
     cores = int(rng.choice([4, 8, 16]))
-    files["brokers"] = _write(out, "brokers", {
-        "broker_id": bids, "host": [f"kafka-{b}.{cid}.internal" for b in bids], "port": np.full(nb, 9092),
-        "rack": racks, "cores": np.full(nb, cores), "log_dirs": [paths] * nb, "version": [version] * nb,
-    }, nb, cid)
+    files["brokers"] = _write(
+        out,
+        "brokers",
+        {
+            "broker_id": bids,
+            "host": [f"kafka-{b}.{cid}.internal" for b in bids],
+            "port": np.full(nb, 9092),
+            "rack": racks,
+            "cores": np.full(nb, cores),
+            "log_dirs": [paths] * nb,
+            "version": [version] * nb,
+        },
+        nb,
+        cid,
+    )
 
     # topics: RF 3 mostly, some 2, a few 1
     rf = rng.choice(np.array([3, 2, 1], dtype=np.int32), size=topics, p=[0.9, 0.08, 0.02])
     # names are per cluster, except ~2% mirrored topics whose names recur across the fleet
-    base = np.char.add(np.char.add(PREFIXES[np.arange(topics) % len(PREFIXES)], "."),
-                       SUFFIXES[(np.arange(topics) // len(PREFIXES)) % len(SUFFIXES)])
+    base = np.char.add(
+        np.char.add(PREFIXES[np.arange(topics) % len(PREFIXES)], "."),
+        SUFFIXES[(np.arange(topics) // len(PREFIXES)) % len(SUFFIXES)],
+    )
     own = np.char.add(np.char.add(f"c{idx}.", base), np.char.add("-", np.arange(topics).astype(str)))
     mirrored = np.char.add("mirror.", np.char.add(base, np.char.add("-", np.arange(topics).astype(str))))
     tnames = np.where(np.arange(topics) % mirror_every == 0, mirrored, own)
     tname_arr = pa.array(tnames.astype(object), pa.string())
-    files["topics"] = _write(out, "topics", {
-        "topic": tname_arr, "partitions": np.full(topics, parts, dtype=np.int32), "replication_factor": rf,
-        "is_internal": np.zeros(topics, dtype=bool),
-        "topic_id": pa.array([f"{cid[-10:]}{i:012x}" for i in range(topics)], pa.string()),
-    }, topics, cid)
+    files["topics"] = _write(
+        out,
+        "topics",
+        {
+            "topic": tname_arr,
+            "partitions": np.full(topics, parts, dtype=np.int32),
+            "replication_factor": rf,
+            "is_internal": np.zeros(topics, dtype=bool),
+            "topic_id": pa.array([f"{cid[-10:]}{i:012x}" for i in range(topics)], pa.string()),
+        },
+        topics,
+        cid,
+    )
 
     # partitions: replicas round-robin from a random start broker
     n = topics * parts
@@ -128,24 +162,56 @@ def gen_cluster(out: Path, idx: int, topics: int, parts: int, rng: np.random.Gen
     epoch = rng.integers(0, 60, size=n).astype(np.int32)
     empty = _list(np.zeros(0), np.zeros(n, dtype=np.int32))
     topic_col = tname_arr.take(pa.array(tix))
-    files["partitions"] = _write(out, "partitions", {
-        "topic": topic_col, "partition": pno, "leader": leader, "leader_epoch": epoch,
-        "replicas": _list(replicas_vals, prf), "isr": _list(isr_vals, isr_len),
-        "offline_replicas": _list(last[offline], offline.astype(np.int32)),
-        "adding_replicas": empty, "removing_replicas": empty,
-    }, n, cid)
+    files["partitions"] = _write(
+        out,
+        "partitions",
+        {
+            "topic": topic_col,
+            "partition": pno,
+            "leader": leader,
+            "leader_epoch": epoch,
+            "replicas": _list(replicas_vals, prf),
+            "isr": _list(isr_vals, isr_len),
+            "offline_replicas": _list(last[offline], offline.astype(np.int32)),
+            "adding_replicas": empty,
+            "removing_replicas": empty,
+        },
+        n,
+        cid,
+    )
     if mode == "zookeeper":
-        files["zk_state"] = _write(out, "zk_state", {
-            "topic": topic_col, "partition": pno, "leader": leader, "leader_epoch": epoch,
-            "isr": _list(isr_vals, isr_len), "controller_epoch": np.full(n, 7, dtype=np.int32), "zk_version": epoch,
-        }, n, cid)
+        files["zk_state"] = _write(
+            out,
+            "zk_state",
+            {
+                "topic": topic_col,
+                "partition": pno,
+                "leader": leader,
+                "leader_epoch": epoch,
+                "isr": _list(isr_vals, isr_len),
+                "controller_epoch": np.full(n, 7, dtype=np.int32),
+                "zk_version": epoch,
+            },
+            n,
+            cid,
+        )
 
     # configs: broker static configs, a cluster default, ~10% topics with 1-3 overrides
-    bkeys = [("broker.rack", None), ("default.replication.factor", "3"), ("min.insync.replicas", "2"),
-             ("num.io.threads", "8"), ("num.network.threads", "3"), ("unclean.leader.election.enable", "false"),
-             ("auto.create.topics.enable", "false"), ("log.dirs", ",".join(paths))]
-    rows = [("broker", str(b), kk, r if vv is None else vv, "STATIC_BROKER_CONFIG")
-            for b, r in zip(bids, racks, strict=True) for kk, vv in bkeys]
+    bkeys = [
+        ("broker.rack", None),
+        ("default.replication.factor", "3"),
+        ("min.insync.replicas", "2"),
+        ("num.io.threads", "8"),
+        ("num.network.threads", "3"),
+        ("unclean.leader.election.enable", "false"),
+        ("auto.create.topics.enable", "false"),
+        ("log.dirs", ",".join(paths)),
+    ]
+    rows = [
+        ("broker", str(b), kk, r if vv is None else vv, "STATIC_BROKER_CONFIG")
+        for b, r in zip(bids, racks, strict=True)
+        for kk, vv in bkeys
+    ]
     rows.append(("cluster_default", "", "log.retention.hours", "168", "DYNAMIC_DEFAULT_BROKER_CONFIG"))
     over = np.flatnonzero(rng.random(topics) < 0.10)
     ok = rng.random((len(over), 3)) < np.array([0.6, 0.5, 0.3])
@@ -154,16 +220,27 @@ def gen_cluster(out: Path, idx: int, topics: int, parts: int, rng: np.random.Gen
     ret = rng.choice(np.array(["86400000", "604800000", "-1", "259200000"]), size=len(over))
     pol = rng.choice(np.array(["compact", "delete", "compact,delete"]), size=len(over))
     for j, t in enumerate(over):
-        for c, (kk, vv) in enumerate((("min.insync.replicas", str(mir[j])), ("retention.ms", ret[j]),
-                                      ("cleanup.policy", pol[j]))):
+        for c, (kk, vv) in enumerate(
+            (("min.insync.replicas", str(mir[j])), ("retention.ms", ret[j]), ("cleanup.policy", pol[j]))
+        ):
             if ok[j, c]:
                 rows.append(("topic", str(tnames[t]), kk, str(vv), "TOPIC_CONFIG"))
     e_type, e_name, key, value, source = (list(x) for x in zip(*rows, strict=True))
     m = len(key)
-    files["configs"] = _write(out, "configs", {
-        "entity_type": e_type, "entity_name": e_name, "key": key, "value": value, "source": source,
-        "is_sensitive": np.zeros(m, dtype=bool),
-    }, m, cid)
+    files["configs"] = _write(
+        out,
+        "configs",
+        {
+            "entity_type": e_type,
+            "entity_name": e_name,
+            "key": key,
+            "value": value,
+            "source": source,
+            "is_sensitive": np.zeros(m, dtype=bool),
+        },
+        m,
+        cid,
+    )
 
     # log_dirs: one per broker, 4 on JBOD, an error now and then
     ld_b = np.repeat(bids, dirs_per)
@@ -171,24 +248,52 @@ def gen_cluster(out: Path, idx: int, topics: int, parts: int, rng: np.random.Gen
     nd = len(ld_b)
     err = np.where(rng.random(nd) < (0.02 if jbod else 0.002), "KAFKA_STORAGE_ERROR", None)
     total = np.full(nd, 2_000_000_000_000, dtype=np.int64)
-    files["log_dirs"] = _write(out, "log_dirs", {
-        "broker_id": ld_b, "path": ld_p, "error": err.tolist(),
-        "device": [f"nvme{j + 1}n1" for j in range(dirs_per)] * nb, "total_bytes": total,
-        "used_bytes": (total * rng.uniform(0.2, 0.95, nd)).astype(np.int64),
-    }, nd, cid)
+    files["log_dirs"] = _write(
+        out,
+        "log_dirs",
+        {
+            "broker_id": ld_b,
+            "path": ld_p,
+            "error": err.tolist(),
+            "device": [f"nvme{j + 1}n1" for j in range(dirs_per)] * nb,
+            "total_bytes": total,
+            "used_bytes": (total * rng.uniform(0.2, 0.95, nd)).astype(np.int64),
+        },
+        nd,
+        cid,
+    )
 
     # metrics: 7 canonical names per broker
-    names = ["cpu_count", "cpu_user_system_percent", "network_processor_avg_idle_percent",
-             "request_handler_avg_idle_percent", "request_queue_size", "connection_count",
-             "offline_log_directory_count"]
+    names = [
+        "cpu_count",
+        "cpu_user_system_percent",
+        "network_processor_avg_idle_percent",
+        "request_handler_avg_idle_percent",
+        "request_queue_size",
+        "connection_count",
+        "offline_log_directory_count",
+    ]
     mb = np.repeat(bids, len(names))
     mn = names * nb
-    vals = np.column_stack([np.full(nb, cores), rng.uniform(5, 95, nb), rng.uniform(0.05, 0.9, nb),
-                            rng.uniform(0.05, 0.9, nb), rng.integers(0, 600, nb), rng.integers(50, 3000, nb),
-                            (err.reshape(nb, dirs_per) != None).sum(axis=1)]).ravel().astype(float)  # noqa: E711
+    vals = (
+        np.column_stack(
+            [
+                np.full(nb, cores),
+                rng.uniform(5, 95, nb),
+                rng.uniform(0.05, 0.9, nb),
+                rng.uniform(0.05, 0.9, nb),
+                rng.integers(0, 600, nb),
+                rng.integers(50, 3000, nb),
+                (err.reshape(nb, dirs_per) != None).sum(axis=1),  # noqa: E711  (numpy: element-wise)
+            ]
+        )
+        .ravel()
+        .astype(float)
+    )
     labels = ['{"listener":"CLIENT"}' if x == "connection_count" else "{}" for x in mn]
-    files["metrics"] = _write(out, "metrics", {"broker_id": mb, "name": mn, "labels": labels, "value": vals},
-                              len(mb), cid)
+    files["metrics"] = _write(
+        out, "metrics", {"broker_id": mb, "name": mn, "labels": labels, "value": vals}, len(mb), cid
+    )
 
     # client_software: 3-6 clients per broker
     w = np.array([c[2] for c in CLIENTS], dtype=float)
@@ -198,36 +303,69 @@ def gen_cluster(out: Path, idx: int, topics: int, parts: int, rng: np.random.Gen
             cb.append(b)
             cl.append(c)
     nc = len(cb)
-    files["client_software"] = _write(out, "client_software", {
-        "broker_id": cb, "listener": ["CLIENT"] * nc, "client_name": [CLIENTS[c][0] for c in cl],
-        "client_version": [CLIENTS[c][1] for c in cl], "connections": rng.integers(1, 300, nc).astype(np.int32),
-    }, nc, cid)
+    files["client_software"] = _write(
+        out,
+        "client_software",
+        {
+            "broker_id": cb,
+            "listener": ["CLIENT"] * nc,
+            "client_name": [CLIENTS[c][0] for c in cl],
+            "client_version": [CLIENTS[c][1] for c in cl],
+            "connections": rng.integers(1, 300, nc).astype(np.int32),
+        },
+        nc,
+        cid,
+    )
 
     # consumer groups
     ng = max(5, topics // 20)
-    files["consumer_groups"] = _write(out, "consumer_groups", {
-        "group_id": [f"group-{g}" for g in range(ng)],
-        "state": rng.choice(np.array(["Stable", "Stable", "Stable", "Empty", "PreparingRebalance"]), ng),
-        "members": rng.integers(0, 24, ng).astype(np.int32), "coordinator_partition": rng.integers(0, 50, ng).astype(np.int32),
-    }, ng, cid)
+    files["consumer_groups"] = _write(
+        out,
+        "consumer_groups",
+        {
+            "group_id": [f"group-{g}" for g in range(ng)],
+            "state": rng.choice(np.array(["Stable", "Stable", "Stable", "Empty", "PreparingRebalance"]), ng),
+            "members": rng.integers(0, 24, ng).astype(np.int32),
+            "coordinator_partition": rng.integers(0, 50, ng).astype(np.int32),
+        },
+        ng,
+        cid,
+    )
 
     # controller
-    files["controller"] = _write(out, "controller", {
-        "mode": [mode], "controller_id": [-1 if rng.random() < 0.01 else int(rng.integers(1, 4))], "controller_epoch": [7],
-        "voters": [[1, 2, 3] if mode == "kraft" else []], "reassignment_pending": [False],
-    }, 1, cid)
+    files["controller"] = _write(
+        out,
+        "controller",
+        {
+            "mode": [mode],
+            "controller_id": [-1 if rng.random() < 0.01 else int(rng.integers(1, 4))],
+            "controller_epoch": [7],
+            "voters": [[1, 2, 3] if mode == "kraft" else []],
+            "reassignment_pending": [False],
+        },
+        1,
+        cid,
+    )
 
     errors = []
     if rng.random() < 0.02:
         errors.append({"source": "metrics", "target": "jmx-exporter:7071", "message": "connection refused"})
     manifest = Manifest(
-        cluster={"id": cid, "name": f"cluster-{idx:04d}", "environment": str(ENVS[idx % 3]),
-                 "tier": str(TIERS[int(rng.integers(0, 3))]), "platform": platform, "kafka_version": version,
-                 "metadata_mode": mode, "az_count": 3,
-                 **({"msk_instance_type": "kafka.m5.large"} if platform == "msk" else {})},
+        cluster={
+            "id": cid,
+            "name": f"cluster-{idx:04d}",
+            "environment": str(ENVS[idx % 3]),
+            "tier": str(TIERS[int(rng.integers(0, 3))]),
+            "platform": platform,
+            "kafka_version": version,
+            "metadata_mode": mode,
+            "az_count": 3,
+            **({"msk_instance_type": "kafka.m5.large"} if platform == "msk" else {}),
+        },
         collected_at=f"{RUN_DATE}T06:00:00Z",
         sources=[{"source": "admin", "target": f"kafka-1.{cid}.internal:9092", "status": "ok"}],
-        errors=errors, tables=dict(sorted(files.items())),
+        errors=errors,
+        tables=dict(sorted(files.items())),
     )
     tmp = out / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest.to_json(), indent=2) + "\n", encoding="utf-8")
@@ -235,14 +373,29 @@ def gen_cluster(out: Path, idx: int, topics: int, parts: int, rng: np.random.Gen
     return n
 
 
-def generate(root: str | Path, clusters: int, topics: int, partitions: int, seed: int = 1, mirror_every: int = 50) -> int:
+def generate(
+    root: str | Path, clusters: int, topics: int, partitions: int, seed: int = 1, mirror_every: int = 50
+) -> int:
     root = Path(root)
     total = 0
     for i in range(clusters):
         rng = np.random.default_rng([seed, i])
-        total += gen_cluster(root / f"dt={RUN_DATE}" / f"cluster=c{i:04d}", i, topics, partitions, rng, mirror_every)
-    (root / "_fleetgen.json").write_text(json.dumps(
-        {"clusters": clusters, "topics": topics, "partitions": partitions, "seed": seed, "mirror_every": mirror_every, "total_partitions": total}) + "\n")
+        total += gen_cluster(
+            root / f"dt={RUN_DATE}" / f"cluster=c{i:04d}", i, topics, partitions, rng, mirror_every
+        )
+    (root / "_fleetgen.json").write_text(
+        json.dumps(
+            {
+                "clusters": clusters,
+                "topics": topics,
+                "partitions": partitions,
+                "seed": seed,
+                "mirror_every": mirror_every,
+                "total_partitions": total,
+            }
+        )
+        + "\n"
+    )
     return total
 
 
@@ -253,8 +406,12 @@ def main() -> None:
     ap.add_argument("--topics", type=int, default=500)
     ap.add_argument("--partitions", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--mirror-every", type=int, default=50,
-                    help="every Nth topic name recurs in every cluster (1: all, many FLT002 findings)")
+    ap.add_argument(
+        "--mirror-every",
+        type=int,
+        default=50,
+        help="every Nth topic name recurs in every cluster (1: all, many FLT002 findings)",
+    )
     a = ap.parse_args()
     t0 = time.perf_counter()
     n = generate(a.out, a.clusters, a.topics, a.partitions, a.seed, a.mirror_every)

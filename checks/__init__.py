@@ -20,5 +20,17 @@ from checks import (
     threads,
 )
 
-RULE_MODULES = (audit, change, clients, controller, fleet, hygiene, maintenance, msk, partitions, replication, storage,
-                threads)
+RULE_MODULES = (
+    audit,
+    change,
+    clients,
+    controller,
+    fleet,
+    hygiene,
+    maintenance,
+    msk,
+    partitions,
+    replication,
+    storage,
+    threads,
+)

@@ -23,8 +23,12 @@ class Default:
 
 DEFAULTS: tuple[Default, ...] = (
     Default("min.insync.replicas", "1", "int"),
-    Default("unclean.leader.election.enable", "true", "boolean", "0.0.0", "Kafka docs (before 0.11.0, KAFKA-5326)"),
-    Default("unclean.leader.election.enable", "false", "boolean", "0.11.0", "Kafka docs, since 0.11.0 (KIP-106)"),
+    Default(
+        "unclean.leader.election.enable", "true", "boolean", "0.0.0", "Kafka docs (before 0.11.0, KAFKA-5326)"
+    ),
+    Default(
+        "unclean.leader.election.enable", "false", "boolean", "0.11.0", "Kafka docs, since 0.11.0 (KIP-106)"
+    ),
     Default("default.replication.factor", "1", "int"),
     Default("num.partitions", "1", "int"),
     Default("num.network.threads", "3", "int"),

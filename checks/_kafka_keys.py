@@ -37,14 +37,26 @@ from auditor import kafka_configs
 # KAFKA-2122), log.max.id.map.snapshots and group.coordinator.append.max.bytes (in no Kafka
 # source): dropped.
 EXTRA_BROKER_KEYS: dict[str, tuple[str, str | None, str]] = {
-    "super.users": ("string", None,
-                    "read by Kafka's authorizers (AclAuthorizer/SimpleAclAuthorizer, KRaft StandardAuthorizer)"),
-    "allow.everyone.if.no.acl.found": ("boolean", None,
-                                       "read by Kafka's authorizers (AclAuthorizer/SimpleAclAuthorizer, StandardAuthorizer)"),
-    "log.remote.copy.lag.ms": ("long", "4.4.0",
-                               "KIP-1241, RemoteLogManagerConfig on apache/kafka's 4.4 branch, not in a release yet"),
-    "log.remote.copy.lag.bytes": ("long", "4.4.0",
-                                  "KIP-1241, RemoteLogManagerConfig on apache/kafka's 4.4 branch, not in a release yet"),
+    "super.users": (
+        "string",
+        None,
+        "read by Kafka's authorizers (AclAuthorizer/SimpleAclAuthorizer, KRaft StandardAuthorizer)",
+    ),
+    "allow.everyone.if.no.acl.found": (
+        "boolean",
+        None,
+        "read by Kafka's authorizers (AclAuthorizer/SimpleAclAuthorizer, StandardAuthorizer)",
+    ),
+    "log.remote.copy.lag.ms": (
+        "long",
+        "4.4.0",
+        "KIP-1241, RemoteLogManagerConfig on apache/kafka's 4.4 branch, not in a release yet",
+    ),
+    "log.remote.copy.lag.bytes": (
+        "long",
+        "4.4.0",
+        "KIP-1241, RemoteLogManagerConfig on apache/kafka's 4.4 branch, not in a release yet",
+    ),
 }
 
 
@@ -72,8 +84,19 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 UNCHECKED_PREFIXES: tuple[str, ...] = (
-    "listener.name.", "ssl.", "sasl.", "confluent.", "cruise.control.", "metrics.jmx.", "metrics.context.",
-    "rlmm.config.", "rsm.config.", "client.quota.callback.", "config.providers", "group.share.", "group.streams.",
+    "listener.name.",
+    "ssl.",
+    "sasl.",
+    "confluent.",
+    "cruise.control.",
+    "metrics.jmx.",
+    "metrics.context.",
+    "rlmm.config.",
+    "rsm.config.",
+    "client.quota.callback.",
+    "config.providers",
+    "group.share.",
+    "group.streams.",
     "share.",
 )
 UNCHECKED_SUFFIXES: tuple[str, ...] = (".password", ".secret")
@@ -131,11 +154,19 @@ def range_rows() -> list[dict]:
 
 
 def _range_row(scope, key, since, removed) -> dict:
-    return {"scope": scope, "key": key, "since": since, "removed": removed,
-            "since_v": None if since is None else version_number(since),
-            "removed_v": None if removed is None else version_number(removed),
-            "since_s": _sortable(since), "removed_s": _sortable(removed)}
+    return {
+        "scope": scope,
+        "key": key,
+        "since": since,
+        "removed": removed,
+        "since_v": None if since is None else version_number(since),
+        "removed_v": None if removed is None else version_number(removed),
+        "since_s": _sortable(since),
+        "removed_s": _sortable(removed),
+    }
 
 
-RANGE_SCHEMA = ("scope string, key string, since string, removed string, since_v bigint, removed_v bigint, "
-                "since_s string, removed_s string")
+RANGE_SCHEMA = (
+    "scope string, key string, since string, removed string, since_v bigint, removed_v bigint, "
+    "since_s string, removed_s string"
+)

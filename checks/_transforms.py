@@ -56,7 +56,12 @@ def with_version_number(df, src: str, out: str):
     3006001, 2008000, 3007000); null when it does not start with digits."""
     tmp = f"__{out}_parts"
     # At most 3 digits per part (so the number cannot overflow; '99999.1' is not a version).
-    df = df.withColumn(tmp, F.split(F.regexp_extract(F.col(src), r"^v?([0-9]{1,3}[.][0-9]{1,3}([.][0-9]{1,3})?)($|[^0-9])", 1), "[.]"))
+    df = df.withColumn(
+        tmp,
+        F.split(
+            F.regexp_extract(F.col(src), r"^v?([0-9]{1,3}[.][0-9]{1,3}([.][0-9]{1,3})?)($|[^0-9])", 1), "[.]"
+        ),
+    )
     num = (
         F.expr(f"try_cast(element_at({tmp}, 1) AS BIGINT)") * F.lit(1_000_000)
         + F.coalesce(F.expr(f"try_cast(element_at({tmp}, 2) AS BIGINT)"), F.lit(0)) * F.lit(1000)
@@ -87,15 +92,18 @@ def broker_settings(t):
     """Effective broker-level config, long: cluster_id, broker_id, key, value, prec."""
     c = t.configs.where(F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
     broker_id = try_int("entity_name")
-    dynamic = c.where((F.col("entity_type") == "broker") & (F.col("source") == "DYNAMIC_BROKER_CONFIG")).select(
-        "cluster_id", broker_id.alias("broker_id"), "key", "value", F.lit(DYNAMIC_BROKER).alias("prec")
-    )
+    dynamic = c.where(
+        (F.col("entity_type") == "broker") & (F.col("source") == "DYNAMIC_BROKER_CONFIG")
+    ).select("cluster_id", broker_id.alias("broker_id"), "key", "value", F.lit(DYNAMIC_BROKER).alias("prec"))
     static = c.where(
-        (F.col("entity_type") == "broker") & (F.coalesce(F.col("source"), F.lit("STATIC_BROKER_CONFIG")) == "STATIC_BROKER_CONFIG")
+        (F.col("entity_type") == "broker")
+        & (F.coalesce(F.col("source"), F.lit("STATIC_BROKER_CONFIG")) == "STATIC_BROKER_CONFIG")
     ).select("cluster_id", broker_id.alias("broker_id"), "key", "value", F.lit(STATIC).alias("prec"))
     brokers = t.brokers.select("cluster_id", "broker_id")
     cluster_default = join(
-        c.where(F.col("entity_type") == "cluster_default").select("cluster_id", "key", "value"), brokers, "cluster_id"
+        c.where(F.col("entity_type") == "cluster_default").select("cluster_id", "key", "value"),
+        brokers,
+        "cluster_id",
     ).select("cluster_id", "broker_id", "key", "value", F.lit(DYNAMIC_DEFAULT).alias("prec"))
     defaults = join(t.derived(kafka_defaults), brokers, "cluster_id").select(
         "cluster_id", "broker_id", "key", "value", F.lit(KAFKA_DEFAULT).alias("prec")
@@ -118,15 +126,25 @@ def cluster_settings(t):
         .agg(F.count(F.lit(1)).alias("weight"), F.min("prec").alias("prec"))
     )
     c = t.configs.where(F.col("entity_type") == "cluster_default").select(
-        "cluster_id", "key", F.trim(F.col("value")).alias("value"), F.lit(0).cast("bigint").alias("weight"),
+        "cluster_id",
+        "key",
+        F.trim(F.col("value")).alias("value"),
+        F.lit(0).cast("bigint").alias("weight"),
         F.lit(DYNAMIC_DEFAULT).alias("prec"),
     )
     d = t.derived(kafka_defaults).select(
-        "cluster_id", "key", "value", F.lit(0).cast("bigint").alias("weight"), F.lit(KAFKA_DEFAULT).alias("prec")
+        "cluster_id",
+        "key",
+        "value",
+        F.lit(0).cast("bigint").alias("weight"),
+        F.lit(KAFKA_DEFAULT).alias("prec"),
     )
-    w = Window.partitionBy("cluster_id", "key").orderBy(F.col("weight").desc(), F.col("prec").asc(), F.col("value").asc())
+    w = Window.partitionBy("cluster_id", "key").orderBy(
+        F.col("weight").desc(), F.col("prec").asc(), F.col("value").asc()
+    )
     return (
-        per_broker.unionByName(c).unionByName(d)
+        per_broker.unionByName(c)
+        .unionByName(d)
         .withColumn("_rn", F.row_number().over(w))
         .where(F.col("_rn") == 1)
         .select("cluster_id", "key", "value", "prec")
@@ -140,26 +158,47 @@ def topic_settings(t):
     Topic overrides (a few per cent of topics) and the cluster-level values (one row per
     cluster) are each turned into one wide row first, then joined to the topics: the
     topics are never multiplied by the keys (a 3M-row aggregate at 1M topics)."""
-    overrides = t.configs.where((F.col("entity_type") == "topic") & F.col("key").isin(*TOPIC_FALLBACK)).groupBy(
-        "cluster_id", F.col("entity_name").alias("topic")
-    ).agg(*[F.max(F.when(F.col("key") == key, F.trim(F.col("value")))).alias(_col(key) + "_o")
-            for key in TOPIC_FALLBACK])
-    cluster = t.derived(cluster_settings).where(
-        F.col("key").isin(*sorted(set(TOPIC_FALLBACK.values())))
-    ).groupBy("cluster_id").agg(*[
-        agg for key, fallback in TOPIC_FALLBACK.items() for agg in (
-            F.max(F.when(F.col("key") == fallback, F.col("value"))).alias(_col(key) + "_c"),
-            F.max(F.when(F.col("key") == fallback, F.col("prec"))).alias(_col(key) + "_prec"))
-    ])
-    wide = join(join(t.topics.select("cluster_id", "topic"), overrides, ["cluster_id", "topic"], "left"),
-                cluster, "cluster_id", "left")
+    overrides = (
+        t.configs.where((F.col("entity_type") == "topic") & F.col("key").isin(*TOPIC_FALLBACK))
+        .groupBy("cluster_id", F.col("entity_name").alias("topic"))
+        .agg(
+            *[
+                F.max(F.when(F.col("key") == key, F.trim(F.col("value")))).alias(_col(key) + "_o")
+                for key in TOPIC_FALLBACK
+            ]
+        )
+    )
+    cluster = (
+        t.derived(cluster_settings)
+        .where(F.col("key").isin(*sorted(set(TOPIC_FALLBACK.values()))))
+        .groupBy("cluster_id")
+        .agg(
+            *[
+                agg
+                for key, fallback in TOPIC_FALLBACK.items()
+                for agg in (
+                    F.max(F.when(F.col("key") == fallback, F.col("value"))).alias(_col(key) + "_c"),
+                    F.max(F.when(F.col("key") == fallback, F.col("prec"))).alias(_col(key) + "_prec"),
+                )
+            ]
+        )
+    )
+    wide = join(
+        join(t.topics.select("cluster_id", "topic"), overrides, ["cluster_id", "topic"], "left"),
+        cluster,
+        "cluster_id",
+        "left",
+    )
     columns = []
     for key in TOPIC_FALLBACK:
         col, overridden = _col(key), F.col(_col(key) + "_o").isNotNull()
         source = F.when(overridden, F.lit(SOURCE_NAMES[TOPIC]))
         for prec in (DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT):
             source = source.when(F.col(col + "_prec") == prec, F.lit(SOURCE_NAMES[prec]))
-        columns += [F.coalesce(F.col(col + "_o"), F.col(col + "_c")).alias(col + "_raw"), source.alias(col + "_source")]
+        columns += [
+            F.coalesce(F.col(col + "_o"), F.col(col + "_c")).alias(col + "_raw"),
+            source.alias(col + "_source"),
+        ]
     return wide.select("cluster_id", "topic", *columns).select(
         "*",
         try_int("min_insync_replicas_raw").alias("min_insync_replicas"),
@@ -179,27 +218,28 @@ def topic_replication(t):
         F.min(F.size("replicas")).alias("rf_min"),
         F.max(F.size("replicas")).alias("rf_max"),
         F.count(F.lit(1)).alias("partition_count"),
-        F.sum(F.when(F.size("replicas") == 1, F.lit(1)).otherwise(F.lit(0))).alias("single_replica_partitions"),
+        F.sum(F.when(F.size("replicas") == 1, F.lit(1)).otherwise(F.lit(0))).alias(
+            "single_replica_partitions"
+        ),
     )
     topics = t.topics.select("cluster_id", "topic", "replication_factor", "partitions", "is_internal")
-    return (
-        join(topics, per_topic, ["cluster_id", "topic"], "left")
-        .select(
-            "cluster_id", "topic", F.coalesce(F.col("is_internal"), F.col("topic").startswith("__")).alias("is_internal"),
-            F.coalesce(F.col("rf_min"), F.col("replication_factor")).alias("rf_min"),
-            F.coalesce(F.col("rf_max"), F.col("replication_factor")).alias("rf_max"),
-            F.coalesce(F.col("partition_count"), F.col("partitions")).alias("partition_count"),
-            F.coalesce(F.col("single_replica_partitions"),
-                       F.when(F.col("replication_factor") == 1, F.col("partitions")).otherwise(F.lit(0))
-                       ).alias("single_replica_partitions"),
-        )
+    return join(topics, per_topic, ["cluster_id", "topic"], "left").select(
+        "cluster_id",
+        "topic",
+        F.coalesce(F.col("is_internal"), F.col("topic").startswith("__")).alias("is_internal"),
+        F.coalesce(F.col("rf_min"), F.col("replication_factor")).alias("rf_min"),
+        F.coalesce(F.col("rf_max"), F.col("replication_factor")).alias("rf_max"),
+        F.coalesce(F.col("partition_count"), F.col("partitions")).alias("partition_count"),
+        F.coalesce(
+            F.col("single_replica_partitions"),
+            F.when(F.col("replication_factor") == 1, F.col("partitions")).otherwise(F.lit(0)),
+        ).alias("single_replica_partitions"),
     )
 
 
 def topic_durability(t):
     """topic_replication joined with topic_settings: what replication rules read."""
-    return join(t.derived(topic_replication), t.derived(topic_settings),
-                ["cluster_id", "topic"])
+    return join(t.derived(topic_replication), t.derived(topic_settings), ["cluster_id", "topic"])
 
 
 def degraded_partitions(t):
@@ -220,19 +260,39 @@ def degraded_partitions(t):
     keys = ["cluster_id", "topic", "partition"]
     live = registered_as(t, "leader", "leader_live")
     known = cluster_brokers(t).select("cluster_id", "broker_count")
-    zk = t.zk_state.select("cluster_id", "topic", "partition", F.lit(True).alias("in_zk"),
-                           F.col("leader").alias("zk_leader"), F.col("isr").alias("zk_isr"),
-                           F.col("leader_epoch").alias("zk_leader_epoch"),
-                           F.col("controller_epoch").alias("zk_controller_epoch"))
+    zk = t.zk_state.select(
+        "cluster_id",
+        "topic",
+        "partition",
+        F.lit(True).alias("in_zk"),
+        F.col("leader").alias("zk_leader"),
+        F.col("isr").alias("zk_isr"),
+        F.col("leader_epoch").alias("zk_leader_epoch"),
+        F.col("controller_epoch").alias("zk_controller_epoch"),
+    )
     settings = t.derived(topic_settings).select(
-        "cluster_id", "topic", "min_insync_replicas", "min_insync_replicas_source")
+        "cluster_id", "topic", "min_insync_replicas", "min_insync_replicas_source"
+    )
     # The topic's settings first, then ZooKeeper's state: on Spark both joins then need the
     # partitions clustered by (cluster_id, topic) only, so 10M partitions are shuffled once
     # (with spark.sql.requireAllClusterKeysForCoPartition off, see auditor/engine/spark_engine.py).
-    d = join(join(join(join(t.partitions, settings, ["cluster_id", "topic"], "left"), zk, keys, "left"),
-                  live, ["cluster_id", "leader"], "left"), known, "cluster_id", "left")
+    d = join(
+        join(
+            join(join(t.partitions, settings, ["cluster_id", "topic"], "left"), zk, keys, "left"),
+            live,
+            ["cluster_id", "leader"],
+            "left",
+        ),
+        known,
+        "cluster_id",
+        "left",
+    )
     adding = F.when(F.col("adding_replicas").isNotNull(), F.size("adding_replicas")).otherwise(F.lit(0))
-    unregistered = (F.col("leader") >= 0) & F.col("leader_live").isNull() & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0)
+    unregistered = (
+        (F.col("leader") >= 0)
+        & F.col("leader_live").isNull()
+        & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0)
+    )
     leaderless = (F.col("leader") < 0) | (F.col("zk_leader") < 0) | unregistered
     leader_differs = F.coalesce(F.col("leader"), F.lit(-2)) != F.coalesce(F.col("zk_leader"), F.lit(-2))
     # Sorted arrays compared as arrays (formatting both as text cost more than the joins), and
@@ -240,23 +300,39 @@ def degraded_partitions(t):
     # skipping the sorts of millions of equal pairs saved 0.3 s at 10M partitions.
     # A missing ISR on one side only is a difference, on both sides none.
     isr_differs = F.coalesce(
-        F.when(F.col("isr") == F.col("zk_isr"), F.lit(False))
-        .otherwise(F.sort_array(F.col("isr")) != F.sort_array(F.col("zk_isr"))),
-        F.when(F.col("isr").isNull(), F.col("zk_isr").isNotNull()).otherwise(F.col("zk_isr").isNull()))
+        F.when(F.col("isr") == F.col("zk_isr"), F.lit(False)).otherwise(
+            F.sort_array(F.col("isr")) != F.sort_array(F.col("zk_isr"))
+        ),
+        F.when(F.col("isr").isNull(), F.col("zk_isr").isNotNull()).otherwise(F.col("zk_isr").isNull()),
+    )
     d = d.select(
-        "cluster_id", "topic", "partition", "leader", "zk_leader", "leader_epoch", "replicas", "isr",
-        "offline_replicas", "min_insync_replicas", "min_insync_replicas_source",
-        "zk_isr", "zk_leader_epoch", "zk_controller_epoch",
+        "cluster_id",
+        "topic",
+        "partition",
+        "leader",
+        "zk_leader",
+        "leader_epoch",
+        "replicas",
+        "isr",
+        "offline_replicas",
+        "min_insync_replicas",
+        "min_insync_replicas_source",
+        "zk_isr",
+        "zk_leader_epoch",
+        "zk_controller_epoch",
         F.when(F.col("isr").isNotNull(), F.size("isr")).alias("isr_size"),
         F.when(F.col("replicas").isNotNull(), F.size("replicas") - adding).alias("replication_factor"),
         F.coalesce(leaderless, F.lit(False)).alias("leaderless"),
         # CASE first: the ISRs are only compared for partitions ZooKeeper holds.
         F.coalesce(F.when(F.col("in_zk"), leader_differs | isr_differs), F.lit(False)).alias("zk_diverged"),
     )
-    healthy = (~F.col("leaderless") & ~F.col("zk_diverged")
-               & (F.col("isr_size") >= F.col("replication_factor"))
-               & (F.col("min_insync_replicas").isNull() | (F.col("isr_size") > F.col("min_insync_replicas")))
-               & (F.col("offline_replicas").isNull() | (F.size("offline_replicas") == 0)))
+    healthy = (
+        ~F.col("leaderless")
+        & ~F.col("zk_diverged")
+        & (F.col("isr_size") >= F.col("replication_factor"))
+        & (F.col("min_insync_replicas").isNull() | (F.col("isr_size") > F.col("min_insync_replicas")))
+        & (F.col("offline_replicas").isNull() | (F.size("offline_replicas") == 0))
+    )
     return d.where(~F.coalesce(healthy, F.lit(False)))
 
 
@@ -276,21 +352,28 @@ def broker_counts(t):
     (rack_count), their ids (broker_ids) and a map broker id -> struct(rack) (registered;
     rack is null when broker.rack is unset). Brokers are deduplicated by id first, so a snapshot
     with a repeated registration cannot build a map with duplicate keys (an error on Spark)."""
-    brokers = t.brokers.where(F.col("broker_id").isNotNull()).groupBy("cluster_id", "broker_id").agg(
-        F.max("rack").alias("rack"))
+    brokers = (
+        t.brokers.where(F.col("broker_id").isNotNull())
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.max("rack").alias("rack"))
+    )
     return brokers.groupBy("cluster_id").agg(
         F.count(F.lit(1)).alias("broker_count"),
         F.countDistinct("rack").alias("rack_count"),
         F.collect_list("broker_id").alias("broker_ids"),
         # A struct, not the bare rack: a lookup that misses (null) then means "not registered",
         # told apart from a registered broker without broker.rack (a struct with a null rack).
-        F.map_from_entries(F.collect_list(F.struct("broker_id", F.struct("rack").alias("broker")))).alias("registered"),
+        F.map_from_entries(F.collect_list(F.struct("broker_id", F.struct("rack").alias("broker")))).alias(
+            "registered"
+        ),
     )
 
 
 def int_list(col):
     """'[1,2,3]'-style text of an int array, for messages (identical on both engines)."""
-    return F.concat(F.lit("["), F.coalesce(F.array_join(col.cast("array<string>"), ","), F.lit("")), F.lit("]"))
+    return F.concat(
+        F.lit("["), F.coalesce(F.array_join(col.cast("array<string>"), ","), F.lit("")), F.lit("]")
+    )
 
 
 def partition_name(topic="topic", partition="partition"):
@@ -334,7 +417,9 @@ def rdkafka_version_key(name, version):
     named 'librdkafka'; null otherwise."""
     v = F.col(version)
     suffix = F.regexp_extract(v, "-rdkafka-(v?[0-9]{1,6}[.][0-9]{1,6}([.][0-9]{1,6})?)", 1)
-    return F.when(suffix != "", version_key(suffix)).when(F.lower(F.trim(F.col(name))) == "librdkafka", version_key(v))
+    return F.when(suffix != "", version_key(suffix)).when(
+        F.lower(F.trim(F.col(name))) == "librdkafka", version_key(v)
+    )
 
 
 def broker_log_dirs(t):
@@ -349,7 +434,8 @@ def broker_log_dirs(t):
         .select("cluster_id", "broker_id", F.explode(F.split(F.col("value"), ",")).alias("p"))
     )
     paths = (
-        table.unionByName(registered).unionByName(configured)
+        table.unionByName(registered)
+        .unionByName(configured)
         .select("cluster_id", "broker_id", F.regexp_replace(F.trim(F.col("p")), "/+$", "").alias("p"))
         .where(F.col("broker_id").isNotNull() & F.col("p").isNotNull() & (F.col("p") != ""))
     )

@@ -22,6 +22,13 @@ def audit_incomplete(t, p):
     """
     e = t.source_errors
     name = F.concat_ws(" ", F.col("source"), F.col("target"))
-    msg = F.concat(F.lit("source "), name, F.lit(" failed: "), F.coalesce(F.col("message"), F.lit("unknown error")),
-                   F.lit("; the audit is incomplete"))
-    return emit(e, "source", name, msg, ev(source=F.col("source"), target=F.col("target"), error=F.col("message")))
+    msg = F.concat(
+        F.lit("source "),
+        name,
+        F.lit(" failed: "),
+        F.coalesce(F.col("message"), F.lit("unknown error")),
+        F.lit("; the audit is incomplete"),
+    )
+    return emit(
+        e, "source", name, msg, ev(source=F.col("source"), target=F.col("target"), error=F.col("message"))
+    )

@@ -17,8 +17,12 @@ REPLACED = "REPLACED_STATIC_BROKER_CONFIG"
 # Thread pools Kafka resizes dynamically, each validated to [current/2, current*2]
 # (DynamicThreadPool, SocketServer per listener, LogCleaner), with Kafka's defaults.
 THREAD_POOLS = (
-    "num.network.threads=3", "num.io.threads=8", "num.replica.fetchers=1", "background.threads=10",
-    "log.cleaner.threads=1", "num.recovery.threads.per.data.dir=1",
+    "num.network.threads=3",
+    "num.io.threads=8",
+    "num.replica.fetchers=1",
+    "background.threads=10",
+    "log.cleaner.threads=1",
+    "num.recovery.threads.per.data.dir=1",
 )
 
 
@@ -39,33 +43,63 @@ def _current_threads(t, pools):
     changed = (
         c.where(F.col("source") == REPLACED)
         .select("cluster_id", try_int("entity_name").alias("broker_id"))
-        .where(F.col("broker_id").isNotNull()).distinct()
+        .where(F.col("broker_id").isNotNull())
+        .distinct()
     )
     grid = changed.crossJoin(pools)
     broker = c.where(F.col("entity_type") == "broker").select(
-        "cluster_id", try_int("entity_name").alias("broker_id"), "key", F.trim(F.col("value")).alias("value"),
-        F.when(F.col("source") == "DYNAMIC_BROKER_CONFIG", F.lit(1)).when(F.col("source") == REPLACED, F.lit(3))
-        .alias("prec"))
+        "cluster_id",
+        try_int("entity_name").alias("broker_id"),
+        "key",
+        F.trim(F.col("value")).alias("value"),
+        F.when(F.col("source") == "DYNAMIC_BROKER_CONFIG", F.lit(1))
+        .when(F.col("source") == REPLACED, F.lit(3))
+        .alias("prec"),
+    )
     default = c.where(F.col("entity_type") == "cluster_default").select(
-        "cluster_id", "key", F.trim(F.col("value")).alias("d_value"))
-    per_broker = join(grid.select("cluster_id", "broker_id", "key"), broker.where(F.col("prec").isNotNull()),
-                      ["cluster_id", "broker_id", "key"])
-    cluster_default = join(grid.select("cluster_id", "broker_id", "key"), default, ["cluster_id", "key"]).select(
-        "cluster_id", "broker_id", "key", F.col("d_value").alias("value"), F.lit(2).alias("prec"))
-    kafka_default = grid.select("cluster_id", "broker_id", "key", F.col("default_value").alias("value"),
-                                F.lit(4).alias("prec")).where(F.col("value").isNotNull())
+        "cluster_id", "key", F.trim(F.col("value")).alias("d_value")
+    )
+    per_broker = join(
+        grid.select("cluster_id", "broker_id", "key"),
+        broker.where(F.col("prec").isNotNull()),
+        ["cluster_id", "broker_id", "key"],
+    )
+    cluster_default = join(
+        grid.select("cluster_id", "broker_id", "key"), default, ["cluster_id", "key"]
+    ).select("cluster_id", "broker_id", "key", F.col("d_value").alias("value"), F.lit(2).alias("prec"))
+    kafka_default = grid.select(
+        "cluster_id", "broker_id", "key", F.col("default_value").alias("value"), F.lit(4).alias("prec")
+    ).where(F.col("value").isNotNull())
     layers = per_broker.unionByName(cluster_default).unionByName(kafka_default)
     w = Window.partitionBy("cluster_id", "broker_id", "key").orderBy(F.col("prec").asc())
     return (
-        layers.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") == 1)
-        .select("cluster_id", "broker_id", "key", try_int("value").alias("old_value"), F.col("prec").alias("old_prec"))
+        layers.withColumn("_rn", F.row_number().over(w))
+        .where(F.col("_rn") == 1)
+        .select(
+            "cluster_id",
+            "broker_id",
+            "key",
+            try_int("value").alias("old_value"),
+            F.col("prec").alias("old_prec"),
+        )
     )
 
 
-@rule("THR007", "unsafe-thread-change", "error", scope="change", params=(
-    Param("thread_pools", THREAD_POOLS, "thread pool settings checked, as KEY=KAFKA_DEFAULT: the pools Kafka "
-                                        "resizes dynamically and only within [current/2, current*2]"),
-), uses=(broker_settings,))
+@rule(
+    "THR007",
+    "unsafe-thread-change",
+    "error",
+    scope="change",
+    params=(
+        Param(
+            "thread_pools",
+            THREAD_POOLS,
+            "thread pool settings checked, as KEY=KAFKA_DEFAULT: the pools Kafka "
+            "resizes dynamically and only within [current/2, current*2]",
+        ),
+    ),
+    uses=(broker_settings,),
+)
 def unsafe_thread_change(t, p):
     """A proposed thread count is more than double or under half the current one: a restart applies a jump Kafka would refuse as one dynamic resize.
 
@@ -104,30 +138,60 @@ def unsafe_thread_change(t, p):
         .select("cluster_id", "broker_id", "key", try_int("value").alias("new_value"))
     )
     d = join(old, new, ["cluster_id", "broker_id", "key"]).where(
-        F.col("old_value").isNotNull() & F.col("new_value").isNotNull() & (F.col("new_value") != F.col("old_value")))
+        F.col("old_value").isNotNull()
+        & F.col("new_value").isNotNull()
+        & (F.col("new_value") != F.col("old_value"))
+    )
     low = F.floor(F.col("old_value") / F.lit(2)).cast("int")
     high = F.col("old_value") * F.lit(2)
-    d = d.withColumn("low", F.greatest(low, F.lit(1))).withColumn("high", high).where(
-        (F.col("new_value") < F.col("low")) | (F.col("new_value") > F.col("high")))
+    d = (
+        d.withColumn("low", F.greatest(low, F.lit(1)))
+        .withColumn("high", high)
+        .where((F.col("new_value") < F.col("low")) | (F.col("new_value") > F.col("high")))
+    )
     direction = F.when(F.col("new_value") > F.col("high"), F.lit("more than double")).otherwise(
-        F.lit("less than half"))
+        F.lit("less than half")
+    )
     # The proposed value is a server.properties line, so a restart applies it, without the
     # range a dynamic resize would be held to: the message says that, not "refused". (A broker
     # running a dynamic value never gets here: the dynamic layer overrides the file, so the
     # effective value does not change.)
-    msg = text(F.col("key"), " ", F.col("old_value"), " -> ", F.col("new_value"), " on broker ", F.col("broker_id"),
-               ": ", direction, " the current value; a restart applies it at once, past the [", F.col("low"), ", ",
-               F.col("high"), "] Kafka holds a dynamic resize to: step it at most x2 (kafka-configs) and check the "
-               "idle ratios before the final value")
-    evidence = ev(key=F.col("key"), current=F.col("old_value"), proposed=F.col("new_value"),
-                  accepted_min=F.col("low"), accepted_max=F.col("high"))
+    msg = text(
+        F.col("key"),
+        " ",
+        F.col("old_value"),
+        " -> ",
+        F.col("new_value"),
+        " on broker ",
+        F.col("broker_id"),
+        ": ",
+        direction,
+        " the current value; a restart applies it at once, past the [",
+        F.col("low"),
+        ", ",
+        F.col("high"),
+        "] Kafka holds a dynamic resize to: step it at most x2 (kafka-configs) and check the "
+        "idle ratios before the final value",
+    )
+    evidence = ev(
+        key=F.col("key"),
+        current=F.col("old_value"),
+        proposed=F.col("new_value"),
+        accepted_min=F.col("low"),
+        accepted_max=F.col("high"),
+    )
     name = F.concat(F.lit("broker "), F.col("broker_id").cast("string"), F.lit(": "), F.col("key"))
     return emit(d, "config", name, msg, evidence)
 
 
 # The lint layer (auditor/lint/run.py) computes CFG900: only it knows the comments. Declared
 # here, with the other change rules, so it is registered and documented like every rule.
-UNUSED_SUPPRESSION = lint_rule("CFG900", "unused-suppression", "info", module=__name__, doc="""An inline suppression comment matched no finding: remove it, or it will hide a future one.
+UNUSED_SUPPRESSION = lint_rule(
+    "CFG900",
+    "unused-suppression",
+    "info",
+    module=__name__,
+    doc="""An inline suppression comment matched no finding: remove it, or it will hide a future one.
 
     Why: `# kafka-audit: ignore[CODE] reason="..."` in a server.properties or topic YAML
     file silences CODE on its own line (a trailing YAML comment) or on the line below (a
@@ -144,4 +208,5 @@ UNUSED_SUPPRESSION = lint_rule("CFG900", "unused-suppression", "info", module=__
 
     References:
     - Ruff: unused-noqa (RUF100), the same check for Python suppression comments <https://docs.astral.sh/ruff/rules/unused-noqa/>
-    """)
+    """,
+)

@@ -8,21 +8,38 @@ from checks._transforms import int_list, rdkafka_version_key, version_key, versi
 # librdkafka's (librdkafka and Confluent's wrappers, which release in step with it).
 # sarama, franz-go, kafkajs, kafka-python, segmentio/kafka-go ... have their own version
 # schemes and are never compared with the Kafka 4.0 minimum.
-KAFKA_VERSIONED = ("apache-kafka-java", "librdkafka", "confluent-kafka-python", "confluent-kafka-go",
-                   "confluent-kafka-dotnet", "confluent-kafka-javascript")
+KAFKA_VERSIONED = (
+    "apache-kafka-java",
+    "librdkafka",
+    "confluent-kafka-python",
+    "confluent-kafka-go",
+    "confluent-kafka-dotnet",
+    "confluent-kafka-javascript",
+)
 
 
 def _tag(s: str) -> str:
     return s.strip().lower()
 
 
-@rule("CLI001", "outdated-client-library", "warning", needs=("client_software",), params=(
-    Param("sarama_fixed_version", "1.43.3", "first sarama version that retries KAFKA_STORAGE_ERROR"),
-    Param("kafka4_min_version", "2.1", "oldest client Kafka 4.0 still serves (KIP-896 protocol baseline)"),
-    Param("kafka_versioned_clients", KAFKA_VERSIONED,
-          "client software names whose versions are compared with kafka4_min_version (Java and librdkafka "
-          "families); a version with '-rdkafka-X' is compared by its librdkafka part X"),
-))
+@rule(
+    "CLI001",
+    "outdated-client-library",
+    "warning",
+    needs=("client_software",),
+    params=(
+        Param("sarama_fixed_version", "1.43.3", "first sarama version that retries KAFKA_STORAGE_ERROR"),
+        Param(
+            "kafka4_min_version", "2.1", "oldest client Kafka 4.0 still serves (KIP-896 protocol baseline)"
+        ),
+        Param(
+            "kafka_versioned_clients",
+            KAFKA_VERSIONED,
+            "client software names whose versions are compared with kafka4_min_version (Java and librdkafka "
+            "families); a version with '-rdkafka-X' is compared by its librdkafka part X",
+        ),
+    ),
+)
 def outdated_client_library(t, p):
     """Connected client software with a known failure mode: sarama < 1.43.3, or any client older than Kafka 2.1.
 
@@ -63,7 +80,10 @@ def outdated_client_library(t, p):
     sarama_old = is_sarama & (own < F.lit(version_number(p["sarama_fixed_version"])))
     pre_kafka4 = ~is_sarama & (kafka_scale < F.lit(version_number(p["kafka4_min_version"])))
     hit = c.where(F.coalesce(sarama_old, F.lit(False)) | F.coalesce(pre_kafka4, F.lit(False))).select(
-        "cluster_id", "broker_id", "connections", F.trim(F.col("client_name")).alias("client"),
+        "cluster_id",
+        "broker_id",
+        "connections",
+        F.trim(F.col("client_name")).alias("client"),
         F.trim(F.col("client_version")).alias("version"),
         F.when(sarama_old, F.lit("sarama")).otherwise(F.lit("kafka4")).alias("reason"),
     )
@@ -71,17 +91,46 @@ def outdated_client_library(t, p):
         F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("total_connections"),
         F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
     )
-    why = F.when(F.col("reason") == "sarama", F.lit(
-        "older than sarama " + p["sarama_fixed_version"] + ": does not retry KAFKA_STORAGE_ERROR, so one failed "
-        "JBOD disk fails its writes until restarted")).otherwise(F.lit(
-            "older than Kafka " + p["kafka4_min_version"] + ": Kafka 4.0 no longer serves its protocol versions "
-            "(KIP-896)"))
-    msg = text(F.col("client"), " ", F.col("version"), " (", F.col("total_connections"), " connections on brokers ",
-               int_list(F.col("brokers")), ") is ",
-               why)
-    return emit(d, "client", F.concat_ws(" ", F.col("client"), F.col("version")), msg,
-                ev(client_software_name=F.col("client"), client_software_version=F.col("version"),
-                   connections=F.col("total_connections"), brokers=F.col("brokers"), reason=F.col("reason")))
+    why = F.when(
+        F.col("reason") == "sarama",
+        F.lit(
+            "older than sarama "
+            + p["sarama_fixed_version"]
+            + ": does not retry KAFKA_STORAGE_ERROR, so one failed "
+            "JBOD disk fails its writes until restarted"
+        ),
+    ).otherwise(
+        F.lit(
+            "older than Kafka "
+            + p["kafka4_min_version"]
+            + ": Kafka 4.0 no longer serves its protocol versions "
+            "(KIP-896)"
+        )
+    )
+    msg = text(
+        F.col("client"),
+        " ",
+        F.col("version"),
+        " (",
+        F.col("total_connections"),
+        " connections on brokers ",
+        int_list(F.col("brokers")),
+        ") is ",
+        why,
+    )
+    return emit(
+        d,
+        "client",
+        F.concat_ws(" ", F.col("client"), F.col("version")),
+        msg,
+        ev(
+            client_software_name=F.col("client"),
+            client_software_version=F.col("version"),
+            connections=F.col("total_connections"),
+            brokers=F.col("brokers"),
+            reason=F.col("reason"),
+        ),
+    )
 
 
 def kafka4_clients() -> dict:
@@ -90,7 +139,9 @@ def kafka4_clients() -> dict:
     import json
     from importlib import resources
 
-    return json.loads(resources.files("auditor").joinpath("data/kafka4_clients.json").read_text(encoding="utf-8"))
+    return json.loads(
+        resources.files("auditor").joinpath("data/kafka4_clients.json").read_text(encoding="utf-8")
+    )
 
 
 def _name_matches(name, names):
@@ -152,26 +203,62 @@ def kafka4_incompatible_client(t, p):
         old = F.coalesce(match & (key < F.lit(version_number(row["first_safe"]))), F.lit(False))
         cite = row["sources"][0].split(" ")[0]
         if library is None:
-            library, first_safe, source = (F.when(old, F.lit(row["library"])), F.when(old, F.lit(row["first_safe"])),
-                                           F.when(old, F.lit(cite)))
+            library, first_safe, source = (
+                F.when(old, F.lit(row["library"])),
+                F.when(old, F.lit(row["first_safe"])),
+                F.when(old, F.lit(cite)),
+            )
         else:
-            library, first_safe, source = (library.when(old, F.lit(row["library"])),
-                                           first_safe.when(old, F.lit(row["first_safe"])), source.when(old, F.lit(cite)))
-    hit = c.select("cluster_id", "broker_id", "connections", F.trim(F.col("client_name")).alias("client"),
-                   F.trim(F.col("client_version")).alias("version"), library.alias("library"),
-                   first_safe.alias("first_safe"), source.alias("source")).where(F.col("library").isNotNull())
+            library, first_safe, source = (
+                library.when(old, F.lit(row["library"])),
+                first_safe.when(old, F.lit(row["first_safe"])),
+                source.when(old, F.lit(cite)),
+            )
+    hit = c.select(
+        "cluster_id",
+        "broker_id",
+        "connections",
+        F.trim(F.col("client_name")).alias("client"),
+        F.trim(F.col("client_version")).alias("version"),
+        library.alias("library"),
+        first_safe.alias("first_safe"),
+        source.alias("source"),
+    ).where(F.col("library").isNotNull())
     d = hit.groupBy("cluster_id", "client", "version", "library", "first_safe", "source").agg(
         F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("total_connections"),
         F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
     )
-    msg = text(F.col("client"), " ", F.col("version"), " (", F.col("total_connections"), " connections on brokers ",
-               int_list(F.col("brokers")), ") is older than ", F.col("first_safe"), ", the first ",
-               F.col("library"), " release known to work with Kafka 4.0 (", F.col("source"),
-               "): it may send protocol versions Kafka 4.0 removed (KIP-896) and stop working after the upgrade")
-    return emit(d, "client", F.concat_ws(" ", F.col("client"), F.col("version")), msg,
-                ev(client_software_name=F.col("client"), client_software_version=F.col("version"),
-                   library=F.col("library"), first_safe_version=F.col("first_safe"), source=F.col("source"),
-                   connections=F.col("total_connections"), brokers=F.col("brokers")))
+    msg = text(
+        F.col("client"),
+        " ",
+        F.col("version"),
+        " (",
+        F.col("total_connections"),
+        " connections on brokers ",
+        int_list(F.col("brokers")),
+        ") is older than ",
+        F.col("first_safe"),
+        ", the first ",
+        F.col("library"),
+        " release known to work with Kafka 4.0 (",
+        F.col("source"),
+        "): it may send protocol versions Kafka 4.0 removed (KIP-896) and stop working after the upgrade",
+    )
+    return emit(
+        d,
+        "client",
+        F.concat_ws(" ", F.col("client"), F.col("version")),
+        msg,
+        ev(
+            client_software_name=F.col("client"),
+            client_software_version=F.col("version"),
+            library=F.col("library"),
+            first_safe_version=F.col("first_safe"),
+            source=F.col("source"),
+            connections=F.col("total_connections"),
+            brokers=F.col("brokers"),
+        ),
+    )
 
 
 @rule("CLI003", "unidentified-client-software", "warning", scope="maintenance", needs=("client_software",))
@@ -207,17 +294,39 @@ def unidentified_client_software(t, p):
         F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("total_connections"),
         F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
         F.sort_array(F.collect_set(F.col("listener"))).alias("listeners"),
-        F.sort_array(F.collect_set(F.concat_ws(" ", F.coalesce(F.trim(F.col("client_name")), F.lit("(none)")),
-                                               F.coalesce(F.trim(F.col("client_version")), F.lit("(none)")))))
-        .alias("software"),
+        F.sort_array(
+            F.collect_set(
+                F.concat_ws(
+                    " ",
+                    F.coalesce(F.trim(F.col("client_name")), F.lit("(none)")),
+                    F.coalesce(F.trim(F.col("client_version")), F.lit("(none)")),
+                )
+            )
+        ).alias("software"),
     )
-    msg = text(F.col("total_connections"), " connection(s) on brokers ", int_list(F.col("brokers")),
-               " (listeners ", F.array_join(F.col("listeners"), ", "), ") report their client software as ",
-               F.array_join(F.col("software"), ", "), ": a Kafka 4.0 upgrade cannot judge them (KIP-511 clients "
-               "report a name and version; these do not, and may predate the protocol baseline of KIP-896)")
-    return emit(d, "clients", F.lit("unknown"), msg,
-                ev(connections=F.col("total_connections"), brokers=F.col("brokers"), listeners=F.col("listeners"),
-                   software=F.col("software")))
+    msg = text(
+        F.col("total_connections"),
+        " connection(s) on brokers ",
+        int_list(F.col("brokers")),
+        " (listeners ",
+        F.array_join(F.col("listeners"), ", "),
+        ") report their client software as ",
+        F.array_join(F.col("software"), ", "),
+        ": a Kafka 4.0 upgrade cannot judge them (KIP-511 clients "
+        "report a name and version; these do not, and may predate the protocol baseline of KIP-896)",
+    )
+    return emit(
+        d,
+        "clients",
+        F.lit("unknown"),
+        msg,
+        ev(
+            connections=F.col("total_connections"),
+            brokers=F.col("brokers"),
+            listeners=F.col("listeners"),
+            software=F.col("software"),
+        ),
+    )
 
 
 def kafka4_api_versions() -> dict:
@@ -227,7 +336,9 @@ def kafka4_api_versions() -> dict:
     import json
     from importlib import resources
 
-    return json.loads(resources.files("auditor").joinpath("data/kafka4_api_versions.json").read_text(encoding="utf-8"))
+    return json.loads(
+        resources.files("auditor").joinpath("data/kafka4_api_versions.json").read_text(encoding="utf-8")
+    )
 
 
 def _label_value(name: str, value_pattern: str = '[^"]*'):
@@ -275,55 +386,122 @@ def removed_protocol_versions_in_use(t, p):
     - KIP-272: Add API version tag to broker's RequestsPerSec metric <https://cwiki.apache.org/confluence/display/KAFKA/KIP-272%3A+Add+API+version+tag+to+broker%27s+RequestsPerSec+metric>
     - Kafka documentation: monitoring, request rate by API version <https://kafka.apache.org/documentation/#monitoring>
     """
-    removed = [a for a in kafka4_api_versions()["apis"] if a["removed_versions"] and a["min_version"] is not None]
+    removed = [
+        a for a in kafka4_api_versions()["apis"] if a["removed_versions"] and a["min_version"] is not None
+    ]
     request = _label_value("request")
     api = min_version = None
     for a in removed:  # request tag -> the API and the lowest version 4.0 accepts
         hit = request.isin(*a["request_tags"])
         api = F.when(hit, F.lit(a["request"])) if api is None else api.when(hit, F.lit(a["request"]))
-        min_version = (F.when(hit, F.lit(a["min_version"])) if min_version is None
-                       else min_version.when(hit, F.lit(a["min_version"])))
+        min_version = (
+            F.when(hit, F.lit(a["min_version"]))
+            if min_version is None
+            else min_version.when(hit, F.lit(a["min_version"]))
+        )
     version_text = _label_value("version", "[0-9]{1,4}")
     version = F.when(F.length(version_text) > 0, version_text).cast("int")
     names = ("request_rate", "request_count", "deprecated_request_rate", "deprecated_request_count")
-    m = t.metrics.where(F.col("name").isin(*names) & (F.col("value") > 0)).select(
-        "cluster_id", "broker_id", "name", "value", api.alias("api"), min_version.alias("min_version"),
-        version.alias("version"), _label_value("client_software_name").alias("client"),
-        _label_value("client_software_version").alias("client_version"),
-    ).where(F.col("version") < F.col("min_version"))
+    m = (
+        t.metrics.where(F.col("name").isin(*names) & (F.col("value") > 0))
+        .select(
+            "cluster_id",
+            "broker_id",
+            "name",
+            "value",
+            api.alias("api"),
+            min_version.alias("min_version"),
+            version.alias("version"),
+            _label_value("client_software_name").alias("client"),
+            _label_value("client_software_version").alias("client_version"),
+        )
+        .where(F.col("version") < F.col("min_version"))
+    )
     rate = F.when(F.col("name").endswith("_rate"), F.col("value"))
     count = F.when(F.col("name").endswith("_count"), F.col("value"))
-    seen = text(F.when(F.col("rate").isNotNull(), text(F.round(F.col("rate"), 3), " requests/s"))
-                .otherwise(text(F.col("count").cast("bigint"), " requests since the broker started")))
+    seen = text(
+        F.when(F.col("rate").isNotNull(), text(F.round(F.col("rate"), 3), " requests/s")).otherwise(
+            text(F.col("count").cast("bigint"), " requests since the broker started")
+        )
+    )
 
     # A consumer's Fetch is counted under both Fetch and FetchConsumer: per version, the largest tag.
-    per_version = m.where(F.col("name").startswith("request_")).groupBy(
-        "cluster_id", "broker_id", "api", "min_version", "version").agg(F.max(rate).alias("rate"),
-                                                                        F.max(count).alias("count"))
+    per_version = (
+        m.where(F.col("name").startswith("request_"))
+        .groupBy("cluster_id", "broker_id", "api", "min_version", "version")
+        .agg(F.max(rate).alias("rate"), F.max(count).alias("count"))
+    )
     per_broker = per_version.groupBy("cluster_id", "broker_id", "api", "min_version").agg(
         F.sort_array(F.collect_set(F.col("version"))).alias("versions"),
-        F.sum(F.col("rate")).alias("rate"), F.sum(F.col("count")).alias("count"))
+        F.sum(F.col("rate")).alias("rate"),
+        F.sum(F.col("count")).alias("count"),
+    )
     broker_findings = emit(
-        per_broker, "api", F.concat_ws(" ", F.col("api"), F.lit("on broker"), F.col("broker_id").cast("string")),
-        text("broker ", F.col("broker_id"), " received ", F.col("api"), " requests at versions ",
-             int_list(F.col("versions")), " (", seen, ") but Kafka 4.0 accepts ", F.col("api"), " from v",
-             F.col("min_version"), " (KIP-896): the clients sending them stop working after the upgrade"),
-        ev(broker_id=F.col("broker_id"), api=F.col("api"), versions=F.col("versions"),
-           min_version=F.col("min_version"), requests_per_sec=F.col("rate"), requests_since_start=F.col("count")))
+        per_broker,
+        "api",
+        F.concat_ws(" ", F.col("api"), F.lit("on broker"), F.col("broker_id").cast("string")),
+        text(
+            "broker ",
+            F.col("broker_id"),
+            " received ",
+            F.col("api"),
+            " requests at versions ",
+            int_list(F.col("versions")),
+            " (",
+            seen,
+            ") but Kafka 4.0 accepts ",
+            F.col("api"),
+            " from v",
+            F.col("min_version"),
+            " (KIP-896): the clients sending them stop working after the upgrade",
+        ),
+        ev(
+            broker_id=F.col("broker_id"),
+            api=F.col("api"),
+            versions=F.col("versions"),
+            min_version=F.col("min_version"),
+            requests_per_sec=F.col("rate"),
+            requests_since_start=F.col("count"),
+        ),
+    )
 
     software = F.concat_ws(" ", F.col("client"), F.col("client_version"))
-    per_client = m.where(F.col("name").startswith("deprecated_")).withColumn("software", software).groupBy(
-        "cluster_id", "software").agg(
-        F.sort_array(F.collect_set(F.concat(F.col("api"), F.lit(" v"), F.col("version").cast("string"))))
-        .alias("requests"),
-        F.sort_array(F.collect_set(F.concat(F.col("api"), F.lit(" v"), F.col("min_version").cast("string"),
-                                            F.lit("+")))).alias("accepted"),
-        F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"))
+    per_client = (
+        m.where(F.col("name").startswith("deprecated_"))
+        .withColumn("software", software)
+        .groupBy("cluster_id", "software")
+        .agg(
+            F.sort_array(
+                F.collect_set(F.concat(F.col("api"), F.lit(" v"), F.col("version").cast("string")))
+            ).alias("requests"),
+            F.sort_array(
+                F.collect_set(
+                    F.concat(F.col("api"), F.lit(" v"), F.col("min_version").cast("string"), F.lit("+"))
+                )
+            ).alias("accepted"),
+            F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
+        )
+    )
     client_findings = emit(
-        per_client, "client", F.col("software"),
-        text("client software ", F.col("software"), " sent ", F.array_join(F.col("requests"), ", "),
-             " to brokers ", int_list(F.col("brokers")), " (DeprecatedRequestsPerSec) but Kafka 4.0 accepts only ",
-             F.array_join(F.col("accepted"), ", "), " (KIP-896): it stops working after the upgrade"),
-        ev(client_software=F.col("software"), requests=F.col("requests"), accepted=F.col("accepted"),
-           brokers=F.col("brokers")))
+        per_client,
+        "client",
+        F.col("software"),
+        text(
+            "client software ",
+            F.col("software"),
+            " sent ",
+            F.array_join(F.col("requests"), ", "),
+            " to brokers ",
+            int_list(F.col("brokers")),
+            " (DeprecatedRequestsPerSec) but Kafka 4.0 accepts only ",
+            F.array_join(F.col("accepted"), ", "),
+            " (KIP-896): it stops working after the upgrade",
+        ),
+        ev(
+            client_software=F.col("software"),
+            requests=F.col("requests"),
+            accepted=F.col("accepted"),
+            brokers=F.col("brokers"),
+        ),
+    )
     return broker_findings.unionByName(client_findings)

@@ -21,16 +21,20 @@ EPOCH_FENCING_SINCE = 2_001_000
 
 def _clusters(t):
     """cluster_id, cluster (name for cluster-level resources), metadata_mode from the manifest."""
-    return t.clusters.select("cluster_id", F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
-                             F.col("metadata_mode").alias("manifest_mode"))
+    return t.clusters.select(
+        "cluster_id",
+        F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
+        F.col("metadata_mode").alias("manifest_mode"),
+    )
 
 
 def _broker_count(t):
     return cluster_brokers(t).select("cluster_id", "broker_count")
 
 
-@rule("CTL001", "no-active-controller", "critical", needs=(("controller", "partitions"),),
-      uses=(broker_counts,))
+@rule(
+    "CTL001", "no-active-controller", "critical", needs=(("controller", "partitions"),), uses=(broker_counts,)
+)
 def no_active_controller(t, p):
     """The cluster has no active controller, or the controller it names is not a registered broker (KRaft: not a quorum voter).
 
@@ -61,41 +65,93 @@ def no_active_controller(t, p):
     # DescribeCluster's controller id (an arbitrary broker there): only rows of the cluster's own
     # metadata mode count (a ZooKeeper row left over from a migration does not).
     modes = _clusters(t).select("cluster_id", F.lower(F.col("manifest_mode")).alias("_mode"))
-    ctl = join(t.controller, modes, "cluster_id", "left").where(
-        F.col("_mode").isNull() | (F.lower(F.coalesce(F.col("mode"), F.col("_mode"))) == F.col("_mode"))).select(
-        "cluster_id", "mode", "controller_id", "controller_epoch", "voters", F.lit(True).alias("has_row"))
+    ctl = (
+        join(t.controller, modes, "cluster_id", "left")
+        .where(
+            F.col("_mode").isNull() | (F.lower(F.coalesce(F.col("mode"), F.col("_mode"))) == F.col("_mode"))
+        )
+        .select(
+            "cluster_id", "mode", "controller_id", "controller_epoch", "voters", F.lit(True).alias("has_row")
+        )
+    )
     parts = t.partitions.groupBy("cluster_id").agg(F.count(F.lit(1)).alias("partition_count"))
-    d = join(join(join(join(_clusters(t), ctl, "cluster_id", "left"), _broker_count(t), "cluster_id", "left"),
-                  parts, "cluster_id", "left"),
-             registered_as(t, "controller_id", "registered"), ["cluster_id", "controller_id"], "left")
+    d = join(
+        join(
+            join(join(_clusters(t), ctl, "cluster_id", "left"), _broker_count(t), "cluster_id", "left"),
+            parts,
+            "cluster_id",
+            "left",
+        ),
+        registered_as(t, "controller_id", "registered"),
+        ["cluster_id", "controller_id"],
+        "left",
+    )
     kraft = F.lower(F.coalesce(F.col("mode"), F.col("manifest_mode"), F.lit("zookeeper"))) == "kraft"
     has_voters = F.col("voters").isNotNull() & (F.size("voters") > 0)
     # No row on KRaft: the quorum was not read (a broker before 3.3 does not offer DescribeQuorum),
     # which says nothing about its leader; in ZooKeeper mode no /controller is a finding.
-    no_row = F.col("has_row").isNull() & (F.coalesce(F.col("partition_count"), F.lit(0)) > 0) & ~F.coalesce(
-        F.lower(F.col("manifest_mode")) == "kraft", F.lit(False))
+    no_row = (
+        F.col("has_row").isNull()
+        & (F.coalesce(F.col("partition_count"), F.lit(0)) > 0)
+        & ~F.coalesce(F.lower(F.col("manifest_mode")) == "kraft", F.lit(False))
+    )
     none = F.col("has_row").isNotNull() & (F.col("controller_id").isNull() | (F.col("controller_id") < 0))
-    not_voter = kraft & has_voters & (F.col("controller_id") >= 0) & ~F.array_contains(F.col("voters"), F.col("controller_id"))
-    not_broker = ~kraft & (F.col("controller_id") >= 0) & F.col("registered").isNull() & (
-        F.coalesce(F.col("broker_count"), F.lit(0)) > 0)
+    not_voter = (
+        kraft
+        & has_voters
+        & (F.col("controller_id") >= 0)
+        & ~F.array_contains(F.col("voters"), F.col("controller_id"))
+    )
+    not_broker = (
+        ~kraft
+        & (F.col("controller_id") >= 0)
+        & F.col("registered").isNull()
+        & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0)
+    )
     d = d.where(no_row | none | not_voter | not_broker)
     msg = (
-        F.when(no_row, F.lit("no controller recorded (no /controller znode, no quorum leader) while partitions are served"))
+        F.when(
+            no_row,
+            F.lit(
+                "no controller recorded (no /controller znode, no quorum leader) while partitions are served"
+            ),
+        )
         .when(none & kraft, F.lit("the KRaft controller quorum has no leader"))
         .when(none, F.lit("no active controller: /controller is missing or names broker -1"))
-        .when(not_voter, text("quorum leader ", F.col("controller_id"), " is not among the voters ",
-                              int_list(F.sort_array(F.col("voters")))))
-        .otherwise(text("/controller names broker ", F.col("controller_id"),
-                        ", which is not registered in /brokers/ids: a zombie controller"))
+        .when(
+            not_voter,
+            text(
+                "quorum leader ",
+                F.col("controller_id"),
+                " is not among the voters ",
+                int_list(F.sort_array(F.col("voters"))),
+            ),
+        )
+        .otherwise(
+            text(
+                "/controller names broker ",
+                F.col("controller_id"),
+                ", which is not registered in /brokers/ids: a zombie controller",
+            )
+        )
     )
-    evidence = ev(mode=F.when(kraft, F.lit("kraft")).otherwise(F.lit("zookeeper")), controller_id=F.col("controller_id"),
-                  controller_epoch=F.col("controller_epoch"), voters=F.col("voters"),
-                  controller_registered=F.when(~kraft, F.col("registered").isNotNull()))
+    evidence = ev(
+        mode=F.when(kraft, F.lit("kraft")).otherwise(F.lit("zookeeper")),
+        controller_id=F.col("controller_id"),
+        controller_epoch=F.col("controller_epoch"),
+        voters=F.col("voters"),
+        controller_registered=F.when(~kraft, F.col("registered").isNotNull()),
+    )
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
 
 
-@rule("CTL002", "partition-state-divergence", "critical", needs=("partitions", "zk_state"),
-      uses=(degraded_partitions,))
+@rule(
+    "CTL002",
+    "partition-state-divergence",
+    "critical",
+    needs=("partitions", "zk_state"),
+    uses=(degraded_partitions,),
+)
 def partition_state_divergence(t, p):
     """The leader or ISR that ZooKeeper holds for a partition differs from what the brokers serve in metadata.
 
@@ -125,19 +181,42 @@ def partition_state_divergence(t, p):
     # degraded_partitions joins the brokers' view with ZooKeeper's once, for PAR001 too.
     d = t.derived(degraded_partitions).where(F.col("zk_diverged"))
     isr, zk_isr = int_list(F.sort_array(F.col("isr"))), int_list(F.sort_array(F.col("zk_isr")))
-    msg = text("ZooKeeper state says leader ", F.col("zk_leader"), " ISR ", zk_isr, " (leader epoch ",
-               F.col("zk_leader_epoch"), ", controller epoch ", F.col("zk_controller_epoch"),
-               "), the brokers serve leader ", F.col("leader"), " ISR ", isr, " (leader epoch ", F.col("leader_epoch"),
-               "): the controller's view diverged (split-brain or stale controller)")
-    evidence = ev(leader=F.col("leader"), isr=F.sort_array(F.col("isr")), leader_epoch=F.col("leader_epoch"),
-                  zookeeper_leader=F.col("zk_leader"), zookeeper_isr=F.sort_array(F.col("zk_isr")),
-                  zookeeper_leader_epoch=F.col("zk_leader_epoch"),
-                  zookeeper_controller_epoch=F.col("zk_controller_epoch"))
+    msg = text(
+        "ZooKeeper state says leader ",
+        F.col("zk_leader"),
+        " ISR ",
+        zk_isr,
+        " (leader epoch ",
+        F.col("zk_leader_epoch"),
+        ", controller epoch ",
+        F.col("zk_controller_epoch"),
+        "), the brokers serve leader ",
+        F.col("leader"),
+        " ISR ",
+        isr,
+        " (leader epoch ",
+        F.col("leader_epoch"),
+        "): the controller's view diverged (split-brain or stale controller)",
+    )
+    evidence = ev(
+        leader=F.col("leader"),
+        isr=F.sort_array(F.col("isr")),
+        leader_epoch=F.col("leader_epoch"),
+        zookeeper_leader=F.col("zk_leader"),
+        zookeeper_isr=F.sort_array(F.col("zk_isr")),
+        zookeeper_leader_epoch=F.col("zk_leader_epoch"),
+        zookeeper_controller_epoch=F.col("zk_controller_epoch"),
+    )
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-@rule("CTL003", "leader-not-registered", "critical", needs=("zk_state", "brokers"),
-      uses=(broker_counts, degraded_partitions))
+@rule(
+    "CTL003",
+    "leader-not-registered",
+    "critical",
+    needs=("zk_state", "brokers"),
+    uses=(broker_counts, degraded_partitions),
+)
 def leader_not_registered(t, p):
     """ZooKeeper's partition state names a leader that is not a registered broker, and no re-election happened.
 
@@ -163,22 +242,45 @@ def leader_not_registered(t, p):
     - Kafka documentation: ZooKeeper broker topic registry (partition state znode) <https://kafka.apache.org/39/documentation.html#impl_zktopic>
     """
     zk = t.zk_state.where(F.col("leader") >= 0).select(
-        "cluster_id", "topic", "partition", F.col("leader").alias("zk_leader"), F.col("isr").alias("zk_isr"),
-        F.col("controller_epoch").alias("zk_controller_epoch"))
-    zk = join(join(zk, registered_as(t, "zk_leader", "registered"), ["cluster_id", "zk_leader"], "left"),
-              _broker_count(t), "cluster_id", "left")
+        "cluster_id",
+        "topic",
+        "partition",
+        F.col("leader").alias("zk_leader"),
+        F.col("isr").alias("zk_isr"),
+        F.col("controller_epoch").alias("zk_controller_epoch"),
+    )
+    zk = join(
+        join(zk, registered_as(t, "zk_leader", "registered"), ["cluster_id", "zk_leader"], "left"),
+        _broker_count(t),
+        "cluster_id",
+        "left",
+    )
     zk = zk.where(F.col("registered").isNull() & (F.coalesce(F.col("broker_count"), F.lit(0)) > 0))
     # The leader the brokers serve, from degraded_partitions rather than all partitions: a
     # partition ZooKeeper gives an unregistered leader is there whenever the brokers serve it
     # (leaderless when they serve that same leader, zk_diverged when another), so the few
     # partitions that fire never wait on a join of every partition of the fleet.
-    served = t.derived(degraded_partitions).where(F.col("zk_leader") >= 0).select(
-        *PARTITION_KEYS, F.col("leader").alias("served_leader")).distinct()
+    served = (
+        t.derived(degraded_partitions)
+        .where(F.col("zk_leader") >= 0)
+        .select(*PARTITION_KEYS, F.col("leader").alias("served_leader"))
+        .distinct()
+    )
     d = join(zk, served, PARTITION_KEYS, "left")
-    msg = text("ZooKeeper state names leader ", F.col("zk_leader"), " (ISR ", int_list(F.col("zk_isr")),
-               "), which is not registered in /brokers/ids; the brokers serve leader ", F.col("served_leader"))
-    evidence = ev(zookeeper_leader=F.col("zk_leader"), zookeeper_isr=F.col("zk_isr"),
-                  zookeeper_controller_epoch=F.col("zk_controller_epoch"), served_leader=F.col("served_leader"))
+    msg = text(
+        "ZooKeeper state names leader ",
+        F.col("zk_leader"),
+        " (ISR ",
+        int_list(F.col("zk_isr")),
+        "), which is not registered in /brokers/ids; the brokers serve leader ",
+        F.col("served_leader"),
+    )
+    evidence = ev(
+        zookeeper_leader=F.col("zk_leader"),
+        zookeeper_isr=F.col("zk_isr"),
+        zookeeper_controller_epoch=F.col("zk_controller_epoch"),
+        served_leader=F.col("served_leader"),
+    )
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
@@ -206,31 +308,62 @@ def controller_epoch_anomaly(t, p):
     - Kafka 3.9 source: ZkData.scala (ZooKeeper znode layout) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/ZkData.scala>
     """
     ctl = t.controller.where(F.col("controller_epoch").isNotNull()).select(
-        "cluster_id", F.col("controller_epoch").alias("current_epoch"))
-    zk = t.zk_state.select("cluster_id", "topic", "partition", F.col("controller_epoch").alias("state_epoch"),
-                           F.col("leader").alias("zk_leader"))
+        "cluster_id", F.col("controller_epoch").alias("current_epoch")
+    )
+    zk = t.zk_state.select(
+        "cluster_id",
+        "topic",
+        "partition",
+        F.col("controller_epoch").alias("state_epoch"),
+        F.col("leader").alias("zk_leader"),
+    )
     versions = t.brokers.select("cluster_id", "version").unionByName(
-        t.clusters.select("cluster_id", F.col("kafka_version").alias("version")))
+        t.clusters.select("cluster_id", F.col("kafka_version").alias("version"))
+    )
     old = (
         with_version_number(versions.where(F.col("version").isNotNull()), "version", "v")
         .where(F.col("v") < EPOCH_FENCING_SINCE)
-        .groupBy("cluster_id").agg(F.sort_array(F.collect_set("version")).alias("unfenced_versions"))
+        .groupBy("cluster_id")
+        .agg(F.sort_array(F.collect_set("version")).alias("unfenced_versions"))
     )
     d = join(join(zk, ctl, "cluster_id"), old, "cluster_id", "left").where(
-        F.col("state_epoch") > F.col("current_epoch"))
+        F.col("state_epoch") > F.col("current_epoch")
+    )
     unfenced = F.col("unfenced_versions").isNotNull()
-    msg = text("partition state written at controller epoch ", F.col("state_epoch"), ", but /controller_epoch is ",
-               F.col("current_epoch"), ": a write from a zombie controller",
-               F.when(unfenced, text("; brokers run ", F.array_join(F.col("unfenced_versions"), ", "),
-                                     ", before 2.1 there is no controller epoch fencing (KAFKA-6082)")).otherwise(F.lit("")))
-    evidence = ev(state_controller_epoch=F.col("state_epoch"), controller_epoch=F.col("current_epoch"),
-                  zookeeper_leader=F.col("zk_leader"), epoch_fencing=~unfenced,
-                  versions_without_fencing=F.col("unfenced_versions"))
+    msg = text(
+        "partition state written at controller epoch ",
+        F.col("state_epoch"),
+        ", but /controller_epoch is ",
+        F.col("current_epoch"),
+        ": a write from a zombie controller",
+        F.when(
+            unfenced,
+            text(
+                "; brokers run ",
+                F.array_join(F.col("unfenced_versions"), ", "),
+                ", before 2.1 there is no controller epoch fencing (KAFKA-6082)",
+            ),
+        ).otherwise(F.lit("")),
+    )
+    evidence = ev(
+        state_controller_epoch=F.col("state_epoch"),
+        controller_epoch=F.col("current_epoch"),
+        zookeeper_leader=F.col("zk_leader"),
+        epoch_fencing=~unfenced,
+        versions_without_fencing=F.col("unfenced_versions"),
+    )
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-@rule("CTL005", "stuck-reassignment", "warning", needs=(("controller", "partitions"),),
-      params=(Param("max_listed", 20, "how many moving partitions the finding lists by name (all are counted)"),))
+@rule(
+    "CTL005",
+    "stuck-reassignment",
+    "warning",
+    needs=(("controller", "partitions"),),
+    params=(
+        Param("max_listed", 20, "how many moving partitions the finding lists by name (all are counted)"),
+    ),
+)
 def stuck_reassignment(t, p):
     """A partition reassignment is in progress: `/admin/reassign_partitions` exists or partitions carry adding/removing replicas.
 
@@ -266,23 +399,37 @@ def stuck_reassignment(t, p):
         .agg(F.max("_n").alias("moving_count"), F.sort_array(F.collect_set("name")).alias("moving"))
     )
     pending = t.controller.groupBy("cluster_id").agg(
-        F.max(F.coalesce(F.col("reassignment_pending"), F.lit(False)).cast("int")).alias("pending"))
+        F.max(F.coalesce(F.col("reassignment_pending"), F.lit(False)).cast("int")).alias("pending")
+    )
     d = join(join(_clusters(t), pending, "cluster_id", "left"), listed, "cluster_id", "left")
     is_pending = F.coalesce(F.col("pending"), F.lit(0)) > 0
     count = F.coalesce(F.col("moving_count"), F.lit(0))
     d = d.where(is_pending | (count > 0))
-    listing = F.when(count > 0, text(count, " partition(s) carry adding/removing replicas: ",
-                                     F.array_join(F.col("moving"), ", "),
-                                     F.when(count > p["max_listed"], F.lit(", ...")).otherwise(F.lit(""))))
-    msg = F.when(is_pending & (count > 0), text("/admin/reassign_partitions exists; ", listing)).when(
-        is_pending, F.lit("/admin/reassign_partitions exists: a reassignment is pending")).otherwise(
-        text("a reassignment is in progress: ", listing))
+    listing = F.when(
+        count > 0,
+        text(
+            count,
+            " partition(s) carry adding/removing replicas: ",
+            F.array_join(F.col("moving"), ", "),
+            F.when(count > p["max_listed"], F.lit(", ...")).otherwise(F.lit("")),
+        ),
+    )
+    msg = (
+        F.when(is_pending & (count > 0), text("/admin/reassign_partitions exists; ", listing))
+        .when(is_pending, F.lit("/admin/reassign_partitions exists: a reassignment is pending"))
+        .otherwise(text("a reassignment is in progress: ", listing))
+    )
     evidence = ev(reassignment_pending=is_pending, moving_partitions=count, partitions=F.col("moving"))
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
 
 
-@rule("CTL006", "kraft-quorum-size", "warning", needs=("controller",),
-      params=(Param("min_voters", 3, "smallest acceptable number of KRaft controller voters"),))
+@rule(
+    "CTL006",
+    "kraft-quorum-size",
+    "warning",
+    needs=("controller",),
+    params=(Param("min_voters", 3, "smallest acceptable number of KRaft controller voters"),),
+)
 def kraft_quorum_size(t, p):
     """The KRaft controller quorum has an even number of voters, or fewer than 3 (a parameter).
 
@@ -307,13 +454,31 @@ def kraft_quorum_size(t, p):
     kraft = F.lower(F.coalesce(F.col("mode"), F.col("manifest_mode"), F.lit(""))) == "kraft"
     d = join(t.controller.select("cluster_id", "mode", "voters", "controller_id"), _clusters(t), "cluster_id")
     size = F.size("voters")
-    d = d.where(kraft & F.col("voters").isNotNull() & (size > 0) & (((size % 2) == 0) | (size < p["min_voters"])))
-    why = F.when(size < p["min_voters"], text("fewer than ", str(p["min_voters"]))).otherwise(F.lit("an even number"))
+    d = d.where(
+        kraft & F.col("voters").isNotNull() & (size > 0) & (((size % 2) == 0) | (size < p["min_voters"]))
+    )
+    why = F.when(size < p["min_voters"], text("fewer than ", str(p["min_voters"]))).otherwise(
+        F.lit("an even number")
+    )
     tolerated = F.floor((size - 1) / 2).cast("int")
-    msg = text("the KRaft quorum has ", size.cast("string"), " voter(s) ", int_list(F.sort_array(F.col("voters"))),
-               ", ", why, ": it survives only ", tolerated.cast("string"), " controller failure(s)")
-    evidence = ev(voters=F.sort_array(F.col("voters")), voter_count=size, tolerated_failures=tolerated,
-                  min_voters=F.lit(p["min_voters"]), controller_id=F.col("controller_id"))
+    msg = text(
+        "the KRaft quorum has ",
+        size.cast("string"),
+        " voter(s) ",
+        int_list(F.sort_array(F.col("voters"))),
+        ", ",
+        why,
+        ": it survives only ",
+        tolerated.cast("string"),
+        " controller failure(s)",
+    )
+    evidence = ev(
+        voters=F.sort_array(F.col("voters")),
+        voter_count=size,
+        tolerated_failures=tolerated,
+        min_voters=F.lit(p["min_voters"]),
+        controller_id=F.col("controller_id"),
+    )
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
 
 
@@ -329,22 +494,44 @@ def kraft_settings(t):
     quorum_bootstrap_servers as configured; from kraft_nodes (properties files, controllers
     included) and from the brokers' configs (DescribeConfigs or files). Unset or empty values
     (DescribeConfigs reports unset keys as DEFAULT_CONFIG "") are null."""
-    files = t.kraft_nodes.select("cluster_id", "node_id", F.array_join(F.col("process_roles"), ",").alias("roles"),
-                                 "quorum_voters", "quorum_bootstrap_servers")
-    c = t.configs.where((F.col("entity_type") == "broker") & F.col("key").isin(*QUORUM_KEYS)
-                        & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
-                        & (F.trim(F.coalesce(F.col("value"), F.lit(""))) != ""))
-    cfg = c.groupBy("cluster_id", "entity_name").agg(
-        *[F.max(F.when(F.col("key") == k, F.trim(F.col("value")))).alias(a)
-          for k, a in zip(QUORUM_KEYS, ("roles", "quorum_voters", "quorum_bootstrap_servers"), strict=True)]
-    ).select("cluster_id", try_int("entity_name").alias("node_id"),
-             F.lower(F.regexp_replace(F.col("roles"), " ", "")).alias("roles"), "quorum_voters",
-             "quorum_bootstrap_servers")
+    files = t.kraft_nodes.select(
+        "cluster_id",
+        "node_id",
+        F.array_join(F.col("process_roles"), ",").alias("roles"),
+        "quorum_voters",
+        "quorum_bootstrap_servers",
+    )
+    c = t.configs.where(
+        (F.col("entity_type") == "broker")
+        & F.col("key").isin(*QUORUM_KEYS)
+        & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
+        & (F.trim(F.coalesce(F.col("value"), F.lit(""))) != "")
+    )
+    cfg = (
+        c.groupBy("cluster_id", "entity_name")
+        .agg(
+            *[
+                F.max(F.when(F.col("key") == k, F.trim(F.col("value")))).alias(a)
+                for k, a in zip(
+                    QUORUM_KEYS, ("roles", "quorum_voters", "quorum_bootstrap_servers"), strict=True
+                )
+            ]
+        )
+        .select(
+            "cluster_id",
+            try_int("entity_name").alias("node_id"),
+            F.lower(F.regexp_replace(F.col("roles"), " ", "")).alias("roles"),
+            "quorum_voters",
+            "quorum_bootstrap_servers",
+        )
+    )
     both = files.unionByName(cfg).where(F.col("node_id").isNotNull())
     empty = lambda c: F.when(F.trim(F.col(c)) != "", F.col(c))  # noqa: E731
     return both.groupBy("cluster_id", "node_id").agg(
-        F.max(empty("roles")).alias("roles"), F.max(empty("quorum_voters")).alias("quorum_voters"),
-        F.max(empty("quorum_bootstrap_servers")).alias("quorum_bootstrap_servers"))
+        F.max(empty("roles")).alias("roles"),
+        F.max(empty("quorum_voters")).alias("quorum_voters"),
+        F.max(empty("quorum_bootstrap_servers")).alias("quorum_bootstrap_servers"),
+    )
 
 
 def _features(t):
@@ -355,14 +542,26 @@ def _features(t):
     return f.groupBy("cluster_id").agg(
         F.max(F.when(F.col("feature") == "metadata.version", F.col("finalized_level"))).alias("mv_level"),
         F.max(F.when(F.col("feature") == "metadata.version", F.col("version_name"))).alias("mv_name"),
-        F.coalesce(F.max(F.when(F.col("feature") == "kraft.version", F.col("finalized_level"))),
-                   F.lit(0)).alias("kraft_level"))
+        F.coalesce(
+            F.max(F.when(F.col("feature") == "kraft.version", F.col("finalized_level"))), F.lit(0)
+        ).alias("kraft_level"),
+    )
 
 
-@rule("CTL007", "kraft-combined-mode", "warning", needs=(("kraft_nodes", "configs", "quorum"),), params=(
-    Param("production_environments", "prod,production",
-          "comma-separated environment labels (case-insensitive) that mark a production cluster"),
-), uses=(kraft_settings,))
+@rule(
+    "CTL007",
+    "kraft-combined-mode",
+    "warning",
+    needs=(("kraft_nodes", "configs", "quorum"),),
+    params=(
+        Param(
+            "production_environments",
+            "prod,production",
+            "comma-separated environment labels (case-insensitive) that mark a production cluster",
+        ),
+    ),
+    uses=(kraft_settings,),
+)
 def kraft_combined_mode(t, p):
     """KRaft controllers run in combined mode, on the same nodes as brokers (`process.roles=broker,controller`), in a production cluster.
 
@@ -393,25 +592,49 @@ def kraft_combined_mode(t, p):
     """
     prod = [e.strip().lower() for e in str(p["production_environments"]).split(",") if e.strip()]
     roles = F.split(F.coalesce(F.col("roles"), F.lit("")), ",")
-    by_roles = t.derived(kraft_settings).where(
-        F.array_contains(roles, "broker") & F.array_contains(roles, "controller")).select("cluster_id", "node_id")
+    by_roles = (
+        t.derived(kraft_settings)
+        .where(F.array_contains(roles, "broker") & F.array_contains(roles, "controller"))
+        .select("cluster_id", "node_id")
+    )
     voters = t.quorum.where(F.col("role") == "voter").select("cluster_id", "node_id")
     by_quorum = join(voters, registered_as(t, "node_id", "registered"), ["cluster_id", "node_id"]).select(
-        "cluster_id", "node_id")
-    nodes = by_roles.unionByName(by_quorum).groupBy("cluster_id").agg(
-        F.sort_array(F.collect_set("node_id")).alias("nodes"))
-    clusters = t.clusters.select("cluster_id", F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
-                                 F.lower(F.trim(F.col("environment"))).alias("env"))
-    d = join(clusters.where(F.col("env").isin(*prod)) if prod else clusters.where(F.lit(False)), nodes, "cluster_id")
-    msg = text("KRaft controllers run combined with brokers (process.roles=broker,controller) on node(s) ",
-               int_list(F.col("nodes")), " of a production cluster (environment ", F.col("env"),
-               "): broker load and every broker restart also hit the controller quorum")
-    return emit(d, "cluster", F.col("cluster"), msg,
-                ev(combined_nodes=F.col("nodes"), environment=F.col("env")))
+        "cluster_id", "node_id"
+    )
+    nodes = (
+        by_roles.unionByName(by_quorum)
+        .groupBy("cluster_id")
+        .agg(F.sort_array(F.collect_set("node_id")).alias("nodes"))
+    )
+    clusters = t.clusters.select(
+        "cluster_id",
+        F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
+        F.lower(F.trim(F.col("environment"))).alias("env"),
+    )
+    d = join(
+        clusters.where(F.col("env").isin(*prod)) if prod else clusters.where(F.lit(False)),
+        nodes,
+        "cluster_id",
+    )
+    msg = text(
+        "KRaft controllers run combined with brokers (process.roles=broker,controller) on node(s) ",
+        int_list(F.col("nodes")),
+        " of a production cluster (environment ",
+        F.col("env"),
+        "): broker load and every broker restart also hit the controller quorum",
+    )
+    return emit(
+        d, "cluster", F.col("cluster"), msg, ev(combined_nodes=F.col("nodes"), environment=F.col("env"))
+    )
 
 
-@rule("CTL008", "kraft-version-mismatch", "warning", needs=("features", ("kraft_nodes", "configs")),
-      uses=(kraft_settings,))
+@rule(
+    "CTL008",
+    "kraft-version-mismatch",
+    "warning",
+    needs=("features", ("kraft_nodes", "configs")),
+    uses=(kraft_settings,),
+)
 def kraft_version_mismatch(t, p):
     """The KRaft quorum's finalized `kraft.version` does not match how a node is configured to find it: a static quorum (`kraft.version` 0) with `controller.quorum.bootstrap.servers`, or a dynamic one with `controller.quorum.voters`.
 
@@ -444,22 +667,49 @@ def kraft_version_mismatch(t, p):
     """
     f = _features(t).where(F.col("mv_level").isNotNull() | (F.col("kraft_level") > 0))  # a KRaft cluster
     d = join(t.derived(kraft_settings), f, "cluster_id")
-    static_with_bootstrap = (F.col("kraft_level") == 0) & F.col("quorum_bootstrap_servers").isNotNull() & \
-        F.col("quorum_voters").isNull()
+    static_with_bootstrap = (
+        (F.col("kraft_level") == 0)
+        & F.col("quorum_bootstrap_servers").isNotNull()
+        & F.col("quorum_voters").isNull()
+    )
     dynamic_with_voters = (F.col("kraft_level") >= 1) & F.col("quorum_voters").isNotNull()
     d = d.where(static_with_bootstrap | dynamic_with_voters)
-    msg = F.when(static_with_bootstrap, text(
-        "node ", F.col("node_id"), " finds the quorum through controller.quorum.bootstrap.servers=",
-        F.col("quorum_bootstrap_servers"), ", but the quorum is static (kraft.version 0): the voter set is "
-        "fixed by controller.quorum.voters, which this node does not set")).otherwise(text(
-            "node ", F.col("node_id"), " sets controller.quorum.voters=", F.col("quorum_voters"),
-            ", but the quorum is dynamic (kraft.version ", F.col("kraft_level"),
+    msg = F.when(
+        static_with_bootstrap,
+        text(
+            "node ",
+            F.col("node_id"),
+            " finds the quorum through controller.quorum.bootstrap.servers=",
+            F.col("quorum_bootstrap_servers"),
+            ", but the quorum is static (kraft.version 0): the voter set is "
+            "fixed by controller.quorum.voters, which this node does not set",
+        ),
+    ).otherwise(
+        text(
+            "node ",
+            F.col("node_id"),
+            " sets controller.quorum.voters=",
+            F.col("quorum_voters"),
+            ", but the quorum is dynamic (kraft.version ",
+            F.col("kraft_level"),
             "): that static list goes stale at the next add-controller or remove-controller; use "
-            "controller.quorum.bootstrap.servers"))
-    return emit(d, "node", F.col("node_id").cast("string"), msg,
-                ev(node=F.col("node_id"), kraft_version=F.col("kraft_level"), roles=F.col("roles"),
-                   quorum_voters=F.col("quorum_voters"), quorum_bootstrap_servers=F.col("quorum_bootstrap_servers"),
-                   metadata_version=F.col("mv_name")))
+            "controller.quorum.bootstrap.servers",
+        )
+    )
+    return emit(
+        d,
+        "node",
+        F.col("node_id").cast("string"),
+        msg,
+        ev(
+            node=F.col("node_id"),
+            kraft_version=F.col("kraft_level"),
+            roles=F.col("roles"),
+            quorum_voters=F.col("quorum_voters"),
+            quorum_bootstrap_servers=F.col("quorum_bootstrap_servers"),
+            metadata_version=F.col("mv_name"),
+        ),
+    )
 
 
 @rule("CTL009", "metadata-version-behind", "warning", needs=("features",))
@@ -491,28 +741,66 @@ def metadata_version_behind(t, p):
     - KIP-858: Handle JBOD broker disk failure in KRaft <https://cwiki.apache.org/confluence/display/KAFKA/KIP-858%3A+Handle+JBOD+broker+disk+failure+in+KRaft>
     """
     f = _features(t).where(F.col("mv_name").isNotNull())
-    broker_v = t.brokers.select("cluster_id", version_key("version").alias("v")).where(F.col("v").isNotNull()) \
-        .groupBy("cluster_id").agg(F.min("v").alias("broker_v"), F.max("v").alias("broker_v_max"))
-    clusters = t.clusters.select("cluster_id", F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
-                                 version_key("kafka_version").alias("cluster_v"), "kafka_version")
+    broker_v = (
+        t.brokers.select("cluster_id", version_key("version").alias("v"))
+        .where(F.col("v").isNotNull())
+        .groupBy("cluster_id")
+        .agg(F.min("v").alias("broker_v"), F.max("v").alias("broker_v_max"))
+    )
+    clusters = t.clusters.select(
+        "cluster_id",
+        F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
+        version_key("kafka_version").alias("cluster_v"),
+        "kafka_version",
+    )
     d = join(join(clusters, f, "cluster_id"), broker_v, "cluster_id", "left")
     software = F.coalesce(F.col("broker_v"), F.col("cluster_v"))
     release = F.floor(software / 1000).cast("bigint") * 1000
     mv_release = version_key(F.col("mv_name"))
     d = d.where(mv_release < release)
-    shown = text(F.floor(release / 1_000_000).cast("bigint"), ".", (F.floor(release / 1000) % 1000).cast("bigint"))
-    msg = text("finalized metadata.version is ", F.col("mv_name"), " (level ", F.col("mv_level"),
-               ") while the brokers run release ", shown, ": the features of the newer releases stay off until it "
-               "is raised (kafka-features upgrade --metadata ", shown, ")")
-    return emit(d, "cluster", F.col("cluster"), msg,
-                ev(metadata_version=F.col("mv_name"), metadata_version_level=F.col("mv_level"),
-                   software_release=shown, kafka_version=F.col("kafka_version")))
+    shown = text(
+        F.floor(release / 1_000_000).cast("bigint"), ".", (F.floor(release / 1000) % 1000).cast("bigint")
+    )
+    msg = text(
+        "finalized metadata.version is ",
+        F.col("mv_name"),
+        " (level ",
+        F.col("mv_level"),
+        ") while the brokers run release ",
+        shown,
+        ": the features of the newer releases stay off until it "
+        "is raised (kafka-features upgrade --metadata ",
+        shown,
+        ")",
+    )
+    return emit(
+        d,
+        "cluster",
+        F.col("cluster"),
+        msg,
+        ev(
+            metadata_version=F.col("mv_name"),
+            metadata_version_level=F.col("mv_level"),
+            software_release=shown,
+            kafka_version=F.col("kafka_version"),
+        ),
+    )
 
 
-@rule("CTL010", "quorum-voter-lagging", "error", needs=("quorum",), params=(
-    Param("max_lag", 10000, "records a voter may be behind the leader's high watermark (a heuristic)"),
-    Param("max_fetch_age_ms", 30000, "milliseconds since a voter's last fetch from the leader, at collection time"),
-))
+@rule(
+    "CTL010",
+    "quorum-voter-lagging",
+    "error",
+    needs=("quorum",),
+    params=(
+        Param("max_lag", 10000, "records a voter may be behind the leader's high watermark (a heuristic)"),
+        Param(
+            "max_fetch_age_ms",
+            30000,
+            "milliseconds since a voter's last fetch from the leader, at collection time",
+        ),
+    ),
+)
 def quorum_voter_lagging(t, p):
     """A KRaft quorum voter lags the leader: its log end offset is far behind the high watermark, or it has not fetched recently.
 
@@ -545,16 +833,50 @@ def quorum_voter_lagging(t, p):
     lagging = F.coalesce(F.col("lag") > p["max_lag"], F.lit(False))
     stale = F.coalesce(F.col("fetch_age_ms") > p["max_fetch_age_ms"], F.lit(False))
     d = voters.where(lagging | stale)
-    why = F.when(lagging & stale, text("is ", F.col("lag"), " records behind the leader's high watermark (",
-                                       F.col("high_watermark"), ") and last fetched ",
-                                       F.floor(F.col("fetch_age_ms") / 1000).cast("bigint"), " s before collection"))
-    why = why.when(lagging, text("is ", F.col("lag"), " records behind the leader's high watermark (",
-                                 F.col("high_watermark"), ")")).otherwise(
-        text("last fetched from the leader ", F.floor(F.col("fetch_age_ms") / 1000).cast("bigint"),
-             " s before collection"))
-    msg = text("quorum voter ", F.col("node_id"), " ", why, ": it does not count towards the majority that commits "
-               "metadata")
-    return emit(d, "node", F.col("node_id").cast("string"), msg,
-                ev(node=F.col("node_id"), log_end_offset=F.col("log_end_offset"), high_watermark=F.col("high_watermark"),
-                   lag=F.col("lag"), fetch_age_ms=F.col("fetch_age_ms"), caught_up_age_ms=F.col("caught_up_age_ms"),
-                   max_lag=F.lit(p["max_lag"]), max_fetch_age_ms=F.lit(p["max_fetch_age_ms"])))
+    why = F.when(
+        lagging & stale,
+        text(
+            "is ",
+            F.col("lag"),
+            " records behind the leader's high watermark (",
+            F.col("high_watermark"),
+            ") and last fetched ",
+            F.floor(F.col("fetch_age_ms") / 1000).cast("bigint"),
+            " s before collection",
+        ),
+    )
+    why = why.when(
+        lagging,
+        text(
+            "is ", F.col("lag"), " records behind the leader's high watermark (", F.col("high_watermark"), ")"
+        ),
+    ).otherwise(
+        text(
+            "last fetched from the leader ",
+            F.floor(F.col("fetch_age_ms") / 1000).cast("bigint"),
+            " s before collection",
+        )
+    )
+    msg = text(
+        "quorum voter ",
+        F.col("node_id"),
+        " ",
+        why,
+        ": it does not count towards the majority that commits metadata",
+    )
+    return emit(
+        d,
+        "node",
+        F.col("node_id").cast("string"),
+        msg,
+        ev(
+            node=F.col("node_id"),
+            log_end_offset=F.col("log_end_offset"),
+            high_watermark=F.col("high_watermark"),
+            lag=F.col("lag"),
+            fetch_age_ms=F.col("fetch_age_ms"),
+            caught_up_age_ms=F.col("caught_up_age_ms"),
+            max_lag=F.lit(p["max_lag"]),
+            max_fetch_age_ms=F.lit(p["max_fetch_age_ms"]),
+        ),
+    )

@@ -22,12 +22,25 @@ from checks._transforms import (
 # Keys every broker of a cluster must agree on (CFG003): they decide topic creation,
 # durability, retention and the inter-broker protocol, all cluster-wide in effect.
 BROKER_UNIFORM_KEYS = (
-    "min.insync.replicas", "default.replication.factor", "unclean.leader.election.enable",
-    "log.retention.hours", "log.retention.minutes", "log.retention.ms", "log.retention.bytes",
-    "log.cleanup.policy", "num.partitions", "auto.create.topics.enable", "delete.topic.enable",
-    "inter.broker.protocol.version", "log.message.format.version", "message.max.bytes",
-    "offsets.topic.replication.factor", "transaction.state.log.replication.factor",
-    "transaction.state.log.min.isr", "auto.leader.rebalance.enable", "compression.type",
+    "min.insync.replicas",
+    "default.replication.factor",
+    "unclean.leader.election.enable",
+    "log.retention.hours",
+    "log.retention.minutes",
+    "log.retention.ms",
+    "log.retention.bytes",
+    "log.cleanup.policy",
+    "num.partitions",
+    "auto.create.topics.enable",
+    "delete.topic.enable",
+    "inter.broker.protocol.version",
+    "log.message.format.version",
+    "message.max.bytes",
+    "offsets.topic.replication.factor",
+    "transaction.state.log.replication.factor",
+    "transaction.state.log.min.isr",
+    "auto.leader.rebalance.enable",
+    "compression.type",
 )
 LISTENER_PREFIX = "^listener[.]name[.][^.]+[.]"
 
@@ -47,7 +60,9 @@ def config_entries(t):
     """Config entries set by a user or a file (not Kafka's reported defaults), with:
     scope (broker|topic), base_key (the key without a ``listener.name.X.`` prefix),
     entity (a label: 'broker 1', 'topic orders', 'cluster default')."""
-    c = t.configs.where(F.col("key").isNotNull() & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG"))
+    c = t.configs.where(
+        F.col("key").isNotNull() & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
+    )
     topic = F.col("entity_type") == "topic"
     entity = (
         F.when(topic, F.concat(F.lit("topic "), F.coalesce(F.col("entity_name"), F.lit(""))))
@@ -55,7 +70,15 @@ def config_entries(t):
         .otherwise(F.concat(F.lit("broker "), F.coalesce(F.col("entity_name"), F.lit(""))))
     )
     return c.select(
-        "cluster_id", "entity_type", "entity_name", "key", "value", "source", "is_sensitive", "file", "line",
+        "cluster_id",
+        "entity_type",
+        "entity_name",
+        "key",
+        "value",
+        "source",
+        "is_sensitive",
+        "file",
+        "line",
         F.when(topic, F.lit("topic")).otherwise(F.lit("broker")).alias("scope"),
         F.regexp_replace(F.col("key"), LISTENER_PREFIX, "").alias("base_key"),
         entity.alias("entity"),
@@ -71,12 +94,18 @@ def _valid(typ, key, v):
 
     def in_range(name):
         lo, hi = kafka_keys.RANGES[name]
-        return integral & number.between(F.lit(str(lo)).cast("decimal(38,0)"), F.lit(str(hi)).cast("decimal(38,0)"))
+        return integral & number.between(
+            F.lit(str(lo)).cast("decimal(38,0)"), F.lit(str(hi)).cast("decimal(38,0)")
+        )
 
     double = v.rlike("^[+-]?(NaN|Infinity|([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)$")
     ok = (
-        F.when(typ.isin("short", "int", "long"),
-               F.when(typ == "short", in_range("short")).when(typ == "int", in_range("int")).otherwise(in_range("long")))
+        F.when(
+            typ.isin("short", "int", "long"),
+            F.when(typ == "short", in_range("short"))
+            .when(typ == "int", in_range("int"))
+            .otherwise(in_range("long")),
+        )
         .when(typ == "double", double)
         .when(typ == "boolean", F.lower(v).isin("true", "false"))
         .otherwise(F.lit(True))
@@ -128,33 +157,69 @@ def malformed_config_value(t, p):
     - Kafka documentation: topic-level configs <https://kafka.apache.org/39/documentation.html#topicconfigs>
     """
     keys = t.derived(kafka_key_table).select(
-        F.col("scope"), F.col("key").alias("base_key"), F.col("type").alias("expected_type"))
+        F.col("scope"), F.col("key").alias("base_key"), F.col("type").alias("expected_type")
+    )
     c = t.derived(config_entries).where(
-        F.col("value").isNotNull() & (F.col("is_sensitive").isNull() | ~F.col("is_sensitive")))
+        F.col("value").isNotNull() & (F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
+    )
     d = join(c, keys, ["scope", "base_key"])
     d = d.where(~_valid(F.col("expected_type"), F.col("base_key"), F.trim(F.col("value"))))
     expected = _expected(F.col("expected_type"), F.col("base_key"))
-    msg = text(F.col("key"), "=", F.col("value"), " on ", F.col("entity"), " is not a valid value (expected ", expected,
-               "): Kafka refuses it (a broker with it in server.properties does not start), and this audit reads it as unset")
-    evidence = ev(entity_type=F.col("entity_type"), entity_name=F.col("entity_name"), key=F.col("key"),
-                  value=F.col("value"), expected=expected, source=F.col("source"), file=F.col("file"), line=F.col("line"))
+    msg = text(
+        F.col("key"),
+        "=",
+        F.col("value"),
+        " on ",
+        F.col("entity"),
+        " is not a valid value (expected ",
+        expected,
+        "): Kafka refuses it (a broker with it in server.properties does not start), and this audit reads it as unset",
+    )
+    evidence = ev(
+        entity_type=F.col("entity_type"),
+        entity_name=F.col("entity_name"),
+        key=F.col("key"),
+        value=F.col("value"),
+        expected=expected,
+        source=F.col("source"),
+        file=F.col("file"),
+        line=F.col("line"),
+    )
     return emit(d, "config", F.concat(F.col("entity"), F.lit(": "), F.col("key")), msg, evidence)
 
 
 _VERSION_TEXT = "^[0-9]+ (.*)$"  # the release in a since_s / removed_s value
-_TOPIC_EFFECT = ("Kafka rejects it: creating or altering the topic with it fails "
-                 "(InvalidConfigurationException: Unknown topic config name)")
-_BROKER_EFFECT = ("Kafka does not reject an unknown broker key: the broker starts, ignores it and leaves it out "
-                  "of the KafkaConfig values it logs at startup")
+_TOPIC_EFFECT = (
+    "Kafka rejects it: creating or altering the topic with it fails "
+    "(InvalidConfigurationException: Unknown topic config name)"
+)
+_BROKER_EFFECT = (
+    "Kafka does not reject an unknown broker key: the broker starts, ignores it and leaves it out "
+    "of the KafkaConfig values it logs at startup"
+)
 _RELEASES = f"no Kafka release from {kafka_keys.OLDEST_RELEASE} to {kafka_keys.NEWEST_RELEASE} defines it"
 
 
-@rule("CFG002", "unknown-config-key", "warning", needs=("configs",), params=(
-    Param("unchecked_prefixes", kafka_keys.UNCHECKED_PREFIXES,
-          "key prefixes never reported: per-listener overrides, the ssl./sasl. families, plugin namespaces"),
-    Param("unchecked_suffixes", kafka_keys.UNCHECKED_SUFFIXES, "key suffixes never reported (secrets)"),
-    Param("suggest_distance", 3, "largest edit distance at which a known key is suggested as the intended one"),
-), uses=(config_entries, kafka_key_range_table, kafka_key_table))
+@rule(
+    "CFG002",
+    "unknown-config-key",
+    "warning",
+    needs=("configs",),
+    params=(
+        Param(
+            "unchecked_prefixes",
+            kafka_keys.UNCHECKED_PREFIXES,
+            "key prefixes never reported: per-listener overrides, the ssl./sasl. families, plugin namespaces",
+        ),
+        Param("unchecked_suffixes", kafka_keys.UNCHECKED_SUFFIXES, "key suffixes never reported (secrets)"),
+        Param(
+            "suggest_distance",
+            3,
+            "largest edit distance at which a known key is suggested as the intended one",
+        ),
+    ),
+    uses=(config_entries, kafka_key_range_table, kafka_key_table),
+)
 def unknown_config_key(t, p):
     """A configuration key the cluster's Kafka does not know, usually a typo or a key of another release: the setting is not applied.
 
@@ -203,35 +268,53 @@ def unknown_config_key(t, p):
         skip = skip | F.col("key").endswith(suffix)
     c = c.where(~skip & (F.trim(F.col("key")) != ""))
     d = join(c, known.select("scope", "key", F.lit(True).alias("is_known")), ["scope", "key"], "left")
-    resource = F.when(F.col("scope") == "topic", F.concat(F.col("entity"), F.lit(": "), F.col("key"))).otherwise(F.col("key"))
+    resource = F.when(
+        F.col("scope") == "topic", F.concat(F.col("entity"), F.lit(": "), F.col("key"))
+    ).otherwise(F.col("key"))
     g = d.groupBy("cluster_id", "scope", "key", "is_known", resource.alias("resource")).agg(
         F.sort_array(F.collect_set("entity")).alias("entities"),
         # null-free (DuckDB's collect_set keeps a null where Spark's drops it)
         F.array_remove(F.sort_array(F.collect_set(F.coalesce(F.col("file"), F.lit("")))), "").alias("files"),
-        F.array_remove(F.sort_array(F.collect_set(F.coalesce(F.col("source"), F.lit("")))), "").alias("sources"),
+        F.array_remove(F.sort_array(F.collect_set(F.coalesce(F.col("source"), F.lit("")))), "").alias(
+            "sources"
+        ),
     )
 
     # Known keys the cluster's release does not have. A version older than the oldest release
     # read (or none) is not judged: any release knowing the key will do.
     oldest = kafka_keys.version_number(kafka_keys.OLDEST_RELEASE)
-    versions = t.clusters.select("cluster_id", "kafka_version", version_key("kafka_version").alias("v")).where(
-        F.col("v") >= F.lit(oldest))
-    keyed = join(g.where(F.col("is_known").isNotNull()).select("cluster_id", "scope", "key").distinct(), versions,
-                 "cluster_id")
+    versions = t.clusters.select(
+        "cluster_id", "kafka_version", version_key("kafka_version").alias("v")
+    ).where(F.col("v") >= F.lit(oldest))
+    keyed = join(
+        g.where(F.col("is_known").isNotNull()).select("cluster_id", "scope", "key").distinct(),
+        versions,
+        "cluster_id",
+    )
     r = join(keyed, ranges, ["scope", "key"])
     covers = (F.col("since_v").isNull() | (F.col("since_v") <= F.col("v"))) & (
-        F.col("removed_v").isNull() | (F.col("v") < F.col("removed_v")))
-    verdict = r.groupBy("cluster_id", "scope", "key", "kafka_version").agg(
-        F.max(F.when(covers, F.lit(1)).otherwise(F.lit(0))).alias("known_at_v"),
-        F.min(F.when(F.col("since_v") > F.col("v"), F.col("since_s"))).alias("next_since_s"),
-        F.max(F.when(F.col("removed_v") <= F.col("v"), F.col("removed_s"))).alias("last_removed_s"),
-    ).where(F.col("known_at_v") == 0).select(
-        "cluster_id", "scope", "key", "kafka_version",
-        F.regexp_extract(F.col("next_since_s"), _VERSION_TEXT, 1).alias("introduced_in"),
-        F.regexp_extract(F.col("last_removed_s"), _VERSION_TEXT, 1).alias("removed_in"),
+        F.col("removed_v").isNull() | (F.col("v") < F.col("removed_v"))
+    )
+    verdict = (
+        r.groupBy("cluster_id", "scope", "key", "kafka_version")
+        .agg(
+            F.max(F.when(covers, F.lit(1)).otherwise(F.lit(0))).alias("known_at_v"),
+            F.min(F.when(F.col("since_v") > F.col("v"), F.col("since_s"))).alias("next_since_s"),
+            F.max(F.when(F.col("removed_v") <= F.col("v"), F.col("removed_s"))).alias("last_removed_s"),
+        )
+        .where(F.col("known_at_v") == 0)
+        .select(
+            "cluster_id",
+            "scope",
+            "key",
+            "kafka_version",
+            F.regexp_extract(F.col("next_since_s"), _VERSION_TEXT, 1).alias("introduced_in"),
+            F.regexp_extract(F.col("last_removed_s"), _VERSION_TEXT, 1).alias("removed_in"),
+        )
     )
     g = join(g, verdict, ["cluster_id", "scope", "key"], "left").where(
-        F.col("is_known").isNull() | F.col("kafka_version").isNotNull())
+        F.col("is_known").isNull() | F.col("kafka_version").isNotNull()
+    )
 
     candidates = known.select(F.col("scope").alias("k_scope"), F.col("key").alias("suggestion"))
     pairs = (
@@ -240,14 +323,23 @@ def unknown_config_key(t, p):
         .crossJoin(candidates)
         .where(F.col("u_scope") == F.col("k_scope"))
         # a broker key set on a topic ('log.retention.ms') is closest to its topic form ('retention.ms')
-        .withColumn("distance", F.least(
-            F.levenshtein(F.col("u_key"), F.col("suggestion")),
-            F.levenshtein(F.regexp_replace(F.col("u_key"), "^log[.]", ""), F.col("suggestion"))))
+        .withColumn(
+            "distance",
+            F.least(
+                F.levenshtein(F.col("u_key"), F.col("suggestion")),
+                F.levenshtein(F.regexp_replace(F.col("u_key"), "^log[.]", ""), F.col("suggestion")),
+            ),
+        )
         .where(F.col("distance") <= p["suggest_distance"])
     )
-    w = Window.partitionBy("cluster_id", "resource").orderBy(F.col("distance").asc(), F.col("suggestion").asc())
-    best = pairs.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") == 1).select(
-        "cluster_id", "resource", "suggestion")
+    w = Window.partitionBy("cluster_id", "resource").orderBy(
+        F.col("distance").asc(), F.col("suggestion").asc()
+    )
+    best = (
+        pairs.withColumn("_rn", F.row_number().over(w))
+        .where(F.col("_rn") == 1)
+        .select("cluster_id", "resource", "suggestion")
+    )
     g = join(g, best, ["cluster_id", "resource"], "left")
 
     topic = F.col("scope") == "topic"
@@ -258,21 +350,52 @@ def unknown_config_key(t, p):
         .when(introduced == "", text("removed in ", removed))
         .otherwise(text("removed in ", removed, ", back in ", introduced))
     )
-    hint = F.when(F.col("suggestion").isNotNull(), text(" (did you mean ", F.col("suggestion"), "?)")).otherwise(F.lit(""))
+    hint = F.when(
+        F.col("suggestion").isNotNull(), text(" (did you mean ", F.col("suggestion"), "?)")
+    ).otherwise(F.lit(""))
     on = F.array_join(F.col("entities"), ", ")
     unknown_msg = text(
-        "unknown ", F.col("scope"), " config key '", F.col("key"), "' on ", on, hint, ": ", _RELEASES, ". ",
+        "unknown ",
+        F.col("scope"),
+        " config key '",
+        F.col("key"),
+        "' on ",
+        on,
+        hint,
+        ": ",
+        _RELEASES,
+        ". ",
         F.when(topic, F.lit(_TOPIC_EFFECT)).otherwise(
-            text(_BROKER_EFFECT, ", so the setting it was meant to change keeps its default")))
+            text(_BROKER_EFFECT, ", so the setting it was meant to change keeps its default")
+        ),
+    )
     version_msg = text(
-        F.col("scope"), " config key '", F.col("key"), "' on ", on, " is not known to Kafka ", F.col("kafka_version"),
-        " (", reason, "). ",
-        F.when(topic, F.lit(_TOPIC_EFFECT)).otherwise(text(_BROKER_EFFECT, ", so it has no effect on this cluster")))
+        F.col("scope"),
+        " config key '",
+        F.col("key"),
+        "' on ",
+        on,
+        " is not known to Kafka ",
+        F.col("kafka_version"),
+        " (",
+        reason,
+        "). ",
+        F.when(topic, F.lit(_TOPIC_EFFECT)).otherwise(
+            text(_BROKER_EFFECT, ", so it has no effect on this cluster")
+        ),
+    )
     msg = F.when(F.col("is_known").isNull(), unknown_msg).otherwise(version_msg)
-    evidence = ev(key=F.col("key"), scope=F.col("scope"), set_on=F.col("entities"), files=F.col("files"),
-                  sources=F.col("sources"), suggestion=F.col("suggestion"), kafka_version=F.col("kafka_version"),
-                  introduced_in=F.when(introduced != "", introduced),
-                  removed_in=F.when(removed != "", removed))
+    evidence = ev(
+        key=F.col("key"),
+        scope=F.col("scope"),
+        set_on=F.col("entities"),
+        files=F.col("files"),
+        sources=F.col("sources"),
+        suggestion=F.col("suggestion"),
+        kafka_version=F.col("kafka_version"),
+        introduced_in=F.when(introduced != "", introduced),
+        removed_in=F.when(removed != "", removed),
+    )
     return emit(g, "config", F.col("resource"), msg, evidence)
 
 
@@ -286,9 +409,18 @@ def configured_brokers(t):
     )
 
 
-@rule("CFG003", "broker-config-drift", "warning", needs=("configs",), params=(
-    Param("keys", BROKER_UNIFORM_KEYS, "broker settings that must be identical on every broker of a cluster"),
-), uses=(broker_settings, configured_brokers, kafka_defaults))
+@rule(
+    "CFG003",
+    "broker-config-drift",
+    "warning",
+    needs=("configs",),
+    params=(
+        Param(
+            "keys", BROKER_UNIFORM_KEYS, "broker settings that must be identical on every broker of a cluster"
+        ),
+    ),
+    uses=(broker_settings, configured_brokers, kafka_defaults),
+)
 def broker_config_drift(t, p):
     """Brokers of one cluster disagree on a setting that must be cluster-wide.
 
@@ -315,21 +447,38 @@ def broker_config_drift(t, p):
     """
     keys = t.session.createDataFrame([{"key": k} for k in p["keys"]], schema="key string")
     grid = t.derived(configured_brokers).crossJoin(keys)
-    bs = t.derived(broker_settings).select(
-        "cluster_id", "broker_id", "key", F.col("value").alias("b_value"))
-    cd = t.configs.where(F.col("entity_type") == "cluster_default").groupBy("cluster_id", "key").agg(
-        F.max(F.trim(F.col("value"))).alias("d_value"))
+    bs = t.derived(broker_settings).select("cluster_id", "broker_id", "key", F.col("value").alias("b_value"))
+    cd = (
+        t.configs.where(F.col("entity_type") == "cluster_default")
+        .groupBy("cluster_id", "key")
+        .agg(F.max(F.trim(F.col("value"))).alias("d_value"))
+    )
     kd = t.derived(kafka_defaults).select("cluster_id", "key", F.col("value").alias("k_value"))
-    g = join(join(join(grid, bs, ["cluster_id", "broker_id", "key"], "left"), cd, ["cluster_id", "key"], "left"),
-             kd, ["cluster_id", "key"], "left")
-    value = F.lower(F.trim(F.coalesce(F.col("b_value"), F.col("d_value"), F.col("k_value"), F.lit("(not set)"))))
+    g = join(
+        join(join(grid, bs, ["cluster_id", "broker_id", "key"], "left"), cd, ["cluster_id", "key"], "left"),
+        kd,
+        ["cluster_id", "key"],
+        "left",
+    )
+    value = F.lower(
+        F.trim(F.coalesce(F.col("b_value"), F.col("d_value"), F.col("k_value"), F.lit("(not set)")))
+    )
     per_value = g.groupBy("cluster_id", "key", value.alias("value")).agg(
-        F.sort_array(F.collect_list("broker_id")).alias("brokers"))
-    per_key = per_value.groupBy("cluster_id", "key").agg(
-        F.count(F.lit(1)).alias("n_values"),
-        F.sort_array(F.collect_list(text(F.col("value"), " on brokers ", int_list(F.col("brokers"))))).alias("parts"),
-        F.sort_array(F.collect_list(F.struct(F.col("value").alias("value"), F.col("brokers").alias("brokers")))).alias("values"),
-    ).where(F.col("n_values") > 1)
+        F.sort_array(F.collect_list("broker_id")).alias("brokers")
+    )
+    per_key = (
+        per_value.groupBy("cluster_id", "key")
+        .agg(
+            F.count(F.lit(1)).alias("n_values"),
+            F.sort_array(
+                F.collect_list(text(F.col("value"), " on brokers ", int_list(F.col("brokers"))))
+            ).alias("parts"),
+            F.sort_array(
+                F.collect_list(F.struct(F.col("value").alias("value"), F.col("brokers").alias("brokers")))
+            ).alias("values"),
+        )
+        .where(F.col("n_values") > 1)
+    )
     msg = text("brokers disagree on ", F.col("key"), ": ", F.array_join(F.col("parts"), "; "))
     return emit(per_key, "config", F.col("key"), msg, ev(key=F.col("key"), values=F.col("values")))
 
@@ -341,8 +490,13 @@ def _source_name(prec):
     return out
 
 
-@rule("CFG004", "replication-defaults-unset", "warning", needs=("configs",),
-      uses=(cluster_settings, configured_brokers))
+@rule(
+    "CFG004",
+    "replication-defaults-unset",
+    "warning",
+    needs=("configs",),
+    uses=(cluster_settings, configured_brokers),
+)
 def replication_defaults_unset(t, p):
     """default.replication.factor or min.insync.replicas is 1 on a cluster of several brokers.
 
@@ -365,14 +519,23 @@ def replication_defaults_unset(t, p):
     - Kafka broker config min.insync.replicas <https://kafka.apache.org/39/documentation.html#brokerconfigs_min.insync.replicas>
     """
     s = t.derived(cluster_settings).where(
-        F.col("key").isin("default.replication.factor", "min.insync.replicas") & (try_int("value") == 1))
+        F.col("key").isin("default.replication.factor", "min.insync.replicas") & (try_int("value") == 1)
+    )
     ids = t.brokers.select("cluster_id", "broker_id").unionByName(t.derived(configured_brokers))
     counts = ids.groupBy("cluster_id").agg(F.countDistinct("broker_id").alias("broker_count"))
     d = join(s, counts, "cluster_id").where(F.col("broker_count") > 1)
     source = _source_name(F.col("prec"))
-    effect = F.when(F.col("key") == "default.replication.factor",
-                    F.lit("topics created without an explicit replication factor get a single replica")).otherwise(
-        F.lit("acks=all writes are acknowledged by the leader alone"))
-    msg = text(F.col("key"), "=1 (", source, ") on a cluster of ", F.col("broker_count"), " brokers: ", effect)
-    return emit(d, "config", F.col("key"), msg,
-                ev(key=F.col("key"), value=F.col("value"), source=source, brokers=F.col("broker_count")))
+    effect = F.when(
+        F.col("key") == "default.replication.factor",
+        F.lit("topics created without an explicit replication factor get a single replica"),
+    ).otherwise(F.lit("acks=all writes are acknowledged by the leader alone"))
+    msg = text(
+        F.col("key"), "=1 (", source, ") on a cluster of ", F.col("broker_count"), " brokers: ", effect
+    )
+    return emit(
+        d,
+        "config",
+        F.col("key"),
+        msg,
+        ev(key=F.col("key"), value=F.col("value"), source=source, brokers=F.col("broker_count")),
+    )

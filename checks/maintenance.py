@@ -27,8 +27,12 @@ from checks._api import F, Window, emit, ev, join, text
 from checks._transforms import partition_name, registered_as, topic_settings
 
 COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
-_MAX_LISTED = Param("max_listed", 20, "how many partitions, topics or groups the message and evidence list "
-                                      "(sorted; the counts are never capped)")
+_MAX_LISTED = Param(
+    "max_listed",
+    20,
+    "how many partitions, topics or groups the message and evidence list "
+    "(sorted; the counts are never capped)",
+)
 
 
 def restart_impact(t):
@@ -44,26 +48,56 @@ def restart_impact(t):
     ISR, leader -1): then every registered replica holder is hit, in sync or not."""
     settings = t.derived(topic_settings).select("cluster_id", "topic", "min_insync_replicas")
     base = t.partitions.select("cluster_id", "topic", "partition", "leader", "replicas", "isr")
-    holders = base.select("cluster_id", "topic", "partition", F.explode(F.col("replicas")).alias("broker_id")).unionByName(
-        base.select("cluster_id", "topic", "partition", F.explode(F.col("isr")).alias("broker_id"))).distinct()
+    holders = (
+        base.select("cluster_id", "topic", "partition", F.explode(F.col("replicas")).alias("broker_id"))
+        .unionByName(
+            base.select("cluster_id", "topic", "partition", F.explode(F.col("isr")).alias("broker_id"))
+        )
+        .distinct()
+    )
     parts = join(holders, base, ["cluster_id", "topic", "partition"])
     live = registered_as(t, "broker_id", "registered")
     d = join(join(parts, live, ["cluster_id", "broker_id"]), settings, ["cluster_id", "topic"], "left")
     isr_size = F.when(F.col("isr").isNull(), F.lit(0)).otherwise(F.size(F.array_distinct(F.col("isr"))))
     in_isr = F.coalesce(F.array_contains(F.col("isr"), F.col("broker_id")), F.lit(False))
-    d = d.select("cluster_id", "broker_id", "topic", "partition", "leader", "replicas", "isr", "min_insync_replicas",
-                 in_isr.alias("in_isr"), isr_size.alias("isr_size"),
-                 F.when(F.col("replicas").isNotNull(), F.size("replicas")).alias("replication_factor"))
-    d = d.select("*", (F.col("isr_size") - F.when(F.col("in_isr"), F.lit(1)).otherwise(F.lit(0))).alias("remaining_isr"),
-                 ((F.col("isr_size") == 0) | F.coalesce(F.col("leader") < 0, F.lit(False))
-                  | F.coalesce(F.col("isr_size") < F.col("min_insync_replicas"), F.lit(False))).alias("already_failing"))
-    restart_hits = F.col("in_isr") & ((F.col("remaining_isr") == 0)
-                                      | F.coalesce(F.col("remaining_isr") < F.col("min_insync_replicas"), F.lit(False)))
+    d = d.select(
+        "cluster_id",
+        "broker_id",
+        "topic",
+        "partition",
+        "leader",
+        "replicas",
+        "isr",
+        "min_insync_replicas",
+        in_isr.alias("in_isr"),
+        isr_size.alias("isr_size"),
+        F.when(F.col("replicas").isNotNull(), F.size("replicas")).alias("replication_factor"),
+    )
+    d = d.select(
+        "*",
+        (F.col("isr_size") - F.when(F.col("in_isr"), F.lit(1)).otherwise(F.lit(0))).alias("remaining_isr"),
+        (
+            (F.col("isr_size") == 0)
+            | F.coalesce(F.col("leader") < 0, F.lit(False))
+            | F.coalesce(F.col("isr_size") < F.col("min_insync_replicas"), F.lit(False))
+        ).alias("already_failing"),
+    )
+    restart_hits = F.col("in_isr") & (
+        (F.col("remaining_isr") == 0)
+        | F.coalesce(F.col("remaining_isr") < F.col("min_insync_replicas"), F.lit(False))
+    )
     return d.where(restart_hits | F.col("already_failing")).select(
-        "*", partition_name().alias("name"),
-        (F.col("in_isr") & (F.col("remaining_isr") == 0) & (F.col("isr_size") > 0)
-         & F.coalesce(F.col("leader") >= 0, F.lit(True))).alias("offline"),
-        F.coalesce(F.col("replication_factor") <= F.col("min_insync_replicas"), F.lit(False)).alias("strimzi_skips"),
+        "*",
+        partition_name().alias("name"),
+        (
+            F.col("in_isr")
+            & (F.col("remaining_isr") == 0)
+            & (F.col("isr_size") > 0)
+            & F.coalesce(F.col("leader") >= 0, F.lit(True))
+        ).alias("offline"),
+        F.coalesce(F.col("replication_factor") <= F.col("min_insync_replicas"), F.lit(False)).alias(
+            "strimzi_skips"
+        ),
     )
 
 
@@ -87,7 +121,9 @@ def _capped(col: str, rank: str, n: int):
 
 def _listing(col, count, n: int):
     """'a, b, c' (+ ' ... and K more' past n), from a sorted capped array and its full count."""
-    more = F.when(count > F.lit(n), text(" ... and ", (count - F.lit(n)).cast("string"), " more")).otherwise(F.lit(""))
+    more = F.when(count > F.lit(n), text(" ... and ", (count - F.lit(n)).cast("string"), " more")).otherwise(
+        F.lit("")
+    )
     return text(F.array_join(col, ", "), more)
 
 
@@ -99,14 +135,23 @@ def _per_broker(d, n: int):
         F.countDistinct("topic").alias("topic_count"),
         _capped("topic", "_tr", n).alias("topics"),
         F.sum(F.when(F.col("strimzi_skips"), F.lit(1)).otherwise(F.lit(0))).alias("strimzi_skipped"),
-        F.sum(F.when(F.col("leader") == F.col("broker_id"), F.lit(1)).otherwise(F.lit(0))).alias("led_by_broker"),
+        F.sum(F.when(F.col("leader") == F.col("broker_id"), F.lit(1)).otherwise(F.lit(0))).alias(
+            "led_by_broker"
+        ),
         F.min("remaining_isr").alias("min_remaining_isr"),
         F.sum(F.when(F.col("already_failing"), F.lit(1)).otherwise(F.lit(0))).alias("already_failing"),
     )
 
 
-@rule("MNT001", "restart-blocks-writes", "error", scope="maintenance", params=(_MAX_LISTED,),
-      needs=("partitions",), uses=(restart_impact,))
+@rule(
+    "MNT001",
+    "restart-blocks-writes",
+    "error",
+    scope="maintenance",
+    params=(_MAX_LISTED,),
+    needs=("partitions",),
+    uses=(restart_impact,),
+)
 def restart_blocks_writes(t, p):
     """Restarting this broker now would drop partitions below their effective min.insync.replicas: acks=all writes to them block while it is down.
 
@@ -144,27 +189,71 @@ def restart_blocks_writes(t, p):
     d = _per_broker(_impact(t).where(~F.col("offline")), n)
     listed = _listing(F.col("partitions"), F.col("partition_count"), n)
     newly = F.col("partition_count") - F.col("already_failing")
-    strimzi = F.when(F.col("strimzi_skipped") > 0, text(
-        "; ", F.col("strimzi_skipped"), " of them have replicas <= min.insync.replicas (Strimzi's roll check lets "
-        "those through; they block all the same)")).otherwise(F.lit(""))
-    blocks = F.when(newly > 0, text(
-        "restarting broker ", F.col("broker_id"), " leaves ", newly, " partition(s) with an ISR below "
-        "min.insync.replicas: acks=all writes block until it is back in sync")).otherwise(F.lit(""))
-    failing = F.when(F.col("already_failing") > 0, text(
-        F.when(newly > 0, F.lit("; ")).otherwise(F.lit("")), "broker ", F.col("broker_id"), " holds a replica of ",
-        F.col("already_failing"), " partition(s) already below min.insync.replicas or without a leader: acks=all "
-        "writes to them already fail, and restarting it takes away one of their ways back")).otherwise(F.lit(""))
-    msg = text(blocks, failing, " (", F.col("partition_count"), " partition(s) of ", F.col("topic_count"),
-               " topic(s)): ", listed, strimzi)
-    evidence = ev(partition_count=F.col("partition_count"), partitions=F.col("partitions"),
-                  topic_count=F.col("topic_count"), topics=F.col("topics"),
-                  replicas_at_or_below_min_isr=F.col("strimzi_skipped"), led_by_broker=F.col("led_by_broker"),
-                  min_remaining_isr=F.col("min_remaining_isr"), already_failing=F.col("already_failing"))
+    strimzi = F.when(
+        F.col("strimzi_skipped") > 0,
+        text(
+            "; ",
+            F.col("strimzi_skipped"),
+            " of them have replicas <= min.insync.replicas (Strimzi's roll check lets "
+            "those through; they block all the same)",
+        ),
+    ).otherwise(F.lit(""))
+    blocks = F.when(
+        newly > 0,
+        text(
+            "restarting broker ",
+            F.col("broker_id"),
+            " leaves ",
+            newly,
+            " partition(s) with an ISR below "
+            "min.insync.replicas: acks=all writes block until it is back in sync",
+        ),
+    ).otherwise(F.lit(""))
+    failing = F.when(
+        F.col("already_failing") > 0,
+        text(
+            F.when(newly > 0, F.lit("; ")).otherwise(F.lit("")),
+            "broker ",
+            F.col("broker_id"),
+            " holds a replica of ",
+            F.col("already_failing"),
+            " partition(s) already below min.insync.replicas or without a leader: acks=all "
+            "writes to them already fail, and restarting it takes away one of their ways back",
+        ),
+    ).otherwise(F.lit(""))
+    msg = text(
+        blocks,
+        failing,
+        " (",
+        F.col("partition_count"),
+        " partition(s) of ",
+        F.col("topic_count"),
+        " topic(s)): ",
+        listed,
+        strimzi,
+    )
+    evidence = ev(
+        partition_count=F.col("partition_count"),
+        partitions=F.col("partitions"),
+        topic_count=F.col("topic_count"),
+        topics=F.col("topics"),
+        replicas_at_or_below_min_isr=F.col("strimzi_skipped"),
+        led_by_broker=F.col("led_by_broker"),
+        min_remaining_isr=F.col("min_remaining_isr"),
+        already_failing=F.col("already_failing"),
+    )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
 
 
-@rule("MNT002", "restart-takes-offline", "critical", scope="maintenance", params=(_MAX_LISTED,),
-      needs=("partitions",), uses=(restart_impact,))
+@rule(
+    "MNT002",
+    "restart-takes-offline",
+    "critical",
+    scope="maintenance",
+    params=(_MAX_LISTED,),
+    needs=("partitions",),
+    uses=(restart_impact,),
+)
 def restart_takes_offline(t, p):
     """This broker is the only in-sync replica of some partitions: restarting it takes them offline.
 
@@ -191,16 +280,35 @@ def restart_takes_offline(t, p):
     """
     n = p["max_listed"]
     d = _per_broker(_impact(t).where(F.col("offline")), n)
-    msg = text("broker ", F.col("broker_id"), " is the only in-sync replica of ", F.col("partition_count"),
-               " partition(s) of ", F.col("topic_count"), " topic(s): restarting it takes them offline: ",
-               _listing(F.col("partitions"), F.col("partition_count"), n))
-    evidence = ev(partition_count=F.col("partition_count"), partitions=F.col("partitions"),
-                  topic_count=F.col("topic_count"), topics=F.col("topics"), led_by_broker=F.col("led_by_broker"))
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " is the only in-sync replica of ",
+        F.col("partition_count"),
+        " partition(s) of ",
+        F.col("topic_count"),
+        " topic(s): restarting it takes them offline: ",
+        _listing(F.col("partitions"), F.col("partition_count"), n),
+    )
+    evidence = ev(
+        partition_count=F.col("partition_count"),
+        partitions=F.col("partitions"),
+        topic_count=F.col("topic_count"),
+        topics=F.col("topics"),
+        led_by_broker=F.col("led_by_broker"),
+    )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
 
 
-@rule("MNT003", "restart-stalls-consumer-groups", "error", scope="maintenance", params=(_MAX_LISTED,),
-      needs=("partitions",), uses=(restart_impact,))
+@rule(
+    "MNT003",
+    "restart-stalls-consumer-groups",
+    "error",
+    scope="maintenance",
+    params=(_MAX_LISTED,),
+    needs=("partitions",),
+    uses=(restart_impact,),
+)
 def restart_stalls_consumer_groups(t, p):
     """Restarting this broker hits `__consumer_offsets` or `__transaction_state` partitions (MNT001/MNT002): the consumer groups they coordinate stall.
 
@@ -228,13 +336,24 @@ def restart_stalls_consumer_groups(t, p):
     - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
     """
     n = p["max_listed"]
-    hit = _impact(t).where(F.col("topic").isin(*COORDINATOR_TOPICS)).select(
-        "cluster_id", "broker_id", "topic", "partition", "name", "offline")
-    groups = t.consumer_groups.where(F.col("group_id").isNotNull() & F.col("coordinator_partition").isNotNull()).select(
-        "cluster_id", F.col("coordinator_partition").alias("partition"), "group_id",
-        F.lit("__consumer_offsets").alias("topic"))
-    d = _ranked(_ranked(join(hit, groups, ["cluster_id", "topic", "partition"], "left"), "name", "_pr"),
-                "group_id", "_gr")
+    hit = (
+        _impact(t)
+        .where(F.col("topic").isin(*COORDINATOR_TOPICS))
+        .select("cluster_id", "broker_id", "topic", "partition", "name", "offline")
+    )
+    groups = t.consumer_groups.where(
+        F.col("group_id").isNotNull() & F.col("coordinator_partition").isNotNull()
+    ).select(
+        "cluster_id",
+        F.col("coordinator_partition").alias("partition"),
+        "group_id",
+        F.lit("__consumer_offsets").alias("topic"),
+    )
+    d = _ranked(
+        _ranked(join(hit, groups, ["cluster_id", "topic", "partition"], "left"), "name", "_pr"),
+        "group_id",
+        "_gr",
+    )
     d = d.groupBy("cluster_id", "broker_id").agg(
         F.countDistinct("name").alias("partition_count"),
         _capped("name", "_pr", n).alias("partitions"),
@@ -243,23 +362,49 @@ def restart_stalls_consumer_groups(t, p):
         _capped("group_id", "_gr", n).alias("groups"),
         F.max(F.when(F.col("topic") == "__transaction_state", F.lit(1)).otherwise(F.lit(0))).alias("txn"),
     )
-    groups_text = F.when(F.col("group_count") > 0, text(
-        "; ", F.col("group_count"), " consumer group(s) mapped to them stall: ",
-        _listing(F.col("groups"), F.col("group_count"), n))).otherwise(
-        F.lit("; none of the collected consumer groups maps to them"))
-    txn = F.when(F.col("txn") > 0, F.lit("; transactional ids mapped to the __transaction_state partitions cannot "
-                                          "commit or abort")).otherwise(F.lit(""))
-    msg = text("restarting broker ", F.col("broker_id"), " hits ", F.col("partition_count"),
-               " coordinator partition(s) (", F.col("offline_count"), " taken offline): ",
-               _listing(F.col("partitions"), F.col("partition_count"), n), groups_text, txn)
-    evidence = ev(partition_count=F.col("partition_count"), partitions=F.col("partitions"),
-                  offline_count=F.col("offline_count"), consumer_group_count=F.col("group_count"),
-                  consumer_groups=F.col("groups"))
+    groups_text = F.when(
+        F.col("group_count") > 0,
+        text(
+            "; ",
+            F.col("group_count"),
+            " consumer group(s) mapped to them stall: ",
+            _listing(F.col("groups"), F.col("group_count"), n),
+        ),
+    ).otherwise(F.lit("; none of the collected consumer groups maps to them"))
+    txn = F.when(
+        F.col("txn") > 0,
+        F.lit("; transactional ids mapped to the __transaction_state partitions cannot commit or abort"),
+    ).otherwise(F.lit(""))
+    msg = text(
+        "restarting broker ",
+        F.col("broker_id"),
+        " hits ",
+        F.col("partition_count"),
+        " coordinator partition(s) (",
+        F.col("offline_count"),
+        " taken offline): ",
+        _listing(F.col("partitions"), F.col("partition_count"), n),
+        groups_text,
+        txn,
+    )
+    evidence = ev(
+        partition_count=F.col("partition_count"),
+        partitions=F.col("partitions"),
+        offline_count=F.col("offline_count"),
+        consumer_group_count=F.col("group_count"),
+        consumer_groups=F.col("groups"),
+    )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
 
 
-@rule("MNT004", "no-safe-roll", "critical", needs=("partitions", "brokers"), scope="maintenance",
-      uses=(restart_impact,))
+@rule(
+    "MNT004",
+    "no-safe-roll",
+    "critical",
+    needs=("partitions", "brokers"),
+    scope="maintenance",
+    uses=(restart_impact,),
+)
 def no_safe_roll(t, p):
     """No broker of the cluster can be restarted without blocking writes or taking partitions offline (MNT001/MNT002 on every broker).
 
@@ -281,14 +426,25 @@ def no_safe_roll(t, p):
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
     """
-    unsafe = _impact(t).select("cluster_id", "broker_id").distinct().groupBy("cluster_id").agg(
-        F.count(F.lit(1)).alias("unsafe_count"))
+    unsafe = (
+        _impact(t)
+        .select("cluster_id", "broker_id")
+        .distinct()
+        .groupBy("cluster_id")
+        .agg(F.count(F.lit(1)).alias("unsafe_count"))
+    )
     brokers = t.brokers.groupBy("cluster_id").agg(
-        F.count(F.lit(1)).alias("broker_count"), F.sort_array(F.collect_list("broker_id")).alias("broker_ids"))
+        F.count(F.lit(1)).alias("broker_count"), F.sort_array(F.collect_list("broker_id")).alias("broker_ids")
+    )
     names = t.clusters.select("cluster_id", F.col("cluster_name").alias("cluster"))
     d = join(join(brokers, unsafe, "cluster_id"), names, "cluster_id", "left").where(
-        (F.col("broker_count") > 0) & (F.col("unsafe_count") >= F.col("broker_count")))
-    msg = text("none of the ", F.col("broker_count"), " brokers can be restarted without blocking acks=all writes or "
-               "taking partitions offline: a rolling restart now means an outage")
+        (F.col("broker_count") > 0) & (F.col("unsafe_count") >= F.col("broker_count"))
+    )
+    msg = text(
+        "none of the ",
+        F.col("broker_count"),
+        " brokers can be restarted without blocking acks=all writes or "
+        "taking partitions offline: a rolling restart now means an outage",
+    )
     evidence = ev(broker_count=F.col("broker_count"), unsafe_brokers=F.col("broker_ids"))
     return emit(d, "cluster", F.coalesce(F.col("cluster"), F.col("cluster_id")), msg, evidence)

@@ -47,8 +47,11 @@ def msk_broker_partitions(t):
     # MSK clusters' partitions first, then one row per replica: exploding every cluster's
     # replicas before the join made 28.8M rows at 10M partitions to keep a quarter of them.
     on_msk = join(t.partitions.select("cluster_id", "replicas"), msk.select("cluster_id"), "cluster_id")
-    counts = on_msk.select("cluster_id", F.explode(F.col("replicas")).alias("broker_id")).groupBy(
-        "cluster_id", "broker_id").agg(F.count(F.lit(1)).alias("partition_replicas"))
+    counts = (
+        on_msk.select("cluster_id", F.explode(F.col("replicas")).alias("broker_id"))
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.count(F.lit(1)).alias("partition_replicas"))
+    )
     return join(counts, msk, "cluster_id")
 
 
@@ -58,13 +61,28 @@ def _over(t, entries, where):
 
 
 def _evidence():
-    return ev(partitions=F.col("partition_replicas"), limit=F.col("partition_limit"), instance_type=F.col("msk_instance_type"))
+    return ev(
+        partitions=F.col("partition_replicas"),
+        limit=F.col("partition_limit"),
+        instance_type=F.col("msk_instance_type"),
+    )
 
 
-@rule("MSK001", "partitions-over-update-limit", "error", needs=("partitions",), params=(
-    Param("limits", UPDATE_LIMITS, "maximum partitions (replicas) per broker for updates, per broker size "
-                                   "('SUFFIX=COUNT' entries matched against the end of msk_instance_type)"),
-), uses=(msk_broker_partitions,))
+@rule(
+    "MSK001",
+    "partitions-over-update-limit",
+    "error",
+    needs=("partitions",),
+    params=(
+        Param(
+            "limits",
+            UPDATE_LIMITS,
+            "maximum partitions (replicas) per broker for updates, per broker size "
+            "('SUFFIX=COUNT' entries matched against the end of msk_instance_type)",
+        ),
+    ),
+    uses=(msk_broker_partitions,),
+)
 def partitions_over_update_limit(t, p):
     """A broker of an MSK cluster hosts more partitions than MSK allows for updates at its size.
 
@@ -86,16 +104,35 @@ def partitions_over_update_limit(t, p):
     - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
     d = _over(t, p["limits"], "MSK001 limits")
-    msg = text("broker ", F.col("broker_id"), " hosts ", F.col("partition_replicas"), " partitions, above the ",
-               F.col("partition_limit"), " MSK allows on ", F.col("msk_instance_type"),
-               ": MSK refuses configuration updates, version upgrades and downsizing")
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " hosts ",
+        F.col("partition_replicas"),
+        " partitions, above the ",
+        F.col("partition_limit"),
+        " MSK allows on ",
+        F.col("msk_instance_type"),
+        ": MSK refuses configuration updates, version upgrades and downsizing",
+    )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, _evidence())
 
 
-@rule("MSK002", "partitions-over-recommended", "warning", needs=("partitions",), params=(
-    Param("recommended", RECOMMENDED, "recommended maximum partitions (replicas) per broker, per broker size "
-                                      "('SUFFIX=COUNT' entries matched against the end of msk_instance_type)"),
-), uses=(msk_broker_partitions,))
+@rule(
+    "MSK002",
+    "partitions-over-recommended",
+    "warning",
+    needs=("partitions",),
+    params=(
+        Param(
+            "recommended",
+            RECOMMENDED,
+            "recommended maximum partitions (replicas) per broker, per broker size "
+            "('SUFFIX=COUNT' entries matched against the end of msk_instance_type)",
+        ),
+    ),
+    uses=(msk_broker_partitions,),
+)
 def partitions_over_recommended(t, p):
     """A broker of an MSK cluster hosts more partitions than AWS recommends for its size.
 
@@ -115,14 +152,28 @@ def partitions_over_recommended(t, p):
     - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
     d = _over(t, p["recommended"], "MSK002 recommended")
-    msg = text("broker ", F.col("broker_id"), " hosts ", F.col("partition_replicas"),
-               " partitions, above the ", F.col("partition_limit"), " AWS recommends for ", F.col("msk_instance_type"))
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " hosts ",
+        F.col("partition_replicas"),
+        " partitions, above the ",
+        F.col("partition_limit"),
+        " AWS recommends for ",
+        F.col("msk_instance_type"),
+    )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, _evidence())
 
 
-@rule("MSK003", "cpu-headroom", "warning", needs=("metrics",), params=(
-    Param("max_cpu_percent", 60.0, "CPU user + system (percent) above which a broker lacks headroom"),
-))
+@rule(
+    "MSK003",
+    "cpu-headroom",
+    "warning",
+    needs=("metrics",),
+    params=(
+        Param("max_cpu_percent", 60.0, "CPU user + system (percent) above which a broker lacks headroom"),
+    ),
+)
 def cpu_headroom(t, p):
     """A broker of an MSK cluster uses more CPU (user + system) than leaves headroom for a rolling restart.
 
@@ -140,12 +191,27 @@ def cpu_headroom(t, p):
     References:
     - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
-    cpu = t.metrics.where(F.col("name") == "cpu_user_system_percent").groupBy("cluster_id", "broker_id").agg(
-        F.avg("value").alias("cpu"))
+    cpu = (
+        t.metrics.where(F.col("name") == "cpu_user_system_percent")
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.avg("value").alias("cpu"))
+    )
     msk = t.clusters.where(F.lower(F.col("platform")) == "msk").select("cluster_id", "msk_instance_type")
     d = join(cpu.where(F.col("cpu") > p["max_cpu_percent"]), msk, "cluster_id")
     pct = F.round(F.col("cpu"), 1)
-    msg = text("broker ", F.col("broker_id"), " runs at ", pct, "% CPU user + system (above ",
-               str(p["max_cpu_percent"]).removesuffix(".0"), "%): no headroom to take over a restarting broker's load")
-    return emit(d, "broker", F.col("broker_id").cast("string"), msg,
-                ev(cpu_user_system_percent=pct, instance_type=F.col("msk_instance_type")))
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " runs at ",
+        pct,
+        "% CPU user + system (above ",
+        str(p["max_cpu_percent"]).removesuffix(".0"),
+        "%): no headroom to take over a restarting broker's load",
+    )
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        ev(cpu_user_system_percent=pct, instance_type=F.col("msk_instance_type")),
+    )

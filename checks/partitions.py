@@ -36,13 +36,22 @@ def leaderless_partition(t, p):
     """
     d = _health(t).where(F.col("leaderless"))
     no_leader = (F.col("leader") < 0) | (F.col("zk_leader") < 0)
-    zk_differs = F.when(F.col("zk_leader").isNotNull() & (F.col("zk_leader") != F.col("leader")),
-                        text(", ZooKeeper says ", F.col("zk_leader"))).otherwise(F.lit(""))
+    zk_differs = F.when(
+        F.col("zk_leader").isNotNull() & (F.col("zk_leader") != F.col("leader")),
+        text(", ZooKeeper says ", F.col("zk_leader")),
+    ).otherwise(F.lit(""))
     where = text("; replicas ", int_list(F.col("replicas")), ", ISR ", int_list(F.col("isr")))
     msg = F.when(no_leader, text("no leader (leader ", F.col("leader"), zk_differs, ")", where)).otherwise(
-        text("leader ", F.col("leader"), " is not a registered broker", where))
-    evidence = ev(leader=F.col("leader"), zookeeper_leader=F.col("zk_leader"), leader_epoch=F.col("leader_epoch"),
-                  replicas=F.col("replicas"), isr=F.col("isr"), offline_replicas=F.col("offline_replicas"))
+        text("leader ", F.col("leader"), " is not a registered broker", where)
+    )
+    evidence = ev(
+        leader=F.col("leader"),
+        zookeeper_leader=F.col("zk_leader"),
+        leader_epoch=F.col("leader_epoch"),
+        replicas=F.col("replicas"),
+        isr=F.col("isr"),
+        offline_replicas=F.col("offline_replicas"),
+    )
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
@@ -56,13 +65,22 @@ def _health(t):
 
 
 def _isr_evidence(**extra):
-    return ev(isr=F.col("isr"), isr_size=F.col("isr_size"), replicas=F.col("replicas"),
-              replication_factor=F.col("replication_factor"), min_insync_replicas=F.col("min_insync_replicas"),
-              min_insync_replicas_source=F.col("min_insync_replicas_source"), leader=F.col("leader"), **extra)
+    return ev(
+        isr=F.col("isr"),
+        isr_size=F.col("isr_size"),
+        replicas=F.col("replicas"),
+        replication_factor=F.col("replication_factor"),
+        min_insync_replicas=F.col("min_insync_replicas"),
+        min_insync_replicas_source=F.col("min_insync_replicas_source"),
+        leader=F.col("leader"),
+        **extra,
+    )
 
 
 def _min_isr_text():
-    return text("min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"), ")")
+    return text(
+        "min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"), ")"
+    )
 
 
 @rule("PAR002", "coordinator-unavailable", "critical", needs=("partitions",), uses=(degraded_partitions,))
@@ -94,14 +112,18 @@ def coordinator_unavailable(t, p):
     - Kafka broker config transaction.state.log.num.partitions <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.num.partitions>
     - Kafka documentation: managing consumer groups <https://kafka.apache.org/39/documentation.html#basic_ops_consumer_group>
     """
-    h = _health(t).where(F.col("topic").isin(*COORDINATOR_TOPICS) & (
-        F.col("leaderless") | (F.col("isr_size") < F.col("min_insync_replicas"))))
+    h = _health(t).where(
+        F.col("topic").isin(*COORDINATOR_TOPICS)
+        & (F.col("leaderless") | (F.col("isr_size") < F.col("min_insync_replicas")))
+    )
     groups = (
         t.consumer_groups.where(F.col("group_id").isNotNull() & F.col("coordinator_partition").isNotNull())
         .groupBy("cluster_id", F.col("coordinator_partition").alias("partition"))
-        .agg(F.sort_array(F.collect_set("group_id")).alias("groups"),
-             # groups with members now (state and member count as the coordinator last reported them)
-             F.countDistinct(F.when(F.col("members") > 0, F.col("group_id"))).alias("active_groups"))
+        .agg(
+            F.sort_array(F.collect_set("group_id")).alias("groups"),
+            # groups with members now (state and member count as the coordinator last reported them)
+            F.countDistinct(F.when(F.col("members") > 0, F.col("group_id"))).alias("active_groups"),
+        )
         .withColumn("topic", F.lit("__consumer_offsets"))
     )
     d = join(h, groups, ["cluster_id", "topic", "partition"], "left")
@@ -109,21 +131,48 @@ def coordinator_unavailable(t, p):
     isr = int_list(F.col("isr"))
     state = (
         F.when(F.col("leader") < 0, text("no leader (leader ", F.col("leader"), ", ISR ", isr, ")"))
-        .when(F.col("zk_leader") < 0, text("no leader in ZooKeeper (the brokers still serve leader ", F.col("leader"),
-                                           ", ISR ", isr, ")"))
-        .when(F.col("leaderless"), text("leader ", F.col("leader"), " is not a registered broker (ISR ", isr, ")"))
+        .when(
+            F.col("zk_leader") < 0,
+            text(
+                "no leader in ZooKeeper (the brokers still serve leader ", F.col("leader"), ", ISR ", isr, ")"
+            ),
+        )
+        .when(
+            F.col("leaderless"),
+            text("leader ", F.col("leader"), " is not a registered broker (ISR ", isr, ")"),
+        )
         .otherwise(text("ISR ", isr, " below ", _min_isr_text()))
     )
-    who = F.when(F.col("topic") == "__transaction_state",
-                 F.lit(": transactional ids mapped to it cannot begin, commit or abort transactions")).when(
-        group_count > 0, text(": ", group_count.cast("string"), " consumer group(s) lost their coordinator (",
-                              F.coalesce(F.col("active_groups"), F.lit(0)).cast("string"), " with members): ",
-                              F.array_join(F.col("groups"), ", "))).otherwise(
-        F.lit(": consumer groups mapped to it lose their coordinator (none of the collected groups maps here)"))
+    who = (
+        F.when(
+            F.col("topic") == "__transaction_state",
+            F.lit(": transactional ids mapped to it cannot begin, commit or abort transactions"),
+        )
+        .when(
+            group_count > 0,
+            text(
+                ": ",
+                group_count.cast("string"),
+                " consumer group(s) lost their coordinator (",
+                F.coalesce(F.col("active_groups"), F.lit(0)).cast("string"),
+                " with members): ",
+                F.array_join(F.col("groups"), ", "),
+            ),
+        )
+        .otherwise(
+            F.lit(
+                ": consumer groups mapped to it lose their coordinator (none of the collected groups maps here)"
+            )
+        )
+    )
     msg = text(state, who)
-    evidence = _isr_evidence(zookeeper_leader=F.col("zk_leader"), leaderless=F.col("leaderless"),
-                             consumer_groups=F.col("groups"), consumer_group_count=group_count,
-                             consumer_groups_with_members=F.coalesce(F.col("active_groups"), F.lit(0)))
+    evidence = _isr_evidence(
+        zookeeper_leader=F.col("zk_leader"),
+        leaderless=F.col("leaderless"),
+        consumer_groups=F.col("groups"),
+        consumer_group_count=group_count,
+        consumer_groups_with_members=F.coalesce(F.col("active_groups"), F.lit(0)),
+    )
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
@@ -148,8 +197,16 @@ def under_min_isr(t, p):
     - Kafka documentation: monitoring (UnderMinIsrPartitionCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
     h = _health(t).where(F.col("isr_size") < F.col("min_insync_replicas"))
-    msg = text("ISR ", int_list(F.col("isr")), " has ", F.col("isr_size"), " replica(s), below ", _min_isr_text(),
-               ": acks=all writes fail with NOT_ENOUGH_REPLICAS; replicas ", int_list(F.col("replicas")))
+    msg = text(
+        "ISR ",
+        int_list(F.col("isr")),
+        " has ",
+        F.col("isr_size"),
+        " replica(s), below ",
+        _min_isr_text(),
+        ": acks=all writes fail with NOT_ENOUGH_REPLICAS; replicas ",
+        int_list(F.col("replicas")),
+    )
     return emit(h, "partition", partition_name(), msg, _isr_evidence())
 
 
@@ -171,10 +228,19 @@ def at_min_isr(t, p):
     - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
     - Kafka documentation: monitoring (AtMinIsrPartitionCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
-    h = _health(t).where((F.col("isr_size") == F.col("min_insync_replicas"))
-                         & (F.col("min_insync_replicas") < F.col("replication_factor")))
-    msg = text("ISR ", int_list(F.col("isr")), " of replicas ", int_list(F.col("replicas")), " is at ",
-               _min_isr_text(), ": one more replica failure blocks acks=all writes")
+    h = _health(t).where(
+        (F.col("isr_size") == F.col("min_insync_replicas"))
+        & (F.col("min_insync_replicas") < F.col("replication_factor"))
+    )
+    msg = text(
+        "ISR ",
+        int_list(F.col("isr")),
+        " of replicas ",
+        int_list(F.col("replicas")),
+        " is at ",
+        _min_isr_text(),
+        ": one more replica failure blocks acks=all writes",
+    )
     return emit(h, "partition", partition_name(), msg, _isr_evidence())
 
 
@@ -201,10 +267,23 @@ def under_replicated(t, p):
     """
     h = _health(t).where(F.col("isr_size") < F.col("replication_factor"))
     missing = F.array_except(F.col("replicas"), F.coalesce(F.col("isr"), F.col("replicas")))
-    msg = text("ISR ", int_list(F.col("isr")), " has ", F.col("isr_size"), " of ", F.col("replication_factor"),
-               " replicas; replicas ", int_list(F.col("replicas")))
-    return emit(h, "partition", partition_name(), msg,
-                _isr_evidence(out_of_sync=F.sort_array(missing), offline_replicas=F.col("offline_replicas")))
+    msg = text(
+        "ISR ",
+        int_list(F.col("isr")),
+        " has ",
+        F.col("isr_size"),
+        " of ",
+        F.col("replication_factor"),
+        " replicas; replicas ",
+        int_list(F.col("replicas")),
+    )
+    return emit(
+        h,
+        "partition",
+        partition_name(),
+        msg,
+        _isr_evidence(out_of_sync=F.sort_array(missing), offline_replicas=F.col("offline_replicas")),
+    )
 
 
 @rule("PAR006", "offline-replicas", "error", needs=("partitions",), uses=(broker_counts, degraded_partitions))
@@ -233,23 +312,55 @@ def offline_replicas(t, p):
     # Why they are offline: on a registered broker a failed log dir, else the broker is down
     # (unknown when the brokers were not collected).
     h = join(h, cluster_brokers(t).select("cluster_id", "broker_ids"), "cluster_id", "left")
-    down = F.array_except(F.col("offline_replicas"), F.coalesce(F.col("broker_ids"), F.col("offline_replicas")))
-    cause = (F.when(F.col("broker_ids").isNull(), F.lit(""))
-             .when(F.size(down) == 0, F.lit(" (failed log dir on a live broker)"))
-             .when(F.size(down) == F.size(F.array_distinct(F.col("offline_replicas"))),
-                   F.lit(" (their broker is not registered: down)"))
-             .otherwise(text(" (broker(s) ", int_list(F.sort_array(down)), " down, the rest on failed log dirs)")))
-    msg = text("replica(s) ", int_list(F.sort_array(F.col("offline_replicas"))), " offline", cause, "; replicas ",
-               int_list(F.col("replicas")), ", ISR ", int_list(F.col("isr")))
-    return emit(h, "partition", partition_name(), msg,
-                _isr_evidence(offline_replicas=F.col("offline_replicas"),
-                              brokers_down=F.when(F.col("broker_ids").isNotNull(), F.sort_array(down))))
+    down = F.array_except(
+        F.col("offline_replicas"), F.coalesce(F.col("broker_ids"), F.col("offline_replicas"))
+    )
+    cause = (
+        F.when(F.col("broker_ids").isNull(), F.lit(""))
+        .when(F.size(down) == 0, F.lit(" (failed log dir on a live broker)"))
+        .when(
+            F.size(down) == F.size(F.array_distinct(F.col("offline_replicas"))),
+            F.lit(" (their broker is not registered: down)"),
+        )
+        .otherwise(text(" (broker(s) ", int_list(F.sort_array(down)), " down, the rest on failed log dirs)"))
+    )
+    msg = text(
+        "replica(s) ",
+        int_list(F.sort_array(F.col("offline_replicas"))),
+        " offline",
+        cause,
+        "; replicas ",
+        int_list(F.col("replicas")),
+        ", ISR ",
+        int_list(F.col("isr")),
+    )
+    return emit(
+        h,
+        "partition",
+        partition_name(),
+        msg,
+        _isr_evidence(
+            offline_replicas=F.col("offline_replicas"),
+            brokers_down=F.when(F.col("broker_ids").isNotNull(), F.sort_array(down)),
+        ),
+    )
 
 
-@rule("PAR007", "preferred-leader-imbalance", "info", needs=("partitions",),
-      params=(Param("max_imbalance_percent", 10,
-                    "largest share (percent) of a broker's preferred partitions it may not lead; "
-                    "Kafka's leader.imbalance.per.broker.percentage default"),), uses=(cluster_settings,))
+@rule(
+    "PAR007",
+    "preferred-leader-imbalance",
+    "info",
+    needs=("partitions",),
+    params=(
+        Param(
+            "max_imbalance_percent",
+            10,
+            "largest share (percent) of a broker's preferred partitions it may not lead; "
+            "Kafka's leader.imbalance.per.broker.percentage default",
+        ),
+    ),
+    uses=(cluster_settings,),
+)
 def preferred_leader_imbalance(t, p):
     """A broker does not lead more than 10% (a parameter) of the partitions it is the preferred leader of.
 
@@ -276,23 +387,65 @@ def preferred_leader_imbalance(t, p):
     - Kafka broker config leader.imbalance.per.broker.percentage <https://kafka.apache.org/39/documentation.html#brokerconfigs_leader.imbalance.per.broker.percentage>
     """
     parts = t.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
-        "cluster_id", F.element_at(F.col("replicas"), 1).alias("broker_id"), "leader")
-    not_led = F.when(F.col("leader").isNull() | (F.col("leader") != F.col("broker_id")), F.lit(1)).otherwise(F.lit(0))
+        "cluster_id", F.element_at(F.col("replicas"), 1).alias("broker_id"), "leader"
+    )
+    not_led = F.when(F.col("leader").isNull() | (F.col("leader") != F.col("broker_id")), F.lit(1)).otherwise(
+        F.lit(0)
+    )
     per_broker = parts.groupBy("cluster_id", "broker_id").agg(
-        F.count(F.lit(1)).alias("preferred_partitions"), F.sum(not_led).alias("not_led"))
+        F.count(F.lit(1)).alias("preferred_partitions"), F.sum(not_led).alias("not_led")
+    )
     live = registered_as(t, "broker_id", "registered")
-    rebalance = t.derived(cluster_settings).where(
-        F.col("key") == "auto.leader.rebalance.enable").select("cluster_id", F.col("value").alias("auto_rebalance"))
+    rebalance = (
+        t.derived(cluster_settings)
+        .where(F.col("key") == "auto.leader.rebalance.enable")
+        .select("cluster_id", F.col("value").alias("auto_rebalance"))
+    )
     threshold = p["max_imbalance_percent"]
-    d = join(join(per_broker.where(F.col("not_led") * F.lit(100) > F.col("preferred_partitions") * F.lit(threshold)),
-                  live, ["cluster_id", "broker_id"], "left"), rebalance, "cluster_id", "left")
-    percent = F.round(F.col("not_led").cast("double") * F.lit(100).cast("double") / F.col("preferred_partitions").cast("double"), 1)
-    msg = text("broker ", F.col("broker_id"), " is the preferred leader of ", F.col("preferred_partitions"),
-               " partition(s) but does not lead ", F.col("not_led"), " of them (", percent, "% > ", str(threshold), "%)",
-               F.when(F.col("registered").isNull(), F.lit("; the broker is not registered (down)")).otherwise(F.lit("")),
-               F.when(F.lower(F.col("auto_rebalance")) == "false",
-                      F.lit("; auto.leader.rebalance.enable=false")).otherwise(F.lit("")))
-    evidence = ev(preferred_partitions=F.col("preferred_partitions"), not_led_by_preferred=F.col("not_led"),
-                  imbalance_percent=percent, threshold_percent=F.lit(threshold),
-                  broker_registered=F.col("registered").isNotNull(), auto_leader_rebalance_enable=F.col("auto_rebalance"))
+    d = join(
+        join(
+            per_broker.where(
+                F.col("not_led") * F.lit(100) > F.col("preferred_partitions") * F.lit(threshold)
+            ),
+            live,
+            ["cluster_id", "broker_id"],
+            "left",
+        ),
+        rebalance,
+        "cluster_id",
+        "left",
+    )
+    percent = F.round(
+        F.col("not_led").cast("double")
+        * F.lit(100).cast("double")
+        / F.col("preferred_partitions").cast("double"),
+        1,
+    )
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " is the preferred leader of ",
+        F.col("preferred_partitions"),
+        " partition(s) but does not lead ",
+        F.col("not_led"),
+        " of them (",
+        percent,
+        "% > ",
+        str(threshold),
+        "%)",
+        F.when(F.col("registered").isNull(), F.lit("; the broker is not registered (down)")).otherwise(
+            F.lit("")
+        ),
+        F.when(
+            F.lower(F.col("auto_rebalance")) == "false", F.lit("; auto.leader.rebalance.enable=false")
+        ).otherwise(F.lit("")),
+    )
+    evidence = ev(
+        preferred_partitions=F.col("preferred_partitions"),
+        not_led_by_preferred=F.col("not_led"),
+        imbalance_percent=percent,
+        threshold_percent=F.lit(threshold),
+        broker_registered=F.col("registered").isNotNull(),
+        auto_leader_rebalance_enable=F.col("auto_rebalance"),
+    )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)

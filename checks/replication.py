@@ -37,13 +37,25 @@ def broker_defaults(t):
     broker-only change (a server.properties in review, a snapshot of configs alone) is
     judged on its own, before any topic inherits it."""
     s = t.derived(cluster_settings).where(F.col("key").isin(*_DEFAULT_KEYS))
-    wide = s.groupBy("cluster_id").agg(*[
-        agg for key, name in zip(_DEFAULT_KEYS, ("min_isr", "default_rf", "unclean"), strict=True) for agg in (
-            F.max(F.when(F.col("key") == key, F.col("value"))).alias(name),
-            F.max(F.when(F.col("key") == key, F.col("prec"))).alias(name + "_prec"))])
-    return wide.select("cluster_id", try_int("min_isr").alias("min_isr"), "min_isr_prec",
-                       try_int("default_rf").alias("default_rf"), "default_rf_prec",
-                       F.lower(F.trim(F.col("unclean"))).alias("unclean"), "unclean_prec")
+    wide = s.groupBy("cluster_id").agg(
+        *[
+            agg
+            for key, name in zip(_DEFAULT_KEYS, ("min_isr", "default_rf", "unclean"), strict=True)
+            for agg in (
+                F.max(F.when(F.col("key") == key, F.col("value"))).alias(name),
+                F.max(F.when(F.col("key") == key, F.col("prec"))).alias(name + "_prec"),
+            )
+        ]
+    )
+    return wide.select(
+        "cluster_id",
+        try_int("min_isr").alias("min_isr"),
+        "min_isr_prec",
+        try_int("default_rf").alias("default_rf"),
+        "default_rf_prec",
+        F.lower(F.trim(F.col("unclean"))).alias("unclean"),
+        "unclean_prec",
+    )
 
 
 def _defaults_finding(d, message):
@@ -51,10 +63,18 @@ def _defaults_finding(d, message):
     that was set (min.insync.replicas when both were), located at its file and line by lint."""
     set_here = F.col("min_isr_prec") < KAFKA_DEFAULT
     key = F.when(set_here, F.lit("min.insync.replicas")).otherwise(F.lit("default.replication.factor"))
-    return emit(d, "config", key, message,
-                ev(min_insync_replicas=F.col("min_isr"), min_insync_replicas_source=source_name(F.col("min_isr_prec")),
-                   default_replication_factor=F.col("default_rf"),
-                   default_replication_factor_source=source_name(F.col("default_rf_prec"))))
+    return emit(
+        d,
+        "config",
+        key,
+        message,
+        ev(
+            min_insync_replicas=F.col("min_isr"),
+            min_insync_replicas_source=source_name(F.col("min_isr_prec")),
+            default_replication_factor=F.col("default_rf"),
+            default_replication_factor_source=source_name(F.col("default_rf_prec")),
+        ),
+    )
 
 
 def _explicit_defaults(t):
@@ -72,8 +92,13 @@ def _evidence():
     )
 
 
-@rule("REP001", "min-isr-unsatisfiable", "critical", needs=(("topics", "configs"),),
-      uses=(broker_defaults, topic_durability))
+@rule(
+    "REP001",
+    "min-isr-unsatisfiable",
+    "critical",
+    needs=(("topics", "configs"),),
+    uses=(broker_defaults, topic_durability),
+)
 def min_isr_unsatisfiable(t, p):
     """min.insync.replicas is greater than the topic's replica count: acks=all writes always fail.
 
@@ -97,19 +122,41 @@ def min_isr_unsatisfiable(t, p):
     - Kafka broker config min.insync.replicas <https://kafka.apache.org/39/documentation.html#brokerconfigs_min.insync.replicas>
     """
     d = _durability(t).where(F.col("min_insync_replicas") > F.col("rf_min"))
-    msg = text("min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"),
-               ") exceeds the replica count ", F.col("rf_min"), ": every acks=all write fails")
+    msg = text(
+        "min.insync.replicas=",
+        F.col("min_insync_replicas"),
+        " (",
+        F.col("min_insync_replicas_source"),
+        ") exceeds the replica count ",
+        F.col("rf_min"),
+        ": every acks=all write fails",
+    )
     topics = emit(d, "topic", F.col("topic"), msg, _evidence())
     b = _explicit_defaults(t).where(F.col("min_isr") > F.col("default_rf"))
-    defaults = _defaults_finding(b, text(
-        "min.insync.replicas=", F.col("min_isr"), " (", source_name(F.col("min_isr_prec")),
-        ") exceeds default.replication.factor=", F.col("default_rf"), " (", source_name(F.col("default_rf_prec")),
-        "): every topic created without an explicit replication factor rejects acks=all writes"))
+    defaults = _defaults_finding(
+        b,
+        text(
+            "min.insync.replicas=",
+            F.col("min_isr"),
+            " (",
+            source_name(F.col("min_isr_prec")),
+            ") exceeds default.replication.factor=",
+            F.col("default_rf"),
+            " (",
+            source_name(F.col("default_rf_prec")),
+            "): every topic created without an explicit replication factor rejects acks=all writes",
+        ),
+    )
     return topics.unionByName(defaults)
 
 
-@rule("REP002", "min-isr-equals-rf", "error", needs=(("topics", "configs"),),
-      uses=(broker_defaults, topic_durability))
+@rule(
+    "REP002",
+    "min-isr-equals-rf",
+    "error",
+    needs=(("topics", "configs"),),
+    uses=(broker_defaults, topic_durability),
+)
 def min_isr_equals_rf(t, p):
     """min.insync.replicas equals the replica count: any single broker restart blocks acks=all producers.
 
@@ -138,16 +185,31 @@ def min_isr_equals_rf(t, p):
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     d = _durability(t).where((F.col("min_insync_replicas") == F.col("rf_min")) & (F.col("rf_min") > 1))
-    msg = text("min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"),
-               ") equals the replica count: one broker restart blocks acks=all writes",
-               F.when(F.col("topic") == "__consumer_offsets", F.lit(" and consumer offset commits")).otherwise(F.lit("")))
+    msg = text(
+        "min.insync.replicas=",
+        F.col("min_insync_replicas"),
+        " (",
+        F.col("min_insync_replicas_source"),
+        ") equals the replica count: one broker restart blocks acks=all writes",
+        F.when(F.col("topic") == "__consumer_offsets", F.lit(" and consumer offset commits")).otherwise(
+            F.lit("")
+        ),
+    )
     topics = emit(d, "topic", F.col("topic"), msg, _evidence())
     b = _explicit_defaults(t).where((F.col("min_isr") == F.col("default_rf")) & (F.col("default_rf") > 1))
-    defaults = _defaults_finding(b, text(
-        "min.insync.replicas=", F.col("min_isr"), " (", source_name(F.col("min_isr_prec")),
-        ") equals default.replication.factor (", source_name(F.col("default_rf_prec")),
-        "): every topic created without an explicit replication factor blocks acks=all writes "
-        "during any single broker restart"))
+    defaults = _defaults_finding(
+        b,
+        text(
+            "min.insync.replicas=",
+            F.col("min_isr"),
+            " (",
+            source_name(F.col("min_isr_prec")),
+            ") equals default.replication.factor (",
+            source_name(F.col("default_rf_prec")),
+            "): every topic created without an explicit replication factor blocks acks=all writes "
+            "during any single broker restart",
+        ),
+    )
     return topics.unionByName(defaults)
 
 
@@ -169,8 +231,12 @@ def single_replica(t, p):
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     d = _durability(t).where(F.col("rf_min") == 1)
-    msg = text(F.col("single_replica_partitions"), " of ", F.col("partition_count"),
-               " partition(s) have a single replica: offline whenever their broker restarts")
+    msg = text(
+        F.col("single_replica_partitions"),
+        " of ",
+        F.col("partition_count"),
+        " partition(s) have a single replica: offline whenever their broker restarts",
+    )
     return emit(d, "topic", F.col("topic"), msg, _evidence())
 
 
@@ -193,16 +259,23 @@ def replica_placement(t):
     brokers = F.transform(F.col("replicas"), lambda r: F.element_at(F.col("registered"), r))
     racks = F.transform(brokers, lambda b: b.getField("rack"))
     parts = t.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
-        "cluster_id", "topic", "partition", "replicas")
+        "cluster_id", "topic", "partition", "replicas"
+    )
     lists = parts.select("cluster_id", "replicas").distinct()
-    judged = join(lists, cluster_brokers(t).select("cluster_id", "rack_count", "registered"), "cluster_id").select(
-        "cluster_id", "replicas", "rack_count", F.size("replicas").alias("rf"),
+    judged = join(
+        lists, cluster_brokers(t).select("cluster_id", "rack_count", "registered"), "cluster_id"
+    ).select(
+        "cluster_id",
+        "replicas",
+        "rack_count",
+        F.size("replicas").alias("rf"),
         F.size(F.array_distinct(F.array_compact(racks))).alias("racks_used"),
         (F.size("replicas") - F.size(F.array_compact(racks))).alias("unknown_rack"),
         (F.size(F.array_compact(F.col("replicas"))) - F.size(F.array_compact(brokers))).alias("unregistered"),
     )
     rack_short = (F.col("rack_count") > 1) & (
-        F.col("racks_used") + F.col("unknown_rack") < F.least(F.col("rf"), F.col("rack_count")))
+        F.col("racks_used") + F.col("unknown_rack") < F.least(F.col("rf"), F.col("rack_count"))
+    )
     bad = judged.withColumn("rack_short", rack_short).where(F.col("rack_short") | (F.col("unregistered") > 0))
     # A semi join first: its hash table holds the few bad lists, never the partitions. On
     # Spark the bad lists are broadcast (the hint; DuckDB has none): planned from the size of
@@ -233,16 +306,31 @@ def min_isr_one(t, p):
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     d = _durability(t).where((F.col("min_insync_replicas") == 1) & (F.col("rf_max") >= 3))
-    msg = text("min.insync.replicas=1 (", F.col("min_insync_replicas_source"), ") with ", F.col("rf_max"),
-               " replicas: an acks=all write can be acknowledged by the leader alone and lost with its disk")
+    msg = text(
+        "min.insync.replicas=1 (",
+        F.col("min_insync_replicas_source"),
+        ") with ",
+        F.col("rf_max"),
+        " replicas: an acks=all write can be acknowledged by the leader alone and lost with its disk",
+    )
     return emit(d, "topic", F.col("topic"), msg, _evidence())
 
 
-@rule("REP005", "unclean-leader-election", "warning", needs=(("topics", "configs"),), params=(
-    Param("msk_unset_is_true", True,
-          "on MSK, treat a value that only Kafka's default supplies as true: the default MSK configuration "
-          "of older clusters sets unclean.leader.election.enable=true"),
-), uses=(broker_defaults, topic_durability))
+@rule(
+    "REP005",
+    "unclean-leader-election",
+    "warning",
+    needs=(("topics", "configs"),),
+    params=(
+        Param(
+            "msk_unset_is_true",
+            True,
+            "on MSK, treat a value that only Kafka's default supplies as true: the default MSK configuration "
+            "of older clusters sets unclean.leader.election.enable=true",
+        ),
+    ),
+    uses=(broker_defaults, topic_durability),
+)
 def unclean_leader_election(t, p):
     """Unclean leader election is enabled: an out-of-sync replica may become leader and drop acknowledged writes.
 
@@ -268,31 +356,57 @@ def unclean_leader_election(t, p):
     - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
     - KIP-106: Change default unclean.leader.election.enabled from true to false <https://cwiki.apache.org/confluence/display/KAFKA/KIP-106+-+Change+Default+unclean.leader.election.enabled+from+True+to+False>
     """
-    clusters = t.clusters.select("cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"))
+    clusters = t.clusters.select(
+        "cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform")
+    )
     d = join(_durability(t), clusters, "cluster_id", "left")
     from_default = F.col("unclean_leader_election_enable_source") == "Kafka default"
     msk_default = F.lit(p["msk_unset_is_true"]) & (F.col("platform") == "msk") & from_default
     d = d.where(F.coalesce(F.col("unclean_leader_election_enable"), F.lit(False)) | msk_default)
-    source = F.when(msk_default, F.lit("MSK default configuration")).otherwise(F.col("unclean_leader_election_enable_source"))
-    msg = text("unclean.leader.election.enable=true (", source,
-               "): if every in-sync replica fails, a lagging replica becomes leader and acknowledged writes are lost")
-    topics = emit(d, "topic", F.col("topic"), msg,
-                  ev(unclean_leader_election_enable=F.lit(True), source=source, replication_factor=F.col("rf_min")))
+    source = F.when(msk_default, F.lit("MSK default configuration")).otherwise(
+        F.col("unclean_leader_election_enable_source")
+    )
+    msg = text(
+        "unclean.leader.election.enable=true (",
+        source,
+        "): if every in-sync replica fails, a lagging replica becomes leader and acknowledged writes are lost",
+    )
+    topics = emit(
+        d,
+        "topic",
+        F.col("topic"),
+        msg,
+        ev(unclean_leader_election_enable=F.lit(True), source=source, replication_factor=F.col("rf_min")),
+    )
     # The broker-level setting on its own: a server.properties in review, a cluster whose
     # topics are not in the snapshot. Set explicitly (never Kafka's default, false).
     b = t.derived(broker_defaults).where(
-        (F.col("unclean") == "true") & (F.col("unclean_prec") < KAFKA_DEFAULT))
+        (F.col("unclean") == "true") & (F.col("unclean_prec") < KAFKA_DEFAULT)
+    )
     broker_source = source_name(F.col("unclean_prec"))
-    defaults = emit(b, "config", F.lit("unclean.leader.election.enable"),
-                    text("unclean.leader.election.enable=true (", broker_source, "): every topic without an override "
-                         "inherits it; if every in-sync replica fails, a lagging replica becomes leader and "
-                         "acknowledged writes are lost"),
-                    ev(unclean_leader_election_enable=F.lit(True), source=broker_source))
+    defaults = emit(
+        b,
+        "config",
+        F.lit("unclean.leader.election.enable"),
+        text(
+            "unclean.leader.election.enable=true (",
+            broker_source,
+            "): every topic without an override "
+            "inherits it; if every in-sync replica fails, a lagging replica becomes leader and "
+            "acknowledged writes are lost",
+        ),
+        ev(unclean_leader_election_enable=F.lit(True), source=broker_source),
+    )
     return topics.unionByName(defaults)
 
 
-@rule("REP006", "internal-topic-durability", "error", needs=(("topics", "configs"),),
-      uses=(broker_counts, cluster_settings, topic_replication))
+@rule(
+    "REP006",
+    "internal-topic-durability",
+    "error",
+    needs=(("topics", "configs"),),
+    uses=(broker_counts, cluster_settings, topic_replication),
+)
 def internal_topic_durability(t, p):
     """Kafka's internal topics (consumer offsets, transaction state) are less durable than the data they protect.
 
@@ -326,50 +440,114 @@ def internal_topic_durability(t, p):
     rep = t.derived(topic_replication)
     # Brokers known to the snapshot; a cluster with none known is judged as a multi-broker one.
     counts = cluster_brokers(t).select("cluster_id", "broker_count")
-    topics = join(rep.where(F.col("topic").isin(*INTERNAL_TOPICS) & (F.col("rf_min") < 3)), counts, "cluster_id",
-                  "left").where(F.coalesce(F.col("broker_count"), F.lit(2)) > 1)
+    topics = join(
+        rep.where(F.col("topic").isin(*INTERNAL_TOPICS) & (F.col("rf_min") < 3)), counts, "cluster_id", "left"
+    ).where(F.coalesce(F.col("broker_count"), F.lit(2)) > 1)
     topic_findings = emit(
-        topics, "topic", F.col("topic"),
-        text(F.col("topic"), " has ", F.col("rf_min"), " replica(s) (fewer than 3): one broker failure makes part of it "
-             "unavailable and stalls the consumer groups or transactions mapped there"),
-        ev(replication_factor=F.col("rf_min"), replication_factor_max=F.col("rf_max"), partitions=F.col("partition_count")))
+        topics,
+        "topic",
+        F.col("topic"),
+        text(
+            F.col("topic"),
+            " has ",
+            F.col("rf_min"),
+            " replica(s) (fewer than 3): one broker failure makes part of it "
+            "unavailable and stalls the consumer groups or transactions mapped there",
+        ),
+        ev(
+            replication_factor=F.col("rf_min"),
+            replication_factor_max=F.col("rf_max"),
+            partitions=F.col("partition_count"),
+        ),
+    )
 
-    keys = ("offsets.topic.replication.factor", "transaction.state.log.replication.factor", "transaction.state.log.min.isr")
+    keys = (
+        "offsets.topic.replication.factor",
+        "transaction.state.log.replication.factor",
+        "transaction.state.log.min.isr",
+    )
     s = t.derived(cluster_settings).where(F.col("key").isin(*keys))
     wide = s.groupBy("cluster_id").agg(
-        *[F.max(F.when(F.col("key") == k, F.col("value"))).alias(k.replace(".", "_")) for k in keys])
-    ts = rep.where(F.col("topic") == "__transaction_state").select("cluster_id", F.col("rf_min").alias("ts_rf"))
+        *[F.max(F.when(F.col("key") == k, F.col("value"))).alias(k.replace(".", "_")) for k in keys]
+    )
+    ts = rep.where(F.col("topic") == "__transaction_state").select(
+        "cluster_id", F.col("rf_min").alias("ts_rf")
+    )
     w = join(wide, ts, "cluster_id", "left").select(
-        "cluster_id", "ts_rf",
+        "cluster_id",
+        "ts_rf",
         try_int("offsets_topic_replication_factor").alias("otrf"),
         try_int("transaction_state_log_replication_factor").alias("tsrf"),
-        try_int("transaction_state_log_min_isr").alias("tsmin"))
+        try_int("transaction_state_log_min_isr").alias("tsmin"),
+    )
     w = w.withColumn("ts_effective_rf", F.coalesce(F.col("ts_rf"), F.col("tsrf")))
     w = join(w, counts, "cluster_id", "left").withColumn(
-        "several", F.coalesce(F.col("broker_count"), F.lit(2)) > 1)
-    evidence = ev(offsets_topic_replication_factor=F.col("otrf"), transaction_state_log_replication_factor=F.col("tsrf"),
-                  transaction_state_log_min_isr=F.col("tsmin"), transaction_state_replicas=F.col("ts_rf"))
-    otrf = emit(w.where((F.col("otrf") < 3) & F.col("several")), "config", F.lit("offsets.topic.replication.factor"),
-                text("offsets.topic.replication.factor=", F.col("otrf"),
-                     " (below 3): __consumer_offsets is created with that many replicas"), evidence)
-    tsrf = emit(w.where((F.col("tsrf") < 3) & F.col("several")), "config", F.lit("transaction.state.log.replication.factor"),
-                text("transaction.state.log.replication.factor=", F.col("tsrf"),
-                     " (below 3): __transaction_state is created with that many replicas"), evidence)
+        "several", F.coalesce(F.col("broker_count"), F.lit(2)) > 1
+    )
+    evidence = ev(
+        offsets_topic_replication_factor=F.col("otrf"),
+        transaction_state_log_replication_factor=F.col("tsrf"),
+        transaction_state_log_min_isr=F.col("tsmin"),
+        transaction_state_replicas=F.col("ts_rf"),
+    )
+    otrf = emit(
+        w.where((F.col("otrf") < 3) & F.col("several")),
+        "config",
+        F.lit("offsets.topic.replication.factor"),
+        text(
+            "offsets.topic.replication.factor=",
+            F.col("otrf"),
+            " (below 3): __consumer_offsets is created with that many replicas",
+        ),
+        evidence,
+    )
+    tsrf = emit(
+        w.where((F.col("tsrf") < 3) & F.col("several")),
+        "config",
+        F.lit("transaction.state.log.replication.factor"),
+        text(
+            "transaction.state.log.replication.factor=",
+            F.col("tsrf"),
+            " (below 3): __transaction_state is created with that many replicas",
+        ),
+        evidence,
+    )
     # min.isr equal to the factor blocks commits when a replica lags; above it, always (any cluster size).
-    tsmin = emit(w.where((F.col("tsmin") > F.col("ts_effective_rf"))
-                         | ((F.col("tsmin") == F.col("ts_effective_rf")) & F.col("several"))), "config", F.lit("transaction.state.log.min.isr"),
-                 text("transaction.state.log.min.isr=", F.col("tsmin"), " is not below the ",
-                      F.when(F.col("ts_rf").isNotNull(), F.lit("replica count of __transaction_state (")).otherwise(
-                          F.lit("transaction.state.log.replication.factor (")),
-                      F.col("ts_effective_rf"), "): ",
-                      F.when(F.col("tsmin") > F.col("ts_effective_rf"), F.lit("every transaction commit fails")).otherwise(
-                          F.lit("one replica out of sync blocks every transaction commit"))), evidence)
+    tsmin = emit(
+        w.where(
+            (F.col("tsmin") > F.col("ts_effective_rf"))
+            | ((F.col("tsmin") == F.col("ts_effective_rf")) & F.col("several"))
+        ),
+        "config",
+        F.lit("transaction.state.log.min.isr"),
+        text(
+            "transaction.state.log.min.isr=",
+            F.col("tsmin"),
+            " is not below the ",
+            F.when(F.col("ts_rf").isNotNull(), F.lit("replica count of __transaction_state (")).otherwise(
+                F.lit("transaction.state.log.replication.factor (")
+            ),
+            F.col("ts_effective_rf"),
+            "): ",
+            F.when(
+                F.col("tsmin") > F.col("ts_effective_rf"), F.lit("every transaction commit fails")
+            ).otherwise(F.lit("one replica out of sync blocks every transaction commit")),
+        ),
+        evidence,
+    )
     return topic_findings.unionByName(otrf).unionByName(tsrf).unionByName(tsmin)
 
 
-@rule("REP007", "replicas-share-rack", "warning", needs=("partitions", "brokers"), params=(
-    Param("max_listed", 20, "how many affected partitions the finding lists by number (all are counted)"),
-), uses=(replica_placement,))
+@rule(
+    "REP007",
+    "replicas-share-rack",
+    "warning",
+    needs=("partitions", "brokers"),
+    params=(
+        Param("max_listed", 20, "how many affected partitions the finding lists by number (all are counted)"),
+    ),
+    uses=(replica_placement,),
+)
 def replicas_share_rack(t, p):
     """A topic has partitions whose replicas sit in fewer racks than they could: one rack (AZ) outage takes them offline.
 
@@ -398,27 +576,53 @@ def replicas_share_rack(t, p):
     d = t.derived(replica_placement).where(F.col("rack_short"))
     # Cap the listed partitions by rank, not F.slice (sqlframe's DuckDB slice returns one
     # element too many); array_compact because DuckDB's collect_list keeps nulls.
-    d = d.withColumn("_rn", F.row_number().over(Window.partitionBy("cluster_id", "topic").orderBy("partition")))
+    d = d.withColumn(
+        "_rn", F.row_number().over(Window.partitionBy("cluster_id", "topic").orderBy("partition"))
+    )
     per_topic = d.groupBy("cluster_id", "topic").agg(
         F.count(F.lit(1)).alias("affected"),
-        F.sort_array(F.array_compact(F.collect_list(
-            F.when(F.col("_rn") <= p["max_listed"], F.col("partition"))))).alias("listed"),
+        F.sort_array(
+            F.array_compact(F.collect_list(F.when(F.col("_rn") <= p["max_listed"], F.col("partition"))))
+        ).alias("listed"),
         F.min("racks_used").alias("min_racks_used"),
         F.max("rf").alias("rf"),
         F.max("rack_count").alias("rack_count"),
     )
     listed = F.col("listed")
     more = F.when(F.col("affected") > p["max_listed"], F.lit(", ...")).otherwise(F.lit(""))
-    msg = text(F.col("affected"), " partition(s) keep replicas in fewer racks than min(RF ", F.col("rf"), ", ",
-               F.col("rack_count"), " racks) (partitions ", F.array_join(listed.cast("array<string>"), ","), more,
-               "): one rack outage takes more replicas than necessary")
-    return emit(per_topic, "topic", F.col("topic"), msg,
-                ev(affected_partitions=F.col("affected"), partitions=listed, min_racks_used=F.col("min_racks_used"),
-                   replication_factor=F.col("rf"), racks_in_cluster=F.col("rack_count")))
+    msg = text(
+        F.col("affected"),
+        " partition(s) keep replicas in fewer racks than min(RF ",
+        F.col("rf"),
+        ", ",
+        F.col("rack_count"),
+        " racks) (partitions ",
+        F.array_join(listed.cast("array<string>"), ","),
+        more,
+        "): one rack outage takes more replicas than necessary",
+    )
+    return emit(
+        per_topic,
+        "topic",
+        F.col("topic"),
+        msg,
+        ev(
+            affected_partitions=F.col("affected"),
+            partitions=listed,
+            min_racks_used=F.col("min_racks_used"),
+            replication_factor=F.col("rf"),
+            racks_in_cluster=F.col("rack_count"),
+        ),
+    )
 
 
-@rule("REP008", "replica-on-unknown-broker", "error", needs=("partitions", "brokers"),
-      uses=(broker_counts, replica_placement))
+@rule(
+    "REP008",
+    "replica-on-unknown-broker",
+    "error",
+    needs=("partitions", "brokers"),
+    uses=(broker_counts, replica_placement),
+)
 def replica_on_unknown_broker(t, p):
     """A partition has a replica assigned to a broker id that is not registered.
 
@@ -438,14 +642,35 @@ def replica_on_unknown_broker(t, p):
     - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
     - Kafka documentation: ZooKeeper broker node registry <https://kafka.apache.org/39/documentation.html#impl_zkbroker>
     """
-    d = join(t.derived(replica_placement).where(F.col("unregistered") > 0),
-             cluster_brokers(t).select("cluster_id", "broker_ids"), "cluster_id")
-    d = d.select("cluster_id", "topic", "partition", "replicas", "rf", F.sort_array(
-        F.array_except(F.array_compact(F.col("replicas")), F.col("broker_ids"))).alias("unknown"))
-    msg = text("replicas ", int_list(F.col("replicas")), " include broker(s) ", int_list(F.col("unknown")),
-               " that are not registered: the partition has fewer live replicas than its replication factor")
-    return emit(d, "partition", partition_name(), msg,
-                ev(replicas=F.col("replicas"), unregistered_brokers=F.col("unknown"), replication_factor=F.col("rf")))
+    d = join(
+        t.derived(replica_placement).where(F.col("unregistered") > 0),
+        cluster_brokers(t).select("cluster_id", "broker_ids"),
+        "cluster_id",
+    )
+    d = d.select(
+        "cluster_id",
+        "topic",
+        "partition",
+        "replicas",
+        "rf",
+        F.sort_array(F.array_except(F.array_compact(F.col("replicas")), F.col("broker_ids"))).alias(
+            "unknown"
+        ),
+    )
+    msg = text(
+        "replicas ",
+        int_list(F.col("replicas")),
+        " include broker(s) ",
+        int_list(F.col("unknown")),
+        " that are not registered: the partition has fewer live replicas than its replication factor",
+    )
+    return emit(
+        d,
+        "partition",
+        partition_name(),
+        msg,
+        ev(replicas=F.col("replicas"), unregistered_brokers=F.col("unknown"), replication_factor=F.col("rf")),
+    )
 
 
 @rule("REP009", "rf-below-az-count", "warning", needs=("topics",), uses=(broker_counts, topic_durability))
@@ -468,21 +693,45 @@ def rf_below_az_count(t, p):
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     - Amazon MSK: default configuration <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
     """
-    clusters = t.clusters.select("cluster_id", "az_count", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"))
+    clusters = t.clusters.select(
+        "cluster_id", "az_count", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform")
+    )
     c = join(clusters, cluster_brokers(t).select("cluster_id", "rack_count"), "cluster_id", "left").select(
-        "cluster_id", F.coalesce(F.col("az_count"),
-                                 F.when(F.col("platform") == "msk", F.col("rack_count"))).alias("azs"))
+        "cluster_id",
+        F.coalesce(F.col("az_count"), F.when(F.col("platform") == "msk", F.col("rack_count"))).alias("azs"),
+    )
     d = join(_durability(t), c, "cluster_id").where(
-        (F.col("azs") >= 2) & (F.col("rf_min") < F.least(F.col("azs"), F.lit(3))))
-    msg = text("replication factor ", F.col("rf_min"), " in a ", F.col("azs"), "-AZ cluster (needs ",
-               F.least(F.col("azs"), F.lit(3)), "): a zone outage during a broker restart (an MSK patch) can take partitions offline")
-    return emit(d, "topic", F.col("topic"), msg,
-                ev(replication_factor=F.col("rf_min"), availability_zones=F.col("azs"),
-                   required=F.least(F.col("azs"), F.lit(3))))
+        (F.col("azs") >= 2) & (F.col("rf_min") < F.least(F.col("azs"), F.lit(3)))
+    )
+    msg = text(
+        "replication factor ",
+        F.col("rf_min"),
+        " in a ",
+        F.col("azs"),
+        "-AZ cluster (needs ",
+        F.least(F.col("azs"), F.lit(3)),
+        "): a zone outage during a broker restart (an MSK patch) can take partitions offline",
+    )
+    return emit(
+        d,
+        "topic",
+        F.col("topic"),
+        msg,
+        ev(
+            replication_factor=F.col("rf_min"),
+            availability_zones=F.col("azs"),
+            required=F.least(F.col("azs"), F.lit(3)),
+        ),
+    )
 
 
-@rule("REP010", "rf-exceeds-brokers", "error", needs=("topics", "brokers"),
-      uses=(broker_counts, topic_replication))
+@rule(
+    "REP010",
+    "rf-exceeds-brokers",
+    "error",
+    needs=("topics", "brokers"),
+    uses=(broker_counts, topic_replication),
+)
 def rf_exceeds_brokers(t, p):
     """A topic's replication factor is greater than the number of live brokers: it can never be fully replicated.
 
@@ -502,10 +751,24 @@ def rf_exceeds_brokers(t, p):
     - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
     - Kafka broker config default.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_default.replication.factor>
     """
-    d = join(t.derived(topic_replication), cluster_brokers(t).select("cluster_id", "broker_count"),
-             "cluster_id").where((F.col("broker_count") > 0) & (F.col("rf_max") > F.col("broker_count")))
-    msg = text("replication factor ", F.col("rf_max"), " exceeds the ", F.col("broker_count"),
-               " live broker(s): the topic can never be fully replicated")
-    return emit(d, "topic", F.col("topic"), msg,
-                ev(replication_factor=F.col("rf_max"), live_brokers=F.col("broker_count"),
-                   partitions=F.col("partition_count")))
+    d = join(
+        t.derived(topic_replication), cluster_brokers(t).select("cluster_id", "broker_count"), "cluster_id"
+    ).where((F.col("broker_count") > 0) & (F.col("rf_max") > F.col("broker_count")))
+    msg = text(
+        "replication factor ",
+        F.col("rf_max"),
+        " exceeds the ",
+        F.col("broker_count"),
+        " live broker(s): the topic can never be fully replicated",
+    )
+    return emit(
+        d,
+        "topic",
+        F.col("topic"),
+        msg,
+        ev(
+            replication_factor=F.col("rf_max"),
+            live_brokers=F.col("broker_count"),
+            partitions=F.col("partition_count"),
+        ),
+    )

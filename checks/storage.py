@@ -36,8 +36,10 @@ def old_sarama(t, fixed: str = SARAMA_FIXED):
     return (
         c.where(is_sarama & old & connected)
         .groupBy("cluster_id", "broker_id")
-        .agg(F.sort_array(F.collect_set(F.trim(F.col("client_version")))).alias("sarama_versions"),
-             F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("sarama_connections"))
+        .agg(
+            F.sort_array(F.collect_set(F.trim(F.col("client_version")))).alias("sarama_versions"),
+            F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("sarama_connections"),
+        )
     )
 
 
@@ -67,40 +69,99 @@ def offline_log_dir(t, p):
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     - Kafka documentation: monitoring (OfflineLogDirectoryCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
-    bad = F.col("error").isNotNull() & (F.trim(F.col("error")) != "") & (F.upper(F.trim(F.col("error"))) != "NONE")
-    dirs = t.log_dirs.where(bad).select("cluster_id", "broker_id", "path", F.trim(F.col("error")).alias("error"),
-                                        "device")
-    offline = t.metrics.where(F.col("name") == "offline_log_directory_count").groupBy("cluster_id", "broker_id").agg(
-        F.max("value").alias("offline_count"))
+    bad = (
+        F.col("error").isNotNull()
+        & (F.trim(F.col("error")) != "")
+        & (F.upper(F.trim(F.col("error"))) != "NONE")
+    )
+    dirs = t.log_dirs.where(bad).select(
+        "cluster_id", "broker_id", "path", F.trim(F.col("error")).alias("error"), "device"
+    )
+    offline = (
+        t.metrics.where(F.col("name") == "offline_log_directory_count")
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.max("value").alias("offline_count"))
+    )
     known = join(dirs, offline, ["cluster_id", "broker_id"], "left")
-    by_dir = emit(known, "log_dir", _dir_name(),
-                  text("log dir ", F.col("path"), " on broker ", F.col("broker_id"), " is offline: ", F.col("error"),
-                       "; its replicas are offline and writes to them fail with KAFKA_STORAGE_ERROR"),
-                  ev(broker=F.col("broker_id"), path=F.col("path"), error=F.col("error"), device=F.col("device"),
-                     offline_log_directory_count=F.col("offline_count")))
+    by_dir = emit(
+        known,
+        "log_dir",
+        _dir_name(),
+        text(
+            "log dir ",
+            F.col("path"),
+            " on broker ",
+            F.col("broker_id"),
+            " is offline: ",
+            F.col("error"),
+            "; its replicas are offline and writes to them fail with KAFKA_STORAGE_ERROR",
+        ),
+        ev(
+            broker=F.col("broker_id"),
+            path=F.col("path"),
+            error=F.col("error"),
+            device=F.col("device"),
+            offline_log_directory_count=F.col("offline_count"),
+        ),
+    )
     # Brokers known to have a failed dir without knowing which: the metric, or a failure event
     # the broker wrote to ZooKeeper that the controller has not processed yet.
-    events = t.log_dir_events.where(F.col("broker_id").isNotNull()).groupBy("cluster_id", "broker_id").agg(
-        F.sort_array(F.collect_set("event")).alias("events"))
-    brokers = offline.where(F.col("offline_count") > 0).select("cluster_id", "broker_id").unionByName(
-        events.select("cluster_id", "broker_id")).distinct()
-    brokers = join(join(brokers, offline, ["cluster_id", "broker_id"], "left"), events, ["cluster_id", "broker_id"], "left")
-    unlocated = join(brokers, dirs.select("cluster_id", "broker_id").distinct(), ["cluster_id", "broker_id"], "left_anti")
+    events = (
+        t.log_dir_events.where(F.col("broker_id").isNotNull())
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.sort_array(F.collect_set("event")).alias("events"))
+    )
+    brokers = (
+        offline.where(F.col("offline_count") > 0)
+        .select("cluster_id", "broker_id")
+        .unionByName(events.select("cluster_id", "broker_id"))
+        .distinct()
+    )
+    brokers = join(
+        join(brokers, offline, ["cluster_id", "broker_id"], "left"),
+        events,
+        ["cluster_id", "broker_id"],
+        "left",
+    )
+    unlocated = join(
+        brokers, dirs.select("cluster_id", "broker_id").distinct(), ["cluster_id", "broker_id"], "left_anti"
+    )
     metric = F.coalesce(F.col("offline_count"), F.lit(0)) > 0
-    reported = F.when(metric, text("reports OfflineLogDirectoryCount=", F.col("offline_count").cast("bigint"))).otherwise(
-        text("reported a log dir failure to ZooKeeper (", F.array_join(F.col("events"), ", "),
-             ") that the controller has not processed yet"))
-    by_broker = emit(unlocated, "broker", F.col("broker_id").cast("string"),
-                     text("broker ", F.col("broker_id"), " ", reported, ": a log dir has failed; its replicas are offline"),
-                     ev(broker=F.col("broker_id"), offline_log_directory_count=F.col("offline_count").cast("bigint"),
-                        pending_log_dir_events=F.col("events")))
+    reported = F.when(
+        metric, text("reports OfflineLogDirectoryCount=", F.col("offline_count").cast("bigint"))
+    ).otherwise(
+        text(
+            "reported a log dir failure to ZooKeeper (",
+            F.array_join(F.col("events"), ", "),
+            ") that the controller has not processed yet",
+        )
+    )
+    by_broker = emit(
+        unlocated,
+        "broker",
+        F.col("broker_id").cast("string"),
+        text(
+            "broker ", F.col("broker_id"), " ", reported, ": a log dir has failed; its replicas are offline"
+        ),
+        ev(
+            broker=F.col("broker_id"),
+            offline_log_directory_count=F.col("offline_count").cast("bigint"),
+            pending_log_dir_events=F.col("events"),
+        ),
+    )
     return by_dir.unionByName(by_broker)
 
 
-@rule("DSK002", "jbod-client-storage-error-risk", "error",
-      needs=("client_software", ("log_dirs", "brokers")), params=(
-    Param("sarama_fixed_version", SARAMA_FIXED, "first sarama version that retries KAFKA_STORAGE_ERROR"),
-), uses=(broker_log_dirs,))
+@rule(
+    "DSK002",
+    "jbod-client-storage-error-risk",
+    "error",
+    needs=("client_software", ("log_dirs", "brokers")),
+    params=(
+        Param("sarama_fixed_version", SARAMA_FIXED, "first sarama version that retries KAFKA_STORAGE_ERROR"),
+    ),
+    uses=(broker_log_dirs,),
+)
 def jbod_client_storage_error_risk(t, p):
     """A JBOD broker (several log dirs) serves clients that do not retry KAFKA_STORAGE_ERROR.
 
@@ -125,15 +186,35 @@ def jbod_client_storage_error_risk(t, p):
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     - KIP-511: Collect and Expose Client's Name and Version in the Brokers <https://cwiki.apache.org/confluence/display/KAFKA/KIP-511%3A+Collect+and+Expose+Client%27s+Name+and+Version+in+the+Brokers>
     """
-    d = join(_dirs(t).where(F.col("log_dir_count") > 1), old_sarama(t, p["sarama_fixed_version"]),
-             ["cluster_id", "broker_id"])
-    msg = text("broker ", F.col("broker_id"), " has ", F.col("log_dir_count"), " log dirs (JBOD) and serves sarama ",
-               F.array_join(F.col("sarama_versions"), ", "), " (", F.col("sarama_connections"),
-               " connections), which does not retry KAFKA_STORAGE_ERROR: one failed disk fails their writes "
-               "until they restart")
-    return emit(d, "broker", F.col("broker_id").cast("string"), msg,
-                ev(log_dirs=F.col("log_dir_paths"), sarama_versions=F.col("sarama_versions"),
-                   sarama_connections=F.col("sarama_connections"), fixed_in=F.lit(p["sarama_fixed_version"])))
+    d = join(
+        _dirs(t).where(F.col("log_dir_count") > 1),
+        old_sarama(t, p["sarama_fixed_version"]),
+        ["cluster_id", "broker_id"],
+    )
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " has ",
+        F.col("log_dir_count"),
+        " log dirs (JBOD) and serves sarama ",
+        F.array_join(F.col("sarama_versions"), ", "),
+        " (",
+        F.col("sarama_connections"),
+        " connections), which does not retry KAFKA_STORAGE_ERROR: one failed disk fails their writes "
+        "until they restart",
+    )
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        ev(
+            log_dirs=F.col("log_dir_paths"),
+            sarama_versions=F.col("sarama_versions"),
+            sarama_connections=F.col("sarama_connections"),
+            fixed_in=F.lit(p["sarama_fixed_version"]),
+        ),
+    )
 
 
 @rule("DSK003", "jbod-unsupported-version", "error", needs=("brokers",), uses=(broker_log_dirs,))
@@ -162,14 +243,32 @@ def jbod_unsupported_version(t, p):
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     """
     mode_of = t.controller.groupBy("cluster_id").agg(F.max(F.lower(F.col("mode"))).alias("controller_mode"))
-    clusters = join(t.clusters.select("cluster_id", F.lower(F.col("metadata_mode")).alias("manifest_mode"),
-                                      "kafka_version"), mode_of, "cluster_id", "left")
+    clusters = join(
+        t.clusters.select(
+            "cluster_id", F.lower(F.col("metadata_mode")).alias("manifest_mode"), "kafka_version"
+        ),
+        mode_of,
+        "cluster_id",
+        "left",
+    )
     versions = t.brokers.select("cluster_id", "broker_id", F.col("version").alias("broker_version"))
     # The finalized metadata.version (auditor/collectors/kraft.py), when collected.
-    mv = t.features.where((F.col("feature") == "metadata.version") & F.col("finalized_level").isNotNull()).groupBy(
-        "cluster_id").agg(F.max("finalized_level").alias("mv_level"), F.max("version_name").alias("mv_name"))
-    d = join(join(join(_dirs(t).where(F.col("log_dir_count") > 1), clusters, "cluster_id"), versions,
-                  ["cluster_id", "broker_id"], "left"), mv, "cluster_id", "left")
+    mv = (
+        t.features.where((F.col("feature") == "metadata.version") & F.col("finalized_level").isNotNull())
+        .groupBy("cluster_id")
+        .agg(F.max("finalized_level").alias("mv_level"), F.max("version_name").alias("mv_name"))
+    )
+    d = join(
+        join(
+            join(_dirs(t).where(F.col("log_dir_count") > 1), clusters, "cluster_id"),
+            versions,
+            ["cluster_id", "broker_id"],
+            "left",
+        ),
+        mv,
+        "cluster_id",
+        "left",
+    )
     version = F.coalesce(F.col("broker_version"), F.col("kafka_version"))
     mode = F.coalesce(F.col("manifest_mode"), F.col("controller_mode"))
     v = version_key(version)
@@ -178,15 +277,43 @@ def jbod_unsupported_version(t, p):
     zk_early = (mode == "zookeeper") & (v < F.lit(version_number("1.0.0")))
     d = d.where(F.coalesce(kraft_early | zk_early, F.lit(False)) | mv_early)
     needs = F.when(mode == "kraft", F.lit("3.8 or later in KRaft mode")).otherwise(F.lit("1.0 or later"))
-    msg = F.when(mv_early & ~F.coalesce(kraft_early, F.lit(False)), text(
-        "broker ", F.col("broker_id"), " has ", F.col("log_dir_count"), " log dirs, but the finalized metadata.version is ",
-        F.coalesce(F.col("mv_name"), F.col("mv_level").cast("string")),
-        ": KRaft brokers with several log dirs need 3.7-IV2 or later (raise it with kafka-features upgrade)")).otherwise(
-        text("broker ", F.col("broker_id"), " has ", F.col("log_dir_count"), " log dirs on Kafka ", version, " in ",
-             mode, " mode: JBOD needs ", needs))
-    return emit(d, "broker", F.col("broker_id").cast("string"), msg,
-                ev(log_dirs=F.col("log_dir_paths"), kafka_version=version, metadata_mode=mode,
-                   metadata_version=F.col("mv_name")))
+    msg = F.when(
+        mv_early & ~F.coalesce(kraft_early, F.lit(False)),
+        text(
+            "broker ",
+            F.col("broker_id"),
+            " has ",
+            F.col("log_dir_count"),
+            " log dirs, but the finalized metadata.version is ",
+            F.coalesce(F.col("mv_name"), F.col("mv_level").cast("string")),
+            ": KRaft brokers with several log dirs need 3.7-IV2 or later (raise it with kafka-features upgrade)",
+        ),
+    ).otherwise(
+        text(
+            "broker ",
+            F.col("broker_id"),
+            " has ",
+            F.col("log_dir_count"),
+            " log dirs on Kafka ",
+            version,
+            " in ",
+            mode,
+            " mode: JBOD needs ",
+            needs,
+        )
+    )
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        ev(
+            log_dirs=F.col("log_dir_paths"),
+            kafka_version=version,
+            metadata_mode=mode,
+            metadata_version=F.col("mv_name"),
+        ),
+    )
 
 
 @rule("DSK004", "log-dirs-share-device", "warning", needs=("log_dirs",))
@@ -214,20 +341,46 @@ def log_dirs_share_device(t, p):
         .agg(F.countDistinct("path").alias("n"), F.sort_array(F.collect_set("path")).alias("paths"))
         .where(F.col("n") > 1)
         .groupBy("cluster_id", "broker_id")
-        .agg(F.sort_array(F.collect_list(F.concat(F.col("device"), F.lit(" ("), F.array_join(F.col("paths"), ", "),
-                                                  F.lit(")")))).alias("shared"),
-             F.sum("n").alias("dirs_sharing"))
+        .agg(
+            F.sort_array(
+                F.collect_list(
+                    F.concat(F.col("device"), F.lit(" ("), F.array_join(F.col("paths"), ", "), F.lit(")"))
+                )
+            ).alias("shared"),
+            F.sum("n").alias("dirs_sharing"),
+        )
     )
-    msg = text("broker ", F.col("broker_id"), " has log dirs sharing a device: ", F.array_join(F.col("shared"), "; "),
-               "; one disk failure takes all of them offline")
-    return emit(shared, "broker", F.col("broker_id").cast("string"), msg,
-                ev(shared_devices=F.col("shared"), log_dirs_sharing=F.col("dirs_sharing")))
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " has log dirs sharing a device: ",
+        F.array_join(F.col("shared"), "; "),
+        "; one disk failure takes all of them offline",
+    )
+    return emit(
+        shared,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        ev(shared_devices=F.col("shared"), log_dirs_sharing=F.col("dirs_sharing")),
+    )
 
 
-@rule("DSK005", "single-log-dir", "info", needs=(("log_dirs", "brokers"),), params=(
-    Param("acceptable_min_rf", 3, "no finding when every topic of the cluster has at least this many replicas ..."),
-    Param("acceptable_min_racks", 2, "... and the brokers span at least this many racks"),
-), uses=(broker_log_dirs, topic_replication))
+@rule(
+    "DSK005",
+    "single-log-dir",
+    "info",
+    needs=(("log_dirs", "brokers"),),
+    params=(
+        Param(
+            "acceptable_min_rf",
+            3,
+            "no finding when every topic of the cluster has at least this many replicas ...",
+        ),
+        Param("acceptable_min_racks", 2, "... and the brokers span at least this many racks"),
+    ),
+    uses=(broker_log_dirs, topic_replication),
+)
 def single_log_dir(t, p):
     """A broker has a single log dir: one disk failure stops the broker.
 
@@ -249,23 +402,47 @@ def single_log_dir(t, p):
     - Kafka broker config log.dirs <https://kafka.apache.org/39/documentation.html#brokerconfigs_log.dirs>
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     """
-    rf = t.derived(topic_replication).groupBy("cluster_id").agg(
-        F.min("rf_min").alias("cluster_min_rf"))
+    rf = t.derived(topic_replication).groupBy("cluster_id").agg(F.min("rf_min").alias("cluster_min_rf"))
     racks = t.brokers.groupBy("cluster_id").agg(F.countDistinct("rack").alias("racks"))
-    d = join(join(_dirs(t).where(F.col("log_dir_count") == 1), rf, "cluster_id", "left"), racks, "cluster_id", "left")
+    d = join(
+        join(_dirs(t).where(F.col("log_dir_count") == 1), rf, "cluster_id", "left"),
+        racks,
+        "cluster_id",
+        "left",
+    )
     safe = (F.col("cluster_min_rf") >= p["acceptable_min_rf"]) & (F.col("racks") >= p["acceptable_min_racks"])
     d = d.where(~F.coalesce(safe, F.lit(False)))
-    msg = text("broker ", F.col("broker_id"), " has a single log dir (", _paths(),
-               "): one disk failure stops the broker (lowest replication factor in the cluster: ",
-               F.col("cluster_min_rf"), ", racks: ", F.coalesce(F.col("racks"), F.lit(0)), ")")
-    return emit(d, "broker", F.col("broker_id").cast("string"), msg,
-                ev(log_dirs=F.col("log_dir_paths"), cluster_min_replication_factor=F.col("cluster_min_rf"),
-                   racks=F.col("racks")))
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " has a single log dir (",
+        _paths(),
+        "): one disk failure stops the broker (lowest replication factor in the cluster: ",
+        F.col("cluster_min_rf"),
+        ", racks: ",
+        F.coalesce(F.col("racks"), F.lit(0)),
+        ")",
+    )
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        ev(
+            log_dirs=F.col("log_dir_paths"),
+            cluster_min_replication_factor=F.col("cluster_min_rf"),
+            racks=F.col("racks"),
+        ),
+    )
 
 
-@rule("DSK006", "disk-usage-high", "warning", needs=("log_dirs",), params=(
-    Param("max_used", 0.85, "fraction of a log dir's capacity above which it is too full"),
-))
+@rule(
+    "DSK006",
+    "disk-usage-high",
+    "warning",
+    needs=("log_dirs",),
+    params=(Param("max_used", 0.85, "fraction of a log dir's capacity above which it is too full"),),
+)
 def disk_usage_high(t, p):
     """A log dir is nearly full.
 
@@ -288,9 +465,30 @@ def disk_usage_high(t, p):
     used = F.when(F.col("total_bytes") > 0, F.col("used_bytes") / F.col("total_bytes"))  # no division by 0
     d = t.log_dirs.where(used > p["max_used"])
     pct = F.round(used * 100, 1)
-    msg = text("log dir ", F.col("path"), " on broker ", F.col("broker_id"), " is ", pct, "% full (",
-               F.round(F.col("used_bytes") / F.lit(1e9), 1), " of ", F.round(F.col("total_bytes") / F.lit(1e9), 1),
-               " GB; threshold " + str(round(p["max_used"] * 100, 1)) + "%)")
-    return emit(d, "log_dir", _dir_name(), msg,
-                ev(broker=F.col("broker_id"), path=F.col("path"), used_bytes=F.col("used_bytes"),
-                   total_bytes=F.col("total_bytes"), used_percent=pct, device=F.col("device")))
+    msg = text(
+        "log dir ",
+        F.col("path"),
+        " on broker ",
+        F.col("broker_id"),
+        " is ",
+        pct,
+        "% full (",
+        F.round(F.col("used_bytes") / F.lit(1e9), 1),
+        " of ",
+        F.round(F.col("total_bytes") / F.lit(1e9), 1),
+        " GB; threshold " + str(round(p["max_used"] * 100, 1)) + "%)",
+    )
+    return emit(
+        d,
+        "log_dir",
+        _dir_name(),
+        msg,
+        ev(
+            broker=F.col("broker_id"),
+            path=F.col("path"),
+            used_bytes=F.col("used_bytes"),
+            total_bytes=F.col("total_bytes"),
+            used_percent=pct,
+            device=F.col("device"),
+        ),
+    )

@@ -10,8 +10,14 @@ from checks._transforms import broker_log_dirs, broker_settings, try_double
 
 NETWORK, IO, QUEUE = "num.network.threads", "num.io.threads", "queued.max.requests"
 CONNECTIONS = "connection_count"
-_METRICS = ("cpu_count", "network_processor_avg_idle_percent", "request_handler_avg_idle_percent",
-            "request_queue_size", CONNECTIONS)
+_METRICS = (
+    "cpu_count",
+    "network_processor_avg_idle_percent",
+    "request_handler_avg_idle_percent",
+    "request_queue_size",
+    CONNECTIONS,
+)
+
 
 def _listener(labels):
     """The "listener" member of a metric's JSON labels ('' when absent). A regular expression
@@ -28,21 +34,39 @@ def broker_threads(t):
     settings = (
         t.derived(broker_settings)
         .where(F.col("key").isin(NETWORK, IO, QUEUE))
-        .select("cluster_id", "broker_id", "key", F.lit(None).cast("string").alias("listener"),
-                try_double("value").alias("v"))
+        .select(
+            "cluster_id",
+            "broker_id",
+            "key",
+            F.lit(None).cast("string").alias("listener"),
+            try_double("value").alias("v"),
+        )
     )
-    cores = t.brokers.select("cluster_id", "broker_id", F.lit("cores").alias("key"),
-                             F.lit(None).cast("string").alias("listener"), F.col("cores").cast("double").alias("v"))
+    cores = t.brokers.select(
+        "cluster_id",
+        "broker_id",
+        F.lit("cores").alias("key"),
+        F.lit(None).cast("string").alias("listener"),
+        F.col("cores").cast("double").alias("v"),
+    )
     dirs = t.derived(broker_log_dirs).select(
-        "cluster_id", "broker_id", F.lit("log_dir_count").alias("key"), F.lit(None).cast("string").alias("listener"),
-        F.col("log_dir_count").cast("double").alias("v"))
+        "cluster_id",
+        "broker_id",
+        F.lit("log_dir_count").alias("key"),
+        F.lit(None).cast("string").alias("listener"),
+        F.col("log_dir_count").cast("double").alias("v"),
+    )
     metrics = t.metrics.where(F.col("name").isin(*_METRICS)).select(
-        "cluster_id", "broker_id", F.col("name").alias("key"),
-        F.when(F.col("name") == CONNECTIONS, _listener(F.col("labels")))
-        .alias("listener"),
-        F.col("value").alias("v"))
+        "cluster_id",
+        "broker_id",
+        F.col("name").alias("key"),
+        F.when(F.col("name") == CONNECTIONS, _listener(F.col("labels"))).alias("listener"),
+        F.col("value").alias("v"),
+    )
     per_key = (
-        settings.unionByName(cores).unionByName(dirs).unionByName(metrics)
+        settings.unionByName(cores)
+        .unionByName(dirs)
+        .unionByName(metrics)
         .where(F.col("broker_id").isNotNull())
         .groupBy("cluster_id", "broker_id", "key", "listener")
         .agg(F.sum("v").alias("total"), F.avg("v").alias("mean"))
@@ -67,7 +91,8 @@ def broker_threads(t):
         F.count(conn).alias("listeners"),
     )
     positive = F.when(F.col("broker_cores") > 0, F.col("broker_cores")).otherwise(
-        F.when(F.col("cpu_count") > 0, F.col("cpu_count")))
+        F.when(F.col("cpu_count") > 0, F.col("cpu_count"))
+    )
     return wide.withColumn("cores", positive)
 
 
@@ -98,11 +123,17 @@ def _ratio(col, digits=2):
 
 def _evidence(**extra):
     return ev(
-        num_network_threads=_num("network_threads"), num_io_threads=_num("io_threads"),
-        queued_max_requests=_num("queued_max_requests"), cores=_num("cores"), log_dirs=_num("log_dir_count"),
-        network_processor_avg_idle=_ratio(F.col("net_idle"), 3), request_handler_avg_idle=_ratio(F.col("io_idle"), 3),
-        request_queue_size=_ratio(F.col("queue_size"), 1), connections=_num("connections"),
-        busiest_listener_connections=_num("busiest_listener_connections"), **extra,
+        num_network_threads=_num("network_threads"),
+        num_io_threads=_num("io_threads"),
+        queued_max_requests=_num("queued_max_requests"),
+        cores=_num("cores"),
+        log_dirs=_num("log_dir_count"),
+        network_processor_avg_idle=_ratio(F.col("net_idle"), 3),
+        request_handler_avg_idle=_ratio(F.col("io_idle"), 3),
+        request_queue_size=_ratio(F.col("queue_size"), 1),
+        connections=_num("connections"),
+        busiest_listener_connections=_num("busiest_listener_connections"),
+        **extra,
     )
 
 
@@ -110,10 +141,21 @@ def _broker(df, message, **extra):
     return emit(df, "broker", F.col("broker_id").cast("string"), message, _evidence(**extra))
 
 
-@rule("THR001", "network-threads-saturated", "error", needs=("metrics",), params=(
-    Param("min_idle", 0.3, "NetworkProcessorAvgIdlePercent (0-1) below which the network threads are saturated "
-                           "(Kafka docs: ideally above 0.3)"),
-), uses=(broker_threads,))
+@rule(
+    "THR001",
+    "network-threads-saturated",
+    "error",
+    needs=("metrics",),
+    params=(
+        Param(
+            "min_idle",
+            0.3,
+            "NetworkProcessorAvgIdlePercent (0-1) below which the network threads are saturated "
+            "(Kafka docs: ideally above 0.3)",
+        ),
+    ),
+    uses=(broker_threads,),
+)
 def network_threads_saturated(t, p):
     """The broker's network threads are saturated: NetworkProcessorAvgIdlePercent is below the threshold.
 
@@ -138,16 +180,33 @@ def network_threads_saturated(t, p):
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
     d = _view(t).where(F.col("net_idle") < p["min_idle"])
-    msg = text("NetworkProcessorAvgIdlePercent is ", _ratio(F.col("net_idle")), " (below " + _fmt(p["min_idle"]),
-               ") with num.network.threads=", _num("network_threads"), " and ", _num("connections"),
-               " connections: the network threads are saturated")
+    msg = text(
+        "NetworkProcessorAvgIdlePercent is ",
+        _ratio(F.col("net_idle")),
+        " (below " + _fmt(p["min_idle"]),
+        ") with num.network.threads=",
+        _num("network_threads"),
+        " and ",
+        _num("connections"),
+        " connections: the network threads are saturated",
+    )
     return _broker(d, msg, min_idle=F.lit(p["min_idle"]))
 
 
-@rule("THR002", "io-threads-saturated", "error", needs=("metrics",), params=(
-    Param("min_idle", 0.3, "RequestHandlerAvgIdlePercent (0-1) below which the I/O (request handler) threads "
-                           "are saturated"),
-), uses=(broker_threads,))
+@rule(
+    "THR002",
+    "io-threads-saturated",
+    "error",
+    needs=("metrics",),
+    params=(
+        Param(
+            "min_idle",
+            0.3,
+            "RequestHandlerAvgIdlePercent (0-1) below which the I/O (request handler) threads are saturated",
+        ),
+    ),
+    uses=(broker_threads,),
+)
 def io_threads_saturated(t, p):
     """The broker's I/O (request handler) threads are saturated: RequestHandlerAvgIdlePercent is below the threshold.
 
@@ -171,15 +230,32 @@ def io_threads_saturated(t, p):
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
     d = _view(t).where(F.col("io_idle") < p["min_idle"])
-    msg = text("RequestHandlerAvgIdlePercent is ", _ratio(F.col("io_idle")), " (below " + _fmt(p["min_idle"]),
-               ") with num.io.threads=", _num("io_threads"), ": the request handler threads are saturated")
+    msg = text(
+        "RequestHandlerAvgIdlePercent is ",
+        _ratio(F.col("io_idle")),
+        " (below " + _fmt(p["min_idle"]),
+        ") with num.io.threads=",
+        _num("io_threads"),
+        ": the request handler threads are saturated",
+    )
     return _broker(d, msg, min_idle=F.lit(p["min_idle"]))
 
 
-@rule("THR003", "network-threads-low", "warning", needs=("brokers", "configs"), params=(
-    Param("cores_per_network_thread", 4.0, "fires when num.network.threads < cores / this"),
-    Param("max_connections_per_thread", 500.0, "fires when a listener's connections per network thread exceed this"),
-), uses=(broker_threads,))
+@rule(
+    "THR003",
+    "network-threads-low",
+    "warning",
+    needs=("brokers", "configs"),
+    params=(
+        Param("cores_per_network_thread", 4.0, "fires when num.network.threads < cores / this"),
+        Param(
+            "max_connections_per_thread",
+            500.0,
+            "fires when a listener's connections per network thread exceed this",
+        ),
+    ),
+    uses=(broker_threads,),
+)
 def network_threads_low(t, p):
     """num.network.threads is low for the broker's cores or for its connections.
 
@@ -214,25 +290,55 @@ def network_threads_low(t, p):
     per_net = _per(F.col("busiest_listener_connections"), F.col("network_threads"))
     few_for_conns = per_net > F.lit(per_thread)
     d = d.where(F.coalesce(few_for_cores, F.lit(False)) | F.coalesce(few_for_conns, F.lit(False)))
-    target = F.greatest(F.coalesce(F.ceil(_per(F.col("cores"), per_core)), F.lit(0)),
-                        F.coalesce(F.ceil(_per(F.col("busiest_listener_connections"), per_thread)), F.lit(0)))
+    target = F.greatest(
+        F.coalesce(F.ceil(_per(F.col("cores"), per_core)), F.lit(0)),
+        F.coalesce(F.ceil(_per(F.col("busiest_listener_connections"), per_thread)), F.lit(0)),
+    )
     step = F.least(target, F.col("network_threads") * F.lit(2))
-    reasons = F.concat_ws("; ",
-                          F.when(few_for_cores, text("below cores/" + _fmt(per_core) + " = ",
-                                                     _ratio(_per(F.col("cores"), per_core), 1))),
-                          F.when(few_for_conns, text(_ratio(per_net, 0).cast("bigint"),
-                                                     " connections per network thread on the busiest listener (above ",
-                                                     _fmt(per_thread) + ")")))
-    msg = text("num.network.threads=", _num("network_threads"), " on ", _num("cores"), " cores: ", reasons,
-               "; raise it to about ", target.cast("bigint"), " (dynamically at most doubling per change: ",
-               step.cast("bigint"), " first)")
-    return _broker(d, msg, suggested_network_threads=target.cast("bigint"),
-                   connections_per_network_thread=_ratio(per_net, 1))
+    reasons = F.concat_ws(
+        "; ",
+        F.when(
+            few_for_cores,
+            text("below cores/" + _fmt(per_core) + " = ", _ratio(_per(F.col("cores"), per_core), 1)),
+        ),
+        F.when(
+            few_for_conns,
+            text(
+                _ratio(per_net, 0).cast("bigint"),
+                " connections per network thread on the busiest listener (above ",
+                _fmt(per_thread) + ")",
+            ),
+        ),
+    )
+    msg = text(
+        "num.network.threads=",
+        _num("network_threads"),
+        " on ",
+        _num("cores"),
+        " cores: ",
+        reasons,
+        "; raise it to about ",
+        target.cast("bigint"),
+        " (dynamically at most doubling per change: ",
+        step.cast("bigint"),
+        " first)",
+    )
+    return _broker(
+        d,
+        msg,
+        suggested_network_threads=target.cast("bigint"),
+        connections_per_network_thread=_ratio(per_net, 1),
+    )
 
 
-@rule("THR004", "io-threads-low", "warning", needs=("brokers", "configs"), params=(
-    Param("cores_per_io_thread", 2.0, "fires when num.io.threads < cores / this"),
-), uses=(broker_threads,))
+@rule(
+    "THR004",
+    "io-threads-low",
+    "warning",
+    needs=("brokers", "configs"),
+    params=(Param("cores_per_io_thread", 2.0, "fires when num.io.threads < cores / this"),),
+    uses=(broker_threads,),
+)
 def io_threads_low(t, p):
     """num.io.threads is below half the broker's cores, or below its number of log directories.
 
@@ -260,16 +366,32 @@ def io_threads_low(t, p):
     few_for_cores = F.col("io_threads") < _per(F.col("cores"), per_core)
     few_for_dirs = F.col("io_threads") < F.col("log_dir_count")
     d = d.where(F.coalesce(few_for_cores, F.lit(False)) | F.coalesce(few_for_dirs, F.lit(False)))
-    target = F.greatest(F.coalesce(F.ceil(_per(F.col("cores"), per_core)), F.lit(0)),
-                        F.coalesce(F.col("log_dir_count").cast("bigint"), F.lit(0)))
+    target = F.greatest(
+        F.coalesce(F.ceil(_per(F.col("cores"), per_core)), F.lit(0)),
+        F.coalesce(F.col("log_dir_count").cast("bigint"), F.lit(0)),
+    )
     step = F.least(target, F.col("io_threads") * F.lit(2))
-    reasons = F.concat_ws("; ",
-                          F.when(few_for_cores, text("below cores/" + _fmt(per_core) + " = ",
-                                                     _ratio(_per(F.col("cores"), per_core), 1))),
-                          F.when(few_for_dirs, text("below its ", _num("log_dir_count"), " log dirs")))
-    msg = text("num.io.threads=", _num("io_threads"), " on ", _num("cores"), " cores: ", reasons,
-               "; raise it to about ", target.cast("bigint"), " (dynamically at most doubling per change: ",
-               step.cast("bigint"), " first)")
+    reasons = F.concat_ws(
+        "; ",
+        F.when(
+            few_for_cores,
+            text("below cores/" + _fmt(per_core) + " = ", _ratio(_per(F.col("cores"), per_core), 1)),
+        ),
+        F.when(few_for_dirs, text("below its ", _num("log_dir_count"), " log dirs")),
+    )
+    msg = text(
+        "num.io.threads=",
+        _num("io_threads"),
+        " on ",
+        _num("cores"),
+        " cores: ",
+        reasons,
+        "; raise it to about ",
+        target.cast("bigint"),
+        " (dynamically at most doubling per change: ",
+        step.cast("bigint"),
+        " first)",
+    )
     return _broker(d, msg, suggested_io_threads=target.cast("bigint"))
 
 
@@ -297,15 +419,30 @@ def network_above_io(t, p):
     - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
     d = _view(t).where(F.col("network_threads") > F.col("io_threads"))
-    msg = text("num.network.threads=", _num("network_threads"), " is above num.io.threads=", _num("io_threads"),
-               ": requests pile up in the request queue; raise num.io.threads to at least ", _num("network_threads"))
+    msg = text(
+        "num.network.threads=",
+        _num("network_threads"),
+        " is above num.io.threads=",
+        _num("io_threads"),
+        ": requests pile up in the request queue; raise num.io.threads to at least ",
+        _num("network_threads"),
+    )
     return _broker(d, msg)
 
 
-@rule("THR006", "request-queue-small", "warning", needs=("metrics",), params=(
-    Param("connections_per_slot", 4.0, "fires when queued.max.requests < connections / this"),
-    Param("max_queue_fill", 0.8, "fires when RequestQueueSize is above this fraction of queued.max.requests"),
-), uses=(broker_threads,))
+@rule(
+    "THR006",
+    "request-queue-small",
+    "warning",
+    needs=("metrics",),
+    params=(
+        Param("connections_per_slot", 4.0, "fires when queued.max.requests < connections / this"),
+        Param(
+            "max_queue_fill", 0.8, "fires when RequestQueueSize is above this fraction of queued.max.requests"
+        ),
+    ),
+    uses=(broker_threads,),
+)
 def request_queue_small(t, p):
     """queued.max.requests is small for the broker's connections, or the request queue is nearly full.
 
@@ -334,13 +471,39 @@ def request_queue_small(t, p):
     small = F.col("queued_max_requests") < _per(F.col("connections"), slot)
     full = F.col("queue_size") > F.col("queued_max_requests") * F.lit(fill)
     d = d.where(F.coalesce(small, F.lit(False)) | F.coalesce(full, F.lit(False)))
-    reasons = F.concat_ws("; ",
-                          F.when(small, text("below ", _num("connections"), " connections / " + _fmt(slot) + " = ",
-                                             F.ceil(_per(F.col("connections"), slot)).cast("bigint"))),
-                          F.when(full, text("RequestQueueSize ", _ratio(F.col("queue_size"), 0).cast("bigint"),
-                                            " is above ", F.lit(round(fill * 100)), "% of it")))
-    target = F.greatest(F.ceil(_per(F.coalesce(F.col("connections"), F.lit(0)), slot)),
-                        F.col("queued_max_requests") * F.lit(2)).cast("bigint")
-    msg = text("queued.max.requests=", _num("queued_max_requests"), ": ", reasons, "; raise it to ", target,
-               " in server.properties (static setting: a rolling restart is needed)")
+    reasons = F.concat_ws(
+        "; ",
+        F.when(
+            small,
+            text(
+                "below ",
+                _num("connections"),
+                " connections / " + _fmt(slot) + " = ",
+                F.ceil(_per(F.col("connections"), slot)).cast("bigint"),
+            ),
+        ),
+        F.when(
+            full,
+            text(
+                "RequestQueueSize ",
+                _ratio(F.col("queue_size"), 0).cast("bigint"),
+                " is above ",
+                F.lit(round(fill * 100)),
+                "% of it",
+            ),
+        ),
+    )
+    target = F.greatest(
+        F.ceil(_per(F.coalesce(F.col("connections"), F.lit(0)), slot)),
+        F.col("queued_max_requests") * F.lit(2),
+    ).cast("bigint")
+    msg = text(
+        "queued.max.requests=",
+        _num("queued_max_requests"),
+        ": ",
+        reasons,
+        "; raise it to ",
+        target,
+        " in server.properties (static setting: a rolling restart is needed)",
+    )
     return _broker(d, msg, suggested_queued_max_requests=target)

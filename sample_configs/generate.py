@@ -29,52 +29,119 @@ class ClusterBuilder:
     def __init__(self, cid: str, name: str, *, seed: int, **cluster):
         self.rng = random.Random(seed)
         self.cluster = {"id": cid, "name": name, **cluster}
-        self.t: dict[str, list[dict]] = {k: [] for k in (
-            "brokers", "configs", "topics", "partitions", "zk_state", "controller", "log_dirs", "metrics",
-            "client_software", "consumer_groups", "quorum", "features")}
+        self.t: dict[str, list[dict]] = {
+            k: []
+            for k in (
+                "brokers",
+                "configs",
+                "topics",
+                "partitions",
+                "zk_state",
+                "controller",
+                "log_dirs",
+                "metrics",
+                "client_software",
+                "consumer_groups",
+                "quorum",
+                "features",
+            )
+        }
         self.sources = []
 
     # -- brokers -------------------------------------------------------------------------
-    def brokers(self, ids, *, racks, cores, version, dirs=1, host_fmt="b-{id}.{name}.internal", static=None,
-                registered=None):
+    def brokers(
+        self,
+        ids,
+        *,
+        racks,
+        cores,
+        version,
+        dirs=1,
+        host_fmt="b-{id}.{name}.internal",
+        static=None,
+        registered=None,
+    ):
         registered = set(ids if registered is None else registered)
         self.assignable = list(ids)  # replicas may sit on brokers that are down now
         for i, bid in enumerate(ids):
-            log_dirs = [f"/data/kafka-{d}" for d in range(1, dirs + 1)] if dirs > 1 else ["/var/lib/kafka/data"]
+            log_dirs = (
+                [f"/data/kafka-{d}" for d in range(1, dirs + 1)] if dirs > 1 else ["/var/lib/kafka/data"]
+            )
             if bid in registered:
-                self.t["brokers"].append({
-                    "broker_id": bid, "host": host_fmt.format(id=bid, name=self.cluster["name"]), "port": 9092,
-                    "rack": racks[i % len(racks)] if racks else None, "cores": cores, "log_dirs": log_dirs,
-                    "version": version,
-                })
+                self.t["brokers"].append(
+                    {
+                        "broker_id": bid,
+                        "host": host_fmt.format(id=bid, name=self.cluster["name"]),
+                        "port": 9092,
+                        "rack": racks[i % len(racks)] if racks else None,
+                        "cores": cores,
+                        "log_dirs": log_dirs,
+                        "version": version,
+                    }
+                )
             for d, path in enumerate(log_dirs, 1):
                 total = 2_000_000_000_000 if dirs > 1 else 1_000_000_000_000
-                self.t["log_dirs"].append({"broker_id": bid, "path": path, "error": None,
-                                           "device": f"nvme{d}n1", "total_bytes": total,
-                                           "used_bytes": int(total * self.rng.uniform(0.35, 0.6))})
-            for key, value in {"broker.id": str(bid), "log.dirs": ",".join(log_dirs),
-                               "broker.rack": racks[i % len(racks)] if racks else None, **(static or {})}.items():
+                self.t["log_dirs"].append(
+                    {
+                        "broker_id": bid,
+                        "path": path,
+                        "error": None,
+                        "device": f"nvme{d}n1",
+                        "total_bytes": total,
+                        "used_bytes": int(total * self.rng.uniform(0.35, 0.6)),
+                    }
+                )
+            for key, value in {
+                "broker.id": str(bid),
+                "log.dirs": ",".join(log_dirs),
+                "broker.rack": racks[i % len(racks)] if racks else None,
+                **(static or {}),
+            }.items():
                 if value is not None:
                     self.config("broker", str(bid), key, value, "STATIC_BROKER_CONFIG")
         return self
 
     def config(self, entity_type, entity_name, key, value, source):
-        self.t["configs"].append({"entity_type": entity_type, "entity_name": entity_name, "key": key,
-                                  "value": value, "source": source, "is_sensitive": False})
+        self.t["configs"].append(
+            {
+                "entity_type": entity_type,
+                "entity_name": entity_name,
+                "key": key,
+                "value": value,
+                "source": source,
+                "is_sensitive": False,
+            }
+        )
 
     # -- topics --------------------------------------------------------------------------
     def topic(self, name, partitions, rf, *, configs=None, internal=False):
         ids = self.assignable
         topic_id = hashlib.sha1(f"{self.cluster['id']}/{name}".encode()).hexdigest()[:22]
-        self.t["topics"].append({"topic": name, "partitions": partitions, "replication_factor": rf,
-                                 "is_internal": internal, "topic_id": topic_id})
+        self.t["topics"].append(
+            {
+                "topic": name,
+                "partitions": partitions,
+                "replication_factor": rf,
+                "is_internal": internal,
+                "topic_id": topic_id,
+            }
+        )
         start = self.rng.randrange(len(ids))
         for p in range(partitions):
             replicas = [ids[(start + p + k) % len(ids)] for k in range(rf)]
-            self.t["partitions"].append({"topic": name, "partition": p, "leader": replicas[0],
-                                         "leader_epoch": self.rng.randrange(1, 30), "replicas": replicas,
-                                         "isr": list(replicas), "offline_replicas": [], "adding_replicas": [],
-                                         "removing_replicas": []})
+            self.t["partitions"].append(
+                {
+                    "topic": name,
+                    "partition": p,
+                    "leader": replicas[0],
+                    "leader_epoch": self.rng.randrange(1, 30),
+                    "replicas": replicas,
+                    "isr": list(replicas),
+                    "offline_replicas": [],
+                    "adding_replicas": [],
+                    "removing_replicas": [],
+                }
+            )
         for key, value in (configs or {}).items():
             self.config("topic", name, key, value, "TOPIC_CONFIG")
         return self
@@ -84,29 +151,51 @@ class ClusterBuilder:
 
     def mirror_zk_state(self, controller_epoch):
         for r in self.t["partitions"]:
-            self.t["zk_state"].append({"topic": r["topic"], "partition": r["partition"], "leader": r["leader"],
-                                       "leader_epoch": r["leader_epoch"], "isr": list(r["isr"]),
-                                       "controller_epoch": controller_epoch, "zk_version": r["leader_epoch"]})
+            self.t["zk_state"].append(
+                {
+                    "topic": r["topic"],
+                    "partition": r["partition"],
+                    "leader": r["leader"],
+                    "leader_epoch": r["leader_epoch"],
+                    "isr": list(r["isr"]),
+                    "controller_epoch": controller_epoch,
+                    "zk_version": r["leader_epoch"],
+                }
+            )
 
     # -- groups, clients, metrics --------------------------------------------------------
     def groups(self, names, partitions=50):
         for g in names:
-            self.t["consumer_groups"].append({"group_id": g, "state": "Stable", "members": self.rng.randrange(1, 13),
-                                              "coordinator_partition": coordinator_partition(g, partitions)})
+            self.t["consumer_groups"].append(
+                {
+                    "group_id": g,
+                    "state": "Stable",
+                    "members": self.rng.randrange(1, 13),
+                    "coordinator_partition": coordinator_partition(g, partitions),
+                }
+            )
         return self
 
     def clients(self, software, listener="CLIENT"):
         for bid in [b["broker_id"] for b in self.t["brokers"]]:
             for name, version, conns in software:
-                self.t["client_software"].append({"broker_id": bid, "listener": listener, "client_name": name,
-                                                  "client_version": version, "connections": conns})
+                self.t["client_software"].append(
+                    {
+                        "broker_id": bid,
+                        "listener": listener,
+                        "client_name": name,
+                        "client_version": version,
+                        "connections": conns,
+                    }
+                )
         return self
 
     def metrics(self, per_broker):
         for b in self.t["brokers"]:
             for name, value, labels in per_broker(b["broker_id"]):
-                self.t["metrics"].append({"broker_id": b["broker_id"], "name": name, "labels": labels,
-                                          "value": float(value)})
+                self.t["metrics"].append(
+                    {"broker_id": b["broker_id"], "name": name, "labels": labels, "value": float(value)}
+                )
         return self
 
     def quorum(self, *, leader, voters, observers, high_watermark, behind=None):
@@ -117,19 +206,32 @@ class ClusterBuilder:
             for node in nodes:
                 lag = (behind or {}).get(node, 0)
                 age = None if node == leader else 100 + 50 * lag
-                self.t["quorum"].append({
-                    "node_id": node, "role": role, "is_leader": node == leader,
-                    "log_end_offset": high_watermark - lag, "lag": lag, "high_watermark": high_watermark,
-                    "last_fetch_timestamp": None if age is None else collected_ms - age,
-                    "last_caught_up_timestamp": None if age is None else collected_ms - age,
-                    "fetch_age_ms": age, "caught_up_age_ms": age, "directory_id": None, "endpoints": None,
-                    "source": "describe_quorum"})
+                self.t["quorum"].append(
+                    {
+                        "node_id": node,
+                        "role": role,
+                        "is_leader": node == leader,
+                        "log_end_offset": high_watermark - lag,
+                        "lag": lag,
+                        "high_watermark": high_watermark,
+                        "last_fetch_timestamp": None if age is None else collected_ms - age,
+                        "last_caught_up_timestamp": None if age is None else collected_ms - age,
+                        "fetch_age_ms": age,
+                        "caught_up_age_ms": age,
+                        "directory_id": None,
+                        "endpoints": None,
+                        "source": "describe_quorum",
+                    }
+                )
         return self
 
     def write(self, root: Path, sources):
         out = root / f"dt={DATE}" / f"cluster={self.cluster['name']}"
-        manifest = Manifest(cluster=self.cluster, collected_at=COLLECTED_AT,
-                            sources=[{"source": s, "target": t, "status": "ok"} for s, t in sources])
+        manifest = Manifest(
+            cluster=self.cluster,
+            collected_at=COLLECTED_AT,
+            sources=[{"source": s, "target": t, "status": "ok"} for s, t in sources],
+        )
         write_snapshot(out, manifest, {k: v for k, v in self.t.items() if v}, fmt="jsonl")
         return out
 
@@ -145,6 +247,7 @@ def std_metrics(cores, net_idle, io_idle, queue, connections, cpu=25.0):
             ("connection_count", connections, '{"listener":"CLIENT"}'),
             ("offline_log_directory_count", 0, "{}"),
         ]
+
     return per_broker
 
 
@@ -163,14 +266,33 @@ def groups_on_partition(prefixes, target, partitions=50, want=3):
 
 def payments_msk():
     """Incident 1: MSK rolling patch; min.insync.replicas == RF blocked every acks=all producer."""
-    b = ClusterBuilder("MkQ9x0vRTzS2b1dPaYmT4w", "payments-msk", seed=1, environment="prod", tier="tier-1",
-                       platform="msk", kafka_version="3.6.0", metadata_mode="zookeeper",
-                       msk_instance_type="kafka.m5.large", az_count=3)
-    b.brokers([1, 2, 3], racks=["use1-az1", "use1-az2", "use1-az4"], cores=2, version="3.6.0",
-              host_fmt="b-{id}.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com",
-              static={"num.network.threads": "5", "num.io.threads": "8", "default.replication.factor": "3",
-                      "min.insync.replicas": "2", "unclean.leader.election.enable": "false",
-                      "auto.create.topics.enable": "false"})
+    b = ClusterBuilder(
+        "MkQ9x0vRTzS2b1dPaYmT4w",
+        "payments-msk",
+        seed=1,
+        environment="prod",
+        tier="tier-1",
+        platform="msk",
+        kafka_version="3.6.0",
+        metadata_mode="zookeeper",
+        msk_instance_type="kafka.m5.large",
+        az_count=3,
+    )
+    b.brokers(
+        [1, 2, 3],
+        racks=["use1-az1", "use1-az2", "use1-az4"],
+        cores=2,
+        version="3.6.0",
+        host_fmt="b-{id}.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com",
+        static={
+            "num.network.threads": "5",
+            "num.io.threads": "8",
+            "default.replication.factor": "3",
+            "min.insync.replicas": "2",
+            "unclean.leader.election.enable": "false",
+            "auto.create.topics.enable": "false",
+        },
+    )
     # Someone raised the cluster-wide default "for durability": every topic without an
     # override, __consumer_offsets included, now needs all three replicas in sync.
     b.config("cluster_default", "", "min.insync.replicas", "3", "DYNAMIC_DEFAULT_BROKER_CONFIG")
@@ -182,24 +304,58 @@ def payments_msk():
     b.topic("payments.fraud-scores", 12, 3, configs={"min.insync.replicas": "2"})
     b.groups(["ledger-writer", "fraud-scorer", "orders-projector", "refunds-notifier", "settlement-batch"])
     b.clients([("apache-kafka-java", "3.6.1", 40), ("confluent-kafka-python", "2.3.0", 12)])
-    b.t["controller"].append({"mode": "zookeeper", "controller_id": 2, "controller_epoch": 7, "voters": [],
-                              "reassignment_pending": False})
+    b.t["controller"].append(
+        {
+            "mode": "zookeeper",
+            "controller_id": 2,
+            "controller_epoch": 7,
+            "voters": [],
+            "reassignment_pending": False,
+        }
+    )
     b.mirror_zk_state(7)
     b.metrics(std_metrics(2, 0.71, 0.64, 3, 180, cpu=38.0))
-    return b, [("admin", "b-1.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:9098"),
-               ("metrics", "open-monitoring:11001")]
+    return b, [
+        ("admin", "b-1.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:9098"),
+        ("metrics", "open-monitoring:11001"),
+    ]
 
 
 def logistics_jbod():
     """Incident 2: JBOD broker with one failed disk; sarama < 1.43.3 clients never recovered."""
-    b = ClusterBuilder("Lg7vR2mXQ0uYc4HnJd8s1A", "logistics-jbod", seed=2, environment="prod", tier="tier-1",
-                       platform="apache", kafka_version="3.5.1", metadata_mode="zookeeper", az_count=3)
-    b.brokers([1, 2, 3, 4, 5, 6], racks=["eu-west-1a", "eu-west-1b", "eu-west-1c"], cores=16, version="3.5.1",
-              dirs=4, host_fmt="kafka-{id}.logistics.eu-west-1.internal",
-              static={"num.network.threads": "8", "num.io.threads": "16", "default.replication.factor": "3",
-                      "min.insync.replicas": "2", "queued.max.requests": "500"})
-    for name, parts in (("shipments.events", 24), ("tracking.positions", 48), ("routes.plans", 12),
-                        ("warehouse.inventory-changes", 24), ("carriers.status", 6)):
+    b = ClusterBuilder(
+        "Lg7vR2mXQ0uYc4HnJd8s1A",
+        "logistics-jbod",
+        seed=2,
+        environment="prod",
+        tier="tier-1",
+        platform="apache",
+        kafka_version="3.5.1",
+        metadata_mode="zookeeper",
+        az_count=3,
+    )
+    b.brokers(
+        [1, 2, 3, 4, 5, 6],
+        racks=["eu-west-1a", "eu-west-1b", "eu-west-1c"],
+        cores=16,
+        version="3.5.1",
+        dirs=4,
+        host_fmt="kafka-{id}.logistics.eu-west-1.internal",
+        static={
+            "num.network.threads": "8",
+            "num.io.threads": "16",
+            "default.replication.factor": "3",
+            "min.insync.replicas": "2",
+            "queued.max.requests": "500",
+        },
+    )
+    for name, parts in (
+        ("shipments.events", 24),
+        ("tracking.positions", 48),
+        ("routes.plans", 12),
+        ("warehouse.inventory-changes", 24),
+        ("carriers.status", 6),
+    ):
         b.topic(name, parts, 3)
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     failed = next(d for d in b.t["log_dirs"] if d["broker_id"] == 4 and d["path"] == "/data/kafka-3")
@@ -212,28 +368,63 @@ def logistics_jbod():
             r["leader"] = r["isr"][0]
             r["leader_epoch"] += 1
     b.groups(["shipment-router", "eta-calculator", "tracking-archiver", "dock-scheduler"])
-    b.clients([("sarama", "1.27.0", 120), ("apache-kafka-java", "3.5.1", 64), ("confluent-kafka-go", "2.3.0", 18)])
-    b.t["controller"].append({"mode": "zookeeper", "controller_id": 1, "controller_epoch": 23, "voters": [],
-                              "reassignment_pending": False})
+    b.clients(
+        [("sarama", "1.27.0", 120), ("apache-kafka-java", "3.5.1", 64), ("confluent-kafka-go", "2.3.0", 18)]
+    )
+    b.t["controller"].append(
+        {
+            "mode": "zookeeper",
+            "controller_id": 1,
+            "controller_epoch": 23,
+            "voters": [],
+            "reassignment_pending": False,
+        }
+    )
     b.mirror_zk_state(23)
 
     def per_broker(bid):
         rows = std_metrics(16, 0.62, 0.58, 4, 900)(bid)
-        return [(n, 1 if (n == "offline_log_directory_count" and bid == 4) else v, labels) for n, v, labels in rows]
+        return [
+            (n, 1 if (n == "offline_log_directory_count" and bid == 4) else v, labels)
+            for n, v, labels in rows
+        ]
 
     b.metrics(per_broker)
-    return b, [("admin", "kafka-1.logistics.eu-west-1.internal:9092"), ("zookeeper", "zk-1.logistics:2181/kafka"),
-               ("metrics", "jmx-exporter:7071")]
+    return b, [
+        ("admin", "kafka-1.logistics.eu-west-1.internal:9092"),
+        ("zookeeper", "zk-1.logistics:2181/kafka"),
+        ("metrics", "jmx-exporter:7071"),
+    ]
 
 
 def ads_zk_legacy():
     """Incident 3: ZooKeeper-mode controller split-brain; __consumer_offsets-17 left at leader -1."""
-    b = ClusterBuilder("AdZk2x0LegacyQ5Tq3pWnA", "ads-zk-legacy", seed=3, environment="prod", tier="tier-2",
-                       platform="apache", kafka_version="2.0.1", metadata_mode="zookeeper", az_count=3)
-    b.brokers([1, 2, 3, 4, 5], racks=["r1", "r2", "r3"], cores=8, version="2.0.1", registered=[1, 2, 3, 4],
-              host_fmt="ads-kafka-{id}.dc1.internal",
-              static={"num.network.threads": "4", "num.io.threads": "8", "default.replication.factor": "3",
-                      "min.insync.replicas": "2", "unclean.leader.election.enable": "false"})
+    b = ClusterBuilder(
+        "AdZk2x0LegacyQ5Tq3pWnA",
+        "ads-zk-legacy",
+        seed=3,
+        environment="prod",
+        tier="tier-2",
+        platform="apache",
+        kafka_version="2.0.1",
+        metadata_mode="zookeeper",
+        az_count=3,
+    )
+    b.brokers(
+        [1, 2, 3, 4, 5],
+        racks=["r1", "r2", "r3"],
+        cores=8,
+        version="2.0.1",
+        registered=[1, 2, 3, 4],
+        host_fmt="ads-kafka-{id}.dc1.internal",
+        static={
+            "num.network.threads": "4",
+            "num.io.threads": "8",
+            "default.replication.factor": "3",
+            "min.insync.replicas": "2",
+            "unclean.leader.election.enable": "false",
+        },
+    )
     # Replicas are assigned over all five brokers; broker 5 is down, its registration gone.
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.topic("ads.impressions", 24, 3)
@@ -253,11 +444,22 @@ def ads_zk_legacy():
     zk17.update(leader=-1, isr=[off["replicas"][0]])
     imp = b.partition("ads.impressions", 4)
     zk4 = next(z for z in b.t["zk_state"] if z["topic"] == "ads.impressions" and z["partition"] == 4)
-    zk4.update(leader=5, isr=[5], controller_epoch=42, leader_epoch=imp["leader_epoch"] + 1)  # zombie controller write
-    b.t["controller"].append({"mode": "zookeeper", "controller_id": 2, "controller_epoch": 41, "voters": [],
-                              "reassignment_pending": False})
-    b.groups(groups_on_partition(["bid-optimizer", "impression-aggregator", "budget-pacer"], 17)
-             + ["click-attribution", "report-exporter"])
+    zk4.update(
+        leader=5, isr=[5], controller_epoch=42, leader_epoch=imp["leader_epoch"] + 1
+    )  # zombie controller write
+    b.t["controller"].append(
+        {
+            "mode": "zookeeper",
+            "controller_id": 2,
+            "controller_epoch": 41,
+            "voters": [],
+            "reassignment_pending": False,
+        }
+    )
+    b.groups(
+        groups_on_partition(["bid-optimizer", "impression-aggregator", "budget-pacer"], 17)
+        + ["click-attribution", "report-exporter"]
+    )
     b.clients([("apache-kafka-java", "2.0.1", 80), ("sarama", "1.45.0", 20)])
     b.metrics(std_metrics(8, 0.55, 0.5, 2, 600))
     return b, [("admin", "ads-kafka-1.dc1.internal:9092"), ("zookeeper", "zk1.dc1.internal:2181/ads")]
@@ -267,71 +469,173 @@ def search_ingest(fixed=False):
     """Incident 4: 48-core brokers on 6 network / 16 I/O threads took ~4000 extra connections."""
     net, io, queue = ("12", "32", "1000") if fixed else ("6", "16", "500")
     name = "search-ingest"
-    b = ClusterBuilder("Se4rchIng3st0Xq1ZpL2kA", name, seed=4, environment="prod", tier="tier-1",
-                       platform="apache", kafka_version="3.7.1", metadata_mode="kraft", az_count=3)
-    b.brokers([1, 2, 3, 4, 5, 6], racks=["us-central1-a", "us-central1-b", "us-central1-c"], cores=48,
-              version="3.7.1", host_fmt="kafka-{id}.search.gcp.internal",
-              static={"num.network.threads": net, "num.io.threads": io, "queued.max.requests": queue,
-                      "default.replication.factor": "3", "min.insync.replicas": "2"})
-    for tname, parts in (("search.documents", 96), ("search.index-requests", 48), ("search.query-log", 24),
-                         ("search.click-feedback", 12)):
+    b = ClusterBuilder(
+        "Se4rchIng3st0Xq1ZpL2kA",
+        name,
+        seed=4,
+        environment="prod",
+        tier="tier-1",
+        platform="apache",
+        kafka_version="3.7.1",
+        metadata_mode="kraft",
+        az_count=3,
+    )
+    b.brokers(
+        [1, 2, 3, 4, 5, 6],
+        racks=["us-central1-a", "us-central1-b", "us-central1-c"],
+        cores=48,
+        version="3.7.1",
+        host_fmt="kafka-{id}.search.gcp.internal",
+        static={
+            "num.network.threads": net,
+            "num.io.threads": io,
+            "queued.max.requests": queue,
+            "default.replication.factor": "3",
+            "min.insync.replicas": "2",
+        },
+    )
+    for tname, parts in (
+        ("search.documents", 96),
+        ("search.index-requests", 48),
+        ("search.query-log", 24),
+        ("search.click-feedback", 12),
+    ):
         b.topic(tname, parts, 3)
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.groups(["indexer", "query-log-sink", "feedback-trainer"])
     # ~3900 connections per broker (RULES.md: "~4000 connections"): 500 queue slots are too
     # few (THR006 fires below connections/4 = 975), the fix's 1000 are enough.
     b.clients([("apache-kafka-java", "3.7.0", 2800), ("librdkafka", "2.4.0", 1100)])
-    b.t["controller"].append({"mode": "kraft", "controller_id": 1001, "controller_epoch": 12,
-                              "voters": [1001, 1002, 1003], "reassignment_pending": False})
-    b.quorum(leader=1001, voters=[1001, 1002, 1003], observers=[1, 2, 3, 4, 5, 6], high_watermark=1843221,
-             behind={1003: 3})
-    b.t["features"].append({"feature": "metadata.version", "finalized_level": 19, "version_name": "3.7-IV4",
-                            "supported_min": 1, "supported_max": 19, "finalized_epoch": 4211})
+    b.t["controller"].append(
+        {
+            "mode": "kraft",
+            "controller_id": 1001,
+            "controller_epoch": 12,
+            "voters": [1001, 1002, 1003],
+            "reassignment_pending": False,
+        }
+    )
+    b.quorum(
+        leader=1001,
+        voters=[1001, 1002, 1003],
+        observers=[1, 2, 3, 4, 5, 6],
+        high_watermark=1843221,
+        behind={1003: 3},
+    )
+    b.t["features"].append(
+        {
+            "feature": "metadata.version",
+            "finalized_level": 19,
+            "version_name": "3.7-IV4",
+            "supported_min": 1,
+            "supported_max": 19,
+            "finalized_epoch": 4211,
+        }
+    )
     if fixed:
         b.metrics(std_metrics(48, 0.58, 0.61, 35, 3900, cpu=41.0))
     else:
         b.metrics(std_metrics(48, 0.02, 0.14, 498, 3900, cpu=52.0))
-    return b, [("admin", "kafka-1.search.gcp.internal:9092"), ("kraft", "kafka-1.search.gcp.internal:9092"),
-               ("metrics", "kafka-1.search.gcp.internal:7071")]
+    return b, [
+        ("admin", "kafka-1.search.gcp.internal:9092"),
+        ("kraft", "kafka-1.search.gcp.internal:9092"),
+        ("metrics", "kafka-1.search.gcp.internal:7071"),
+    ]
 
 
 def inventory_prod():
     """Healthy: KRaft, 6 brokers over 3 racks, RF 3, min.insync.replicas 2."""
-    b = ClusterBuilder("Inv3nt0ryPr0dKr4ftA1Bw", "inventory-prod", seed=5, environment="prod", tier="tier-1",
-                       platform="apache", kafka_version="3.7.1", metadata_mode="kraft", az_count=3)
-    b.brokers([1, 2, 3, 4, 5, 6], racks=["az-a", "az-b", "az-c"], cores=16, version="3.7.1",
-              host_fmt="kafka-{id}.inventory.internal",
-              static={"num.network.threads": "8", "num.io.threads": "16", "queued.max.requests": "500",
-                      "default.replication.factor": "3", "min.insync.replicas": "2"})
-    for tname, parts in (("inventory.stock-levels", 24), ("inventory.reservations", 12),
-                         ("inventory.sku-catalog", 6), ("inventory.replenishment-orders", 12)):
+    b = ClusterBuilder(
+        "Inv3nt0ryPr0dKr4ftA1Bw",
+        "inventory-prod",
+        seed=5,
+        environment="prod",
+        tier="tier-1",
+        platform="apache",
+        kafka_version="3.7.1",
+        metadata_mode="kraft",
+        az_count=3,
+    )
+    b.brokers(
+        [1, 2, 3, 4, 5, 6],
+        racks=["az-a", "az-b", "az-c"],
+        cores=16,
+        version="3.7.1",
+        host_fmt="kafka-{id}.inventory.internal",
+        static={
+            "num.network.threads": "8",
+            "num.io.threads": "16",
+            "queued.max.requests": "500",
+            "default.replication.factor": "3",
+            "min.insync.replicas": "2",
+        },
+    )
+    for tname, parts in (
+        ("inventory.stock-levels", 24),
+        ("inventory.reservations", 12),
+        ("inventory.sku-catalog", 6),
+        ("inventory.replenishment-orders", 12),
+    ):
         b.topic(tname, parts, 3)
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.topic("__transaction_state", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.groups(["stock-projector", "reservation-expirer", "replenishment-planner"])
     b.clients([("apache-kafka-java", "3.7.1", 90), ("librdkafka", "2.4.0", 30)])
-    b.t["controller"].append({"mode": "kraft", "controller_id": 3001, "controller_epoch": 4,
-                              "voters": [3001, 3002, 3003], "reassignment_pending": False})
+    b.t["controller"].append(
+        {
+            "mode": "kraft",
+            "controller_id": 3001,
+            "controller_epoch": 4,
+            "voters": [3001, 3002, 3003],
+            "reassignment_pending": False,
+        }
+    )
     b.metrics(std_metrics(16, 0.74, 0.7, 2, 700))
     return b, [("admin", "kafka-1.inventory.internal:9092"), ("metrics", "kafka-1.inventory.internal:7071")]
 
 
 def notifications_msk():
     """Healthy: MSK KRaft on m7g.xlarge, 3 brokers in 3 AZs, RF 3, min.insync.replicas 2."""
-    b = ClusterBuilder("N0tifMskKr4ft7Yp2Qx9Vw", "notifications-msk", seed=6, environment="prod", tier="tier-2",
-                       platform="msk", kafka_version="3.7.1", metadata_mode="kraft",
-                       msk_instance_type="kafka.m7g.xlarge", az_count=3)
-    b.brokers([1, 2, 3], racks=["use1-az1", "use1-az2", "use1-az6"], cores=4, version="3.7.1",
-              host_fmt="b-{id}.notifications.k3p9s1.c2.kafka.us-east-1.amazonaws.com",
-              static={"num.network.threads": "2", "num.io.threads": "4", "default.replication.factor": "3",
-                      "min.insync.replicas": "2", "unclean.leader.election.enable": "false"})
+    b = ClusterBuilder(
+        "N0tifMskKr4ft7Yp2Qx9Vw",
+        "notifications-msk",
+        seed=6,
+        environment="prod",
+        tier="tier-2",
+        platform="msk",
+        kafka_version="3.7.1",
+        metadata_mode="kraft",
+        msk_instance_type="kafka.m7g.xlarge",
+        az_count=3,
+    )
+    b.brokers(
+        [1, 2, 3],
+        racks=["use1-az1", "use1-az2", "use1-az6"],
+        cores=4,
+        version="3.7.1",
+        host_fmt="b-{id}.notifications.k3p9s1.c2.kafka.us-east-1.amazonaws.com",
+        static={
+            "num.network.threads": "2",
+            "num.io.threads": "4",
+            "default.replication.factor": "3",
+            "min.insync.replicas": "2",
+            "unclean.leader.election.enable": "false",
+        },
+    )
     for tname, parts in (("notifications.email", 12), ("notifications.push", 24), ("notifications.sms", 6)):
         b.topic(tname, parts, 3)
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.groups(["email-sender", "push-dispatcher", "sms-gateway"])
     b.clients([("apache-kafka-java", "3.7.1", 45)])
-    b.t["controller"].append({"mode": "kraft", "controller_id": 1, "controller_epoch": 3,
-                              "voters": [1, 2, 3], "reassignment_pending": False})
+    b.t["controller"].append(
+        {
+            "mode": "kraft",
+            "controller_id": 1,
+            "controller_epoch": 3,
+            "voters": [1, 2, 3],
+            "reassignment_pending": False,
+        }
+    )
     b.metrics(std_metrics(4, 0.8, 0.77, 1, 150, cpu=22.0))
     return b, [("admin", "b-1.notifications.k3p9s1.c2.kafka.us-east-1.amazonaws.com:9098")]
 

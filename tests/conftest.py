@@ -44,8 +44,10 @@ def spark_engine():
     """One local Spark session for the whole run (cold start is 5-10 s here)."""
     from auditor.engine.spark_engine import SparkEngine
 
-    engine = SparkEngine(master="local[2]", conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
-                                                   "spark.driver.memory": "1g"})
+    engine = SparkEngine(
+        master="local[2]",
+        conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g"},
+    )
     yield engine
     engine.close()
 
@@ -112,7 +114,11 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if report.skipped and under_ci() and not hasattr(report, "wasxfail"):
-        reason = report.longrepr[2].removeprefix("Skipped: ") if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = (
+            report.longrepr[2].removeprefix("Skipped: ")
+            if isinstance(report.longrepr, tuple)
+            else str(report.longrepr)
+        )
         if not any(allowed in reason for allowed in SKIPS_ALLOWED_IN_CI):
             report.outcome = "failed"
             report.longrepr = f"skipped under CI=true, where every real component must be present: {reason}"

@@ -109,23 +109,38 @@ def validated_overrides(doc: dict, case: dict) -> tuple[dict | None, str | None]
 
 def _configurable(doc: dict, case: dict) -> dict:
     params, severity = validated_overrides(doc, case)
-    return {"rule": doc["rule"], "name": case["name"], "expect": frozenset(case["expect"]), "params": params,
-            "severity": severity, "expect_evidence": case.get("expect_evidence")}
+    return {
+        "rule": doc["rule"],
+        "name": case["name"],
+        "expect": frozenset(case["expect"]),
+        "params": params,
+        "severity": severity,
+        "expect_evidence": case.get("expect_evidence"),
+    }
 
 
 def load_cases() -> list[Case]:
     return [
-        Case(**_configurable(doc, c), tables=c.get("tables") or {}, cluster=c.get("cluster") or {},
-             errors=tuple(c.get("errors") or ()))
-        for doc in _docs() for c in doc["cases"] if "clusters" not in c
+        Case(
+            **_configurable(doc, c),
+            tables=c.get("tables") or {},
+            cluster=c.get("cluster") or {},
+            errors=tuple(c.get("errors") or ()),
+        )
+        for doc in _docs()
+        for c in doc["cases"]
+        if "clusters" not in c
     ]
 
 
 def rules_config(overrides: dict[str, _Configurable]) -> AuditConfig:
     """The configuration that runs only these rules, each as its case sets it."""
-    return AuditConfig(source="rule cases", select=tuple(overrides),
-                       params={rule: c.params for rule, c in overrides.items() if c.params},
-                       severity={rule: c.severity for rule, c in overrides.items() if c.severity})
+    return AuditConfig(
+        source="rule cases",
+        select=tuple(overrides),
+        params={rule: c.params for rule, c in overrides.items() if c.params},
+        severity={rule: c.severity for rule, c in overrides.items() if c.severity},
+    )
 
 
 def check_findings(case: _Configurable, fired: dict) -> None:
@@ -149,16 +164,27 @@ def override_runs(cases: list[Case]) -> list[tuple[AuditConfig, list[Case]]]:
     runs = []
     for k in range(max((len(sets) for sets in by_rule.values()), default=0)):
         groups = {rule: list(sets.values())[k] for rule, sets in by_rule.items() if len(sets) > k}
-        runs.append((rules_config({rule: g[0] for rule, g in groups.items()}),
-                     [case for g in groups.values() for case in g]))
+        runs.append(
+            (
+                rules_config({rule: g[0] for rule, g in groups.items()}),
+                [case for g in groups.values() for case in g],
+            )
+        )
     return runs
 
 
 def load_fleet_cases() -> list[FleetCase]:
-    return [FleetCase(**_configurable(doc, c), clusters=tuple(c["clusters"]),
-                      previous_clusters=tuple(c["previous_clusters"]) if "previous_clusters" in c else None,
-                      previous_run=str(c.get("previous_run", "2026-11-15")))
-            for doc in _docs() for c in doc["cases"] if "clusters" in c]
+    return [
+        FleetCase(
+            **_configurable(doc, c),
+            clusters=tuple(c["clusters"]),
+            previous_clusters=tuple(c["previous_clusters"]) if "previous_clusters" in c else None,
+            previous_run=str(c.get("previous_run", "2026-11-15")),
+        )
+        for doc in _docs()
+        for c in doc["cases"]
+        if "clusters" in c
+    ]
 
 
 def write_previous_run(case: FleetCase, out: Path) -> Path | None:
@@ -173,14 +199,27 @@ def write_previous_run(case: FleetCase, out: Path) -> Path | None:
     import pyarrow.parquet as pq
 
     run = out / f"run_date={case.previous_run}"
-    clusters = [{"id": c.get("id", f"{case.rule}.{case.name}.{c['name']}"), "name": c["name"]}
-                for c in case.previous_clusters]
+    clusters = [
+        {"id": c.get("id", f"{case.rule}.{case.name}.{c['name']}"), "name": c["name"]}
+        for c in case.previous_clusters
+    ]
     (run / "cluster=_").mkdir(parents=True, exist_ok=True)
-    (run / "_summary.json").write_text(json.dumps({"schema_version": 1, "run_date": case.previous_run,
-                                                   "clusters": clusters}))
-    row = {"rule": "CASE", "name": "case", "severity": "info", "cluster_id": "_", "resource_type": "none",
-           "resource_name": "none", "message": "", "evidence": "{}", "fingerprint": "0" * 32, "status": "new",
-           "cluster_name": "_"}
+    (run / "_summary.json").write_text(
+        json.dumps({"schema_version": 1, "run_date": case.previous_run, "clusters": clusters})
+    )
+    row = {
+        "rule": "CASE",
+        "name": "case",
+        "severity": "info",
+        "cluster_id": "_",
+        "resource_type": "none",
+        "resource_name": "none",
+        "message": "",
+        "evidence": "{}",
+        "fingerprint": "0" * 32,
+        "status": "new",
+        "cluster_name": "_",
+    }
     pq.write_table(pa.table({k: [v] for k, v in row.items()}), run / "cluster=_" / "part-0.parquet")
     return out
 

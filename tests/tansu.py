@@ -18,8 +18,19 @@ import time
 from pathlib import Path
 
 # Variables Tansu reads from its environment (clap `env`); a stray one would override our flags.
-_ENV_DROP_PREFIXES = ("CLUSTER_ID", "LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE", "SCHEMA_REGISTRY",
-                      "KAFKA_", "TANSU_", "PROMETHEUS_LISTENER_URL", "DATA_LAKE", "RUST_LOG", "OTEL_")
+_ENV_DROP_PREFIXES = (
+    "CLUSTER_ID",
+    "LISTENER_URL",
+    "ADVERTISED_LISTENER_URL",
+    "STORAGE_ENGINE",
+    "SCHEMA_REGISTRY",
+    "KAFKA_",
+    "TANSU_",
+    "PROMETHEUS_LISTENER_URL",
+    "DATA_LAKE",
+    "RUST_LOG",
+    "OTEL_",
+)
 
 
 def binary() -> Path | None:
@@ -72,9 +83,23 @@ class TansuServer:
         fd, self.log_path = tempfile.mkstemp(prefix="tansu-", suffix=".log")
         with os.fdopen(fd, "wb") as log:
             self.proc = subprocess.Popen(
-                [str(exe), "broker", "--listener-url", url, "--advertised-listener-url", advertised,
-                 "--storage-engine", "memory://tansu/", "--cluster-id", self.cluster_id],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=_env())
+                [
+                    str(exe),
+                    "broker",
+                    "--listener-url",
+                    url,
+                    "--advertised-listener-url",
+                    advertised,
+                    "--storage-engine",
+                    "memory://tansu/",
+                    "--cluster-id",
+                    self.cluster_id,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=_env(),
+            )
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

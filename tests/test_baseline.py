@@ -20,8 +20,14 @@ CHANGE_TOPICS = ROOT / "sample_configs" / "change-review" / "topics"
 
 def run(*args):
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
 
 
 def test_check_baseline_round_trip_with_stale_entries(tmp_path):
@@ -32,10 +38,16 @@ def test_check_baseline_round_trip_with_stale_entries(tmp_path):
     assert doc["version"] == 1 and doc["tool"] == "kafka-auditor"
     entry = doc["findings"][0]
     assert set(entry) == {"fingerprint", "rule", "cluster", "resource_type", "resource_name"}
-    assert entry["fingerprint"] == fingerprint(entry["rule"], entry["cluster"], entry["resource_type"],
-                                               entry["resource_name"])
-    gone = {"fingerprint": fingerprint("REP002", "payments-msk", "topic", "gone"), "rule": "REP002",
-            "cluster": "payments-msk", "resource_type": "topic", "resource_name": "gone"}
+    assert entry["fingerprint"] == fingerprint(
+        entry["rule"], entry["cluster"], entry["resource_type"], entry["resource_name"]
+    )
+    gone = {
+        "fingerprint": fingerprint("REP002", "payments-msk", "topic", "gone"),
+        "rule": "REP002",
+        "cluster": "payments-msk",
+        "resource_type": "topic",
+        "resource_name": "gone",
+    }
     base.write_text(json.dumps({**doc, "findings": doc["findings"] + [gone]}))
     p = run("check", cluster_dir("payments-msk"), "--baseline", base)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -63,8 +75,10 @@ def test_lint_baseline_of_against_run_says_it_matched_nothing(tmp_path):
     assert {e["cluster"] for e in json.loads(base.read_text())["findings"]} == {"payments-msk"}
     p = run("lint", CHANGE_TOPICS, "--baseline", base)
     assert p.returncode == 1
-    assert (f"warning: {base}: the baseline matched nothing: it was written for cluster payments-msk, "
-            "this run audits lint") in p.stdout
+    assert (
+        f"warning: {base}: the baseline matched nothing: it was written for cluster payments-msk, "
+        "this run audits lint"
+    ) in p.stdout
     p = run("lint", CHANGE_TOPICS, "--against", cluster_dir("payments-msk"), "--baseline", base)
     assert p.returncode == 0 and "matched nothing" not in p.stdout + p.stderr
 
@@ -74,9 +88,24 @@ def test_lint_reads_its_earlier_baseline_format(tmp_path):
     run("lint", CHANGE_TOPICS, "--write-baseline", current)
     entries = json.loads(current.read_text())["findings"]
     legacy = tmp_path / "legacy.json"
-    legacy.write_text(json.dumps({"schema_version": 1, "tool": "kafka-auditor", "kind": "lint-baseline", "findings": [
-        {"fingerprint": e["fingerprint"], "rule": e["rule"], "resource": f"{e['resource_type']}:{e['resource_name']}",
-         "file": "topics.yaml"} for e in entries]}))
+    legacy.write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "tool": "kafka-auditor",
+                "kind": "lint-baseline",
+                "findings": [
+                    {
+                        "fingerprint": e["fingerprint"],
+                        "rule": e["rule"],
+                        "resource": f"{e['resource_type']}:{e['resource_name']}",
+                        "file": "topics.yaml",
+                    }
+                    for e in entries
+                ],
+            }
+        )
+    )
     p = run("lint", CHANGE_TOPICS, "--baseline", legacy)
     assert p.returncode == 0, p.stdout
     assert f"{len(entries)} baselined finding(s) matched, 0 stale" in p.stdout
@@ -103,13 +132,23 @@ def test_fleet_baseline_counts_matched_and_stale_and_leaves_the_rest(tmp_path):
     full = json.loads(run(*common, "--format", "json").stdout)
     assert len(written) == full["totals"]["total"] > 0
     kept = [e for e in written if e["cluster"] != "payments-msk"]
-    gone = {"fingerprint": "0" * 32, "rule": "REP002", "cluster": "x", "resource_type": "topic", "resource_name": "y"}
+    gone = {
+        "fingerprint": "0" * 32,
+        "rule": "REP002",
+        "cluster": "x",
+        "resource_type": "topic",
+        "resource_name": "y",
+    }
     base.write_text(json.dumps({"version": 1, "tool": "kafka-auditor", "findings": kept + [gone]}))
     p = run(*common, "--baseline", base, "--out", out, "--format", "json")
     summary = json.loads(p.stdout)
     assert summary["baseline"]["matched"] == len(kept) and summary["baseline"]["stale"] == [gone]
     assert summary["totals"]["total"] == len(written) - len(kept)
     assert {c["name"] for c in summary["clusters"] if sum(c["counts"].values())} == {"payments-msk"}
-    assert json.loads((out / "run_date=2026-11-22" / "_summary.json").read_text())["baseline"]["matched"] == len(kept)
+    assert json.loads((out / "run_date=2026-11-22" / "_summary.json").read_text())["baseline"][
+        "matched"
+    ] == len(kept)
     text = run(*common, "--baseline", base).stdout
-    assert f"note: {len(kept)} baselined finding(s) matched, 1 stale (in the baseline, no longer found)" in text
+    assert (
+        f"note: {len(kept)} baselined finding(s) matched, 1 stale (in the baseline, no longer found)" in text
+    )

@@ -61,7 +61,9 @@ window.addEventListener("load", function () {
 def dump_dom(page: str, tmp_path: Path, name: str, fragment: str = "") -> str:
     path = tmp_path / f"{name}.html"
     path.write_text(page, encoding="utf-8")
-    p = run_chromium(path.as_uri() + fragment, tmp_path / f"profile-{name}", "--dump-dom", "--virtual-time-budget=5000")
+    p = run_chromium(
+        path.as_uri() + fragment, tmp_path / f"profile-{name}", "--dump-dom", "--virtual-time-budget=5000"
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     assert "</html>" in p.stdout, p.stderr[-2000:]
     return p.stdout
@@ -88,15 +90,23 @@ def test_injected_payloads_do_not_execute(tmp_path):
     for payload in PAYLOADS:
         assert payload in text
     # and the filter box can be driven with one of them without harm
-    dom = dump_dom(with_probe(html_render.render(result)), tmp_path, "hostile-filter",
-                   "#filter=%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D1%3E")
+    dom = dump_dom(
+        with_probe(html_render.render(result)),
+        tmp_path,
+        "hostile-filter",
+        "#filter=%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D1%3E",
+    )
     assert probe(dom)["pwned"] == "0"
 
 
 def test_probe_detects_a_payload_that_runs(tmp_path):
     """Control: the same template without autoescape is exploitable, and the probe sees it."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(html_render.TEMPLATES)), autoescape=False,
-                             trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(html_render.TEMPLATES)),
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["num"] = lambda n: f"{n:,}"
     unsafe = env.get_template("report.html.j2").render(**html_render.context(hostile_result()))
     seen = probe(dump_dom(with_probe(unsafe), tmp_path, "unsafe"))
@@ -129,7 +139,11 @@ def test_sample_fleet_report_in_chromium(tmp_path):
     visible = [sid for cls, sid in sections if "hidden" not in cls.split()]
     assert visible == ["rule-REP002"], visible
     rep = section(dom, "rule-REP002")
-    shown = [row for row in re.findall(r'<tr class="([^"]*)"', rep) if row.split()[0] == "f" and "hidden" not in row]
+    shown = [
+        row
+        for row in re.findall(r'<tr class="([^"]*)"', rep)
+        if row.split()[0] == "f" and "hidden" not in row
+    ]
     assert len(shown) == 1
     assert "1 of" in text_of(section(dom, "filter-count"))
 
@@ -139,8 +153,13 @@ def test_sample_fleet_report_in_chromium(tmp_path):
     shot.unlink(missing_ok=True)
     source = tmp_path / "fleet-report.html"
     source.write_text(page, encoding="utf-8")
-    p = run_chromium(source.as_uri(), tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1400,2000",
-                     "--hide-scrollbars")
+    p = run_chromium(
+        source.as_uri(),
+        tmp_path / "profile-shot",
+        f"--screenshot={shot}",
+        "--window-size=1400,2000",
+        "--hide-scrollbars",
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
@@ -185,10 +204,12 @@ window.addEventListener("load", function () {
 
 
 def _host(frame: str, width: int, height: int) -> str:
-    return ('<!DOCTYPE html><html><head><style>body{margin:0}iframe{border:0;display:block}</style></head><body>'
-            f'<iframe src="{frame}" width="{width}" height="{height}"></iframe><pre id="seen"></pre><script>'
-            'addEventListener("message", function (e) { document.getElementById("seen").textContent = e.data; });'
-            "</script></body></html>")
+    return (
+        "<!DOCTYPE html><html><head><style>body{margin:0}iframe{border:0;display:block}</style></head><body>"
+        f'<iframe src="{frame}" width="{width}" height="{height}"></iframe><pre id="seen"></pre><script>'
+        'addEventListener("message", function (e) { document.getElementById("seen").textContent = e.data; });'
+        "</script></body></html>"
+    )
 
 
 def layout(page: str, tmp_path: Path, name: str, width: int, fragment: str = "") -> dict:
@@ -199,8 +220,13 @@ def layout(page: str, tmp_path: Path, name: str, width: int, fragment: str = "")
     (tmp_path / f"{name}.html").write_text(with_layout_probe(page), encoding="utf-8")
     host = tmp_path / f"host-{name}.html"
     host.write_text(_host(f"{name}.html{fragment}", width, 900), encoding="utf-8")
-    p = run_chromium(host.as_uri(), tmp_path / f"profile-{name}", "--dump-dom", "--virtual-time-budget=5000",
-                     "--allow-file-access-from-files")
+    p = run_chromium(
+        host.as_uri(),
+        tmp_path / f"profile-{name}",
+        "--dump-dom",
+        "--virtual-time-budget=5000",
+        "--allow-file-access-from-files",
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     m = re.search(r'<pre id="seen">(.*?)</pre>', p.stdout, re.S)
     assert m and m.group(1), "layout probe did not report"
@@ -220,9 +246,15 @@ def screenshot(page: str, tmp_path: Path, name: str, width: int, height: int) ->
     (tmp_path / f"shot-{name}.html").write_text(page, encoding="utf-8")
     host = tmp_path / f"shot-host-{name}-{width}.html"
     host.write_text(_host(f"shot-{name}.html", width, height), encoding="utf-8")
-    p = run_chromium(host.as_uri(), tmp_path / f"profile-shot-{name}-{width}", f"--screenshot={shot}",
-                     f"--window-size={width},{height}", "--hide-scrollbars", "--virtual-time-budget=3000",
-                     "--allow-file-access-from-files")
+    p = run_chromium(
+        host.as_uri(),
+        tmp_path / f"profile-shot-{name}-{width}",
+        f"--screenshot={shot}",
+        f"--window-size={width},{height}",
+        "--hide-scrollbars",
+        "--virtual-time-budget=3000",
+        "--allow-file-access-from-files",
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
     return shot
@@ -247,7 +279,9 @@ def pages(tmp_path_factory):
         cluster = html_render.render(run_audit(engine, payments, AuditConfig()))
     for day in ("2026-11-08", "2026-11-15"):  # one engine per run, as the weekly job has
         with open_engine("duckdb") as engine:
-            fleet = run_fleet(engine, str(SAMPLE_FLEET), AuditConfig(), out=str(out), previous=str(out), run_date=day)
+            fleet = run_fleet(
+                engine, str(SAMPLE_FLEET), AuditConfig(), out=str(out), previous=str(out), run_date=day
+            )
         write_summary(fleet)
     with open_engine("duckdb") as engine:
         preflight = preflight_render.render_html(run_preflight(engine, payments, AuditConfig()))

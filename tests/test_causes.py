@@ -47,8 +47,11 @@ def test_unregistered_broker_explains_what_it_causes_and_nothing_else(incidents)
     assert ("PAR007", "5") in explained
     assert ("REP008", "__consumer_offsets-12") in explained
     # ... and the partitions whose only missing ISR member is broker 5.
-    only_5 = {(f.rule, f.resource_name) for f in ads if f.rule in ("PAR004", "PAR005")
-              and set(f.evidence["replicas"]) - set(f.evidence["isr"]) == {5}}
+    only_5 = {
+        (f.rule, f.resource_name)
+        for f in ads
+        if f.rule in ("PAR004", "PAR005") and set(f.evidence["replicas"]) - set(f.evidence["isr"]) == {5}
+    }
     assert len(only_5) > 100 and only_5 <= explained
     # __consumer_offsets-17 also lost live broker 4 and its leader (the split-brain): not broker 5's doing.
     for rule in ("PAR001", "PAR002", "PAR003", "PAR005"):
@@ -57,7 +60,11 @@ def test_unregistered_broker_explains_what_it_causes_and_nothing_else(incidents)
     assert {rule for rule, _ in down[None]} >= {"CTL002", "CTL003", "CTL004", "REP007", "CLI001"}
     assert not {rule for rule, _ in explained} & {"CTL002", "CTL003", "CTL004", "REP007", "CLI001"}
     (cause,) = [c for c in incidents.causes if c.cluster == "ads-zk-legacy"]
-    assert (cause.id, cause.kind, cause.count) == ("broker-unregistered:5", "broker-unregistered", len(explained))
+    assert (cause.id, cause.kind, cause.count) == (
+        "broker-unregistered:5",
+        "broker-unregistered",
+        len(explained),
+    )
     assert cause.rules == ("PAR004", "PAR005", "PAR007", "REP008")
     assert "broker 5 is not registered" in cause.title
 
@@ -66,8 +73,13 @@ def test_offline_log_dir_explains_its_partitions(incidents):
     jbod = _by_cause(incidents, "logistics-jbod")
     explained = jbod["log-dir-offline:4"]
     assert {rule for rule, _ in explained} >= {"DSK001", "PAR006", "PAR005"}
-    offline = {(f.rule, f.resource_name) for f in incidents.findings
-               if f.cluster == "logistics-jbod" and f.rule == "PAR006" and 4 in f.evidence.get("offline_replicas", [])}
+    offline = {
+        (f.rule, f.resource_name)
+        for f in incidents.findings
+        if f.cluster == "logistics-jbod"
+        and f.rule == "PAR006"
+        and 4 in f.evidence.get("offline_replicas", [])
+    }
     assert offline and offline <= explained
     assert "broker-unregistered:4" not in jbod  # registered: its disk failed, not the broker
 
@@ -75,8 +87,13 @@ def test_offline_log_dir_explains_its_partitions(incidents):
 def test_inherited_cluster_default_is_one_cause(incidents):
     payments = _by_cause(incidents, "payments-msk")
     key = "cluster-default:min.insync.replicas=3 (dynamic cluster default)"
-    rep002 = {(f.rule, f.resource_name) for f in incidents.findings if f.cluster == "payments-msk"
-              and f.rule == "REP002" and f.evidence.get("min_insync_replicas_source") == "dynamic cluster default"}
+    rep002 = {
+        (f.rule, f.resource_name)
+        for f in incidents.findings
+        if f.cluster == "payments-msk"
+        and f.rule == "REP002"
+        and f.evidence.get("min_insync_replicas_source") == "dynamic cluster default"
+    }
     assert len(rep002) >= 2 and payments[key] == rep002
     (cause,) = [c for c in incidents.causes if c.cluster == "payments-msk"]
     assert cause.kind == "cluster-default" and cause.remediation.startswith("change the cluster default")
@@ -84,19 +101,53 @@ def test_inherited_cluster_default_is_one_cause(incidents):
 
 def _jbod_snapshot(directory, *, error):
     """Two brokers, a topic on both; broker 2's /data/b failed when ``error`` is set."""
-    manifest = Manifest(cluster={"id": "c1", "name": "disk", "environment": "prod", "tier": "tier-2",
-                                 "platform": "apache", "kafka_version": "3.7.0", "metadata_mode": "kraft"},
-                        collected_at="2026-11-22T06:00:00Z")
+    manifest = Manifest(
+        cluster={
+            "id": "c1",
+            "name": "disk",
+            "environment": "prod",
+            "tier": "tier-2",
+            "platform": "apache",
+            "kafka_version": "3.7.0",
+            "metadata_mode": "kraft",
+        },
+        collected_at="2026-11-22T06:00:00Z",
+    )
     offline = [2] if error else []
     tables = {
-        "brokers": [{"broker_id": b, "host": f"k{b}", "port": 9092, "rack": f"r{b}", "log_dirs": ["/data/a", "/data/b"]}
-                    for b in (1, 2, 3)],
-        "log_dirs": [{"broker_id": b, "path": p, "error": error if (b, p) == (2, "/data/b") else None}
-                     for b in (1, 2, 3) for p in ("/data/a", "/data/b")],
+        "brokers": [
+            {
+                "broker_id": b,
+                "host": f"k{b}",
+                "port": 9092,
+                "rack": f"r{b}",
+                "log_dirs": ["/data/a", "/data/b"],
+            }
+            for b in (1, 2, 3)
+        ],
+        "log_dirs": [
+            {"broker_id": b, "path": p, "error": error if (b, p) == (2, "/data/b") else None}
+            for b in (1, 2, 3)
+            for p in ("/data/a", "/data/b")
+        ],
         "topics": [{"topic": "t", "partitions": 2, "replication_factor": 3, "is_internal": False}],
         "partitions": [
-            {"topic": "t", "partition": 0, "leader": 1, "replicas": [1, 2, 3], "isr": [1, 3], "offline_replicas": offline},
-            {"topic": "t", "partition": 1, "leader": 3, "replicas": [3, 1, 2], "isr": [3, 1, 2], "offline_replicas": []},
+            {
+                "topic": "t",
+                "partition": 0,
+                "leader": 1,
+                "replicas": [1, 2, 3],
+                "isr": [1, 3],
+                "offline_replicas": offline,
+            },
+            {
+                "topic": "t",
+                "partition": 1,
+                "leader": 3,
+                "replicas": [3, 1, 2],
+                "isr": [3, 1, 2],
+                "offline_replicas": [],
+            },
         ],
     }
     return write_snapshot(directory, manifest, tables)
@@ -139,8 +190,10 @@ def test_fleet_writes_cause_and_counts_causes(tmp_path, incidents):
     assert summary_json(result)["causes"] == [c.to_json() for c in incidents.causes]
     import duckdb
 
-    rows = duckdb.sql(f"SELECT cluster_name, cause, count(*) FROM read_parquet('{tmp_path}/**/*.parquet', "
-                      "hive_partitioning = true) WHERE cause IS NOT NULL GROUP BY ALL").fetchall()
+    rows = duckdb.sql(
+        f"SELECT cluster_name, cause, count(*) FROM read_parquet('{tmp_path}/**/*.parquet', "
+        "hive_partitioning = true) WHERE cause IS NOT NULL GROUP BY ALL"
+    ).fetchall()
     assert sorted(rows) == sorted((c.cluster, c.id, c.count) for c in incidents.causes)
 
 
@@ -148,4 +201,6 @@ def test_fleet_writes_cause_and_counts_causes(tmp_path, incidents):
 def test_identical_causes_on_spark(spark_engine, incidents):
     got = _audit(spark_engine, [cluster_dir(name) for name in INCIDENTS])
     assert got.causes == incidents.causes
-    assert [(f.fingerprint, f.cause) for f in got.findings] == [(f.fingerprint, f.cause) for f in incidents.findings]
+    assert [(f.fingerprint, f.cause) for f in got.findings] == [
+        (f.fingerprint, f.cause) for f in incidents.findings
+    ]

@@ -9,7 +9,7 @@ pytest_plugins = ["pytester"]
 
 CONFTEST = Path(__file__).with_name("conftest.py").read_text()
 
-SKIPPING = '''
+SKIPPING = """
 import pytest
 
 def test_needs_chromium():
@@ -29,7 +29,7 @@ def test_expected_failure():
 
 def test_passes():
     pass
-'''
+"""
 
 
 def _run(pytester, monkeypatch, ci: str | None):
@@ -47,8 +47,12 @@ def test_missing_components_fail_under_ci(pytester, monkeypatch):
     # a skip in the test body fails it; a skipif mark (decided at setup) makes it an error
     result.assert_outcomes(passed=1, failed=1, errors=1, skipped=1, xfailed=1)
     assert result.ret != 0
-    result.stdout.fnmatch_lines(["*every real component must be present: *needs Chromium*",
-                                 "*every real component must be present: *needs java and ZooKeeper jars*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*every real component must be present: *needs Chromium*",
+            "*every real component must be present: *needs java and ZooKeeper jars*",
+        ]
+    )
 
 
 def test_missing_components_skip_outside_ci(pytester, monkeypatch):

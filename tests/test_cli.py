@@ -19,8 +19,14 @@ SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
 
 
 def run(*args, cwd=None, env=None):
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True, text=True,
-                           cwd=cwd or ROOT, env={**os.environ, **(env or {})}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )
 
 
 def test_sample_fleet_text_report_names_the_incidents():
@@ -40,11 +46,19 @@ def test_json_follows_the_contract():
     jsonschema.validate(doc, SCHEMA)
     rep002 = {f["resource"]["name"] for f in doc["findings"] if f["rule"] == "REP002"}
     # the four topics, and the cluster default that gives every new topic the same trap
-    assert rep002 == {"__consumer_offsets", "payments.orders.v1", "payments.authorizations.v2", "payments.ledger-events",
-                      "min.insync.replicas"}
+    assert rep002 == {
+        "__consumer_offsets",
+        "payments.orders.v1",
+        "payments.authorizations.v2",
+        "payments.ledger-events",
+        "min.insync.replicas",
+    }
     f = next(f for f in doc["findings"] if f["resource"]["name"] == "payments.orders.v1")
     assert f["name"] == "min-isr-equals-rf" and f["severity"] == "error" and f["cluster"] == "payments-msk"
-    assert f["evidence"]["min_insync_replicas"] == 3 and f["evidence"]["min_insync_replicas_source"] == "topic override"
+    assert (
+        f["evidence"]["min_insync_replicas"] == 3
+        and f["evidence"]["min_insync_replicas_source"] == "topic override"
+    )
     assert f["fingerprint"] == fingerprint("REP002", "payments-msk", "topic", "payments.orders.v1")
     assert doc["summary"]["error"] == 5 and doc["summary"]["total"] == 5 and doc["incomplete"] == []
 
@@ -68,9 +82,17 @@ def test_failed_source_makes_the_audit_incomplete_exit_3(tmp_path):
     p = run("check", snap, "--fail-on", "never", "--format", "json")
     assert p.returncode == 3
     doc = json.loads(p.stdout)
-    assert doc["incomplete"] == [{"cluster": "inventory-prod", "source": "zookeeper", "target": "zk-1:2181",
-                                  "message": "timed out after 10s"}]
-    assert [(f["rule"], f["resource"]["name"]) for f in doc["findings"]] == [("AUD001", "zookeeper zk-1:2181")]
+    assert doc["incomplete"] == [
+        {
+            "cluster": "inventory-prod",
+            "source": "zookeeper",
+            "target": "zk-1:2181",
+            "message": "timed out after 10s",
+        }
+    ]
+    assert [(f["rule"], f["resource"]["name"]) for f in doc["findings"]] == [
+        ("AUD001", "zookeeper zk-1:2181")
+    ]
     assert "INCOMPLETE inventory-prod: source zookeeper zk-1:2181 failed" in run("check", snap).stdout
 
 
@@ -88,7 +110,7 @@ def test_config_file_select_severity_params_and_exemptions(tmp_path):
     (tmp_path / "kafka-audit.toml").write_text(
         'select = ["REP", "PAR001"]\nignore = ["single-replica"]\nfail_on = "critical"\n'
         '[severity]\nREP002 = "critical"\n'
-        '[params.REP007]\nmax_listed = 2\n'
+        "[params.REP007]\nmax_listed = 2\n"
         '[[exemptions]]\nrules = ["REP002"]\nresource = "^payments\\\\.orders"\nreason = "migrating in CHG-1234"\n'
         '[[exemptions]]\nrules = ["PAR001"]\nreason = "expired long ago"\nexpires = 2020-01-01\n'
     )
@@ -96,8 +118,14 @@ def test_config_file_select_severity_params_and_exemptions(tmp_path):
     doc = json.loads(p.stdout)
     rep002 = {f["resource"]["name"]: f["severity"] for f in doc["findings"] if f["rule"] == "REP002"}
     assert "payments.orders.v1" not in rep002 and set(rep002.values()) == {"critical"}
-    rep007 = [f["evidence"] for f in doc["findings"] if f["rule"] == "REP007"]  # lists 2 partitions, counts all
-    assert rep007 and all(len(e["partitions"]) <= 2 for e in rep007) and any(e["affected_partitions"] > 2 for e in rep007)
+    rep007 = [
+        f["evidence"] for f in doc["findings"] if f["rule"] == "REP007"
+    ]  # lists 2 partitions, counts all
+    assert (
+        rep007
+        and all(len(e["partitions"]) <= 2 for e in rep007)
+        and any(e["affected_partitions"] > 2 for e in rep007)
+    )
     assert doc["summary"]["exempted"] == 1
     assert any(f["rule"] == "PAR001" for f in doc["findings"])  # the expired exemption no longer applies
     assert p.returncode == 1  # critical findings, fail_on critical from the file
@@ -109,7 +137,7 @@ def test_config_file_select_severity_params_and_exemptions(tmp_path):
     [
         ('select = ["REP999"]', "unknown rule 'REP999'"),
         ('[[exemptions]]\nrules = ["REP002"]', "exemption #1 needs a reason"),
-        ('[params.REP002]\nthreshold = 3', "REP002 has no parameter 'threshold'"),
+        ("[params.REP002]\nthreshold = 3", "REP002 has no parameter 'threshold'"),
         ('[[exemptions]]\nreason = "x"\ncluster = "(["', "cluster is not a valid regular expression"),
         ('fail_on = "sometimes"', "fail_on must be one of"),
         ("select = [", "not valid TOML"),
@@ -125,7 +153,9 @@ def test_bad_config_is_a_usage_error(tmp_path, toml, message):
 
 
 def test_pyproject_section_is_read(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.kafka-audit]\nignore = ["REP002"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[tool.kafka-audit]\nignore = ["REP002"]\n'
+    )
     doc = json.loads(run("check", cluster_dir("payments-msk"), "--format", "json", cwd=tmp_path).stdout)
     assert doc["findings"] == []
 
@@ -134,7 +164,9 @@ def test_rules_list_and_explain():
     listing = json.loads(run("rules", "list", "--format", "json").stdout)
     assert {"AUD001", "REP001", "REP002", "REP003", "PAR001"} <= {r["code"] for r in listing}
     p = run("rules", "explain", "min-isr-equals-rf")
-    assert p.returncode == 0 and p.stdout.startswith("REP002 min-isr-equals-rf") and "Remediation:" in p.stdout
+    assert (
+        p.returncode == 0 and p.stdout.startswith("REP002 min-isr-equals-rf") and "Remediation:" in p.stdout
+    )
     p = run("rules", "explain", "NOPE01")
     assert p.returncode == 2 and "unknown rule" in p.stderr
 
@@ -160,17 +192,28 @@ def test_engine_spark_gives_the_same_findings_as_the_default(tmp_path):
     the whole catalogue's conformance is proven in process by test_rule_cases and test_fleet."""
     (tmp_path / "kafka-audit.toml").write_text('select = ["REP", "PAR", "THR"]\n')
     duck = json.loads(run("check", SAMPLE_FLEET, "--format", "json", cwd=tmp_path).stdout)
-    p = run("check", SAMPLE_FLEET, "--format", "json", "--engine", "spark", cwd=tmp_path,
-            env={"SPARK_LOCAL_IP": "127.0.0.1"})
+    p = run(
+        "check",
+        SAMPLE_FLEET,
+        "--format",
+        "json",
+        "--engine",
+        "spark",
+        cwd=tmp_path,
+        env={"SPARK_LOCAL_IP": "127.0.0.1"},
+    )
     spark = json.loads(p.stdout)
     assert spark["findings"] == duck["findings"] and spark["tool"]["engine"] == "spark"
     assert {f["rule"][:3] for f in duck["findings"]} == {"REP", "PAR", "THR"}
     # The JVM's start-up lines (log4j, "Setting default log level", the JDK's incubator
     # warning) do not reach the user.
-    assert not [line for line in p.stderr.splitlines() if "WARN" in line or "log level" in line
-                or "incubator" in line], p.stderr
+    assert not [
+        line for line in p.stderr.splitlines() if "WARN" in line or "log level" in line or "incubator" in line
+    ], p.stderr
     # ... but its stages do, one line each without a terminal (issue 22.3: progress on long work)
-    stages = [line.split(":")[1].strip() for line in p.stderr.splitlines() if line.startswith("kafka-audit: ")]
+    stages = [
+        line.split(":")[1].strip() for line in p.stderr.splitlines() if line.startswith("kafka-audit: ")
+    ]
     assert [s.split(" (")[0] for s in stages][:2] == ["starting spark", "loading snapshots"], p.stderr
     assert any(s.startswith("rules (") for s in stages) and stages[-1] == "findings", p.stderr
 
@@ -182,8 +225,17 @@ def test_console_script_is_installed():
 
 def test_check_collects_from_sources_first():
     src = ROOT / "sample_configs" / "sources" / "search-ingest"
-    p = run("check", "--broker-config", src, "--metrics", src / "metrics.prom", "--cluster-name", "search-ingest",
-            "--format", "json")
+    p = run(
+        "check",
+        "--broker-config",
+        src,
+        "--metrics",
+        src / "metrics.prom",
+        "--cluster-name",
+        "search-ingest",
+        "--format",
+        "json",
+    )
     assert p.returncode == 1, p.stderr
     doc = json.loads(p.stdout)
     thr003 = {f["resource"]["name"] for f in doc["findings"] if f["rule"] == "THR003"}
@@ -197,7 +249,17 @@ def test_check_of_an_unreachable_source_is_incomplete_exit_3():
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    p = run("check", "--zookeeper", f"127.0.0.1:{port}", "--cluster-name", "gone", "--timeout", "2", "--format", "json")
+    p = run(
+        "check",
+        "--zookeeper",
+        f"127.0.0.1:{port}",
+        "--cluster-name",
+        "gone",
+        "--timeout",
+        "2",
+        "--format",
+        "json",
+    )
     assert p.returncode == 3, p.stderr
     doc = json.loads(p.stdout)
     assert [i["source"] for i in doc["incomplete"]] == ["zookeeper"]

@@ -22,16 +22,27 @@ ESC = "\x1b["
 
 def run(*args, env=None, cwd=None):
     environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd or ROOT, env={**environ, **(env or {})}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env={**environ, **(env or {})},
+        timeout=300,
+    )
 
 
 def run_on_terminal(*args, env=None) -> str:
     """stdout of the command when it is a terminal (a pseudo-terminal)."""
     environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     main, child = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "auditor.cli.main", *map(str, args)], stdout=child,
-                            stderr=subprocess.DEVNULL, cwd=ROOT, env={**environ, **(env or {})})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        stdout=child,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+        env={**environ, **(env or {})},
+    )
     os.close(child)
     chunks = []
     while True:
@@ -64,8 +75,11 @@ def test_bootstrap_server_is_accepted_where_bootstrap_servers_is():
 
 
 def test_output_named_like_a_format_is_a_usage_error(tmp_path):
-    for command, target in (("check", cluster_dir("payments-msk")), ("lint", CHANGE_TOPICS),
-                            ("preflight", cluster_dir("payments-msk"))):
+    for command, target in (
+        ("check", cluster_dir("payments-msk")),
+        ("lint", CHANGE_TOPICS),
+        ("preflight", cluster_dir("payments-msk")),
+    ):
         p = run(command, target, "-o", "json", cwd=tmp_path)
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--format json" in p.stderr, p.stderr
         assert not (tmp_path / "json").exists()
@@ -97,17 +111,30 @@ def test_a_format_contradicting_the_extension_is_a_usage_error(tmp_path):
 
 
 def _finding(severity, resource_name, message, location=None):
-    return Finding(rule="REP002", name="min-isr-equals-rf", severity=severity, cluster="c1", cluster_id="c1",
-                   resource_type="topic", resource_name=resource_name, message=message,
-                   fingerprint=fingerprint("REP002", "c1", "topic", resource_name), location=location)
+    return Finding(
+        rule="REP002",
+        name="min-isr-equals-rf",
+        severity=severity,
+        cluster="c1",
+        cluster_id="c1",
+        resource_type="topic",
+        resource_name=resource_name,
+        message=message,
+        fingerprint=fingerprint("REP002", "c1", "topic", resource_name),
+        location=location,
+    )
 
 
 def test_github_annotations_follow_the_documented_syntax():
-    result = AuditResult(findings=[
-        _finding("critical", "t", "bad", {"file": "topics.yaml", "line": 7}),
-        _finding("warning", "u", "meh"),
-        _finding("info", "v", "fyi", {"file": "dir/a,b:c%.yaml", "line": 2}),
-    ], clusters=[{"id": "c1", "name": "c1"}], incomplete=[])
+    result = AuditResult(
+        findings=[
+            _finding("critical", "t", "bad", {"file": "topics.yaml", "line": 7}),
+            _finding("warning", "u", "meh"),
+            _finding("info", "v", "fyi", {"file": "dir/a,b:c%.yaml", "line": 2}),
+        ],
+        clusters=[{"id": "c1", "name": "c1"}],
+        incomplete=[],
+    )
     lines = render_github(result).splitlines()
     assert lines == [
         "::error file=topics.yaml,line=7,title=REP002 min-isr-equals-rf::bad",
@@ -118,15 +145,21 @@ def test_github_annotations_follow_the_documented_syntax():
 
 def test_github_annotations_escape_hostile_topic_names():
     hostile = "x%\r\n::error file=evil::pwned,\x1b[31m"
-    result = AuditResult(findings=[_finding("error", hostile, f"topic {hostile} is bad",
-                                            {"file": f"{hostile}.yaml", "line": 1})],
-                         clusters=[{"id": "c1", "name": "c1"}], incomplete=[])
+    result = AuditResult(
+        findings=[
+            _finding("error", hostile, f"topic {hostile} is bad", {"file": f"{hostile}.yaml", "line": 1})
+        ],
+        clusters=[{"id": "c1", "name": "c1"}],
+        incomplete=[],
+    )
     out = render_github(result)
     assert out.count("\n") == 1 and out.startswith("::error ")  # one command: no name starts another
     assert "\x1b" not in out and "\r" not in out
     props, _, message = out.rstrip("\n")[2:].partition("::")
-    assert props == "error file=x%25%0D%0A%3A%3Aerror file=evil%3A%3Apwned%2C\\x1b[31m.yaml,line=1," \
-                    "title=REP002 min-isr-equals-rf"
+    assert (
+        props == "error file=x%25%0D%0A%3A%3Aerror file=evil%3A%3Apwned%2C\\x1b[31m.yaml,line=1,"
+        "title=REP002 min-isr-equals-rf"
+    )
     assert message == "topic x%25%0D%0A::error file=evil::pwned,\\x1b[31m is bad"
 
 
@@ -134,7 +167,9 @@ def test_lint_and_check_write_github_annotations():
     p = run("lint", CHANGE_TOPICS, "--format", "github")
     lines = p.stdout.splitlines()
     assert p.returncode == 1 and lines, p.stderr
-    assert all(re.match(r"::(error|warning|notice) file=[^,]+,line=\d+,title=[A-Z]{3}\d{3} ", x) for x in lines), lines
+    assert all(
+        re.match(r"::(error|warning|notice) file=[^,]+,line=\d+,title=[A-Z]{3}\d{3} ", x) for x in lines
+    ), lines
     p = run("check", cluster_dir("payments-msk"), "--format", "github")
     assert p.stdout.startswith("::error title=REP002 min-isr-equals-rf::payments-msk: ")
     assert "file=" not in p.stdout
@@ -171,11 +206,14 @@ def test_select_replaces_and_ignore_extends_the_config_file(tmp_path):
     assert {"REP002", "PAR001"} <= everything
     assert _rules("--select", "REP002,PAR001") == {"REP002", "PAR001"}
     assert _rules("--select", "REP", "--select", "PAR001", "--ignore", "REP002") == (
-        {r for r in everything if r.startswith("REP") or r == "PAR001"} - {"REP002"})
+        {r for r in everything if r.startswith("REP") or r == "PAR001"} - {"REP002"}
+    )
     assert _rules("--ignore", "min-isr-equals-rf") == everything - {"REP002"}
     config = tmp_path / "kafka-audit.toml"
     config.write_text('select = ["PAR"]\nignore = ["PAR001"]\n')
-    assert _rules("--config", config, "--select", "REP002,PAR001") == {"REP002"}  # the file's ignore still applies
+    assert _rules("--config", config, "--select", "REP002,PAR001") == {
+        "REP002"
+    }  # the file's ignore still applies
     p = run("check", SAMPLE_FLEET, "--select", "NOPE999")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "NOPE999" in p.stderr
 
@@ -194,8 +232,13 @@ def test_no_colour_in_a_pipe():
 
 
 def test_force_color_colours_a_pipe_unless_no_color():
-    assert "\x1b[31mERR \x1b[0m REP002" in run("check", cluster_dir("payments-msk"), env={"FORCE_COLOR": "1"}).stdout
-    assert ESC not in run("check", cluster_dir("payments-msk"), env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
+    assert (
+        "\x1b[31mERR \x1b[0m REP002"
+        in run("check", cluster_dir("payments-msk"), env={"FORCE_COLOR": "1"}).stdout
+    )
+    assert (
+        ESC not in run("check", cluster_dir("payments-msk"), env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
+    )
 
 
 def test_never_colour_in_a_file(tmp_path):
@@ -208,7 +251,9 @@ def test_colour_on_a_terminal_unless_no_color():
     assert "\x1b[33mWARN\x1b[0m" in run_on_terminal("lint", CHANGE_TOPICS)
     plain = run_on_terminal("lint", CHANGE_TOPICS, env={"NO_COLOR": "1"})
     assert "WARN" in plain and ESC not in plain
-    assert ESC in run_on_terminal("lint", CHANGE_TOPICS, env={"NO_COLOR": ""})  # empty: not set (no-color.org)
+    assert ESC in run_on_terminal(
+        "lint", CHANGE_TOPICS, env={"NO_COLOR": ""}
+    )  # empty: not set (no-color.org)
 
 
 # --- shell completion ----------------------------------------------------------------------------------
@@ -221,7 +266,18 @@ def test_show_completion_prints_a_script():
 
 def test_fleet_says_it_replaces_a_run_of_the_same_date(tmp_path):
     out = tmp_path / "findings"
-    args = ("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--out", out, "--run-date", "2026-11-22", "--select", "REP002")
+    args = (
+        "fleet",
+        SAMPLE_FLEET,
+        "--engine",
+        "duckdb",
+        "--out",
+        out,
+        "--run-date",
+        "2026-11-22",
+        "--select",
+        "REP002",
+    )
     first = run(*args)
     assert first.returncode == 1 and "replacing" not in first.stderr, first.stderr
     second = run(*args)

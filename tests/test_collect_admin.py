@@ -26,8 +26,14 @@ from auditor.coordinator_partition import coordinator_partition
 from tests import tansu
 from tests.conftest import ROOT
 
-MUTATING_PREFIXES = ("create_", "delete_", "alter_", "incremental_alter_configs", "elect_leaders",
-                     "set_sasl_credentials")
+MUTATING_PREFIXES = (
+    "create_",
+    "delete_",
+    "alter_",
+    "incremental_alter_configs",
+    "elect_leaders",
+    "set_sasl_credentials",
+)
 
 
 # --- client.properties -> librdkafka ---------------------------------------------------------
@@ -39,28 +45,46 @@ def test_plaintext_default_and_bootstrap_flag_wins():
 
 
 def test_ssl_pem_truststore_and_pkcs12_keystore():
-    s = client_settings({"security.protocol": "SSL", "ssl.truststore.location": "/etc/kafka/ca.pem",
-                         "ssl.keystore.location": "/etc/kafka/client.p12", "ssl.keystore.password": "ks-secret",
-                         "ssl.key.password": "k", "ssl.endpoint.identification.algorithm": ""})
+    s = client_settings(
+        {
+            "security.protocol": "SSL",
+            "ssl.truststore.location": "/etc/kafka/ca.pem",
+            "ssl.keystore.location": "/etc/kafka/client.p12",
+            "ssl.keystore.password": "ks-secret",
+            "ssl.key.password": "k",
+            "ssl.endpoint.identification.algorithm": "",
+        }
+    )
     c = s.config
     assert c["security.protocol"] == "SSL"
     assert c["ssl.ca.location"] == "/etc/kafka/ca.pem"
     assert c["ssl.keystore.location"] == "/etc/kafka/client.p12" and c["ssl.keystore.password"] == "ks-secret"
     assert c["ssl.key.password"] == "k"
     assert c["ssl.endpoint.identification.algorithm"] == "none"
-    pem = client_settings({"security.protocol": "SSL", "ssl.truststore.type": "PEM",
-                           "ssl.truststore.location": "/x/trust", "ssl.keystore.type": "PEM",
-                           "ssl.keystore.location": "/x/client.pem"}).config
+    pem = client_settings(
+        {
+            "security.protocol": "SSL",
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": "/x/trust",
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": "/x/client.pem",
+        }
+    ).config
     assert pem["ssl.ca.location"] == "/x/trust"
     assert pem["ssl.certificate.location"] == pem["ssl.key.location"] == "/x/client.pem"
-    inline = client_settings({"security.protocol": "SSL", "ssl.truststore.certificates": "-----BEGIN CERT"}).config
+    inline = client_settings(
+        {"security.protocol": "SSL", "ssl.truststore.certificates": "-----BEGIN CERT"}
+    ).config
     assert inline["ssl.ca.pem"] == "-----BEGIN CERT"
 
 
-@pytest.mark.parametrize("props", [
-    {"ssl.truststore.location": "/etc/kafka/truststore.jks", "ssl.truststore.password": "changeit"},
-    {"ssl.truststore.location": "/etc/kafka/truststore", "ssl.truststore.type": "PKCS12"},
-])
+@pytest.mark.parametrize(
+    "props",
+    [
+        {"ssl.truststore.location": "/etc/kafka/truststore.jks", "ssl.truststore.password": "changeit"},
+        {"ssl.truststore.location": "/etc/kafka/truststore", "ssl.truststore.type": "PKCS12"},
+    ],
+)
 def test_java_truststores_are_rejected_with_a_way_out(props):
     with pytest.raises(ClientConfigError) as e:
         client_settings({"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", **props})
@@ -73,19 +97,28 @@ def test_jks_keystore_is_rejected():
         client_settings({"security.protocol": "SSL", "ssl.keystore.location": "/k/keystore.jks"})
 
 
-@pytest.mark.parametrize("mechanism,module", [
-    ("SCRAM-SHA-512", "org.apache.kafka.common.security.scram.ScramLoginModule"),
-    ("SCRAM-SHA-256", "org.apache.kafka.common.security.scram.ScramLoginModule"),
-    ("PLAIN", "org.apache.kafka.common.security.plain.PlainLoginModule"),
-])
+@pytest.mark.parametrize(
+    "mechanism,module",
+    [
+        ("SCRAM-SHA-512", "org.apache.kafka.common.security.scram.ScramLoginModule"),
+        ("SCRAM-SHA-256", "org.apache.kafka.common.security.scram.ScramLoginModule"),
+        ("PLAIN", "org.apache.kafka.common.security.plain.PlainLoginModule"),
+    ],
+)
 def test_sasl_password_mechanisms(mechanism, module):
     jaas = f'{module} required username="audit" password="p\\"w;d";'
-    s = client_settings({"security.protocol": "SASL_SSL", "sasl.mechanism": mechanism, "sasl.jaas.config": jaas,
-                         "ssl.truststore.location": "/ca.pem"})
+    s = client_settings(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": mechanism,
+            "sasl.jaas.config": jaas,
+            "ssl.truststore.location": "/ca.pem",
+        }
+    )
     assert s.config["sasl.mechanisms"] == mechanism
     assert s.config["sasl.username"] == "audit" and s.config["sasl.password"] == 'p"w;d'
     assert s.describe() == {"security_protocol": "SASL_SSL", "sasl_mechanism": mechanism}
-    assert "p\"w;d" not in json.dumps(s.describe())
+    assert 'p"w;d' not in json.dumps(s.describe())
 
 
 def test_sasl_problems_are_one_line_usage_errors():
@@ -100,8 +133,9 @@ def test_sasl_problems_are_one_line_usage_errors():
 
 
 def test_parse_jaas_options():
-    module, opts = parse_jaas("software.amazon.msk.auth.iam.IAMLoginModule required awsProfileName='ops' "
-                              "awsDebugCreds=true;")
+    module, opts = parse_jaas(
+        "software.amazon.msk.auth.iam.IAMLoginModule required awsProfileName='ops' awsDebugCreds=true;"
+    )
     assert module == "software.amazon.msk.auth.iam.IAMLoginModule"
     assert opts == {"awsProfileName": "ops", "awsDebugCreds": "true"}
 
@@ -125,25 +159,39 @@ def _fake_signer(monkeypatch):
             calls.append(("role", region, arn))
             return "tok-r", 1_900_000_000_000
 
-    monkeypatch.setitem(sys.modules, "aws_msk_iam_sasl_signer",
-                        types.SimpleNamespace(MSKAuthTokenProvider=MSKAuthTokenProvider))
+    monkeypatch.setitem(
+        sys.modules,
+        "aws_msk_iam_sasl_signer",
+        types.SimpleNamespace(MSKAuthTokenProvider=MSKAuthTokenProvider),
+    )
     return calls
 
 
 def test_msk_iam_signs_tokens_with_the_region_of_the_bootstrap_host(monkeypatch):
     calls = _fake_signer(monkeypatch)
     host = "b-1.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:9098"
-    s = client_settings({"security.protocol": "SASL_SSL", "sasl.mechanism": "AWS_MSK_IAM",
-                         "sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required;",
-                         "sasl.client.callback.handler.class":
-                             "software.amazon.msk.auth.iam.IAMClientCallbackHandler"}, host)
+    s = client_settings(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "AWS_MSK_IAM",
+            "sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required;",
+            "sasl.client.callback.handler.class": "software.amazon.msk.auth.iam.IAMClientCallbackHandler",
+        },
+        host,
+    )
     assert s.config["sasl.mechanisms"] == "OAUTHBEARER" and s.mechanism == "AWS_MSK_IAM"
     assert s.ignored == []
     assert s.config["oauth_cb"]("") == ("tok", 1_900_000_000.0)
     assert calls == [("default", "us-east-1")]
-    s2 = client_settings({"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER", "aws.region": "eu-west-1",
-                          "sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required "
-                                              'awsProfileName="ops";'}, "broker:9098")
+    s2 = client_settings(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "OAUTHBEARER",
+            "aws.region": "eu-west-1",
+            "sasl.jaas.config": 'software.amazon.msk.auth.iam.IAMLoginModule required awsProfileName="ops";',
+        },
+        "broker:9098",
+    )
     assert s2.config["oauth_cb"]("")[0] == "tok-p"
     assert calls[-1] == ("profile", "eu-west-1", "ops")
 
@@ -162,10 +210,12 @@ def test_msk_iam_without_the_extra_or_a_region(monkeypatch):
 
 def test_load_client_config_file(tmp_path):
     f = tmp_path / "client.properties"
-    f.write_text("# Kafka CLI style\nsecurity.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
-                 "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
-                 "    username=\"audit\" password=\"s3cret\";\nssl.truststore.location=/etc/ca.pem\n"
-                 "bootstrap.servers=k1:9096,k2:9096\n")
+    f.write_text(
+        "# Kafka CLI style\nsecurity.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n"
+        '    username="audit" password="s3cret";\nssl.truststore.location=/etc/ca.pem\n'
+        "bootstrap.servers=k1:9096,k2:9096\n"
+    )
     s = load_client_config(f)
     assert s.config["bootstrap.servers"] == "k1:9096,k2:9096"
     assert s.config["sasl.username"] == "audit" and s.config["sasl.password"] == "s3cret"
@@ -218,20 +268,25 @@ class FakeAdmin:
             return types.SimpleNamespace(id=i, leader=leader, replicas=replicas, isrs=isr, error=None)
 
         topics = {
-            "orders": types.SimpleNamespace(error=None, partitions={
-                0: part(0, 1, [1, 2, 3], [1, 2, 3]), 1: part(1, -1, [2, 4], [])}),
-            "__consumer_offsets": types.SimpleNamespace(error=None, partitions={
-                i: part(i, 1, [1, 2, 3], [1, 2, 3]) for i in range(10)}),
+            "orders": types.SimpleNamespace(
+                error=None, partitions={0: part(0, 1, [1, 2, 3], [1, 2, 3]), 1: part(1, -1, [2, 4], [])}
+            ),
+            "__consumer_offsets": types.SimpleNamespace(
+                error=None, partitions={i: part(i, 1, [1, 2, 3], [1, 2, 3]) for i in range(10)}
+            ),
         }
         if self.topic_error:
-            topics["broken"] = types.SimpleNamespace(error=types.SimpleNamespace(str=lambda: self.topic_error),
-                                                     partitions={})
+            topics["broken"] = types.SimpleNamespace(
+                error=types.SimpleNamespace(str=lambda: self.topic_error), partitions={}
+            )
         return types.SimpleNamespace(topics=topics)
 
     def describe_topics(self, collection, request_timeout):
         names = collection.topic_names
         self.calls.append(("describe_topics", len(names)))
-        return {n: _done(types.SimpleNamespace(topic_id=f"id-{n}", is_internal=n.startswith("__"))) for n in names}
+        return {
+            n: _done(types.SimpleNamespace(topic_id=f"id-{n}", is_internal=n.startswith("__"))) for n in names
+        }
 
     def describe_configs(self, resources, request_timeout):
         from confluent_kafka import KafkaError, KafkaException
@@ -244,20 +299,37 @@ class FakeAdmin:
             if r.name in self.configs_fail:
                 out[r] = _done(exc=KafkaException(KafkaError(KafkaError.REQUEST_TIMED_OUT)))
             elif r.name == "orders":
-                out[r] = _done({e.name: e for e in [
-                    _entry("min.insync.replicas", "3", "DYNAMIC_TOPIC_CONFIG"),
-                    _entry("retention.ms", "604800000", "STATIC_BROKER_CONFIG"),
-                    _entry("cleanup.policy", "delete", "DEFAULT_CONFIG")]})
+                out[r] = _done(
+                    {
+                        e.name: e
+                        for e in [
+                            _entry("min.insync.replicas", "3", "DYNAMIC_TOPIC_CONFIG"),
+                            _entry("retention.ms", "604800000", "STATIC_BROKER_CONFIG"),
+                            _entry("cleanup.policy", "delete", "DEFAULT_CONFIG"),
+                        ]
+                    }
+                )
             elif r.name.isdigit():
-                out[r] = _done({e.name: e for e in [
-                    _entry("num.io.threads", "16", "STATIC_BROKER_CONFIG"),
-                    _entry("num.network.threads", "9", "DYNAMIC_BROKER_CONFIG"),
-                    _entry("log.retention.hours", "72", "DYNAMIC_DEFAULT_BROKER_CONFIG"),
-                    _entry("offsets.topic.num.partitions", "10", "STATIC_BROKER_CONFIG"),
-                    _entry("sasl.jaas.config", None, "STATIC_BROKER_CONFIG", sensitive=True),
-                    _entry("ssl.keystore.password", "leaked?", "STATIC_BROKER_CONFIG"),
-                    _entry("listener.name.internal.custom.secret.thing", "x", "STATIC_BROKER_CONFIG", True),
-                    _entry("message.max.bytes", "1048588", "DEFAULT_CONFIG")]})
+                out[r] = _done(
+                    {
+                        e.name: e
+                        for e in [
+                            _entry("num.io.threads", "16", "STATIC_BROKER_CONFIG"),
+                            _entry("num.network.threads", "9", "DYNAMIC_BROKER_CONFIG"),
+                            _entry("log.retention.hours", "72", "DYNAMIC_DEFAULT_BROKER_CONFIG"),
+                            _entry("offsets.topic.num.partitions", "10", "STATIC_BROKER_CONFIG"),
+                            _entry("sasl.jaas.config", None, "STATIC_BROKER_CONFIG", sensitive=True),
+                            _entry("ssl.keystore.password", "leaked?", "STATIC_BROKER_CONFIG"),
+                            _entry(
+                                "listener.name.internal.custom.secret.thing",
+                                "x",
+                                "STATIC_BROKER_CONFIG",
+                                True,
+                            ),
+                            _entry("message.max.bytes", "1048588", "DEFAULT_CONFIG"),
+                        ]
+                    }
+                )
             else:
                 out[r] = _done({})
         return out
@@ -266,16 +338,24 @@ class FakeAdmin:
         from confluent_kafka import ConsumerGroupState
 
         self.calls.append(("list_consumer_groups", 1))
-        return _done(types.SimpleNamespace(
-            valid=[types.SimpleNamespace(group_id=g, state=ConsumerGroupState.STABLE) for g in ("billing", "audit")],
-            errors=[]))
+        return _done(
+            types.SimpleNamespace(
+                valid=[
+                    types.SimpleNamespace(group_id=g, state=ConsumerGroupState.STABLE)
+                    for g in ("billing", "audit")
+                ],
+                errors=[],
+            )
+        )
 
     def describe_consumer_groups(self, group_ids, request_timeout):
         from confluent_kafka import ConsumerGroupState
 
         self.calls.append(("describe_consumer_groups", len(group_ids)))
-        return {g: _done(types.SimpleNamespace(state=ConsumerGroupState.PREPARING_REBALANCING, members=[1, 2]))
-                for g in group_ids}
+        return {
+            g: _done(types.SimpleNamespace(state=ConsumerGroupState.PREPARING_REBALANCING, members=[1, 2]))
+            for g in group_ids
+        }
 
 
 class ReadOnlyGuard:
@@ -299,8 +379,11 @@ def test_fake_cluster_rows_and_config_semantics():
     r = collect_admin("k1:9092", admin=ReadOnlyGuard(fake), timeout=2)
     assert r.errors == []
     assert r.meta["cluster_id"] == "abc"
-    assert [(b["broker_id"], b["host"], b["rack"]) for b in r.tables["brokers"]] == [(1, "k1", "az1"), (2, "k2", "az2"),
-                                                                                    (3, "k3", "az3")]
+    assert [(b["broker_id"], b["host"], b["rack"]) for b in r.tables["brokers"]] == [
+        (1, "k1", "az1"),
+        (2, "k2", "az2"),
+        (3, "k3", "az3"),
+    ]
     parts = {(p["topic"], p["partition"]): p for p in r.tables["partitions"]}
     assert parts[("orders", 1)]["leader"] == -1 and parts[("orders", 1)]["offline_replicas"] == [4]
     assert parts[("orders", 0)]["isr"] == [1, 2, 3] and parts[("orders", 0)]["offline_replicas"] == []
@@ -311,21 +394,33 @@ def test_fake_cluster_rows_and_config_semantics():
     rows = {(c["entity_type"], c["entity_name"], c["key"]): c for c in r.tables["configs"]}
     # a topic keeps only its own overrides; inherited values come from the broker rows
     assert rows[("topic", "orders", "min.insync.replicas")]["source"] == "TOPIC_CONFIG"
-    assert ("topic", "orders", "retention.ms") not in rows and ("topic", "orders", "cleanup.policy") not in rows
+    assert ("topic", "orders", "retention.ms") not in rows and (
+        "topic",
+        "orders",
+        "cleanup.policy",
+    ) not in rows
     assert rows[("broker", "2", "num.io.threads")]["source"] == "STATIC_BROKER_CONFIG"
     assert rows[("broker", "2", "num.network.threads")]["source"] == "DYNAMIC_BROKER_CONFIG"
     assert rows[("cluster_default", "", "log.retention.hours")]["value"] == "72"
     assert rows[("broker", "1", "message.max.bytes")]["source"] == "DEFAULT_CONFIG"
     for key in ("sasl.jaas.config", "ssl.keystore.password", "listener.name.internal.custom.secret.thing"):
-        assert rows[("broker", "1", key)]["value"] is None and rows[("broker", "1", key)]["is_sensitive"] is True
+        assert (
+            rows[("broker", "1", key)]["value"] is None and rows[("broker", "1", key)]["is_sensitive"] is True
+        )
 
     # batched: one DescribeConfigs for all 3 brokers and 2 topics, one DescribeConsumerGroups
-    assert ("describe_configs", 5) in fake.calls and sum(1 for c in fake.calls if c[0] == "describe_configs") == 1
+    assert ("describe_configs", 5) in fake.calls and sum(
+        1 for c in fake.calls if c[0] == "describe_configs"
+    ) == 1
     assert ("describe_consumer_groups", 2) in fake.calls
 
     groups = {g["group_id"]: g for g in r.tables["consumer_groups"]}
-    assert groups["billing"] == {"group_id": "billing", "state": "PreparingRebalance", "members": 2,
-                                 "coordinator_partition": coordinator_partition("billing", 10)}
+    assert groups["billing"] == {
+        "group_id": "billing",
+        "state": "PreparingRebalance",
+        "members": 2,
+        "coordinator_partition": coordinator_partition("billing", 10),
+    }
     src = r.sources[0]
     assert src["source"] == "admin" and src["status"] == "ok" and src["controller_id"] == 1
 
@@ -346,13 +441,20 @@ def test_read_only_proof_covers_every_call():
 
 
 def test_failures_are_source_errors_not_tracebacks():
-    r = collect_admin("k1:9092", admin=FakeAdmin(topic_error="Broker: Unknown topic or partition",
-                                                 configs_fail={"2"}), timeout=2)
+    r = collect_admin(
+        "k1:9092",
+        admin=FakeAdmin(topic_error="Broker: Unknown topic or partition", configs_fail={"2"}),
+        timeout=2,
+    )
     messages = [e["message"] for e in r.errors]
-    assert any("broken (Broker: Unknown topic or partition)" in m and "topic list is incomplete" in m
-               for m in messages)
+    assert any(
+        "broken (Broker: Unknown topic or partition)" in m and "topic list is incomplete" in m
+        for m in messages
+    )
     assert any("describe_configs failed for broker 2" in m for m in messages)
-    assert all(e["source"] == "admin" and e["target"] == "k1:9092" and "\n" not in e["message"] for e in r.errors)
+    assert all(
+        e["source"] == "admin" and e["target"] == "k1:9092" and "\n" not in e["message"] for e in r.errors
+    )
     assert r.sources[0]["status"] == "error"
 
 
@@ -370,7 +472,8 @@ def test_a_batch_that_never_answers_has_one_deadline():
     r = collect_admin("k1:9092", admin=fake, timeout=0.5)
     assert time.monotonic() - t0 < 4  # one deadline for the 5 resources, not one each
     assert [e["message"] for e in r.errors] == [
-        "k1:9092: describe_configs: no answer for any resource of the batch: broker 1 (timed out)"]
+        "k1:9092: describe_configs: no answer for any resource of the batch: broker 1 (timed out)"
+    ]
     assert r.tables["topics"] and "consumer_groups" not in r.tables  # stopped there, said so
 
 
@@ -413,7 +516,6 @@ def test_progress_display_is_a_callback(monkeypatch):
 # --- a real Kafka-protocol broker (Tansu) ------------------------------------------------------
 
 
-
 @pytest.fixture
 def broker():
     with tansu.TansuServer() as server:
@@ -426,8 +528,9 @@ def _setup_topics(bootstrap: str) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     a = AdminClient({"bootstrap.servers": bootstrap})
-    futures = a.create_topics([NewTopic("orders", 3, 1, config={"min.insync.replicas": "1"}),
-                               NewTopic("audit.log", 1, 1)])
+    futures = a.create_topics(
+        [NewTopic("orders", 3, 1, config={"min.insync.replicas": "1"}), NewTopic("audit.log", 1, 1)]
+    )
     for f in futures.values():
         f.result(10)
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "billing", "enable.auto.commit": False})
@@ -435,7 +538,6 @@ def _setup_topics(bootstrap: str) -> None:
         c.commit(offsets=[TopicPartition("orders", 0, 0)], asynchronous=False)
     finally:
         c.close()
-
 
 
 @pytest.mark.slow
@@ -450,26 +552,53 @@ def test_collect_from_a_real_broker_read_only(broker):
     assert r.errors == []
     assert set(guard.called) <= READ_METHODS
     assert r.meta["cluster_id"] == "test"
-    assert r.tables["brokers"] == [{"broker_id": 111, "host": "127.0.0.1", "port": broker.port, "rack": None,
-                                    "cores": None, "log_dirs": None, "version": None}]
+    assert r.tables["brokers"] == [
+        {
+            "broker_id": 111,
+            "host": "127.0.0.1",
+            "port": broker.port,
+            "rack": None,
+            "cores": None,
+            "log_dirs": None,
+            "version": None,
+        }
+    ]
     topics = {t["topic"]: t for t in r.tables["topics"]}
     assert topics["orders"]["partitions"] == 3 and topics["orders"]["replication_factor"] == 1
     assert topics["orders"]["topic_id"] and topics["audit.log"]["partitions"] == 1
-    rows = sorted((p["topic"], p["partition"], p["leader"], p["replicas"], p["isr"], p["offline_replicas"])
-                  for p in r.tables["partitions"])
-    assert rows == [("audit.log", 0, 111, [111], [111], []), ("orders", 0, 111, [111], [111], []),
-                    ("orders", 1, 111, [111], [111], []), ("orders", 2, 111, [111], [111], [])]
+    rows = sorted(
+        (p["topic"], p["partition"], p["leader"], p["replicas"], p["isr"], p["offline_replicas"])
+        for p in r.tables["partitions"]
+    )
+    assert rows == [
+        ("audit.log", 0, 111, [111], [111], []),
+        ("orders", 0, 111, [111], [111], []),
+        ("orders", 1, 111, [111], [111], []),
+        ("orders", 2, 111, [111], [111], []),
+    ]
     # Tansu answers DescribeConfigs with the explicitly set topic keys only, labelled DEFAULT_CONFIG, and
     # nothing for brokers: the entry is read (counted) but is not a topic override.
     assert r.sources[0]["config_entries"] == 1
     assert not r.tables.get("configs")
-    assert r.tables["consumer_groups"] == [{"group_id": "billing", "state": "Empty", "members": 0,
-                                            "coordinator_partition": coordinator_partition("billing", 50)}]
+    assert r.tables["consumer_groups"] == [
+        {
+            "group_id": "billing",
+            "state": "Empty",
+            "members": 0,
+            "coordinator_partition": coordinator_partition("billing", 50),
+        }
+    ]
 
 
 def _cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout, env={**os.environ, "CI": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+        env={**os.environ, "CI": "1"},
+    )
 
 
 @pytest.mark.slow
@@ -478,8 +607,19 @@ def test_cli_collect_from_a_real_broker(broker, tmp_path):
     _setup_topics(broker.bootstrap)
     cfg = tmp_path / "client.properties"
     cfg.write_text(f"bootstrap.servers={broker.bootstrap}\nsecurity.protocol=PLAINTEXT\nclient.id=audit\n")
-    p = _cli("collect", "--command-config", cfg, "--cluster-name", "tansu", "-o", tmp_path / "snap", "-f", "jsonl",
-             "--timeout", "5")
+    p = _cli(
+        "collect",
+        "--command-config",
+        cfg,
+        "--cluster-name",
+        "tansu",
+        "-o",
+        tmp_path / "snap",
+        "-f",
+        "jsonl",
+        "--timeout",
+        "5",
+    )
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""  # no progress on a non-terminal, no librdkafka chatter
     manifest = json.loads((tmp_path / "snap" / "manifest.json").read_text())
@@ -499,7 +639,9 @@ def test_unreachable_bootstrap_is_a_source_error_within_the_timeout(tmp_path):
     assert not r.tables.get("topics")
 
     t0 = time.monotonic()
-    p = _cli("collect", "--bootstrap-servers", f"127.0.0.1:{port}", "-o", tmp_path / "snap", "--timeout", "1.5")
+    p = _cli(
+        "collect", "--bootstrap-servers", f"127.0.0.1:{port}", "-o", tmp_path / "snap", "--timeout", "1.5"
+    )
     assert time.monotonic() - t0 < 30
     assert p.returncode == 3
     lines = p.stderr.strip().splitlines()
@@ -513,7 +655,9 @@ def test_unreachable_bootstrap_is_a_source_error_within_the_timeout(tmp_path):
 def test_cli_rejects_a_jks_truststore_with_exit_2(tmp_path):
     cfg = tmp_path / "client.properties"
     cfg.write_text("security.protocol=SSL\nssl.truststore.location=/etc/kafka/truststore.jks\n")
-    p = _cli("collect", "--bootstrap-servers", "127.0.0.1:1", "--command-config", cfg, "-o", tmp_path / "snap")
+    p = _cli(
+        "collect", "--bootstrap-servers", "127.0.0.1:1", "--command-config", cfg, "-o", tmp_path / "snap"
+    )
     assert p.returncode == 2
     assert p.stderr.count("\n") == 1 and "JKS truststore" in p.stderr and "Traceback" not in p.stderr
 
@@ -537,6 +681,7 @@ def test_broker_killed_mid_collection_is_a_source_error_not_a_hang(broker):
 
 # --- client telemetry (KIP-714) is off in every client the collector creates ---------------------
 
+
 def test_make_admin_forces_metrics_push_off(monkeypatch):
     import confluent_kafka.admin
 
@@ -558,8 +703,9 @@ def test_make_admin_on_a_librdkafka_without_telemetry(monkeypatch):
     def old_client(conf):
         seen.append(conf)
         if "enable.metrics.push" in conf:
-            raise KafkaException(KafkaError(KafkaError._INVALID_ARG,
-                                            'No such configuration property: "enable.metrics.push"'))
+            raise KafkaException(
+                KafkaError(KafkaError._INVALID_ARG, 'No such configuration property: "enable.metrics.push"')
+            )
         return "client"
 
     monkeypatch.setattr(confluent_kafka.admin, "AdminClient", old_client)

@@ -76,17 +76,28 @@ def test_collect_rows_and_secrets(tmp_path):
     f.write_text(
         "broker.id=3\nlog.dirs=/d1, /d2\nbroker.rack=az-1\n"
         "ssl.keystore.password=hunter2\nssl.key.password=x\n"
-        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache...ScramLoginModule required password=\"p\";\n"
+        'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache...ScramLoginModule required password="p";\n'
         "zookeeper.ssl.truststore.password=y\nnum.io.threads=8\n"
     )
     r = collect_broker_configs([str(f)])
     assert r.errors == []
     rows = {c["key"]: c for c in r.tables["configs"]}
-    assert rows["num.io.threads"] == {"entity_type": "broker", "entity_name": "3", "key": "num.io.threads",
-                                      "value": "8", "source": "STATIC_BROKER_CONFIG", "is_sensitive": False,
-                                      "file": str(f), "line": 8}
-    for key in ("ssl.keystore.password", "ssl.key.password", "zookeeper.ssl.truststore.password",
-                "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config"):
+    assert rows["num.io.threads"] == {
+        "entity_type": "broker",
+        "entity_name": "3",
+        "key": "num.io.threads",
+        "value": "8",
+        "source": "STATIC_BROKER_CONFIG",
+        "is_sensitive": False,
+        "file": str(f),
+        "line": 8,
+    }
+    for key in (
+        "ssl.keystore.password",
+        "ssl.key.password",
+        "zookeeper.ssl.truststore.password",
+        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
+    ):
         assert rows[key]["value"] is None and rows[key]["is_sensitive"] is True
     assert "hunter2" not in repr(r.tables)
     (b,) = r.tables["brokers"]
@@ -103,11 +114,18 @@ def test_directory_and_kraft_node_id(tmp_path):
     assert r.errors == []
     assert sorted(b["broker_id"] for b in r.tables["brokers"]) == [1, 2, 3]
     assert {c["entity_name"] for c in r.tables["configs"]} == {"1", "2", "3"}
-    assert [(s["status"], s["kind"]) for s in r.sources] == [("ok", "broker"), ("ok", "broker"), ("ok", "combined"),
-                                                              ("ok", "controller")]
+    assert [(s["status"], s["kind"]) for s in r.sources] == [
+        ("ok", "broker"),
+        ("ok", "broker"),
+        ("ok", "combined"),
+        ("ok", "controller"),
+    ]
     # The controller is read for its quorum settings only (tests/test_collect_kraft.py).
     assert sorted((n["node_id"], n["process_roles"]) for n in r.tables["kraft_nodes"]) == [
-        (2, ["broker"]), (3, ["broker", "controller"]), (3001, ["controller"])]
+        (2, ["broker"]),
+        (3, ["broker", "controller"]),
+        (3001, ["controller"]),
+    ]
 
 
 def test_malformed_files_give_one_line_errors(tmp_path):
@@ -223,8 +241,13 @@ def test_parser_agrees_with_java_util_properties(tmp_path):
         f.write_bytes(text.encode("utf-8"))
         files.append(f)
     (tmp_path / "PropDump.java").write_text(_JAVA)
-    out = subprocess.run(["java", "-Xshare:auto", str(tmp_path / "PropDump.java"), *map(str, files)],
-                         capture_output=True, text=True, timeout=120, check=True).stdout
+    out = subprocess.run(
+        ["java", "-Xshare:auto", str(tmp_path / "PropDump.java"), *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     java: dict[str, dict | None] = {}
     current = None
     for line in out.split("\n"):
@@ -251,20 +274,43 @@ def test_sensitive_keys():
     type for are masked; keys of a known non-secret type are kept."""
     from auditor.collectors._common import config_row, is_sensitive_key
 
-    for key in ("sasl.jaas.config", "listener.name.sasl_ssl.plain.sasl.jaas.config", "ssl.key.password",
-                "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
-                "ssl.keystore.password", "ssl.keystore.key", "ssl.keystore.certificate.chain",
-                "zookeeper.ssl.truststore.password", "listener.name.internal.ssl.keystore.password",
-                "ssl.truststore.certificates", "password.encoder.secret", "delegation.token.secret.key",
-                "sasl.oauthbearer.client.credentials.client.secret", "SSL.TRUSTSTORE.PASSWORD",
-                # no type in Kafka: a plugin's keys, a vendor's, a typo
-                "rsm.config.storage.aws.secret.access.key", "rsm.config.storage.s3.bucket.name",
-                "ldap.java.naming.security.credentials", "confluent.basic.auth.user.info", "num.io.thread"):
+    for key in (
+        "sasl.jaas.config",
+        "listener.name.sasl_ssl.plain.sasl.jaas.config",
+        "ssl.key.password",
+        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
+        "ssl.keystore.password",
+        "ssl.keystore.key",
+        "ssl.keystore.certificate.chain",
+        "zookeeper.ssl.truststore.password",
+        "listener.name.internal.ssl.keystore.password",
+        "ssl.truststore.certificates",
+        "password.encoder.secret",
+        "delegation.token.secret.key",
+        "sasl.oauthbearer.client.credentials.client.secret",
+        "SSL.TRUSTSTORE.PASSWORD",
+        # no type in Kafka: a plugin's keys, a vendor's, a typo
+        "rsm.config.storage.aws.secret.access.key",
+        "rsm.config.storage.s3.bucket.name",
+        "ldap.java.naming.security.credentials",
+        "confluent.basic.auth.user.info",
+        "num.io.thread",
+    ):
         assert is_sensitive_key(key), key
-    for key in ("num.io.threads", "ssl.truststore.location", "sasl.enabled.mechanisms", "log.dirs",
-                "ssl.keystore.location", "listener.name.internal.ssl.keystore.location",
-                "ssl.enabled.protocols", "authorizer.class.name", "password.encoder.keyfactory.algorithm",
-                "leader.replication.throttled.rate", "advertised.listeners", "remote.log.storage.manager.impl.prefix"):
+    for key in (
+        "num.io.threads",
+        "ssl.truststore.location",
+        "sasl.enabled.mechanisms",
+        "log.dirs",
+        "ssl.keystore.location",
+        "listener.name.internal.ssl.keystore.location",
+        "ssl.enabled.protocols",
+        "authorizer.class.name",
+        "password.encoder.keyfactory.algorithm",
+        "leader.replication.throttled.rate",
+        "advertised.listeners",
+        "remote.log.storage.manager.impl.prefix",
+    ):
         assert not is_sensitive_key(key), key
     assert is_sensitive_key("retension.ms", "topic") and not is_sensitive_key("retention.ms", "topic")
     row = config_row("broker", "1", "num.io.threads", "8", "DYNAMIC_BROKER_CONFIG", sensitive=True)

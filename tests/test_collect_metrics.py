@@ -63,12 +63,17 @@ kafka_server_socket_server_metrics_connections_software{clientsoftwarename="libr
 kafka_server_brokertopicmetrics_bytesin_total 123
 """
 
-NODE_TEXT = """\
+NODE_TEXT = (
+    """\
 # HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.
 # TYPE node_cpu_seconds_total counter
-""" + "".join(
-    f'node_cpu_seconds_total{{cpu="{c}",mode="{m}"}} {c * 10 + 1}.5\n' for c in range(48) for m in ("idle", "user", "system")
-) + """\
+"""
+    + "".join(
+        f'node_cpu_seconds_total{{cpu="{c}",mode="{m}"}} {c * 10 + 1}.5\n'
+        for c in range(48)
+        for m in ("idle", "user", "system")
+    )
+    + """\
 # TYPE node_filesystem_size_bytes gauge
 node_filesystem_size_bytes{device="/dev/nvme1n1",fstype="xfs",mountpoint="/kafka"} 2e12
 node_filesystem_size_bytes{device="/dev/root",fstype="ext4",mountpoint="/"} 1e11
@@ -76,6 +81,7 @@ node_filesystem_size_bytes{device="/dev/root",fstype="ext4",mountpoint="/"} 1e11
 node_filesystem_avail_bytes{device="/dev/nvme1n1",fstype="xfs",mountpoint="/kafka"} 5e11
 node_filesystem_avail_bytes{device="/dev/root",fstype="ext4",mountpoint="/"} 6e10
 """
+)
 
 
 def _by_name(rows):
@@ -97,8 +103,9 @@ def test_msk_open_monitoring():
         (3, "cpu_user_system_percent", "{}"): 52.0,
     }
     assert all(name in METRICS for _b, name, _l in m)
-    assert sorted((c["client_name"], c["client_version"], c["connections"]) for c in r.tables["client_software"]) == [
-        ("apache-kafka-java", "3.5.1", 64), ("sarama", "1.27.0", 120)]
+    assert sorted(
+        (c["client_name"], c["client_version"], c["connections"]) for c in r.tables["client_software"]
+    ) == [("apache-kafka-java", "3.5.1", 64), ("sarama", "1.27.0", 120)]
     assert {c["listener"] for c in r.tables["client_software"]} == {"CLIENT"}
 
 
@@ -114,27 +121,43 @@ def test_jmx_exporter_example_config_with_hint():
         (1, "connection_count", '{"listener":"PLAINTEXT"}'): 90.0,
     }
     (c,) = r.tables["client_software"]
-    assert c == {"broker_id": 1, "listener": "PLAINTEXT", "client_name": "librdkafka", "client_version": "2.4.0",
-                 "connections": 12}
+    assert c == {
+        "broker_id": 1,
+        "listener": "PLAINTEXT",
+        "client_name": "librdkafka",
+        "client_version": "2.4.0",
+        "connections": 12,
+    }
 
 
 def test_node_exporter_cpu_and_filesystems():
     r = parse_metrics(NODE_TEXT, "node.prom", broker_hint=4)
     assert _by_name(r.tables["metrics"]) == {(4, "cpu_count", "{}"): 48.0}
-    assert r.filesystems[4]["/kafka"] == {"device": "/dev/nvme1n1", "fstype": "xfs", "size_bytes": 2e12,
-                                          "avail_bytes": 5e11}
+    assert r.filesystems[4]["/kafka"] == {
+        "device": "/dev/nvme1n1",
+        "fstype": "xfs",
+        "size_bytes": 2e12,
+        "avail_bytes": 5e11,
+    }
 
 
 def test_broker_from_label_and_missing_broker():
-    text = ('kafka_network_requestchannel_requestqueuesize{broker_id="2"} 5\n'
-            'kafka_network_requestchannel_requestqueuesize{instance="x"} 7\n')
+    text = (
+        'kafka_network_requestchannel_requestqueuesize{broker_id="2"} 5\n'
+        'kafka_network_requestchannel_requestqueuesize{instance="x"} 7\n'
+    )
     r = parse_metrics(text, "fed.prom")
     assert _by_name(r.tables["metrics"]) == {(2, "request_queue_size", "{}"): 5.0}
     (e,) = r.errors
     assert "1 samples name no broker" in e["message"]
     # The message says which forms are accepted, and names a sample that had none.
-    for form in ("broker_id=N: prefix", "broker_id label", "`instance` label host", "registered broker's host",
-                 "MSK broker host b-N."):
+    for form in (
+        "broker_id=N: prefix",
+        "broker_id label",
+        "`instance` label host",
+        "registered broker's host",
+        "MSK broker host b-N.",
+    ):
         assert form in e["message"], form
     assert 'kafka_network_requestchannel_requestqueuesize{instance="x"}' in e["message"]
 
@@ -151,8 +174,16 @@ def test_files_errors_and_merge(tmp_path):
     node.write_text(NODE_TEXT)
     bad = tmp_path / "bad.prom"
     bad.write_text("this is { not prometheus\n")
-    r = collect_metrics([f"broker_id=1:{jmx}", f"broker_id=1:{node}", str(tmp_path / "missing.prom"),
-                         f"broker_id=2:{bad}", str(tmp_path), "ftp://x/y"])
+    r = collect_metrics(
+        [
+            f"broker_id=1:{jmx}",
+            f"broker_id=1:{node}",
+            str(tmp_path / "missing.prom"),
+            f"broker_id=2:{bad}",
+            str(tmp_path),
+            "ftp://x/y",
+        ]
+    )
     m = _by_name(r.tables["metrics"])
     assert m[(1, "cpu_count", "{}")] == 48.0  # node exporter over the JVM's 2
     assert len([k for k in m if k[1] == "cpu_count"]) == 1
@@ -189,8 +220,14 @@ def test_http_fetch_404_and_timeout():
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}"
         t0 = time.monotonic()
-        r = collect_metrics([f"broker_id=5:{base}/metrics", f"broker_id=5:{base}/nope",
-                             f"broker_id=6:http://127.0.0.1:{silent.getsockname()[1]}/metrics"], timeout=0.5)
+        r = collect_metrics(
+            [
+                f"broker_id=5:{base}/metrics",
+                f"broker_id=5:{base}/nope",
+                f"broker_id=6:http://127.0.0.1:{silent.getsockname()[1]}/metrics",
+            ],
+            timeout=0.5,
+        )
         assert time.monotonic() - t0 < 5
         assert _by_name(r.tables["metrics"])[(5, "request_queue_size", "{}")] == 498.0
         msgs = sorted(e["message"] for e in r.errors)
@@ -202,24 +239,38 @@ def test_http_fetch_404_and_timeout():
         silent.close()
 
 
-_lines = st.sampled_from([
-    'kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent",} 0.5',
-    'kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent",instance="kafka-1:7071"} 7',
-    'kafka_network_requestchannel_requestqueuesize{instance="[::1]:x"} 1',
-    'node_cpu_seconds_total{cpu="0",mode="idle",instance="b-3.c.x.c2.kafka.r.amazonaws.com:11002"} 1',
-    'kafka_server_socketservermetrics_connections{client_software_name="s",instance="http://[x"} 2',
-    "# HELP kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent x (k<>OneMinuteRate)",
-    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent 0.3",
-    "kafka_network_requestchannel_requestqueuesize 3",
-    'kafka_server_socket_server_metrics_connections{clientSoftwareName="x",listener="L",} 1',
-    'node_cpu_seconds_total{cpu="1",mode="idle"} NaN',
-    "# TYPE x untyped", "# HELP x y", "", "x{", 'a{b="', "}", "1e400", "\\", '{broker_id="9"} 1',
-])
+_lines = st.sampled_from(
+    [
+        'kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent",} 0.5',
+        'kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent",instance="kafka-1:7071"} 7',
+        'kafka_network_requestchannel_requestqueuesize{instance="[::1]:x"} 1',
+        'node_cpu_seconds_total{cpu="0",mode="idle",instance="b-3.c.x.c2.kafka.r.amazonaws.com:11002"} 1',
+        'kafka_server_socketservermetrics_connections{client_software_name="s",instance="http://[x"} 2',
+        "# HELP kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent x (k<>OneMinuteRate)",
+        "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent 0.3",
+        "kafka_network_requestchannel_requestqueuesize 3",
+        'kafka_server_socket_server_metrics_connections{clientSoftwareName="x",listener="L",} 1',
+        'node_cpu_seconds_total{cpu="1",mode="idle"} NaN',
+        "# TYPE x untyped",
+        "# HELP x y",
+        "",
+        "x{",
+        'a{b="',
+        "}",
+        "1e400",
+        "\\",
+        '{broker_id="9"} 1',
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(st.text(max_size=300), st.lists(st.one_of(_lines, st.text(max_size=20)), max_size=20).map("\n".join)),
-       st.one_of(st.none(), st.integers(0, 10)))
+@given(
+    st.one_of(
+        st.text(max_size=300), st.lists(st.one_of(_lines, st.text(max_size=20)), max_size=20).map("\n".join)
+    ),
+    st.one_of(st.none(), st.integers(0, 10)),
+)
 def test_fuzz_parser_never_raises(text, hint):
     r = parse_metrics(text, "fuzz.prom", hint, broker_hosts=[(1, "kafka-1.internal", 9092), (2, "::1", None)])
     for row in r.tables.get("metrics", []):
@@ -254,8 +305,14 @@ def test_confluent_naming_label_names_any_case_or_separator():
     r = parse_metrics(CONFLUENT_TEXT, "confluent.prom", broker_hint=7)
     assert r.errors == [] and r.warnings == []
     assert r.tables["client_software"] == [
-        {"broker_id": 7, "listener": "INTERNAL", "client_name": "confluent-kafka-python", "client_version": "2.3.0",
-         "connections": 7}]
+        {
+            "broker_id": 7,
+            "listener": "INTERNAL",
+            "client_name": "confluent-kafka-python",
+            "client_version": "2.3.0",
+            "connections": 7,
+        }
+    ]
     assert _by_name(r.tables["metrics"]) == {
         (7, "connection_count", '{"listener":"INTERNAL"}'): 42.0,
         (7, "request_handler_avg_idle_percent", "{}"): 0.31,  # the _total gauge (OneMinuteRate), not 7.5e13
@@ -300,19 +357,27 @@ kafka_log_logmanager_offlinelogdirectorycount_value 2
     r = parse_metrics(text, "strimzi.prom", broker_hint=2)
     assert r.errors == []
     # The FifteenMinuteRate wins over Strimzi's MeanRate (_percent); counters are not ratios.
-    assert _by_name(r.tables["metrics"]) == {(2, "request_handler_avg_idle_percent", "{}"): 0.6,
-                                             (2, "offline_log_directory_count", "{}"): 2.0}
+    assert _by_name(r.tables["metrics"]) == {
+        (2, "request_handler_avg_idle_percent", "{}"): 0.6,
+        (2, "offline_log_directory_count", "{}"): 2.0,
+    }
     r = parse_metrics("kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent 0.9\n", "s.prom", 2)
     assert _by_name(r.tables["metrics"]) == {(2, "request_handler_avg_idle_percent", "{}"): 0.9}
     # The OpenMetrics-style declaration (TYPE without _total) types the _total sample too.
-    r = parse_metrics("# TYPE kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent counter\n"
-                      "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total 3.3E12\n", "om.prom", 2)
+    r = parse_metrics(
+        "# TYPE kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent counter\n"
+        "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total 3.3E12\n",
+        "om.prom",
+        2,
+    )
     assert r.errors == [] and r.tables == {} and "only cumulative" in r.warnings[0]
 
 
 def test_tls_connections_gauge_is_not_client_software():
-    text = ('kafka_server_socket_server_metrics_connections{cipher="TLS_AES_256_GCM_SHA384",protocol="TLSv1.3",'
-            'listener="SSL",networkProcessor="0",} 9\n')
+    text = (
+        'kafka_server_socket_server_metrics_connections{cipher="TLS_AES_256_GCM_SHA384",protocol="TLSv1.3",'
+        'listener="SSL",networkProcessor="0",} 9\n'
+    )
     r = parse_metrics(text, "tls.prom", broker_hint=1)
     assert "client_software" not in r.tables and r.errors == []
 
@@ -331,33 +396,46 @@ kafka_network_RequestChannel_Value{name="RequestQueueSize",} 12.0
     assert m == {(4, "request_handler_avg_idle_percent", "{}"): 1.0, (4, "request_queue_size", "{}"): 12.0}
     msgs = [e["message"] for e in r.errors]
     assert len(msgs) == 2
-    assert msgs[0].startswith('bad.prom: kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent"} = 1.7 '
-                              "is outside [0, 1], an idle fraction for network_processor_avg_idle_percent")
-    assert "java_lang_OperatingSystem_SystemCpuLoad = 1.5 (150 as cpu_user_system_percent) is outside [0, 100]" in msgs[1]
+    assert msgs[0].startswith(
+        'bad.prom: kafka_network_SocketServer_Value{name="NetworkProcessorAvgIdlePercent"} = 1.7 '
+        "is outside [0, 1], an idle fraction for network_processor_avg_idle_percent"
+    )
+    assert (
+        "java_lang_OperatingSystem_SystemCpuLoad = 1.5 (150 as cpu_user_system_percent) is outside [0, 100]"
+        in msgs[1]
+    )
     assert all(e["source"] == "metrics" and e["target"] == "bad.prom" for e in r.errors)
 
 
 def test_negative_jvm_cpu_load_is_not_available_not_an_error():
-    r = parse_metrics("java_lang_OperatingSystem_SystemCpuLoad -1.0\njava_lang_OperatingSystem_AvailableProcessors 4\n",
-                      "jvm.prom", broker_hint=1)
+    r = parse_metrics(
+        "java_lang_OperatingSystem_SystemCpuLoad -1.0\njava_lang_OperatingSystem_AvailableProcessors 4\n",
+        "jvm.prom",
+        broker_hint=1,
+    )
     assert r.errors == [] and _by_name(r.tables["metrics"]) == {(1, "cpu_count", "{}"): 4.0}
 
 
 def test_many_range_errors_are_capped():
-    text = "".join(f'kafka_network_SocketServer_Value{{name="NetworkProcessorAvgIdlePercent",p="{i}"}} {2 + i}\n'
-                   for i in range(8))
+    text = "".join(
+        f'kafka_network_SocketServer_Value{{name="NetworkProcessorAvgIdlePercent",p="{i}"}} {2 + i}\n'
+        for i in range(8)
+    )
     r = parse_metrics(text, "many.prom", broker_hint=1)
     assert len(r.errors) == 6 and r.errors[-1]["message"] == (
-        "many.prom: 3 more samples out of range for a ratio metric: not stored")
+        "many.prom: 3 more samples out of range for a ratio metric: not stored"
+    )
     assert "metrics" not in r.tables
 
 
 # --- warnings: a source that gives nothing to read ---------------------------------------------
 def test_nothing_recognised_is_a_warning_not_an_error(tmp_path):
     lag = tmp_path / "lag.prom"
-    lag.write_text("# TYPE kafka_consumergroup_lag gauge\n"
-                   'kafka_consumergroup_lag{consumergroup="billing",partition="0",topic="orders"} 17\n'
-                   "# TYPE go_goroutines gauge\ngo_goroutines 9\n")
+    lag.write_text(
+        "# TYPE kafka_consumergroup_lag gauge\n"
+        'kafka_consumergroup_lag{consumergroup="billing",partition="0",topic="orders"} 17\n'
+        "# TYPE go_goroutines gauge\ngo_goroutines 9\n"
+    )
     empty = tmp_path / "empty.prom"
     empty.write_text("")
     r = collect_metrics([str(lag), str(empty), f"broker_id=1:{tmp_path / 'missing.prom'}"])
@@ -366,40 +444,63 @@ def test_nothing_recognised_is_a_warning_not_an_error(tmp_path):
     assert r.sources[0]["reason"] == (
         f"{lag}: no Kafka broker (JMX exporter) or node exporter metric recognised in 2 samples (kafka_consumergroup_lag) "
         "(kafka_exporter output: topic and consumer-group metrics, which no check reads): nothing read from this "
-        "metrics source")
+        "metrics source"
+    )
     assert r.sources[1]["reason"] == f"{empty}: no samples: nothing read from this metrics source"
     assert r.warnings == [r.sources[0]["reason"], r.sources[1]["reason"]]
 
 
 # --- which broker: registered hosts, instance labels, MSK host names ---------------------------
-HOSTS = [(1, "kafka-1.kafka-headless.svc", 9092), (2, "kafka-2.kafka-headless.svc", 9092), (3, "10.0.0.5", 9092),
-         (4, "docker-host", 9092), (5, "docker-host", 9093)]
+HOSTS = [
+    (1, "kafka-1.kafka-headless.svc", 9092),
+    (2, "kafka-2.kafka-headless.svc", 9092),
+    (3, "10.0.0.5", 9092),
+    (4, "docker-host", 9092),
+    (5, "docker-host", 9093),
+]
 _QUEUE = "kafka_network_requestchannel_requestqueuesize"
 
 
 def test_url_host_of_one_registered_broker():
-    r = collect_metrics(["http://10.0.0.5:7071/metrics", "http://KAFKA-2.kafka-headless.svc.:7071/metrics",
-                         "broker_id=9:http://10.0.0.5:7071/metrics"],
-                        fetcher=lambda target, timeout: f"{_QUEUE} 3\n", broker_hosts=HOSTS)
+    r = collect_metrics(
+        [
+            "http://10.0.0.5:7071/metrics",
+            "http://KAFKA-2.kafka-headless.svc.:7071/metrics",
+            "broker_id=9:http://10.0.0.5:7071/metrics",
+        ],
+        fetcher=lambda target, timeout: f"{_QUEUE} 3\n",
+        broker_hosts=HOSTS,
+    )
     assert r.errors == []
-    assert sorted((row["broker_id"], row["value"]) for row in r.tables["metrics"]) == [(2, 3.0), (3, 3.0), (9, 3.0)]
+    assert sorted((row["broker_id"], row["value"]) for row in r.tables["metrics"]) == [
+        (2, 3.0),
+        (3, 3.0),
+        (9, 3.0),
+    ]
     assert r.sources[0]["attribution"] == {"3": "URL host 10.0.0.5 is broker 3's registered host"}
     assert "attribution" not in r.sources[2]  # the prefix wins over the URL host
 
 
 def test_instance_label_federation_output():
-    text = (f'{_QUEUE}{{instance="kafka-1:7071",job="kafka"}} 11\n'  # a bare name against a registered FQDN
-            f'{_QUEUE}{{instance="10.0.0.5:7071",job="kafka"}} 13\n'
-            f'{_QUEUE}{{instance="b-6.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:11001"}} 15\n'
-            'node_cpu_seconds_total{cpu="0",instance="10.0.0.5:9100",mode="idle"} 5\n'
-            'node_cpu_seconds_total{cpu="1",instance="10.0.0.5:9100",mode="idle"} 5\n')
+    text = (
+        f'{_QUEUE}{{instance="kafka-1:7071",job="kafka"}} 11\n'  # a bare name against a registered FQDN
+        f'{_QUEUE}{{instance="10.0.0.5:7071",job="kafka"}} 13\n'
+        f'{_QUEUE}{{instance="b-6.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:11001"}} 15\n'
+        'node_cpu_seconds_total{cpu="0",instance="10.0.0.5:9100",mode="idle"} 5\n'
+        'node_cpu_seconds_total{cpu="1",instance="10.0.0.5:9100",mode="idle"} 5\n'
+    )
     r = parse_metrics(text, "http://prometheus:9090/federate", broker_hosts=HOSTS)
     assert r.errors == []
-    assert _by_name(r.tables["metrics"]) == {(1, "request_queue_size", "{}"): 11.0,
-                                             (3, "request_queue_size", "{}"): 13.0,
-                                             (6, "request_queue_size", "{}"): 15.0,
-                                             (3, "cpu_count", "{}"): 2.0}
-    assert r.attribution[6] == "instance b-6.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:11001 is MSK broker b-6"
+    assert _by_name(r.tables["metrics"]) == {
+        (1, "request_queue_size", "{}"): 11.0,
+        (3, "request_queue_size", "{}"): 13.0,
+        (6, "request_queue_size", "{}"): 15.0,
+        (3, "cpu_count", "{}"): 2.0,
+    }
+    assert (
+        r.attribution[6]
+        == "instance b-6.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:11001 is MSK broker b-6"
+    )
 
 
 def test_ambiguous_or_unknown_host_fails_with_the_accepted_forms():
@@ -423,20 +524,36 @@ def test_collect_hands_registered_and_advertised_hosts_to_metrics(tmp_path):
 
     conf = tmp_path / "conf"
     conf.mkdir()
-    (conf / "b7.properties").write_text("broker.id=7\nlog.dirs=/data\n"
-                                        "advertised.listeners=PLAINTEXT://kafka-7.corp:9092,SSL://${HOST}:9093\n")
+    (conf / "b7.properties").write_text(
+        "broker.id=7\nlog.dirs=/data\nadvertised.listeners=PLAINTEXT://kafka-7.corp:9092,SSL://${HOST}:9093\n"
+    )
     (conf / "b8.properties").write_text("broker.id=8\nlog.dirs=/data\nlisteners=PLAINTEXT://0.0.0.0:9092\n")
     registry = CollectResult()
-    registry.rows("brokers").append({"broker_id": 2, "host": "kafka-2.corp", "port": 9092, "rack": None,
-                                     "cores": None, "log_dirs": None, "version": None})
+    registry.rows("brokers").append(
+        {
+            "broker_id": 2,
+            "host": "kafka-2.corp",
+            "port": 9092,
+            "rack": None,
+            "cores": None,
+            "log_dirs": None,
+            "version": None,
+        }
+    )
     fed = tmp_path / "federate.prom"
-    fed.write_text(f'{_QUEUE}{{instance="kafka-2.corp:7071"}} 21\n{_QUEUE}{{instance="kafka-7.corp:7071"}} 27\n')
-    manifest, tables = collect(broker_configs=[str(conf)], metrics=[str(fed)], extra=[registry], cluster_name="c")
+    fed.write_text(
+        f'{_QUEUE}{{instance="kafka-2.corp:7071"}} 21\n{_QUEUE}{{instance="kafka-7.corp:7071"}} 27\n'
+    )
+    manifest, tables = collect(
+        broker_configs=[str(conf)], metrics=[str(fed)], extra=[registry], cluster_name="c"
+    )
     assert manifest.errors == []
     assert sorted((m["broker_id"], m["value"]) for m in tables["metrics"]) == [(2, 21.0), (7, 27.0)]
     (src,) = [s for s in manifest.sources if s["source"] == "metrics"]
     assert src["status"] == "ok" and set(src["attribution"]) == {"2", "7"}
     from auditor.collectors.files import collect_broker_configs
 
-    assert broker_hosts([registry], collect_broker_configs([str(conf)])) == [(2, "kafka-2.corp", 9092),
-                                                                             (7, "kafka-7.corp", 9092)]
+    assert broker_hosts([registry], collect_broker_configs([str(conf)])) == [
+        (2, "kafka-2.corp", 9092),
+        (7, "kafka-7.corp", 9092),
+    ]

@@ -27,9 +27,14 @@ from tests.test_collect_metrics import MSK_TEXT, NODE_TEXT  # noqa: E402
 
 REGION = "eu-west-1"
 ARN = f"arn:aws:kafka:{REGION}:123456789012:cluster/payments/5f3a1c2e-7d1b-4a8e-9c3f-2b6d8e0a1f4c-2"
-CONFIG_ARN = f"arn:aws:kafka:{REGION}:123456789012:configuration/payments-conf/0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e-2"
-SUBNETS = {"subnet-0a1b2c3d4e5f60001": "euw1-az1", "subnet-0a1b2c3d4e5f60002": "euw1-az2",
-           "subnet-0a1b2c3d4e5f60003": "euw1-az3"}
+CONFIG_ARN = (
+    f"arn:aws:kafka:{REGION}:123456789012:configuration/payments-conf/0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e-2"
+)
+SUBNETS = {
+    "subnet-0a1b2c3d4e5f60001": "euw1-az1",
+    "subnet-0a1b2c3d4e5f60002": "euw1-az2",
+    "subnet-0a1b2c3d4e5f60003": "euw1-az3",
+}
 WHEN = dt.datetime(2026, 11, 20, 3, 0, tzinfo=dt.UTC)
 SERVER_PROPERTIES = b"""auto.create.topics.enable=false
 default.replication.factor=3
@@ -44,32 +49,62 @@ def host(broker_id: int, name: str = "payments") -> str:
     return f"b-{broker_id}.{name}.x7k2pq.c2.kafka.{REGION}.amazonaws.com"
 
 
-def cluster_info(*, instance_type="kafka.m5.large", version="3.6.0", state="ACTIVE", config=True, brokers=3,
-                 storage="LOCAL", jmx=True, node=True, zookeeper=True, active_operation=None) -> dict:
+def cluster_info(
+    *,
+    instance_type="kafka.m5.large",
+    version="3.6.0",
+    state="ACTIVE",
+    config=True,
+    brokers=3,
+    storage="LOCAL",
+    jmx=True,
+    node=True,
+    zookeeper=True,
+    active_operation=None,
+) -> dict:
     """DescribeClusterV2's ClusterInfo of a provisioned cluster (fields as the service model names them)."""
-    group = {"BrokerAZDistribution": "DEFAULT", "ClientSubnets": list(SUBNETS), "InstanceType": instance_type,
-             "SecurityGroups": ["sg-0123456789abcdef0"], "ZoneIds": list(SUBNETS.values())}
+    group = {
+        "BrokerAZDistribution": "DEFAULT",
+        "ClientSubnets": list(SUBNETS),
+        "InstanceType": instance_type,
+        "SecurityGroups": ["sg-0123456789abcdef0"],
+        "ZoneIds": list(SUBNETS.values()),
+    }
     if not instance_type.startswith("express."):
         group["StorageInfo"] = {"EbsStorageInfo": {"VolumeSize": 1000}}
     software = {"KafkaVersion": version}
     if config:
         software |= {"ConfigurationArn": CONFIG_ARN, "ConfigurationRevision": 3}
     provisioned = {
-        "BrokerNodeGroupInfo": group, "CurrentBrokerSoftwareInfo": software,
-        "ClientAuthentication": {"Sasl": {"Iam": {"Enabled": True}, "Scram": {"Enabled": False}},
-                                 "Tls": {"Enabled": False}, "Unauthenticated": {"Enabled": False}},
+        "BrokerNodeGroupInfo": group,
+        "CurrentBrokerSoftwareInfo": software,
+        "ClientAuthentication": {
+            "Sasl": {"Iam": {"Enabled": True}, "Scram": {"Enabled": False}},
+            "Tls": {"Enabled": False},
+            "Unauthenticated": {"Enabled": False},
+        },
         "EncryptionInfo": {"EncryptionInTransit": {"ClientBroker": "TLS", "InCluster": True}},
         "EnhancedMonitoring": "PER_BROKER",
-        "OpenMonitoring": {"Prometheus": {"JmxExporter": {"EnabledInBroker": jmx},
-                                          "NodeExporter": {"EnabledInBroker": node}}},
-        "NumberOfBrokerNodes": brokers, "StorageMode": storage,
+        "OpenMonitoring": {
+            "Prometheus": {"JmxExporter": {"EnabledInBroker": jmx}, "NodeExporter": {"EnabledInBroker": node}}
+        },
+        "NumberOfBrokerNodes": brokers,
+        "StorageMode": storage,
     }
     if zookeeper:
         provisioned["ZookeeperConnectString"] = ",".join(
-            f"z-{i}.payments.x7k2pq.c2.kafka.{REGION}.amazonaws.com:2181" for i in (1, 2, 3))
-    info = {"ClusterType": "PROVISIONED", "ClusterArn": ARN, "ClusterName": "payments", "CreationTime": WHEN,
-            "CurrentVersion": "K3AEGXETSR30VB", "State": state, "Tags": {"environment": "prod"},
-            "Provisioned": provisioned}
+            f"z-{i}.payments.x7k2pq.c2.kafka.{REGION}.amazonaws.com:2181" for i in (1, 2, 3)
+        )
+    info = {
+        "ClusterType": "PROVISIONED",
+        "ClusterArn": ARN,
+        "ClusterName": "payments",
+        "CreationTime": WHEN,
+        "CurrentVersion": "K3AEGXETSR30VB",
+        "State": state,
+        "Tags": {"environment": "prod"},
+        "Provisioned": provisioned,
+    }
     if active_operation:
         info["ActiveOperationArn"] = active_operation
     return {"ClusterInfo": info}
@@ -77,42 +112,77 @@ def cluster_info(*, instance_type="kafka.m5.large", version="3.6.0", state="ACTI
 
 def nodes(count=3, *, controllers=0, version="3.6.0") -> dict:
     subnets = list(SUBNETS)
-    out = [{"AddedToClusterTime": "2026-01-05T10:00:00.000Z", "InstanceType": "m5.large", "NodeType": "BROKER",
+    out = [
+        {
+            "AddedToClusterTime": "2026-01-05T10:00:00.000Z",
+            "InstanceType": "m5.large",
+            "NodeType": "BROKER",
             "NodeARN": f"arn:aws:kafka:{REGION}:123456789012:broker/payments/5f3a1c2e/{b}",
-            "BrokerNodeInfo": {"AttachedENIId": f"eni-0{b}", "BrokerId": float(b), "ClientSubnet": subnets[(b - 1) % 3],
-                               "ClientVpcIpAddress": f"10.0.{b}.10", "Endpoints": [host(b)],
-                               "CurrentBrokerSoftwareInfo": {"KafkaVersion": version}}}
-           for b in range(1, count + 1)]
-    out += [{"NodeARN": f"arn:aws:kafka:{REGION}:123456789012:controller/payments/5f3a1c2e/{c}",
-             "ControllerNodeInfo": {"Endpoints": [f"c-{c}.payments.x7k2pq.c2.kafka.{REGION}.amazonaws.com"]}}
-            for c in range(10000, 10000 + controllers)]
+            "BrokerNodeInfo": {
+                "AttachedENIId": f"eni-0{b}",
+                "BrokerId": float(b),
+                "ClientSubnet": subnets[(b - 1) % 3],
+                "ClientVpcIpAddress": f"10.0.{b}.10",
+                "Endpoints": [host(b)],
+                "CurrentBrokerSoftwareInfo": {"KafkaVersion": version},
+            },
+        }
+        for b in range(1, count + 1)
+    ]
+    out += [
+        {
+            "NodeARN": f"arn:aws:kafka:{REGION}:123456789012:controller/payments/5f3a1c2e/{c}",
+            "ControllerNodeInfo": {"Endpoints": [f"c-{c}.payments.x7k2pq.c2.kafka.{REGION}.amazonaws.com"]},
+        }
+        for c in range(10000, 10000 + controllers)
+    ]
     return {"NodeInfoList": out}
 
 
-BOOTSTRAP = {"BootstrapBrokerStringTls": ",".join(f"{host(b)}:9094" for b in (1, 2, 3)),
-             "BootstrapBrokerStringSaslIam": ",".join(f"{host(b)}:9098" for b in (1, 2, 3)),
-             "BootstrapBrokerStringSaslScram": ",".join(f"{host(b)}:9096" for b in (1, 2, 3))}
+BOOTSTRAP = {
+    "BootstrapBrokerStringTls": ",".join(f"{host(b)}:9094" for b in (1, 2, 3)),
+    "BootstrapBrokerStringSaslIam": ",".join(f"{host(b)}:9098" for b in (1, 2, 3)),
+    "BootstrapBrokerStringSaslScram": ",".join(f"{host(b)}:9096" for b in (1, 2, 3)),
+}
 
 
 def subnets_response() -> dict:
-    return {"Subnets": [{"SubnetId": s, "AvailabilityZone": f"{REGION}{'abc'[i]}", "AvailabilityZoneId": az,
-                         "VpcId": "vpc-0123456789abcdef0", "CidrBlock": f"10.0.{i + 1}.0/24", "State": "available"}
-                        for i, (s, az) in enumerate(SUBNETS.items())]}
+    return {
+        "Subnets": [
+            {
+                "SubnetId": s,
+                "AvailabilityZone": f"{REGION}{'abc'[i]}",
+                "AvailabilityZoneId": az,
+                "VpcId": "vpc-0123456789abcdef0",
+                "CidrBlock": f"10.0.{i + 1}.0/24",
+                "State": "available",
+            }
+            for i, (s, az) in enumerate(SUBNETS.items())
+        ]
+    }
 
 
 def operations(*running) -> dict:
-    done = {"ClusterArn": ARN, "ClusterType": "PROVISIONED", "StartTime": WHEN - dt.timedelta(days=30),
-            "EndTime": WHEN - dt.timedelta(days=30, hours=-1), "OperationState": "UPDATE_COMPLETE",
-            "OperationArn": f"arn:aws:kafka:{REGION}:123456789012:cluster-operation/payments/5f3a1c2e/old",
-            "OperationType": "UPDATE_CLUSTER_CONFIGURATION"}
+    done = {
+        "ClusterArn": ARN,
+        "ClusterType": "PROVISIONED",
+        "StartTime": WHEN - dt.timedelta(days=30),
+        "EndTime": WHEN - dt.timedelta(days=30, hours=-1),
+        "OperationState": "UPDATE_COMPLETE",
+        "OperationArn": f"arn:aws:kafka:{REGION}:123456789012:cluster-operation/payments/5f3a1c2e/old",
+        "OperationType": "UPDATE_CLUSTER_CONFIGURATION",
+    }
     return {"ClusterOperationInfoList": [*running, done]}
 
 
 @pytest.fixture(autouse=True)
 def aws_env(monkeypatch):
     """Fake credentials (never a real account): the standard chain finds these first."""
-    for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                       ("AWS_DEFAULT_REGION", REGION)):
+    for key, value in (
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_DEFAULT_REGION", REGION),
+    ):
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
@@ -140,25 +210,41 @@ def stubbed(monkeypatch, kafka_calls, ec2_calls=()):
         for call in calls:
             if call[0] == "error":
                 _, operation, code, status = call
-                stub.add_client_error(operation, service_error_code=code, service_message="denied by policy",
-                                      http_status_code=status)
+                stub.add_client_error(
+                    operation,
+                    service_error_code=code,
+                    service_message="denied by policy",
+                    http_status_code=status,
+                )
             else:
                 operation, response, params = call
                 stub.add_response(operation, response, params)
         stub.activate()
         stubs.append(stub)
-    monkeypatch.setattr(msk, "make_client", lambda service, region, timeout=10.0: kafka if service == "kafka" else ec2)
+    monkeypatch.setattr(
+        msk, "make_client", lambda service, region, timeout=10.0: kafka if service == "kafka" else ec2
+    )
     return Calls(kafka, ec2), stubs
 
 
 def zookeeper_calls(**info):
-    return [("describe_cluster_v2", cluster_info(**info), {"ClusterArn": ARN}),
-            ("list_nodes", nodes(), {"ClusterArn": ARN}),
-            ("get_bootstrap_brokers", BOOTSTRAP, {"ClusterArn": ARN}),
-            ("describe_configuration_revision",
-             {"Arn": CONFIG_ARN, "CreationTime": WHEN, "Description": "payments", "Revision": 3,
-              "ServerProperties": SERVER_PROPERTIES}, {"Arn": CONFIG_ARN, "Revision": 3}),
-            ("list_cluster_operations_v2", operations(), {"ClusterArn": ARN})]
+    return [
+        ("describe_cluster_v2", cluster_info(**info), {"ClusterArn": ARN}),
+        ("list_nodes", nodes(), {"ClusterArn": ARN}),
+        ("get_bootstrap_brokers", BOOTSTRAP, {"ClusterArn": ARN}),
+        (
+            "describe_configuration_revision",
+            {
+                "Arn": CONFIG_ARN,
+                "CreationTime": WHEN,
+                "Description": "payments",
+                "Revision": 3,
+                "ServerProperties": SERVER_PROPERTIES,
+            },
+            {"Arn": CONFIG_ARN, "Revision": 3},
+        ),
+        ("list_cluster_operations_v2", operations(), {"ClusterArn": ARN}),
+    ]
 
 
 SUBNET_CALL = [("describe_subnets", subnets_response(), {"SubnetIds": sorted(SUBNETS)})]
@@ -170,39 +256,78 @@ def test_zookeeper_mode_cluster(monkeypatch):
     for s in stubs:
         s.assert_no_pending_responses()
     assert got.result.errors == []
-    assert got.cluster_fields == {"platform": "msk", "msk_instance_type": "kafka.m5.large", "az_count": 3,
-                                  "metadata_mode": "zookeeper"}
+    assert got.cluster_fields == {
+        "platform": "msk",
+        "msk_instance_type": "kafka.m5.large",
+        "az_count": 3,
+        "metadata_mode": "zookeeper",
+    }
     assert got.result.meta == {"kafka_version": "3.6.0", "kafka_version_source": "msk-api"}
     assert [(b["broker_id"], b["host"], b["port"], b["rack"]) for b in got.result.tables["brokers"]] == [
-        (1, host(1), 9094, "euw1-az1"), (2, host(2), 9094, "euw1-az2"), (3, host(3), 9094, "euw1-az3")]
+        (1, host(1), 9094, "euw1-az1"),
+        (2, host(2), 9094, "euw1-az2"),
+        (3, host(3), 9094, "euw1-az3"),
+    ]
     # No client config: unauthenticated TLS is the listener (IAM would need one).
     assert got.bootstrap == BOOTSTRAP["BootstrapBrokerStringTls"] and got.bootstrap_protocol == "SSL"
     configs = {(c["entity_name"], c["key"]): c for c in got.result.tables["configs"]}
     assert len(configs) == 3 * 6
     row = configs[("2", "min.insync.replicas")]
-    assert (row["value"], row["source"], row["file"], row["line"]) == ("2", "STATIC_BROKER_CONFIG",
-                                                                      f"{CONFIG_ARN}:3", 3)
-    assert got.metrics == [f"broker_id={b}:http://{host(b)}:{p}/metrics" for b in (1, 2, 3) for p in (11001, 11002)]
+    assert (row["value"], row["source"], row["file"], row["line"]) == (
+        "2",
+        "STATIC_BROKER_CONFIG",
+        f"{CONFIG_ARN}:3",
+        3,
+    )
+    assert got.metrics == [
+        f"broker_id={b}:http://{host(b)}:{p}/metrics" for b in (1, 2, 3) for p in (11001, 11002)
+    ]
     m = got.manifest
     assert (m["state"], m["storage_mode"], m["operations_in_progress"]) == ("ACTIVE", "LOCAL", [])
     assert m["configuration"] == {"arn": CONFIG_ARN, "revision": 3}
     assert m["zookeeper_connect"].startswith("z-1.payments.")
     assert got.result.sources == [{"source": "msk", "target": ARN, "status": "ok"}]
-    assert calls.names == ["DescribeClusterV2", "ListNodes", "DescribeSubnets", "GetBootstrapBrokers",
-                           "DescribeConfigurationRevision", "ListClusterOperationsV2"]
+    assert calls.names == [
+        "DescribeClusterV2",
+        "ListNodes",
+        "DescribeSubnets",
+        "GetBootstrapBrokers",
+        "DescribeConfigurationRevision",
+        "ListClusterOperationsV2",
+    ]
 
 
 def test_kraft_cluster_in_maintenance_with_default_configuration(monkeypatch):
     op_arn = f"arn:aws:kafka:{REGION}:123456789012:cluster-operation/payments/5f3a1c2e/patch"
-    running = {"ClusterArn": ARN, "ClusterType": "PROVISIONED", "StartTime": WHEN, "OperationArn": op_arn,
-               "OperationState": "UPDATE_IN_PROGRESS", "OperationType": "UPDATE_BROKER_TYPE"}
-    calls, _ = stubbed(monkeypatch, [
-        ("describe_cluster_v2", cluster_info(version="3.7.x.kraft", state="MAINTENANCE", config=False,
-                                             storage="TIERED", zookeeper=False, active_operation=op_arn),
-         {"ClusterArn": ARN}),
-        ("list_nodes", nodes(controllers=3, version="3.7.x.kraft"), {"ClusterArn": ARN}),
-        ("get_bootstrap_brokers", BOOTSTRAP, {"ClusterArn": ARN}),
-        ("list_cluster_operations_v2", operations(running), {"ClusterArn": ARN})], SUBNET_CALL)
+    running = {
+        "ClusterArn": ARN,
+        "ClusterType": "PROVISIONED",
+        "StartTime": WHEN,
+        "OperationArn": op_arn,
+        "OperationState": "UPDATE_IN_PROGRESS",
+        "OperationType": "UPDATE_BROKER_TYPE",
+    }
+    calls, _ = stubbed(
+        monkeypatch,
+        [
+            (
+                "describe_cluster_v2",
+                cluster_info(
+                    version="3.7.x.kraft",
+                    state="MAINTENANCE",
+                    config=False,
+                    storage="TIERED",
+                    zookeeper=False,
+                    active_operation=op_arn,
+                ),
+                {"ClusterArn": ARN},
+            ),
+            ("list_nodes", nodes(controllers=3, version="3.7.x.kraft"), {"ClusterArn": ARN}),
+            ("get_bootstrap_brokers", BOOTSTRAP, {"ClusterArn": ARN}),
+            ("list_cluster_operations_v2", operations(running), {"ClusterArn": ARN}),
+        ],
+        SUBNET_CALL,
+    )
     got = msk.collect_msk(ARN, security=("SASL_SSL", "AWS_MSK_IAM"))
     assert got.result.errors == []
     assert got.cluster_fields["metadata_mode"] == "kraft"
@@ -210,27 +335,49 @@ def test_kraft_cluster_in_maintenance_with_default_configuration(monkeypatch):
     assert got.bootstrap == BOOTSTRAP["BootstrapBrokerStringSaslIam"]  # the client config's mechanism
     m = got.manifest
     assert m["state"] == "MAINTENANCE" and m["active_operation_arn"] == op_arn
-    assert m["operations_in_progress"] == [{"arn": op_arn, "type": "UPDATE_BROKER_TYPE",
-                                            "state": "UPDATE_IN_PROGRESS", "start_time": WHEN.isoformat()}]
+    assert m["operations_in_progress"] == [
+        {
+            "arn": op_arn,
+            "type": "UPDATE_BROKER_TYPE",
+            "state": "UPDATE_IN_PROGRESS",
+            "start_time": WHEN.isoformat(),
+        }
+    ]
     assert len(m["controller_endpoints"]) == 3 and m["controller_endpoints"][0].startswith("c-10000.")
     # No custom configuration: MSK's documented defaults, for 3 AZs; no ZooKeeper keys on KRaft,
     # no unclean.leader.election.enable on tiered storage (not verified there).
     values = {c["key"]: c["value"] for c in got.result.tables["configs"] if c["entity_name"] == "1"}
     assert values["min.insync.replicas"] == "2" and values["default.replication.factor"] == "3"
     assert values["num.network.threads"] == "5" and values["auto.create.topics.enable"] == "false"
-    assert not any(k.startswith("zookeeper.") for k in values) and "unclean.leader.election.enable" not in values
+    assert (
+        not any(k.startswith("zookeeper.") for k in values) and "unclean.leader.election.enable" not in values
+    )
     assert {c["file"] for c in got.result.tables["configs"]} == {"msk-default-configuration"}
     assert m["configuration"]["source"].startswith("https://docs.aws.amazon.com/msk/")
     assert "DescribeConfigurationRevision" not in calls.names
 
 
 def test_express_broker_cluster(monkeypatch):
-    _, _ = stubbed(monkeypatch, [
-        ("describe_cluster_v2", cluster_info(instance_type="express.m7g.large", version="3.6.x", config=False,
-                                             node=False, zookeeper=False), {"ClusterArn": ARN}),
-        ("list_nodes", nodes(), {"ClusterArn": ARN}),
-        ("get_bootstrap_brokers", BOOTSTRAP, {"ClusterArn": ARN}),
-        ("list_cluster_operations_v2", operations(), {"ClusterArn": ARN})], SUBNET_CALL)
+    _, _ = stubbed(
+        monkeypatch,
+        [
+            (
+                "describe_cluster_v2",
+                cluster_info(
+                    instance_type="express.m7g.large",
+                    version="3.6.x",
+                    config=False,
+                    node=False,
+                    zookeeper=False,
+                ),
+                {"ClusterArn": ARN},
+            ),
+            ("list_nodes", nodes(), {"ClusterArn": ARN}),
+            ("get_bootstrap_brokers", BOOTSTRAP, {"ClusterArn": ARN}),
+            ("list_cluster_operations_v2", operations(), {"ClusterArn": ARN}),
+        ],
+        SUBNET_CALL,
+    )
     got = msk.collect_msk(ARN)
     assert got.result.errors == []
     # Express: the instance type as MSK names it; no documented default configuration shipped for
@@ -243,9 +390,14 @@ def test_express_broker_cluster(monkeypatch):
 def test_access_denied_is_one_line_naming_the_call_and_action(monkeypatch):
     calls, _ = stubbed(monkeypatch, [("error", "describe_cluster_v2", "AccessDeniedException", 403)])
     got = msk.collect_msk(ARN)
-    assert got.result.errors == [{"source": "msk", "target": ARN, "message":
-                                  f"kafka:DescribeClusterV2 denied for {ARN} (AccessDeniedException): allow it in "
-                                  "the IAM policy (README: AWS MSK source)"}]
+    assert got.result.errors == [
+        {
+            "source": "msk",
+            "target": ARN,
+            "message": f"kafka:DescribeClusterV2 denied for {ARN} (AccessDeniedException): allow it in "
+            "the IAM policy (README: AWS MSK source)",
+        }
+    ]
     assert got.result.sources == [{"source": "msk", "target": ARN, "status": "error"}]
     assert calls.names == ["DescribeClusterV2"] and got.cluster_fields == {}
 
@@ -282,14 +434,26 @@ def test_throttling_is_retried_with_backoff_then_succeeds(monkeypatch):
     standard retry mode (the collector's client config) retries, sleeping in between."""
     client = msk.make_client("kafka", REGION, 5.0)
     sent, slept = [], []
-    body = json.dumps({"clusterInfo": {"clusterArn": ARN, "clusterName": "payments", "clusterType": "PROVISIONED",
-                                       "state": "ACTIVE"}}).encode()
+    body = json.dumps(
+        {
+            "clusterInfo": {
+                "clusterArn": ARN,
+                "clusterName": "payments",
+                "clusterType": "PROVISIONED",
+                "state": "ACTIVE",
+            }
+        }
+    ).encode()
 
     def answer(request, **_):
         sent.append(request.url)
         if len(sent) <= 2:  # the first call, DescribeClusterV2, twice
-            return AWSResponse(request.url, 429, {"x-amzn-ErrorType": "TooManyRequestsException"},
-                               _Raw(b'{"message": "Too Many Requests"}'))
+            return AWSResponse(
+                request.url,
+                429,
+                {"x-amzn-ErrorType": "TooManyRequestsException"},
+                _Raw(b'{"message": "Too Many Requests"}'),
+            )
         return AWSResponse(request.url, 200, {"Content-Type": "application/json"}, _Raw(body))
 
     client.meta.events.register("before-send.kafka.*", answer)
@@ -308,16 +472,22 @@ def test_throttled_past_the_attempts_is_a_source_error(monkeypatch):
 
     def answer(request, **_):
         sent.append(1)
-        return AWSResponse(request.url, 429, {"x-amzn-ErrorType": "TooManyRequestsException"},
-                           _Raw(b'{"message": "Too Many Requests"}'))
+        return AWSResponse(
+            request.url,
+            429,
+            {"x-amzn-ErrorType": "TooManyRequestsException"},
+            _Raw(b'{"message": "Too Many Requests"}'),
+        )
 
     client.meta.events.register("before-send.kafka.*", answer)
     monkeypatch.setattr("botocore.endpoint.time.sleep", lambda s: None)
     monkeypatch.setattr(msk, "make_client", lambda service, region, timeout=10.0: client)
     got = msk.collect_msk(ARN)
     assert len(sent) == msk.MAX_ATTEMPTS
-    assert got.result.errors[0]["message"] == (f"kafka:DescribeClusterV2 for {ARN}: still throttled after "
-                                               f"{msk.MAX_ATTEMPTS} attempts (TooManyRequestsException)")
+    assert got.result.errors[0]["message"] == (
+        f"kafka:DescribeClusterV2 for {ARN}: still throttled after "
+        f"{msk.MAX_ATTEMPTS} attempts (TooManyRequestsException)"
+    )
 
 
 def test_the_read_only_guard_refuses_a_mutating_call_before_sending():
@@ -327,20 +497,30 @@ def test_the_read_only_guard_refuses_a_mutating_call_before_sending():
     stub = Stubber(client)  # (the guard runs before Stubber's own hooks: nothing queued, nothing asked)
     stub.activate()
     with pytest.raises(PermissionError, match="UpdateBrokerCount is not a read-only call"):
-        client.update_broker_count(ClusterArn=ARN, CurrentVersion="K3AEGXETSR30VB", TargetNumberOfBrokerNodes=6)
+        client.update_broker_count(
+            ClusterArn=ARN, CurrentVersion="K3AEGXETSR30VB", TargetNumberOfBrokerNodes=6
+        )
     assert sent == []
 
 
 def test_discovery_across_regions_filters_by_tags(monkeypatch):
-    infos = [cluster_info()["ClusterInfo"], {**cluster_info()["ClusterInfo"], "ClusterName": "search",
-                                             "ClusterArn": ARN.replace("payments", "search"), "Tags": {}}]
+    infos = [
+        cluster_info()["ClusterInfo"],
+        {
+            **cluster_info()["ClusterInfo"],
+            "ClusterName": "search",
+            "ClusterArn": ARN.replace("payments", "search"),
+            "Tags": {},
+        },
+    ]
     clients = {}
     for region, answer in (("eu-west-1", {"ClusterInfoList": infos}), ("us-east-1", "denied")):
         client = msk.make_client("kafka", region, 5.0)
         stub = Stubber(client)
         if answer == "denied":
-            stub.add_client_error("list_clusters_v2", service_error_code="AccessDeniedException",
-                                  http_status_code=403)
+            stub.add_client_error(
+                "list_clusters_v2", service_error_code="AccessDeniedException", http_status_code=403
+            )
         else:
             stub.add_response("list_clusters_v2", answer, {"ClusterTypeFilter": "PROVISIONED"})
         stub.activate()
@@ -349,7 +529,8 @@ def test_discovery_across_regions_filters_by_tags(monkeypatch):
     assert [(d.name, d.region, d.tags) for d in found] == [("payments", "eu-west-1", {"environment": "prod"})]
     assert [e["message"] for e in errors] == [
         "kafka:ListClustersV2 denied for region us-east-1 (AccessDeniedException): allow it in the IAM policy "
-        "(README: AWS MSK source)"]
+        "(README: AWS MSK source)"
+    ]
 
 
 # --- through collect: the snapshot and the rules --------------------------------------------------
@@ -358,15 +539,39 @@ def test_discovery_across_regions_filters_by_tags(monkeypatch):
 def _admin_partitions(seen):
     """The Admin API collector as MSK's bootstrap listener would answer it: one RF 2 topic of
     2400 partitions over brokers 1-3 (1600 replicas each: above kafka.m5.large's 1500)."""
+
     def collect_admin(bootstrap, *, client_config=None, **_):
         seen.update(bootstrap=bootstrap, protocol=client_config.get("security.protocol"))
-        partitions = [{"topic": "clicks", "partition": p, "leader": p % 3 + 1, "leader_epoch": 0,
-                       "replicas": [p % 3 + 1, (p + 1) % 3 + 1], "isr": [p % 3 + 1, (p + 1) % 3 + 1],
-                       "offline_replicas": [], "adding_replicas": [], "removing_replicas": []} for p in range(2400)]
-        return CollectResult(tables={"topics": [{"topic": "clicks", "partitions": 2400, "replication_factor": 2,
-                                                 "is_internal": False, "topic_id": None}],
-                                     "partitions": partitions},
-                             sources=[{"source": "admin", "target": bootstrap, "status": "ok"}])
+        partitions = [
+            {
+                "topic": "clicks",
+                "partition": p,
+                "leader": p % 3 + 1,
+                "leader_epoch": 0,
+                "replicas": [p % 3 + 1, (p + 1) % 3 + 1],
+                "isr": [p % 3 + 1, (p + 1) % 3 + 1],
+                "offline_replicas": [],
+                "adding_replicas": [],
+                "removing_replicas": [],
+            }
+            for p in range(2400)
+        ]
+        return CollectResult(
+            tables={
+                "topics": [
+                    {
+                        "topic": "clicks",
+                        "partitions": 2400,
+                        "replication_factor": 2,
+                        "is_internal": False,
+                        "topic_id": None,
+                    }
+                ],
+                "partitions": partitions,
+            },
+            sources=[{"source": "admin", "target": bootstrap, "status": "ok"}],
+        )
+
     return collect_admin
 
 
@@ -376,7 +581,10 @@ def _scrapes(fetched):
         if url.endswith(":11002/metrics"):
             return NODE_TEXT.encode()
         busy = url.startswith(f"http://{host(2)}")
-        return MSK_TEXT.replace("SystemCpuLoad 0.52", "SystemCpuLoad 0.75" if busy else "SystemCpuLoad 0.41").encode()
+        return MSK_TEXT.replace(
+            "SystemCpuLoad 0.52", "SystemCpuLoad 0.75" if busy else "SystemCpuLoad 0.41"
+        ).encode()
+
     return fetch
 
 
@@ -392,7 +600,9 @@ def test_rules_fire_on_a_snapshot_collected_from_msk_alone(monkeypatch, tmp_path
     seen, fetched = {}, []
     monkeypatch.setattr("auditor.collectors.collect.collect_admin", _admin_partitions(seen))
     # The KRaft source (when present) reads the same listener: nothing to answer it here.
-    monkeypatch.setattr("auditor.collectors.collect.collect_kraft", lambda *a, **k: CollectResult(), raising=False)
+    monkeypatch.setattr(
+        "auditor.collectors.collect.collect_kraft", lambda *a, **k: CollectResult(), raising=False
+    )
     monkeypatch.setattr("auditor.collectors.metrics._fetch_url", _scrapes(fetched))
     out = tmp_path / "snap"
     manifest, tables = collect_snapshot(out, "jsonl", msk_cluster_arn=ARN)
@@ -400,28 +610,50 @@ def test_rules_fire_on_a_snapshot_collected_from_msk_alone(monkeypatch, tmp_path
     assert seen == {"bootstrap": BOOTSTRAP["BootstrapBrokerStringTls"], "protocol": "SSL"}
     assert len(fetched) == 6
     c = read_manifest(out).cluster
-    assert {k: c.get(k) for k in ("name", "platform", "msk_instance_type", "az_count", "metadata_mode",
-                                  "kafka_version", "kafka_version_source")} == {
-        "name": "payments", "platform": "msk", "msk_instance_type": "kafka.m5.large", "az_count": 3,
-        "metadata_mode": "zookeeper", "kafka_version": "3.6.0", "kafka_version_source": "msk-api"}
+    assert {
+        k: c.get(k)
+        for k in (
+            "name",
+            "platform",
+            "msk_instance_type",
+            "az_count",
+            "metadata_mode",
+            "kafka_version",
+            "kafka_version_source",
+        )
+    } == {
+        "name": "payments",
+        "platform": "msk",
+        "msk_instance_type": "kafka.m5.large",
+        "az_count": 3,
+        "metadata_mode": "zookeeper",
+        "kafka_version": "3.6.0",
+        "kafka_version_source": "msk-api",
+    }
     on_disk = json.loads((out / "manifest.json").read_text())
     assert on_disk["cluster"]["msk"]["cluster_arn"] == ARN and on_disk["cluster"]["msk"]["state"] == "ACTIVE"
     fired, _ = audit_sample(("MSK001", "MSK002", "MSK003", "REP009"), roots=(out,))
-    assert fired == {("payments", "MSK001"): {"broker:1", "broker:2", "broker:3"},
-                     ("payments", "MSK002"): {"broker:1", "broker:2", "broker:3"},
-                     ("payments", "MSK003"): {"broker:2"},
-                     ("payments", "REP009"): {"topic:clicks"}}
+    assert fired == {
+        ("payments", "MSK001"): {"broker:1", "broker:2", "broker:3"},
+        ("payments", "MSK002"): {"broker:1", "broker:2", "broker:3"},
+        ("payments", "MSK003"): {"broker:2"},
+        ("payments", "REP009"): {"topic:clicks"},
+    }
 
 
 def test_cli_collect_msk_access_denied_exits_3_with_one_line(monkeypatch, capsys, tmp_path):
     from tests.test_lint import cli
 
     stubbed(monkeypatch, [("error", "describe_cluster_v2", "AccessDeniedException", 403)])
-    code, _out, err = cli(capsys, "collect", "--msk-cluster-arn", ARN, "-o", tmp_path / "snap", "--format", "jsonl")
+    code, _out, err = cli(
+        capsys, "collect", "--msk-cluster-arn", ARN, "-o", tmp_path / "snap", "--format", "jsonl"
+    )
     assert code == 3
-    assert err.strip().splitlines() == [f"kafka-audit: collect incomplete: msk: kafka:DescribeClusterV2 denied for "
-                                        f"{ARN} (AccessDeniedException): allow it in the IAM policy (README: AWS "
-                                        "MSK source)"]
+    assert err.strip().splitlines() == [
+        f"kafka-audit: collect incomplete: msk: kafka:DescribeClusterV2 denied for "
+        f"{ARN} (AccessDeniedException): allow it in the IAM policy (README: AWS "
+        "MSK source)"
+    ]
     assert "Traceback" not in err
     manifest = json.loads((tmp_path / "snap" / "manifest.json").read_text())
     assert manifest["errors"][0]["source"] == "msk"
@@ -431,8 +663,9 @@ def test_cli_collect_msk_access_denied_exits_3_with_one_line(monkeypatch, capsys
 def test_cli_rejects_a_region_that_is_not_the_arns(capsys, tmp_path):
     from tests.test_lint import cli
 
-    code, _out, err = cli(capsys, "collect", "--msk-cluster-arn", ARN, "--msk-region", "us-east-1",
-                          "-o", tmp_path / "snap")
+    code, _out, err = cli(
+        capsys, "collect", "--msk-cluster-arn", ARN, "--msk-region", "us-east-1", "-o", tmp_path / "snap"
+    )
     assert code == 2 and "--msk-region us-east-1 is not the region of --msk-cluster-arn (eu-west-1)" in err
 
 
@@ -440,26 +673,40 @@ def test_inventory_entry_and_discovery_block(tmp_path):
     from auditor.inventory import InventoryError, load_inventory
 
     inv = tmp_path / "fleet.yaml"
-    inv.write_text(f"defaults:\n  timeout: 7\n  labels: {{team: data}}\nclusters:\n  - name: payments\n"
-                   f"    msk: {{cluster_arn: \"{ARN}\"}}\nmsk_discovery:\n  regions: [eu-west-1, us-east-1]\n"
-                   "  tags: {environment: prod}\n")
+    inv.write_text(
+        f"defaults:\n  timeout: 7\n  labels: {{team: data}}\nclusters:\n  - name: payments\n"
+        f'    msk: {{cluster_arn: "{ARN}"}}\nmsk_discovery:\n  regions: [eu-west-1, us-east-1]\n'
+        "  tags: {environment: prod}\n"
+    )
     loaded = load_inventory(inv)
     entry = loaded.clusters[0]
     assert (entry.msk_cluster_arn, entry.msk_region) == (ARN, None)
     assert entry.resolved(str(inv))["msk"] == {"cluster_arn": ARN}
     d = loaded.msk_discovery
-    assert (d.regions, d.tags, d.template.timeout) == (["eu-west-1", "us-east-1"], {"environment": "prod"}, 7.0)
-    found = [msk.Discovered("payments", ARN, REGION, {"environment": "prod"}),  # already listed: not twice
-             msk.Discovered("search", ARN.replace("payments", "search"), REGION, {"environment": "prod"})]
+    assert (d.regions, d.tags, d.template.timeout) == (
+        ["eu-west-1", "us-east-1"],
+        {"environment": "prod"},
+        7.0,
+    )
+    found = [
+        msk.Discovered("payments", ARN, REGION, {"environment": "prod"}),  # already listed: not twice
+        msk.Discovered("search", ARN.replace("payments", "search"), REGION, {"environment": "prod"}),
+    ]
     all_ = loaded.with_discovered(found)
     assert [(e.name, e.labels, e.timeout) for e in all_[1:]] == [
-        ("search", {"team": "data", "platform": "msk", "environment": "prod"}, 7.0)]
-    inv.write_text(f"clusters:\n  - name: payments\n    msk: {{cluster_arn: \"{ARN}\", region: us-east-1}}\n")
-    with pytest.raises(InventoryError, match=r"fleet.yaml:3: cluster 'payments': msk.region us-east-1 is not the "
-                                             r"region of msk.cluster_arn \(eu-west-1\)"):
+        ("search", {"team": "data", "platform": "msk", "environment": "prod"}, 7.0)
+    ]
+    inv.write_text(f'clusters:\n  - name: payments\n    msk: {{cluster_arn: "{ARN}", region: us-east-1}}\n')
+    with pytest.raises(
+        InventoryError,
+        match=r"fleet.yaml:3: cluster 'payments': msk.region us-east-1 is not the "
+        r"region of msk.cluster_arn \(eu-west-1\)",
+    ):
         load_inventory(inv)
     inv.write_text("msk_discovery:\n  regions: [eu-west]\n")
-    with pytest.raises(InventoryError, match="fleet.yaml:2: msk_discovery: regions: 'eu-west' is not an AWS region"):
+    with pytest.raises(
+        InventoryError, match="fleet.yaml:2: msk_discovery: regions: 'eu-west' is not an AWS region"
+    ):
         load_inventory(inv)
 
 
@@ -469,27 +716,42 @@ def test_inventory_discovery_alone_collects_a_cluster(monkeypatch, capsys, tmp_p
     snapshot carries the MSK facts: nothing about the cluster is typed."""
     from tests.test_lint import cli
 
-    calls = [("list_clusters_v2", {"ClusterInfoList": [cluster_info()["ClusterInfo"]]},
-              {"ClusterTypeFilter": "PROVISIONED"}), *zookeeper_calls()]
+    calls = [
+        (
+            "list_clusters_v2",
+            {"ClusterInfoList": [cluster_info()["ClusterInfo"]]},
+            {"ClusterTypeFilter": "PROVISIONED"},
+        ),
+        *zookeeper_calls(),
+    ]
     stubbed(monkeypatch, calls, SUBNET_CALL)
     seen, fetched = {}, []
     monkeypatch.setattr("auditor.collectors.collect.collect_admin", _admin_partitions(seen))
-    monkeypatch.setattr("auditor.collectors.collect.collect_kraft", lambda *a, **k: CollectResult(), raising=False)
+    monkeypatch.setattr(
+        "auditor.collectors.collect.collect_kraft", lambda *a, **k: CollectResult(), raising=False
+    )
     monkeypatch.setattr("auditor.collectors.metrics._fetch_url", _scrapes(fetched))
     (tmp_path / "scram.properties").write_text(
         "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common."
-        "security.scram.ScramLoginModule required username=\"auditor\" password=\"not-in-any-snapshot\";\n")
+        'security.scram.ScramLoginModule required username="auditor" password="not-in-any-snapshot";\n'
+    )
     inv = tmp_path / "fleet.yaml"
-    inv.write_text("defaults:\n  command_config: scram.properties\n  labels: {owner: data}\n"
-                   "msk_discovery:\n  regions: [eu-west-1]\n  tags: {environment: prod}\n")
-    code, out, err = cli(capsys, "collect", "--inventory", inv, "--out", tmp_path / "root", "--run-date", "2026-11-23")
+    inv.write_text(
+        "defaults:\n  command_config: scram.properties\n  labels: {owner: data}\n"
+        "msk_discovery:\n  regions: [eu-west-1]\n  tags: {environment: prod}\n"
+    )
+    code, out, err = cli(
+        capsys, "collect", "--inventory", inv, "--out", tmp_path / "root", "--run-date", "2026-11-23"
+    )
     assert code == 0, err
     assert "payments: ok" in out
     assert seen == {"bootstrap": BOOTSTRAP["BootstrapBrokerStringSaslScram"], "protocol": "SASL_SSL"}
     snap = tmp_path / "root" / "dt=2026-11-23" / "cluster=payments"
     manifest = json.loads((snap / "manifest.json").read_text())
     assert manifest["labels"] == {"owner": "data", "platform": "msk", "environment": "prod"}
-    assert manifest["cluster"]["msk_instance_type"] == "kafka.m5.large" and manifest["cluster"]["az_count"] == 3
+    assert (
+        manifest["cluster"]["msk_instance_type"] == "kafka.m5.large" and manifest["cluster"]["az_count"] == 3
+    )
     assert manifest["provenance"]["msk_instance_type"] == "discovered"
     assert manifest["inventory"]["msk"] == {"cluster_arn": ARN, "region": REGION}
     assert not any(b"not-in-any-snapshot" in f.read_bytes() for f in snap.iterdir())

@@ -38,9 +38,17 @@ def _tables(r):
 
 def test_healthy_layout_with_chroot_and_configs(zk, writer):
     nodes = kafka_layout(topics={"orders": (6, 3), "__consumer_offsets": (50, 3)})
-    nodes["/config/topics/orders"] = {"version": 1, "config": {"min.insync.replicas": "2", "retention.ms": "604800000"}}
-    nodes["/config/brokers/2"] = {"version": 1, "config": {
-        "num.io.threads": "16", "listener.name.sasl_ssl.ssl.keystore.password": "[encrypted]:c2VjcmV0"}}
+    nodes["/config/topics/orders"] = {
+        "version": 1,
+        "config": {"min.insync.replicas": "2", "retention.ms": "604800000"},
+    }
+    nodes["/config/brokers/2"] = {
+        "version": 1,
+        "config": {
+            "num.io.threads": "16",
+            "listener.name.sasl_ssl.ssl.keystore.password": "[encrypted]:c2VjcmV0",
+        },
+    }
     nodes["/config/brokers/<default>"] = {"version": 1, "config": {"min.insync.replicas": "2"}}
     chroot = load(writer, nodes)
     r = collect_zookeeper(zk.hosts + chroot, timeout=5)
@@ -49,15 +57,25 @@ def test_healthy_layout_with_chroot_and_configs(zk, writer):
     assert src["status"] == "ok" and src["round_trips"] == 3 and src["znodes"] > 60  # pipelined
     t = _tables(r)
     assert [(b["broker_id"], b["host"], b["port"], b["rack"]) for b in t["brokers"]] == [
-        (1, "kafka-1.test.internal", 9092, "az-a"), (2, "kafka-2.test.internal", 9092, "az-b"),
-        (3, "kafka-3.test.internal", 9092, "az-c")]
-    assert {(x["topic"], x["partitions"], x["replication_factor"], x["is_internal"]) for x in t["topics"]} == {
-        ("orders", 6, 3, False), ("__consumer_offsets", 50, 3, True)}
+        (1, "kafka-1.test.internal", 9092, "az-a"),
+        (2, "kafka-2.test.internal", 9092, "az-b"),
+        (3, "kafka-3.test.internal", 9092, "az-c"),
+    ]
+    assert {
+        (x["topic"], x["partitions"], x["replication_factor"], x["is_internal"]) for x in t["topics"]
+    } == {("orders", 6, 3, False), ("__consumer_offsets", 50, 3, True)}
     assert len(t["partitions"]) == 56 and len(t["zk_state"]) == 56
     p = next(x for x in t["partitions"] if x["topic"] == "orders" and x["partition"] == 0)
     assert p["leader"] == p["replicas"][0] and p["isr"] == p["replicas"] and p["offline_replicas"] == []
-    assert t["controller"] == [{"mode": "zookeeper", "controller_id": 1, "controller_epoch": 7, "voters": [],
-                                "reassignment_pending": False}]
+    assert t["controller"] == [
+        {
+            "mode": "zookeeper",
+            "controller_id": 1,
+            "controller_epoch": 7,
+            "voters": [],
+            "reassignment_pending": False,
+        }
+    ]
     cfg = {(c["entity_type"], c["entity_name"], c["key"]): c for c in t["configs"]}
     assert cfg[("topic", "orders", "min.insync.replicas")]["source"] == "TOPIC_CONFIG"
     assert cfg[("broker", "2", "num.io.threads")]["value"] == "16"
@@ -73,8 +91,10 @@ def test_incident_3_split_brain_layout(zk, writer):
     zombie controller (controller_epoch 42 > /controller_epoch 41), a reassignment pending."""
     nodes = incident3_layout()
     off17 = nodes["/brokers/topics/__consumer_offsets"]["partitions"]["17"]
-    nodes["/admin/reassign_partitions"] = {"version": 1, "partitions": [
-        {"topic": "ads.impressions", "partition": 4, "replicas": [1, 2, 3]}]}
+    nodes["/admin/reassign_partitions"] = {
+        "version": 1,
+        "partitions": [{"topic": "ads.impressions", "partition": 4, "replicas": [1, 2, 3]}],
+    }
     nodes["/log_dir_event_notification/log_dir_event_0000000003"] = {"version": 1, "broker": 4, "event": 1}
     r = collect_zookeeper(zk.hosts + load(writer, nodes, "ads"), timeout=5)
     assert r.errors == []
@@ -104,11 +124,15 @@ def test_pending_log_dir_event_fires_dsk001(zk, writer, tmp_path):
 
     nodes = kafka_layout(topics={"orders": (2, 3)})
     nodes["/log_dir_event_notification/log_dir_event_0000000009"] = {"version": 1, "broker": 2, "event": 1}
-    manifest, tables = collect(zookeeper=zk.hosts + load(writer, nodes, "logdir"), cluster_name="logdir", timeout=5)
+    manifest, tables = collect(
+        zookeeper=zk.hosts + load(writer, nodes, "logdir"), cluster_name="logdir", timeout=5
+    )
     write_snapshot(tmp_path / "snap", manifest, tables, fmt="jsonl")
     with open_engine("duckdb") as engine:
         result = run_audit(engine, [open_snapshot(tmp_path / "snap")], AuditConfig(select=("DSK001",)))
-    assert [(f.rule, f.resource_type, f.resource_name) for f in result.findings] == [("DSK001", "broker", "2")]
+    assert [(f.rule, f.resource_type, f.resource_name) for f in result.findings] == [
+        ("DSK001", "broker", "2")
+    ]
     assert "log_dir_event_0000000009" in result.findings[0].message
 
 
@@ -177,8 +201,17 @@ def test_collector_only_reads(zk, writer):
         reader.close()
     assert r.errors == []
     assert guard.calls and set(guard.calls) <= READ_METHODS
-    for forbidden in ("create", "set", "delete", "ensure_path", "transaction", "create_async", "set_async",
-                      "delete_async", "set_acls"):
+    for forbidden in (
+        "create",
+        "set",
+        "delete",
+        "ensure_path",
+        "transaction",
+        "create_async",
+        "set_async",
+        "delete_async",
+        "set_acls",
+    ):
         with pytest.raises(AssertionError):
             getattr(guard, forbidden)
 
@@ -247,13 +280,29 @@ def test_collect_then_check_finds_incident_3(zk, writer, tmp_path):
     from tests.conftest import ROOT
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True,
-                              text=True, cwd=ROOT, timeout=240)
+        return subprocess.run(
+            [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=240,
+        )
 
     dump = ROOT / "sample_configs" / "sources" / "ads-zk-legacy" / "zookeeper.json"
     chroot = load_dump(writer, dump, chroot=f"/ads-{next(_chroots)}")
-    p = run("collect", "--zookeeper", zk.hosts + chroot, "--cluster-name",
-            "ads-zk-legacy", "--kafka-version", "2.0.1", "--timeout", "5", "-o", tmp_path / "fleet" / "ads")
+    p = run(
+        "collect",
+        "--zookeeper",
+        zk.hosts + chroot,
+        "--cluster-name",
+        "ads-zk-legacy",
+        "--kafka-version",
+        "2.0.1",
+        "--timeout",
+        "5",
+        "-o",
+        tmp_path / "fleet" / "ads",
+    )
     assert p.returncode == 0, p.stderr
     conf = tmp_path / "conf"
     conf.mkdir()
@@ -261,9 +310,14 @@ def test_collect_then_check_finds_incident_3(zk, writer, tmp_path):
         (conf / f"{b}.properties").write_text(
             f"broker.id={b}\nlog.dirs=/var/lib/kafka/data\nbroker.rack=az-{b}\ndefault.replication.factor=3\n"
             "min.insync.replicas=2\nunclean.leader.election.enable=false\nnum.network.threads=8\n"
-            "num.io.threads=16\n")
-    manifest, tables = collect(zookeeper=zk.hosts + load(writer, kafka_layout(), "healthy"),
-                               broker_configs=[str(conf)], cluster_name="healthy", cluster={"kafka_version": "3.6.0"})
+            "num.io.threads=16\n"
+        )
+    manifest, tables = collect(
+        zookeeper=zk.hosts + load(writer, kafka_layout(), "healthy"),
+        broker_configs=[str(conf)],
+        cluster_name="healthy",
+        cluster={"kafka_version": "3.6.0"},
+    )
     assert manifest.errors == []
     assert {c["source"] for c in tables["configs"]} == {"STATIC_BROKER_CONFIG"}
     assert all(b["log_dirs"] == ["/var/lib/kafka/data"] and b["host"] for b in tables["brokers"])
@@ -287,12 +341,17 @@ def test_znode_hidden_by_acl_is_reported_and_skipped(zk, writer):
     try:
         admin.add_auth("digest", "admin:secret")
         admin.ensure_path(f"{chroot}/config/topics")
-        admin.create(f"{chroot}/config/topics/orders", b'{"version":1,"config":{"retention.ms":"1"}}',
-                     acl=[make_digest_acl("admin", "secret", all=True)], makepath=True)
+        admin.create(
+            f"{chroot}/config/topics/orders",
+            b'{"version":1,"config":{"retention.ms":"1"}}',
+            acl=[make_digest_acl("admin", "secret", all=True)],
+            makepath=True,
+        )
     finally:
         admin.stop()
         admin.close()
     r = collect_zookeeper(zk.hosts + chroot, timeout=5)
     assert [e["message"] for e in r.errors] == [
-        "not authorized to read /config/topics/orders (ZooKeeper ACL); skipped"]
+        "not authorized to read /config/topics/orders (ZooKeeper ACL); skipped"
+    ]
     assert len(r.tables["partitions"]) == 3 and "configs" not in r.tables

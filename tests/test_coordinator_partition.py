@@ -57,8 +57,16 @@ def test_partition_count():
 
 def _sample_strings() -> list[str]:
     """~20 chosen ids plus seeded random ones over ASCII, Latin-1, CJK and astral planes."""
-    chosen = list(KNOWN) + ["bid-optimizer-76", "budget-pacer-40", "ÄÖÜ", "zażółć-gęślą-jaźń", "группа-потребителей",
-                            "x" * 200, "🎉🎉🎉", "tab\tseparated"]
+    chosen = list(KNOWN) + [
+        "bid-optimizer-76",
+        "budget-pacer-40",
+        "ÄÖÜ",
+        "zażółć-gęślą-jaźń",
+        "группа-потребителей",
+        "x" * 200,
+        "🎉🎉🎉",
+        "tab\tseparated",
+    ]
     rng = random.Random(20261122)
     ranges = [(0x20, 0x7E), (0xA0, 0xFF), (0x4E00, 0x9FFF), (0x1F300, 0x1FAFF)]
     for _ in range(200):
@@ -101,9 +109,21 @@ def test_matches_the_jvm(java_classes, tmp_path, partitions):
     strings = _sample_strings()
     assert not any("\n" in s or "\r" in s for s in strings)
     (tmp_path / "in.txt").write_text("".join(s + "\n" for s in strings), encoding="utf-8")
-    out = subprocess.run(["java", "-Dfile.encoding=UTF-8", "-cp", str(java_classes), "HashCodes",
-                          str(tmp_path / "in.txt"), str(partitions)],
-                         check=True, timeout=120, capture_output=True, text=True).stdout.splitlines()
+    out = subprocess.run(
+        [
+            "java",
+            "-Dfile.encoding=UTF-8",
+            "-cp",
+            str(java_classes),
+            "HashCodes",
+            str(tmp_path / "in.txt"),
+            str(partitions),
+        ],
+        check=True,
+        timeout=120,
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
     assert len(out) == len(strings)
     java = [tuple(int(x) for x in line.split("\t")) for line in out]
     python = [(java_string_hashcode(s), coordinator_partition(s, partitions)) for s in strings]

@@ -29,15 +29,44 @@ METRIC_RULES = {"THR001", "THR002", "THR006", "MSK003"}
 def configs_only(directory, name="configs-only", mode="zookeeper"):
     """A snapshot of broker registrations and broker configs only: no metrics, no controller,
     no partitions, no client inventory."""
-    manifest = Manifest(cluster={"id": f"{name}-id", "name": name, "environment": "prod", "tier": "tier-2",
-                                 "platform": "apache", "kafka_version": "3.6.1", "metadata_mode": mode},
-                        collected_at="2026-11-22T06:00:00Z")
+    manifest = Manifest(
+        cluster={
+            "id": f"{name}-id",
+            "name": name,
+            "environment": "prod",
+            "tier": "tier-2",
+            "platform": "apache",
+            "kafka_version": "3.6.1",
+            "metadata_mode": mode,
+        },
+        collected_at="2026-11-22T06:00:00Z",
+    )
     tables = {
-        "brokers": [{"broker_id": 1, "host": "kafka-1", "port": 9092, "rack": "a", "log_dirs": ["/data/1", "/data/2"],
-                     "version": "3.6.1"}],
-        "configs": [{"entity_type": "broker", "entity_name": "1", "key": k, "value": v, "source": "STATIC_BROKER_CONFIG"}
-                    for k, v in (("num.network.threads", "8"), ("num.io.threads", "16"),
-                                 ("log.dirs", "/data/1,/data/2"), ("auto.create.topics.enable", "false"))],
+        "brokers": [
+            {
+                "broker_id": 1,
+                "host": "kafka-1",
+                "port": 9092,
+                "rack": "a",
+                "log_dirs": ["/data/1", "/data/2"],
+                "version": "3.6.1",
+            }
+        ],
+        "configs": [
+            {
+                "entity_type": "broker",
+                "entity_name": "1",
+                "key": k,
+                "value": v,
+                "source": "STATIC_BROKER_CONFIG",
+            }
+            for k, v in (
+                ("num.network.threads", "8"),
+                ("num.io.threads", "16"),
+                ("log.dirs", "/data/1,/data/2"),
+                ("auto.create.topics.enable", "false"),
+            )
+        ],
     }
     return write_snapshot(directory, manifest, tables, fmt="jsonl")
 
@@ -74,12 +103,18 @@ def test_registry_rejects_an_unknown_table():
         _check_needs(("metric",), "rule X")
     with pytest.raises(ValueError, match="no snapshot table"):
         _check_needs(("clusters",), "rule X")  # from the manifest: always there
-    assert _check_needs(("metrics", ("log_dirs", "metrics")), "rule X") == ("metrics", ("log_dirs", "metrics"))
+    assert _check_needs(("metrics", ("log_dirs", "metrics")), "rule X") == (
+        "metrics",
+        ("log_dirs", "metrics"),
+    )
 
 
 def test_compact_code_ranges():
     assert coverage.compact(["THR006", "THR001", "THR002"]) == "THR001-THR002, THR006"
-    assert coverage.compact(["CLI001", "DSK002", "PAR001", "PAR002", "PAR003"]) == "CLI001, DSK002, PAR001-PAR003"
+    assert (
+        coverage.compact(["CLI001", "DSK002", "PAR001", "PAR002", "PAR003"])
+        == "CLI001, DSK002, PAR001-PAR003"
+    )
 
 
 def test_configs_only_snapshot_lists_rules_not_evaluated_in_json(sparse):
@@ -96,7 +131,8 @@ def test_configs_only_snapshot_lists_rules_not_evaluated_in_json(sparse):
     assert {"CLI001", "DSK002"} <= by_reason["no client inventory (KIP-511 metrics)"]
     assert {"PAR001", "PAR007"} <= by_reason["no partition state"]
     assert {"CTL001", "CTL002", "CTL003", "CTL004", "CTL005", "CTL006"} <= by_reason[
-        "no ZooKeeper or KRaft controller state"] | by_reason["no partition state"]
+        "no ZooKeeper or KRaft controller state"
+    ] | by_reason["no partition state"]
     not_evaluated = set().union(*by_reason.values())
     # config rules had their inputs
     assert not not_evaluated & {"CFG001", "CFG002", "CFG003", "THR003", "THR004", "THR005", "DSK005"}
@@ -149,18 +185,36 @@ def test_fleet_html_and_text_show_coverage(tmp_path):
     shutil.copytree(cluster_dir("search-ingest"), root / "cluster=search-ingest")
     configs_only(root / "cluster=configs-only")
     html = tmp_path / "fleet.html"
-    p = subprocess.run([sys.executable, "-m", "auditor.cli.main", "fleet", str(tmp_path / "fleet"), "--engine", "duckdb",
-                        "--html", str(html)], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor.cli.main",
+            "fleet",
+            str(tmp_path / "fleet"),
+            "--engine",
+            "duckdb",
+            "--html",
+            str(html),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert p.returncode in (0, 1), p.stderr
     assert "not evaluated (inputs not collected):" in p.stdout
     line = next(x for x in p.stdout.splitlines() if x.strip().startswith("configs-only:"))
     assert "THR001-THR002, THR006: no broker metrics" in line and "not graded A" in line
-    grades = {x.split()[2]: x.split()[0] for x in p.stdout.splitlines() if x.startswith("  ") and len(x.split()) > 6
-              and x.split()[0] in ("A", "B", "C", "D", "F", "?")}
+    grades = {
+        x.split()[2]: x.split()[0]
+        for x in p.stdout.splitlines()
+        if x.startswith("  ") and len(x.split()) > 6 and x.split()[0] in ("A", "B", "C", "D", "F", "?")
+    }
     assert grades["configs-only"] != "A"
     page = html.read_text()
     assert '<section id="coverage">' in page and '<table class="coverage">' in page
-    section = page[page.index('<section id="coverage">'):page.index('<section id="findings">')]
+    section = page[page.index('<section id="coverage">') : page.index('<section id="findings">')]
     assert "configs-only" in section and "search-ingest" in section
     assert "not evaluated" in section and "evaluated" in section and "no partition state" in section
     assert "PAR" in section and "partitions" in section

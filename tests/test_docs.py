@@ -30,16 +30,25 @@ def test_rule_reference_links_every_rules_sources():
 
 
 def test_rules_explain_shows_references():
-    p = subprocess.run([sys.executable, "-m", "auditor.cli.main", "rules", "explain", "REP002"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", "rules", "explain", "REP002"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     references = p.stdout.split("References:", 1)[1]
     assert "https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas" in references
 
 
 def test_sample_fleet_matches_its_generator(tmp_path):
-    subprocess.run([sys.executable, str(ROOT / "sample_configs" / "generate.py"), str(tmp_path)], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, str(ROOT / "sample_configs" / "generate.py"), str(tmp_path)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     for sub in ("fleet", "variants"):
         cmp = filecmp.dircmp(ROOT / "sample_configs" / sub, tmp_path / sub)
         stack, diffs = [cmp], []
@@ -47,4 +56,6 @@ def test_sample_fleet_matches_its_generator(tmp_path):
             c = stack.pop()
             diffs += [f"{c.left}/{n}" for n in c.diff_files + c.left_only + c.right_only]
             stack += c.subdirs.values()
-        assert not diffs, f"sample_configs/{sub} is stale: run python sample_configs/generate.py ({diffs[:3]})"
+        assert not diffs, (
+            f"sample_configs/{sub} is stale: run python sample_configs/generate.py ({diffs[:3]})"
+        )

@@ -35,16 +35,23 @@ FLEET_CASES = load_fleet_cases()
 def _run_case(engine, case, root):
     cfg = rules_config({case.rule: case})  # the rule alone, with the case's params/severity
     previous = write_previous_run(case, root / ".previous")  # hidden: not a snapshot of the fleet
-    return run_fleet(engine, str(write_fleet_case(case, root)), cfg, top_n=1000,
-                     previous=str(previous) if previous else None)
+    return run_fleet(
+        engine,
+        str(write_fleet_case(case, root)),
+        cfg,
+        top_n=1000,
+        previous=str(previous) if previous else None,
+    )
 
 
 @pytest.mark.parametrize("case", FLEET_CASES, ids=[f"{c.rule}-{c.name}" for c in FLEET_CASES])
 def test_fleet_rule_case_on_duckdb(case, tmp_path):
     with open_engine("duckdb") as engine:
         result = _run_case(engine, case, tmp_path)
-    check_findings(case, {f"{f.resource_type}:{f.resource_name}@{f.cluster}": f for f in result.top
-                          if f.rule == case.rule})
+    check_findings(
+        case,
+        {f"{f.resource_type}:{f.resource_name}@{f.cluster}": f for f in result.top if f.rule == case.rule},
+    )
 
 
 def test_flt002_names_at_most_max_listed_clusters_and_counts_the_rest(tmp_path):
@@ -52,9 +59,15 @@ def test_flt002_names_at_most_max_listed_clusters_and_counts_the_rest(tmp_path):
     and counts the others (the message stays bounded however large the fleet)."""
     from tests.rulecases import FleetCase
 
-    members = tuple({"cluster": {"name": f"dc{i}"},
-                     "tables": {"topics": [{"topic": "orders", "partitions": 12, "replication_factor": 3 if i else 2}]}}
-                    for i in range(5))
+    members = tuple(
+        {
+            "cluster": {"name": f"dc{i}"},
+            "tables": {
+                "topics": [{"topic": "orders", "partitions": 12, "replication_factor": 3 if i else 2}]
+            },
+        }
+        for i in range(5)
+    )
     case = FleetCase("FLT002", "many", members, frozenset())
     cfg = parse_config({"select": ["FLT002"], "params": {"FLT002": {"max_listed": 2}}}, "test")
     with open_engine("duckdb") as engine:
@@ -80,14 +93,29 @@ def _read_findings(directory: Path) -> list[tuple]:
     for file in sorted(directory.rglob("*.parquet")):
         cluster = file.parent.name.split("=", 1)[1]
         for r in pq.read_table(file).to_pylist():
-            rows.append((cluster, r["rule"], r["resource_type"], r["resource_name"], r["message"], r["fingerprint"],
-                         r["status"]))
+            rows.append(
+                (
+                    cluster,
+                    r["rule"],
+                    r["resource_type"],
+                    r["resource_name"],
+                    r["message"],
+                    r["fingerprint"],
+                    r["status"],
+                )
+            )
     return sorted(rows)
 
 
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=600, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_sample_fleet_on_duckdb_writes_partitioned_findings_and_summary(tmp_path):
@@ -142,13 +170,24 @@ def test_week_over_week_new_persisting_resolved(tmp_path, engine_name, request):
     # During the week payments-msk drops its cluster-wide min.insync.replicas=3 ...
     (payments,) = fleet.glob("*/cluster=payments-msk")
     configs = payments / "configs.jsonl"
-    configs.write_text("".join(line for line in configs.read_text().splitlines(True)
-                               if '"cluster_default"' not in line))
+    configs.write_text(
+        "".join(line for line in configs.read_text().splitlines(True) if '"cluster_default"' not in line)
+    )
     # ... and a new single-replica topic appears on inventory-prod.
     (inventory,) = fleet.glob("*/cluster=inventory-prod")
     with open(inventory / "topics.jsonl", "a") as fh:
-        fh.write(json.dumps({"cluster_id": "Inv3nt0ryPr0dKr4ftA1Bw", "topic": "inventory.scratch", "partitions": 1,
-                             "replication_factor": 1, "is_internal": False}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "cluster_id": "Inv3nt0ryPr0dKr4ftA1Bw",
+                    "topic": "inventory.scratch",
+                    "partitions": 1,
+                    "replication_factor": 1,
+                    "is_internal": False,
+                }
+            )
+            + "\n"
+        )
     with engine_of() as engine:
         week2 = run_fleet(engine, str(fleet), cfg, out=str(out), previous=str(out), run_date="2026-11-22")
     assert week2.previous_run == "2026-11-15"
@@ -178,7 +217,9 @@ def test_a_corrupt_cluster_is_reported_and_the_rest_audited(tmp_path):
     aud = {(f["cluster"], f["rule"]) for f in doc["top"] if f["rule"] == "AUD001"}
     assert aud == {("search-ingest", "AUD001"), ("logistics-jbod", "AUD001")}
     assert any(f["rule"] == "REP002" and f["cluster"] == "payments-msk" for f in doc["top"])
-    assert {c["name"]: c["grade"] for c in doc["clusters"]}["search-ingest"] == "?"  # never graded when incomplete
+    assert {c["name"]: c["grade"] for c in doc["clusters"]}[
+        "search-ingest"
+    ] == "?"  # never graded when incomplete
 
 
 @pytest.mark.spark
@@ -225,21 +266,54 @@ def test_fleet_job_on_a_standalone_spark_cluster_via_spark_submit(tmp_path):
     import pyspark
 
     spark_home = Path(pyspark.__file__).parent
-    env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1",
-           "SPARK_LOG_DIR": str(tmp_path / "logs"), "SPARK_WORKER_DIR": str(tmp_path / "work")}
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(spark_home),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_LOG_DIR": str(tmp_path / "logs"),
+        "SPARK_WORKER_DIR": str(tmp_path / "work"),
+    }
     master_port, worker_port = _free_port(), _free_port()
     master_url = f"spark://127.0.0.1:{master_port}"
     logs = open(tmp_path / "cluster.log", "w")
-    master = subprocess.Popen([str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
-                               "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", str(_free_port())],
-                              env=env, stdout=logs, stderr=subprocess.STDOUT)
+    master = subprocess.Popen(
+        [
+            str(spark_home / "bin" / "spark-class"),
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(master_port),
+            "--webui-port",
+            str(_free_port()),
+        ],
+        env=env,
+        stdout=logs,
+        stderr=subprocess.STDOUT,
+    )
     worker = None
     try:
         _wait_port(master_port, time.time() + 60, master)
-        worker = subprocess.Popen([str(spark_home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
-                                   master_url, "--host", "127.0.0.1", "--port", str(worker_port),
-                                   "--webui-port", str(_free_port()), "--cores", "1", "--memory", "1g"],
-                                  env=env, stdout=logs, stderr=subprocess.STDOUT)
+        worker = subprocess.Popen(
+            [
+                str(spark_home / "bin" / "spark-class"),
+                "org.apache.spark.deploy.worker.Worker",
+                master_url,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(worker_port),
+                "--webui-port",
+                str(_free_port()),
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+            ],
+            env=env,
+            stdout=logs,
+            stderr=subprocess.STDOUT,
+        )
         _wait_port(worker_port, time.time() + 60, worker)
         out = tmp_path / "findings"
         # Three rule series (joins, windows, aggregates): the deployment is what is tested; the
@@ -247,12 +321,31 @@ def test_fleet_job_on_a_standalone_spark_cluster_via_spark_submit(tmp_path):
         config = tmp_path / "kafka-audit.toml"
         config.write_text('select = ["REP", "PAR", "CTL"]\n')
         job = Path(__import__("auditor.spark_submit", fromlist=["x"]).__file__)
-        p = subprocess.run([str(spark_home / "bin" / "spark-submit"), "--master", master_url,
-                            "--conf", "spark.ui.enabled=false", "--conf", "spark.executor.memory=512m",
-                            "--conf", "spark.sql.shuffle.partitions=2",
-                            str(job), SAMPLE_FLEET.as_uri(), "--out", out.as_uri(), "--run-date", "2026-11-22",
-                            "--config", str(config)],
-                           env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600)
+        p = subprocess.run(
+            [
+                str(spark_home / "bin" / "spark-submit"),
+                "--master",
+                master_url,
+                "--conf",
+                "spark.ui.enabled=false",
+                "--conf",
+                "spark.executor.memory=512m",
+                "--conf",
+                "spark.sql.shuffle.partitions=2",
+                str(job),
+                SAMPLE_FLEET.as_uri(),
+                "--out",
+                out.as_uri(),
+                "--run-date",
+                "2026-11-22",
+                "--config",
+                str(config),
+            ],
+            env={**env, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-4000:]
         assert "fleet audit 2026-11-22 on spark: 6 cluster(s)" in p.stdout
         rows = _read_findings(out / "run_date=2026-11-22")
@@ -280,13 +373,32 @@ def test_fleet_html_charts_new_and_resolved_over_time(tmp_path):
     fleet, out = tmp_path / "fleet", tmp_path / "findings"
     shutil.copytree(SAMPLE_FLEET, fleet)
     for day in ("2026-11-08", "2026-11-15"):
-        assert _cli("fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", day).returncode == 1
+        assert (
+            _cli(
+                "fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", day
+            ).returncode
+            == 1
+        )
     (payments,) = fleet.glob("*/cluster=payments-msk")
     configs = payments / "configs.jsonl"
-    configs.write_text("".join(line for line in configs.read_text().splitlines(True) if '"cluster_default"' not in line))
+    configs.write_text(
+        "".join(line for line in configs.read_text().splitlines(True) if '"cluster_default"' not in line)
+    )
     html = tmp_path / "fleet.html"
-    p = _cli("fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", "2026-11-22",
-             "--html", html)
+    p = _cli(
+        "fleet",
+        fleet,
+        "--engine",
+        "duckdb",
+        "--out",
+        out,
+        "--previous",
+        out,
+        "--run-date",
+        "2026-11-22",
+        "--html",
+        html,
+    )
     assert p.returncode == 1, p.stderr
     page = html.read_text()
     assert 'id="chart-history"' in page
@@ -328,8 +440,11 @@ def test_top_findings_per_rule_are_the_first_by_cluster_and_resource():
     for f in sorted(every, key=lambda f: (f.cluster, f.resource_type, f.resource_name)):
         by_rule.setdefault(f.rule, []).append(f)
     # a rule whose first cluster holds fewer findings than top_n, with more clusters after it
-    spread = [(sum(f.cluster == fs[0].cluster for f in fs), r) for r, fs in by_rule.items()
-              if len({f.cluster for f in fs}) > 1]
+    spread = [
+        (sum(f.cluster == fs[0].cluster for f in fs), r)
+        for r, fs in by_rule.items()
+        if len({f.cluster for f in fs}) > 1
+    ]
     top_n = max(spread)[0] + 1
     with open_engine("duckdb") as engine:
         top = run_fleet(engine, str(SAMPLE_FLEET), AuditConfig(), top_n=top_n).top

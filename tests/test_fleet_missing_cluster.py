@@ -37,14 +37,32 @@ def test_a_cluster_missing_since_the_previous_run_is_reported_by_name(tmp_path):
     (gone,) = fleet.glob(f"*/cluster={GONE}")
     shutil.rmtree(gone)
     html = tmp_path / "fleet.html"
-    week2 = _cli("fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", "2026-11-23",
-                 "--html", html)
+    week2 = _cli(
+        "fleet",
+        fleet,
+        "--engine",
+        "duckdb",
+        "--out",
+        out,
+        "--previous",
+        out,
+        "--run-date",
+        "2026-11-23",
+        "--html",
+        html,
+    )
     assert week2.returncode == 1, week2.stderr
     (row,) = _flt004(out / "run_date=2026-11-23")
     assert (row["cluster_name"], row["resource_type"], row["resource_name"], row["status"]) == (
-        GONE, "cluster", GONE, "new")
-    assert row["message"] == (f"cluster {GONE} was audited in the run of 2026-11-16 and has no snapshot in this run: "
-                              "decommissioned, or the collection forgot it")
+        GONE,
+        "cluster",
+        GONE,
+        "new",
+    )
+    assert row["message"] == (
+        f"cluster {GONE} was audited in the run of 2026-11-16 and has no snapshot in this run: "
+        "decommissioned, or the collection forgot it"
+    )
     assert json.loads(row["evidence"])["last_audited"] == "2026-11-16"
     # Shown like every fleet finding: the text summary and the HTML report.
     assert "FLT004 cluster-missing-from-run" in week2.stdout
@@ -58,7 +76,9 @@ def test_a_cluster_missing_since_the_previous_run_is_reported_by_name(tmp_path):
     assert summary["totals"]["warning"] == by_rule  # the FLT004 finding is counted in the totals too
 
     # Still missing a week later: reported again (persisting), with the date it was last audited.
-    week3 = _cli("fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", "2026-11-30")
+    week3 = _cli(
+        "fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", "2026-11-30"
+    )
     assert week3.returncode == 1, week3.stderr
     (row,) = _flt004(out / "run_date=2026-11-30")
     assert (row["cluster_name"], row["status"]) == (GONE, "persisting")
@@ -66,7 +86,9 @@ def test_a_cluster_missing_since_the_previous_run_is_reported_by_name(tmp_path):
 
     # Its collection is fixed: back in the root, no longer reported.
     shutil.copytree(SAMPLE_FLEET / gone.parent.name / gone.name, gone)
-    week4 = _cli("fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", "2026-12-07")
+    week4 = _cli(
+        "fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", "2026-12-07"
+    )
     assert week4.returncode == 1, week4.stderr
     assert _flt004(out / "run_date=2026-12-07") == []
     assert "FLT004" not in week4.stdout

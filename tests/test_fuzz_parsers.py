@@ -19,19 +19,33 @@ from auditor.snapshot.schema import TABLES, python_check
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=5)
+    ),
     max_leaves=12,
 )
 # What a znode may hold: valid Kafka-shaped JSON with wrong types, any JSON, or raw bytes.
 znode_data = st.one_of(
     st.binary(max_size=80),
     json_values.map(lambda v: json.dumps(v).encode()),
-    st.fixed_dictionaries({}, optional={
-        "version": json_values, "brokerid": json_values, "leader": json_values, "isr": json_values,
-        "leader_epoch": json_values, "controller_epoch": json_values, "partitions": json_values,
-        "config": json_values, "host": json_values, "port": json_values, "rack": json_values,
-        "endpoints": json_values, "id": json_values,
-    }).map(lambda d: json.dumps(d).encode()),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "version": json_values,
+            "brokerid": json_values,
+            "leader": json_values,
+            "isr": json_values,
+            "leader_epoch": json_values,
+            "controller_epoch": json_values,
+            "partitions": json_values,
+            "config": json_values,
+            "host": json_values,
+            "port": json_values,
+            "rack": json_values,
+            "endpoints": json_values,
+            "id": json_values,
+        },
+    ).map(lambda d: json.dumps(d).encode()),
 )
 
 
@@ -56,15 +70,38 @@ class FakeReader:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.dictionaries(st.sampled_from([
-    "/controller", "/controller_epoch", "/cluster/id", "/brokers/ids/1", "/brokers/ids/2", "/brokers/topics/orders",
-    "/brokers/topics/orders/partitions/0/state", "/brokers/topics/orders/partitions/1/state",
-    "/config/topics/orders", "/config/brokers/1", "/config/brokers/<default>", "/log_dir_event_notification/n1",
-]), znode_data, max_size=12), st.sampled_from([["0", "1"], ["x"], []]))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "/controller",
+                "/controller_epoch",
+                "/cluster/id",
+                "/brokers/ids/1",
+                "/brokers/ids/2",
+                "/brokers/topics/orders",
+                "/brokers/topics/orders/partitions/0/state",
+                "/brokers/topics/orders/partitions/1/state",
+                "/config/topics/orders",
+                "/config/brokers/1",
+                "/config/brokers/<default>",
+                "/log_dir_event_notification/n1",
+            ]
+        ),
+        znode_data,
+        max_size=12,
+    ),
+    st.sampled_from([["0", "1"], ["x"], []]),
+)
 def test_zookeeper_collector_survives_any_znode_content(data, partitions):
-    children = {"/brokers/ids": ["1", "2"], "/brokers/topics": ["orders"], "/config/topics": ["orders"],
-                "/config/brokers": ["1", "<default>"], "/log_dir_event_notification": ["n1"],
-                "/brokers/topics/orders/partitions": partitions}
+    children = {
+        "/brokers/ids": ["1", "2"],
+        "/brokers/topics": ["orders"],
+        "/config/topics": ["orders"],
+        "/config/brokers": ["1", "<default>"],
+        "/log_dir_event_notification": ["n1"],
+        "/brokers/topics/orders/partitions": partitions,
+    }
     data = {"/brokers": b"", **data}
     result = CollectResult()
     try:
@@ -83,14 +120,25 @@ def test_zookeeper_collector_survives_any_znode_content(data, partitions):
 manifest_text = st.one_of(
     st.text(max_size=200),
     json_values.map(json.dumps),
-    st.fixed_dictionaries({"schema_version": st.sampled_from([1, 1, "1", None, 2]),
-                           "cluster": st.one_of(json_values, st.fixed_dictionaries({"id": json_values})),
-                           "tables": st.one_of(json_values, st.just({"topics": "topics.jsonl"}))},
-                          optional={"errors": json_values, "sources": json_values}).map(json.dumps),
+    st.fixed_dictionaries(
+        {
+            "schema_version": st.sampled_from([1, 1, "1", None, 2]),
+            "cluster": st.one_of(json_values, st.fixed_dictionaries({"id": json_values})),
+            "tables": st.one_of(json_values, st.just({"topics": "topics.jsonl"})),
+        },
+        optional={"errors": json_values, "sources": json_values},
+    ).map(json.dumps),
 )
-jsonl_text = st.lists(st.one_of(st.text(max_size=60), json_values.map(json.dumps),
-                                st.dictionaries(st.sampled_from(["cluster_id", "topic", "partitions", "x"]), json_values,
-                                                max_size=4).map(json.dumps)), max_size=6).map("\n".join)
+jsonl_text = st.lists(
+    st.one_of(
+        st.text(max_size=60),
+        json_values.map(json.dumps),
+        st.dictionaries(
+            st.sampled_from(["cluster_id", "topic", "partitions", "x"]), json_values, max_size=4
+        ).map(json.dumps),
+    ),
+    max_size=6,
+).map("\n".join)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

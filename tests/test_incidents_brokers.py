@@ -26,21 +26,32 @@ def fired():
     roots = (ROOT / "fleet", ROOT / "variants")
     found, _ = audit_sample(RULES, roots)
     out: dict[str, dict[str, set[str]]] = {
-        json.loads((d / "manifest.json").read_text())["cluster"]["name"]: {} for r in roots for d in discover(r)}
+        json.loads((d / "manifest.json").read_text())["cluster"]["name"]: {}
+        for r in roots
+        for d in discover(r)
+    }
     for (cluster, rule), resources in found.items():
         out[cluster][rule] = resources
     return out
 
 
 def test_the_fleet_and_variant_are_all_there(fired):
-    assert set(fired) == {"payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest", "inventory-prod",
-                          "notifications-msk", "search-ingest-fixed"}
+    assert set(fired) == {
+        "payments-msk",
+        "logistics-jbod",
+        "ads-zk-legacy",
+        "search-ingest",
+        "inventory-prod",
+        "notifications-msk",
+        "search-ingest-fixed",
+    }
 
 
 def test_incident_4_search_ingest(fired):
     """6/16 threads and a 500 queue on 48 cores with ~3900 connections per broker: every broker."""
-    assert fired["search-ingest"] == {code: BROKERS_1_TO_6 for code in ("THR001", "THR002", "THR003", "THR004",
-                                                                         "THR006")}
+    assert fired["search-ingest"] == {
+        code: BROKERS_1_TO_6 for code in ("THR001", "THR002", "THR003", "THR004", "THR006")
+    }
 
 
 def test_incident_4_fixed_fires_no_thread_rule(fired):

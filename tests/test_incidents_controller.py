@@ -14,10 +14,30 @@ import pytest
 from auditor.coordinator_partition import coordinator_partition
 from tests.conftest import audit_sample, cluster_dir
 
-RULES = ("PAR001", "PAR002", "PAR003", "PAR004", "PAR005", "PAR006", "PAR007",
-         "CTL001", "CTL002", "CTL003", "CTL004", "CTL005", "CTL006")
+RULES = (
+    "PAR001",
+    "PAR002",
+    "PAR003",
+    "PAR004",
+    "PAR005",
+    "PAR006",
+    "PAR007",
+    "CTL001",
+    "CTL002",
+    "CTL003",
+    "CTL004",
+    "CTL005",
+    "CTL006",
+)
 MINE = RULES[1:]  # PAR001 is checked here only where incident 3 needs it
-CLUSTERS = ("payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest", "inventory-prod", "notifications-msk")
+CLUSTERS = (
+    "payments-msk",
+    "logistics-jbod",
+    "ads-zk-legacy",
+    "search-ingest",
+    "inventory-prod",
+    "notifications-msk",
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +49,9 @@ def audit():
 
 def _rows(cluster: str, table: str) -> list[dict]:
     path = cluster_dir(cluster) / f"{table}.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    )
 
 
 def _partitions(cluster, pred):
@@ -41,6 +63,7 @@ def _rf(r):
 
 
 # ---- incident 3: ZooKeeper controller split-brain ----------------------------------------
+
 
 def test_incident3_fires_the_split_brain_rules(audit):
     fired, _ = audit
@@ -60,7 +83,9 @@ def test_incident3_fires_the_split_brain_rules(audit):
 def test_incident3_lists_the_groups_that_lost_their_coordinator(audit):
     _, by_key = audit
     finding = by_key[("ads-zk-legacy", "PAR002", "__consumer_offsets-17")]
-    groups = sorted(g["group_id"] for g in _rows("ads-zk-legacy", "consumer_groups") if g["coordinator_partition"] == 17)
+    groups = sorted(
+        g["group_id"] for g in _rows("ads-zk-legacy", "consumer_groups") if g["coordinator_partition"] == 17
+    )
     assert len(groups) >= 3
     assert all(coordinator_partition(g, 50) == 17 for g in groups)
     assert finding.evidence["consumer_groups"] == groups
@@ -90,6 +115,7 @@ def test_incident3_under_replication_matches_the_snapshot(audit):
 
 # ---- incident 2: failed JBOD disk -------------------------------------------------------
 
+
 def test_incident2_failed_disk_shows_offline_and_under_replicated_partitions(audit):
     fired, by_key = audit
     c = "logistics-jbod"
@@ -99,7 +125,9 @@ def test_incident2_failed_disk_shows_offline_and_under_replicated_partitions(aud
     # broker 4 is registered: its replicas are offline because of the disk, not the broker
     for (cluster, rule, _), f in by_key.items():
         if (cluster, rule) == (c, "PAR006"):
-            assert "offline (failed log dir on a live broker)" in f.message and f.evidence["brokers_down"] == []
+            assert (
+                "offline (failed log dir on a live broker)" in f.message and f.evidence["brokers_down"] == []
+            )
     assert fired[(c, "PAR005")] == _partitions(c, lambda r: len(r["isr"]) < _rf(r)) == offline
     assert fired[(c, "PAR004")] == offline  # ISR 2 == min.insync.replicas 2 < RF 3
     assert fired[(c, "PAR007")] == {"broker:4"}  # leadership moved off the broker with the failed disk
@@ -110,6 +138,7 @@ def test_incident2_failed_disk_shows_offline_and_under_replicated_partitions(aud
 
 # ---- everything else stays quiet --------------------------------------------------------
 
+
 @pytest.mark.parametrize("cluster", ["inventory-prod", "notifications-msk", "payments-msk", "search-ingest"])
 def test_other_clusters_fire_none_of_these_rules(audit, cluster):
     fired, _ = audit
@@ -118,7 +147,10 @@ def test_other_clusters_fire_none_of_these_rules(audit, cluster):
 
 def test_only_the_incident_clusters_fire(audit):
     fired, _ = audit
-    assert {c for (c, rule), hits in fired.items() if hits and rule in MINE} == {"ads-zk-legacy", "logistics-jbod"}
+    assert {c for (c, rule), hits in fired.items() if hits and rule in MINE} == {
+        "ads-zk-legacy",
+        "logistics-jbod",
+    }
 
 
 def test_par006_says_when_an_offline_replica_is_on_a_down_broker(tmp_path):

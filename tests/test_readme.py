@@ -70,21 +70,34 @@ def test_every_readme_command_is_run_or_explained():
     commands = readme_commands()
     assert len(commands) >= 20, "README code blocks not found"
     runnable = [c for c in commands if not external_reason(c)]
-    assert all(c.removeprefix(INSTALL).startswith(("kafka-audit ", "HADOOP_VERSION=")) for c in runnable), runnable
+    assert all(c.removeprefix(INSTALL).startswith(("kafka-audit ", "HADOOP_VERSION=")) for c in runnable), (
+        runnable
+    )
     assert any(external_reason(c) for c in commands)  # the table is used, not dead
 
 
 def test_readme_commands_work_as_written(tmp_path):
     (tmp_path / "sample_configs").symlink_to(ROOT / "sample_configs")
     (tmp_path / "docs").mkdir()  # `rules list --format markdown > docs/rules.md` writes here, not in the repo
-    env = {**os.environ, "CI": "1", "NO_COLOR": "1", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "CI": "1",
+        "NO_COLOR": "1",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
     ran = []
     for command in readme_commands():
         if external_reason(command):
             continue
         started = time.monotonic()
-        done = subprocess.run(["bash", "-c", on_duckdb(command)], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=180)
+        done = subprocess.run(
+            ["bash", "-c", on_duckdb(command)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         print(f"{time.monotonic() - started:5.1f} s  {command[:100]}")
         # 0 or 1 (findings at --fail-on): what the README promises for the sample configs; never a
         # usage error, an incomplete audit or a traceback
@@ -95,7 +108,9 @@ def test_readme_commands_work_as_written(tmp_path):
 
     second_week = next(c for c in by_command if "--previous weekly/" in c)
     assert "since 2026-11-15:" in by_command[second_week].stdout  # the earlier run was found
-    assert (tmp_path / "weekly" / "run_date=2026-11-15").is_dir() and (tmp_path / "weekly" / "run_date=2026-11-22").is_dir()
+    assert (tmp_path / "weekly" / "run_date=2026-11-15").is_dir() and (
+        tmp_path / "weekly" / "run_date=2026-11-22"
+    ).is_dir()
 
     assert (tmp_path / "docs" / "rules.md").read_text() == (ROOT / "docs" / "rules.md").read_text()
     assert (tmp_path / "payments-fix.sh").read_text().count("kafka-configs.sh") == 4
@@ -106,6 +121,10 @@ def test_readme_commands_work_as_written(tmp_path):
     import pyspark
 
     jars = {p.name for p in (Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar")}
-    version = subprocess.run([sys.executable, "-c", "import auditor.spark_submit as m; print(m.hadoop_version())"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    version = subprocess.run(
+        [sys.executable, "-c", "import auditor.spark_submit as m; print(m.hadoop_version())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert jars == {f"hadoop-client-api-{version}.jar"}

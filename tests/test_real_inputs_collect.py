@@ -35,23 +35,26 @@ def _kind(relative: str) -> str:
     return classify({e.key: e.value for e in entries})
 
 
-@pytest.mark.parametrize(("relative", "kind"), [
-    (f"{STOCK_DIR}/server.properties", BROKER),
-    (f"{STOCK_DIR}/producer.properties", CLIENT),
-    (f"{STOCK_DIR}/consumer.properties", CLIENT),
-    (f"{STOCK_DIR}/connect-distributed.properties", CLIENT),
-    (f"{STOCK_DIR}/connect-mirror-maker.properties", CLIENT),
-    (f"{STOCK_DIR}/connect-file-source.properties", CLIENT),
-    (f"{STOCK_DIR}/log4j.properties", LOGGING),
-    (f"{STOCK_DIR}/zookeeper.properties", ZOOKEEPER),
-    (f"{STOCK_DIR}/trogdor.conf", OTHER),  # JSON, not properties
-    ("properties/apache-kafka-3.7.0-kraft-broker.properties", BROKER),
-    ("properties/apache-kafka-3.7.0-kraft-controller.properties", CONTROLLER),
-    ("properties/apache-kafka-3.7.0-kraft-server.properties", COMBINED),
-    ("properties/apache-kafka-0.10.2.1-server.properties", BROKER),
-    ("properties/strimzi-kafka38-describe-dump.properties", BROKER),
-    ("properties/derived/apache-kafka-3.7.0-server.syntax-variant.properties", BROKER),
-])
+@pytest.mark.parametrize(
+    ("relative", "kind"),
+    [
+        (f"{STOCK_DIR}/server.properties", BROKER),
+        (f"{STOCK_DIR}/producer.properties", CLIENT),
+        (f"{STOCK_DIR}/consumer.properties", CLIENT),
+        (f"{STOCK_DIR}/connect-distributed.properties", CLIENT),
+        (f"{STOCK_DIR}/connect-mirror-maker.properties", CLIENT),
+        (f"{STOCK_DIR}/connect-file-source.properties", CLIENT),
+        (f"{STOCK_DIR}/log4j.properties", LOGGING),
+        (f"{STOCK_DIR}/zookeeper.properties", ZOOKEEPER),
+        (f"{STOCK_DIR}/trogdor.conf", OTHER),  # JSON, not properties
+        ("properties/apache-kafka-3.7.0-kraft-broker.properties", BROKER),
+        ("properties/apache-kafka-3.7.0-kraft-controller.properties", CONTROLLER),
+        ("properties/apache-kafka-3.7.0-kraft-server.properties", COMBINED),
+        ("properties/apache-kafka-0.10.2.1-server.properties", BROKER),
+        ("properties/strimzi-kafka38-describe-dump.properties", BROKER),
+        ("properties/derived/apache-kafka-3.7.0-server.syntax-variant.properties", BROKER),
+    ],
+)
 def test_files_are_classified_by_their_keys(relative, kind):
     assert _kind(relative) == kind
 
@@ -65,14 +68,23 @@ def test_a_stock_config_directory_is_one_broker_and_notes():
     assert {c["file"] for c in r.rows("configs")} == {str(real_input(STOCK_DIR) / "server.properties")}
     skipped = {s["target"].rsplit("/", 1)[1]: s["kind"] for s in r.sources if s["status"] == "skipped"}
     assert skipped == {
-        "connect-console-sink.properties": CLIENT, "connect-console-source.properties": CLIENT,
-        "connect-distributed.properties": CLIENT, "connect-file-sink.properties": CLIENT,
-        "connect-file-source.properties": CLIENT, "connect-mirror-maker.properties": CLIENT,
-        "connect-standalone.properties": CLIENT, "consumer.properties": CLIENT, "producer.properties": CLIENT,
-        "connect-log4j.properties": LOGGING, "log4j.properties": LOGGING, "tools-log4j.properties": LOGGING,
+        "connect-console-sink.properties": CLIENT,
+        "connect-console-source.properties": CLIENT,
+        "connect-distributed.properties": CLIENT,
+        "connect-file-sink.properties": CLIENT,
+        "connect-file-source.properties": CLIENT,
+        "connect-mirror-maker.properties": CLIENT,
+        "connect-standalone.properties": CLIENT,
+        "consumer.properties": CLIENT,
+        "producer.properties": CLIENT,
+        "connect-log4j.properties": LOGGING,
+        "log4j.properties": LOGGING,
+        "tools-log4j.properties": LOGGING,
         "zookeeper.properties": ZOOKEEPER,
     }
-    assert all(s["reason"].startswith(s["target"] + ": skipped: ") for s in r.sources if s["status"] == "skipped")
+    assert all(
+        s["reason"].startswith(s["target"] + ": skipped: ") for s in r.sources if s["status"] == "skipped"
+    )
 
 
 def test_a_controller_only_node_is_never_a_broker():
@@ -82,7 +94,9 @@ def test_a_controller_only_node_is_never_a_broker():
     assert source["status"] == "ok" and source["kind"] == CONTROLLER  # read for its quorum settings only
     assert "process.roles=controller" in source["note"]
     assert [(n["node_id"], n["quorum_voters"]) for n in r.rows("kraft_nodes")] == [(1, "1@localhost:9093")]
-    combined = collect_broker_configs([str(real_input("properties/apache-kafka-3.7.0-kraft-server.properties"))])
+    combined = collect_broker_configs(
+        [str(real_input("properties/apache-kafka-3.7.0-kraft-server.properties"))]
+    )
     assert [b["broker_id"] for b in combined.rows("brokers")] == [1]  # node.id=1, broker and controller
 
 
@@ -90,13 +104,20 @@ def test_only_client_files_is_a_source_error_not_a_green_audit():
     producer = real_input(f"{STOCK_DIR}/producer.properties")
     r = collect_broker_configs([str(producer)])
     (error,) = r.errors
-    assert error["message"] == (f"{producer}: no broker configuration among 1 properties file(s) "
-                                "(client, ZooKeeper, logging or unrecognised files only)")
+    assert error["message"] == (
+        f"{producer}: no broker configuration among 1 properties file(s) "
+        "(client, ZooKeeper, logging or unrecognised files only)"
+    )
 
 
 def _cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 def test_collect_and_check_of_a_stock_config_directory(tmp_path):
@@ -104,14 +125,28 @@ def test_collect_and_check_of_a_stock_config_directory(tmp_path):
     exit 0, and the single-broker quickstart is judged as one (no REP006 'below 3', no
     CFG002 on client keys, no CFG001 on a producer's compression.type=none)."""
     snap = tmp_path / "snap"
-    done = _cli("collect", "--broker-config", str(real_input(STOCK_DIR)), "--cluster-name", "quickstart",
-                "-o", str(snap), "--format", "jsonl")
+    done = _cli(
+        "collect",
+        "--broker-config",
+        str(real_input(STOCK_DIR)),
+        "--cluster-name",
+        "quickstart",
+        "-o",
+        str(snap),
+        "--format",
+        "jsonl",
+    )
     assert done.returncode == 0, done.stderr
     notes = [line for line in done.stderr.splitlines() if line.startswith("kafka-audit: note: ")]
-    assert len(notes) == 13 and any("producer.properties: skipped: a client configuration" in n for n in notes)
+    assert len(notes) == 13 and any(
+        "producer.properties: skipped: a client configuration" in n for n in notes
+    )
     checked = _cli("check", str(snap), "--format", "json")
     assert checked.returncode == 0, checked.stderr
-    fired = {(f["rule"], f["resource"]["type"], f["resource"]["name"]) for f in json.loads(checked.stdout)["findings"]}
+    fired = {
+        (f["rule"], f["resource"]["type"], f["resource"]["name"])
+        for f in json.loads(checked.stdout)["findings"]
+    }
     assert fired == {("DSK005", "broker", "0")}
 
 
@@ -123,22 +158,38 @@ def test_unclean_election_in_a_broker_file_alone_is_reported_at_its_line():
     findings = json.loads(done.stdout)["findings"]
     rep005 = [f for f in findings if f["rule"] == "REP005"]
     assert [(f["resource"]["name"], f["location"]) for f in rep005] == [
-        ("unclean.leader.election.enable", {"file": str(helk), "line": 149})]
+        ("unclean.leader.election.enable", {"file": str(helk), "line": 149})
+    ]
     assert not [f for f in findings if f["rule"] == "REP006"]  # one broker: factor 1 is the quickstart's
 
 
-@pytest.mark.parametrize(("relative", "secrets"), [
-    # a KIP-405 plugin key Kafka has no type for (it was written in clear before)
-    ("properties/tiered-storage-kraft-rsm-prefix.properties", ("minioadmin123",)),
-    ("properties/kafka_kerberose-ssl-sasl-acl.properties", ("test1234",)),
-    # a backslash-continued, listener- and mechanism-prefixed sasl.jaas.config
-    ("properties/kc596-sasl-plain-acl-fragment.properties", ("admin-secret", "alice-secret", "bob-secret")),
-])
+@pytest.mark.parametrize(
+    ("relative", "secrets"),
+    [
+        # a KIP-405 plugin key Kafka has no type for (it was written in clear before)
+        ("properties/tiered-storage-kraft-rsm-prefix.properties", ("minioadmin123",)),
+        ("properties/kafka_kerberose-ssl-sasl-acl.properties", ("test1234",)),
+        # a backslash-continued, listener- and mechanism-prefixed sasl.jaas.config
+        (
+            "properties/kc596-sasl-plain-acl-fragment.properties",
+            ("admin-secret", "alice-secret", "bob-secret"),
+        ),
+    ],
+)
 def test_secrets_never_reach_a_snapshot_or_lint_output(relative, secrets, tmp_path):
     path = real_input(relative)
     snap = tmp_path / "snap"
-    done = _cli("collect", "--broker-config", str(path), "--cluster-name", "secrets", "-o", str(snap),
-                "--format", "jsonl")
+    done = _cli(
+        "collect",
+        "--broker-config",
+        str(path),
+        "--cluster-name",
+        "secrets",
+        "-o",
+        str(snap),
+        "--format",
+        "jsonl",
+    )
     assert done.returncode in (0, 3), done.stderr
     written = "".join(f.read_text() for f in snap.iterdir()) + done.stdout + done.stderr
     linted = _cli("lint", str(path), "--format", "json")

@@ -25,8 +25,10 @@ def _metrics(result) -> dict[tuple[int, str, str], float]:
 
 
 def _software(result) -> list[tuple]:
-    return sorted((c["broker_id"], c["listener"], c["client_name"], c["client_version"], c["connections"])
-                  for c in result.tables.get("client_software", []))
+    return sorted(
+        (c["broker_id"], c["listener"], c["client_name"], c["client_version"], c["connections"])
+        for c in result.tables.get("client_software", [])
+    )
 
 
 KIP511_ROWS = [(1, "PLAINTEXT", "apache-kafka-java", "3.6.1", 4), (1, "PLAINTEXT", "sarama", "1.27.0", 12)]
@@ -86,20 +88,34 @@ def test_msk_open_monitoring_excerpt_attributed_by_its_msk_url():
     assert r.errors == []
     # Only the FiveMinuteRate of RequestHandlerAvgIdlePercent is in the excerpt.
     assert _metrics(r) == {(2, "request_handler_avg_idle_percent", "{}"): pytest.approx(0.9985297500708785)}
-    assert r.sources == [{"source": "metrics", "target": url, "status": "ok",
-                          "attribution": {"2": "URL host b-2.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com "
-                                                "is MSK broker b-2"}}]
+    assert r.sources == [
+        {
+            "source": "metrics",
+            "target": url,
+            "status": "ok",
+            "attribution": {
+                "2": "URL host b-2.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com is MSK broker b-2"
+            },
+        }
+    ]
 
 
 def test_node_exporter_attributed_by_registered_host():
     text, _path = _read("node-exporter-1.2.2-sample.prom")
     url = "http://10.0.0.5:9100/metrics"
-    r = collect_metrics([url], fetcher=lambda target, timeout: text,
-                        broker_hosts=[(3, "10.0.0.5", 9092), (4, "10.0.0.6", 9092)])
+    r = collect_metrics(
+        [url],
+        fetcher=lambda target, timeout: text,
+        broker_hosts=[(3, "10.0.0.5", 9092), (4, "10.0.0.6", 9092)],
+    )
     assert r.errors == []
     assert _metrics(r) == {(3, "cpu_count", "{}"): 2.0}
-    assert r.filesystems[3]["/"] == {"device": "/dev/nvme0n1p1", "fstype": "xfs", "size_bytes": 64411906048.0,
-                                     "avail_bytes": 54311260160.0}
+    assert r.filesystems[3]["/"] == {
+        "device": "/dev/nvme0n1p1",
+        "fstype": "xfs",
+        "size_bytes": 64411906048.0,
+        "avail_bytes": 54311260160.0,
+    }
     assert r.sources[0]["attribution"] == {"3": "URL host 10.0.0.5 is broker 3's registered host"}
 
 
@@ -108,7 +124,9 @@ def test_kafka_exporter_output_is_a_warning_naming_the_file():
     r = collect_metrics([path])
     assert r.errors == [] and r.tables == {}
     (w,) = r.warnings
-    assert w.startswith(f"{path}: no Kafka broker (JMX exporter) or node exporter metric recognised in 471 samples")
+    assert w.startswith(
+        f"{path}: no Kafka broker (JMX exporter) or node exporter metric recognised in 471 samples"
+    )
     assert "kafka_consumergroup_lag" in w and "kafka_exporter output" in w
     assert r.sources == [{"source": "metrics", "target": path, "status": "warning", "reason": w}]
 
@@ -116,11 +134,31 @@ def test_kafka_exporter_output_is_a_warning_naming_the_file():
 def test_collect_command_prints_the_warning_and_exits_0(tmp_path):
     _text, path = _read("kafka-exporter-1.3.1-sample.prom")
     out = tmp_path / "snap"
-    p = subprocess.run([sys.executable, "-m", "auditor.cli.main", "collect", "--metrics", path, "--cluster-name", "c1",
-                        "-o", str(out), "--format", "jsonl"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor.cli.main",
+            "collect",
+            "--metrics",
+            path,
+            "--cluster-name",
+            "c1",
+            "-o",
+            str(out),
+            "--format",
+            "jsonl",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     (line,) = [ln for ln in p.stderr.splitlines() if ln.strip()]
-    assert line.startswith(f"kafka-audit: warning: {path}: no Kafka broker (JMX exporter) or node exporter metric")
+    assert line.startswith(
+        f"kafka-audit: warning: {path}: no Kafka broker (JMX exporter) or node exporter metric"
+    )
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["errors"] == []
     assert [(s["source"], s["status"]) for s in manifest["sources"]] == [("metrics", "warning")]

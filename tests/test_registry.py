@@ -48,7 +48,10 @@ def clean_registry(monkeypatch):
         ({"doc": GOOD_DOC.split("References:")[0]}, "missing ['References']"),
         ({"doc": GOOD_DOC.replace("<https://example.org/kip-1>", "")}, "must be '- Title <https://...>'"),
         ({"doc": GOOD_DOC.replace("- KIP-1: A title ", "- ")}, "must be '- Title <https://...>'"),
-        ({"doc": GOOD_DOC.replace("https://example.org", "http://example.org")}, "must be '- Title <https://...>'"),
+        (
+            {"doc": GOOD_DOC.replace("https://example.org", "http://example.org")},
+            "must be '- Title <https://...>'",
+        ),
         ({"doc": GOOD_DOC.replace("- KIP-1", "KIP-1")}, "must be '- Title <https://...>'"),
         ({"params": (Param("Threshold", 1, "doc"),)}, "snake_case"),
         ({"params": (Param("threshold", None, "doc"),)}, "typed default"),
@@ -71,7 +74,12 @@ def test_docstring_sections_are_parsed(clean_registry):
     from auditor import registry
 
     r = registry.REGISTRY["CTL006"]
-    assert (r.summary, r.why, r.remediation, r.example) == ("Summary line.", "because.", "change it.", "an example.")
+    assert (r.summary, r.why, r.remediation, r.example) == (
+        "Summary line.",
+        "because.",
+        "change it.",
+        "an example.",
+    )
     assert r.references == ("KIP-1: A title <https://example.org/kip-1>",)
     assert reference_parts(r.references[0]) == ("KIP-1: A title", "https://example.org/kip-1")
 

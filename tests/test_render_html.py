@@ -64,10 +64,18 @@ def test_headline_counts_and_worst_findings_first(fleet_page):
 
 def test_each_cluster_has_a_grade_and_healthy_ones_are_clean(fleet_page):
     clusters = section(fleet_page, "clusters")
-    rows = {text_of(m.group(0)).split()[1]: m.group(0)
-            for m in re.finditer(r'<tr id="cluster-\d+".*?</tr>', clusters, re.S)}
-    assert set(rows) == {"payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest", "inventory-prod",
-                         "notifications-msk"}
+    rows = {
+        text_of(m.group(0)).split()[1]: m.group(0)
+        for m in re.finditer(r'<tr id="cluster-\d+".*?</tr>', clusters, re.S)
+    }
+    assert set(rows) == {
+        "payments-msk",
+        "logistics-jbod",
+        "ads-zk-legacy",
+        "search-ingest",
+        "inventory-prod",
+        "notifications-msk",
+    }
     result = sample_fleet_result()
     for name, row in rows.items():
         mine = [f for f in result.findings if f.cluster == name]
@@ -78,7 +86,9 @@ def test_each_cluster_has_a_grade_and_healthy_ones_are_clean(fleet_page):
         worst = mine[0].severity if mine else None
         expected = grade(cluster_score(hits), worst)
         assert f'class="grade grade-{expected}"' in row, name
-    assert 'class="grade grade-A"' in rows["inventory-prod"] and 'data-status="clean"' in rows["inventory-prod"]
+    assert (
+        'class="grade grade-A"' in rows["inventory-prod"] and 'data-status="clean"' in rows["inventory-prod"]
+    )
     assert 'data-status="failing"' in rows["payments-msk"] and "grade-A" not in rows["payments-msk"]
 
 
@@ -107,16 +117,20 @@ def test_charts_are_inline_svg_and_the_page_is_self_contained(fleet_page):
 
 
 def test_incomplete_audit_is_shown_at_the_top_and_never_green():
-    result = AuditResult(findings=[], clusters=[{"id": "a", "name": "alpha"}, {"id": "b", "name": "beta"}],
-                         incomplete=[{"cluster": "alpha", "source": "zookeeper", "target": "zk:2181",
-                                      "message": "timed out"}])
+    result = AuditResult(
+        findings=[],
+        clusters=[{"id": "a", "name": "alpha"}, {"id": "b", "name": "beta"}],
+        incomplete=[{"cluster": "alpha", "source": "zookeeper", "target": "zk:2181", "message": "timed out"}],
+    )
     page = render(result)
     banner = section(page, "incomplete")
     assert page.index('id="incomplete"') < page.index('id="headline"')
     assert "alpha" in text_of(banner) and "timed out" in text_of(banner)
     assert 'class="headline status-incomplete"' in page and "status-clean" not in section(page, "headline")
     rows = section(page, "clusters")
-    alpha = re.search(r'<tr id="cluster-\d+" class="cluster-row incomplete" data-status="incomplete">.*?</tr>', rows, re.S)
+    alpha = re.search(
+        r'<tr id="cluster-\d+" class="cluster-row incomplete" data-status="incomplete">.*?</tr>', rows, re.S
+    )
     assert alpha and "alpha" in alpha.group(0) and "grade-incomplete" in alpha.group(0)
     assert "grade-A" not in alpha.group(0)
     assert "not a clean bill of health" in page
@@ -164,10 +178,21 @@ def test_a_million_findings_give_a_bounded_page():
     n = 1_000_000
     proto = make_finding()
     clusters = [f"c{i}" for i in range(7)]
-    findings = [Finding(rule=("REP002", "PAR001", "REP003")[i % 3], name=("a", "b", "c")[i % 3],
-                        severity=("error", "critical", "warning")[i % 3], cluster=clusters[i % 7],
-                        cluster_id=clusters[i % 7], resource_type="partition", resource_name=f"t.{i}", message="m",
-                        evidence=proto.evidence, fingerprint=str(i)) for i in range(n)]
+    findings = [
+        Finding(
+            rule=("REP002", "PAR001", "REP003")[i % 3],
+            name=("a", "b", "c")[i % 3],
+            severity=("error", "critical", "warning")[i % 3],
+            cluster=clusters[i % 7],
+            cluster_id=clusters[i % 7],
+            resource_type="partition",
+            resource_name=f"t.{i}",
+            message="m",
+            evidence=proto.evidence,
+            fingerprint=str(i),
+        )
+        for i in range(n)
+    ]
     result = AuditResult(findings=findings, clusters=[{"id": c, "name": c} for c in clusters], incomplete=[])
     started = time.perf_counter()
     page = render(result, max_rows=50)
@@ -215,13 +240,29 @@ def _fleet_result(tmp_path, history: dict[str, str | None]):
     for day, grade_of_a in history.items():
         run = tmp_path / f"run_date={day}"
         run.mkdir()
-        doc = {"run_date": day, "clusters": [{"id": "a", "name": "alpha", "grade": grade_of_a, "score": 75},
-                                             {"id": "b", "name": "beta", "grade": "<b>X</b>", "score": 1}]}
+        doc = {
+            "run_date": day,
+            "clusters": [
+                {"id": "a", "name": "alpha", "grade": grade_of_a, "score": 75},
+                {"id": "b", "name": "beta", "grade": "<b>X</b>", "score": 1},
+            ],
+        }
         (run / "_summary.json").write_text("{" if grade_of_a is None else json.dumps(doc))
-    clusters = [{"id": cid, "name": name, "counts": {}, "score": 100, "grade": "A", "incomplete": False}
-                for cid, name in (("a", "alpha"), ("b", "beta"))]
-    return FleetResult("2026-11-22", "duckdb", clusters, [], [], [], {"total": 0}, top_n=20,
-                       grade_history=grade_history(str(tmp_path), "2026-11-22"))
+    clusters = [
+        {"id": cid, "name": name, "counts": {}, "score": 100, "grade": "A", "incomplete": False}
+        for cid, name in (("a", "alpha"), ("b", "beta"))
+    ]
+    return FleetResult(
+        "2026-11-22",
+        "duckdb",
+        clusters,
+        [],
+        [],
+        [],
+        {"total": 0},
+        top_n=20,
+        grade_history=grade_history(str(tmp_path), "2026-11-22"),
+    )
 
 
 def test_fleet_page_shows_each_clusters_grades_of_the_last_runs(tmp_path):
@@ -254,10 +295,24 @@ def test_first_fleet_run_says_so(tmp_path):
 def test_fix_first_lists_the_root_causes_escaped():
     from auditor.causes import Cause
 
-    causes = [Cause(f"broker-unregistered:{p}", "payments-msk", "broker-unregistered", f"broker {p} is not registered",
-                    "bring it back", 40 - i, ("PAR004", "REP008")) for i, p in enumerate(PAYLOADS)]
-    result = AuditResult(findings=[make_finding()], clusters=[{"id": "payments-msk", "name": "payments-msk"}],
-                         incomplete=[], causes=causes)
+    causes = [
+        Cause(
+            f"broker-unregistered:{p}",
+            "payments-msk",
+            "broker-unregistered",
+            f"broker {p} is not registered",
+            "bring it back",
+            40 - i,
+            ("PAR004", "REP008"),
+        )
+        for i, p in enumerate(PAYLOADS)
+    ]
+    result = AuditResult(
+        findings=[make_finding()],
+        clusters=[{"id": "payments-msk", "name": "payments-msk"}],
+        incomplete=[],
+        causes=causes,
+    )
     page = render(result)
     box = section(page, "fix-first")
     assert page.index('id="fix-first"') < page.index('id="findings"')
@@ -265,5 +320,6 @@ def test_fix_first_lists_the_root_causes_escaped():
     assert len(items) == 3 and "explains 40 findings ( PAR004, REP008)" in text_of(items[0])
     for payload in PAYLOADS:
         assert payload not in page and f"broker {payload} is not registered" in text_of(box)
-    assert 'id="fix-first"' not in render(AuditResult(findings=[], clusters=[{"id": "x", "name": "x"}], incomplete=[],
-                                                      causes=[]))
+    assert 'id="fix-first"' not in render(
+        AuditResult(findings=[], clusters=[{"id": "x", "name": "x"}], incomplete=[], causes=[])
+    )

@@ -30,7 +30,9 @@ def test_sample_fleet_suites_cases_and_failures():
     case = suites["payments-msk"].find("testcase[@name='REP002 min-isr-equals-rf']")
     failure = case.find("failure")
     n = sum(1 for f in result.findings if f.cluster == "payments-msk" and f.rule == "REP002")
-    assert failure.get("type") == "error" and failure.get("message").startswith(f"{n} finding(s), worst error")
+    assert failure.get("type") == "error" and failure.get("message").startswith(
+        f"{n} finding(s), worst error"
+    )
     assert "topic payments.orders.v1: min.insync.replicas=3" in failure.text
     assert '"min_insync_replicas": 3' in failure.text
     healthy = suites["inventory-prod"]
@@ -41,12 +43,18 @@ def test_sample_fleet_suites_cases_and_failures():
 
 def test_explicit_rules_row_limit_and_incomplete_clusters():
     findings = [make_finding(resource_name=f"t{i}", message=f"msg {i}") for i in range(5)]
-    result = AuditResult(findings=findings, clusters=[{"id": "p", "name": "payments-msk"}, {"id": "q", "name": "quiet"}],
-                         incomplete=[{"cluster": "quiet", "source": "admin", "target": "b:9092", "message": "auth failed"}])
+    result = AuditResult(
+        findings=findings,
+        clusters=[{"id": "p", "name": "payments-msk"}, {"id": "q", "name": "quiet"}],
+        incomplete=[{"cluster": "quiet", "source": "admin", "target": "b:9092", "message": "auth failed"}],
+    )
     root = ET.fromstring(render(result, rules=["REP002", "REP003"], max_rows=2))
     suites = {s.get("name"): s for s in root.findall("testsuite")}
     pay = suites["payments-msk"]
-    assert [c.get("name") for c in pay.findall("testcase")] == ["REP002 min-isr-equals-rf", "REP003 single-replica"]
+    assert [c.get("name") for c in pay.findall("testcase")] == [
+        "REP002 min-isr-equals-rf",
+        "REP003 single-replica",
+    ]
     text = pay.find("testcase/failure").text
     assert "topic t0: msg 0" in text and "topic t1: msg 1" in text and "t2" not in text
     assert "... and 3 more finding(s)" in text

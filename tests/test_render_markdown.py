@@ -14,7 +14,7 @@ def table_rows(text: str, header: str) -> list[list[str]]:
     lines = text.splitlines()
     start = lines.index(header)
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]])
@@ -25,18 +25,22 @@ def test_sample_fleet_comment():
     result = sample_fleet_result()
     text = render(result)
     failing = {f.cluster for f in result.findings if f.severity in ("error", "critical")}
-    assert text.startswith(f"### kafka-audit: \u274C **{len(failing)} of 6 clusters failing** (error or worse)")
+    assert text.startswith(
+        f"### kafka-audit: \u274c **{len(failing)} of 6 clusters failing** (error or worse)"
+    )
     summary = {r[0]: r for r in table_rows(text, "| cluster | critical | error | warning | info | status |")}
     assert set(summary) == {f.cluster for f in result.findings}
     pay = sum(1 for f in result.findings if f.cluster == "payments-msk" and f.severity == "error")
     assert summary["payments-msk"][2] == str(pay) and summary["payments-msk"][-1] == "failing"
     assert "No findings: inventory-prod, notifications-msk." in text
     # severity groups, worst first, each rule collapsible with its remediation
-    present = [s for s in ("critical", "error", "warning", "info") if any(f.severity == s for f in result.findings)]
+    present = [
+        s for s in ("critical", "error", "warning", "info") if any(f.severity == s for f in result.findings)
+    ]
     heads = re.findall(r"^#### \S+ (\w+) \(\d+\)$", text, re.M)
     assert heads == present
-    block = text[text.index("<details><summary><b>REP002</b>"):]
-    block = block[:block.index("</details>")]
+    block = text[text.index("<details><summary><b>REP002</b>") :]
+    block = block[: block.index("</details>")]
     assert "payments-msk | topic payments.orders.v1 | min.insync.replicas=3" in block
     assert " ".join(load_rules()["REP002"].remediation.split()) in block
     assert len(text) < 65536
@@ -55,11 +59,15 @@ def test_values_cannot_break_the_table_or_inject_markup():
 
 def test_row_limit_size_limit_and_incomplete():
     findings = [make_finding(resource_name=f"topic-{i:05d}", message="m" * 200) for i in range(2000)]
-    result = AuditResult(findings=findings, clusters=[{"id": "p", "name": "payments-msk"}],
-                         incomplete=[{"cluster": "payments-msk", "source": "metrics", "target": "http://x",
-                                      "message": "refused"}])
+    result = AuditResult(
+        findings=findings,
+        clusters=[{"id": "p", "name": "payments-msk"}],
+        incomplete=[
+            {"cluster": "payments-msk", "source": "metrics", "target": "http://x", "message": "refused"}
+        ],
+    )
     text = render(result, max_rows=5)
-    assert "\u26A0\uFE0F **Incomplete audit**" in text.splitlines()[0]
+    assert "\u26a0\ufe0f **Incomplete audit**" in text.splitlines()[0]
     assert "> - payments-msk: source metrics http://x failed: refused" in text
     assert len(table_rows(text, "| cluster | resource | message |")) == 5
     assert "_1995 more not listed._" in text

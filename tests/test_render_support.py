@@ -36,18 +36,41 @@ def _sample_fleet() -> AuditResult:
 def sample_fleet_result() -> AuditResult:
     """The sample fleet audited on DuckDB in-process (once per test run); a fresh copy."""
     base = _sample_fleet()
-    return AuditResult(findings=list(base.findings), clusters=[dict(c) for c in base.clusters],
-                       incomplete=[dict(i) for i in base.incomplete], engine=base.engine, exempted=base.exempted,
-                       notes=list(base.notes))
+    return AuditResult(
+        findings=list(base.findings),
+        clusters=[dict(c) for c in base.clusters],
+        incomplete=[dict(i) for i in base.incomplete],
+        engine=base.engine,
+        exempted=base.exempted,
+        notes=list(base.notes),
+    )
 
 
-def make_finding(rule="REP002", name="min-isr-equals-rf", severity="error", cluster="payments-msk",
-                 resource_type="topic", resource_name="orders", message="m", evidence=None, location=None,
-                 cluster_id=None) -> Finding:
-    return Finding(rule=rule, name=name, severity=severity, cluster=cluster, cluster_id=cluster_id or cluster,
-                   resource_type=resource_type, resource_name=resource_name, message=message,
-                   evidence=evidence or {}, fingerprint=fingerprint(rule, cluster, resource_type, resource_name),
-                   location=location)
+def make_finding(
+    rule="REP002",
+    name="min-isr-equals-rf",
+    severity="error",
+    cluster="payments-msk",
+    resource_type="topic",
+    resource_name="orders",
+    message="m",
+    evidence=None,
+    location=None,
+    cluster_id=None,
+) -> Finding:
+    return Finding(
+        rule=rule,
+        name=name,
+        severity=severity,
+        cluster=cluster,
+        cluster_id=cluster_id or cluster,
+        resource_type=resource_type,
+        resource_name=resource_name,
+        message=message,
+        evidence=evidence or {},
+        fingerprint=fingerprint(rule, cluster, resource_type, resource_name),
+        location=location,
+    )
 
 
 def hostile_result() -> AuditResult:
@@ -55,19 +78,46 @@ def hostile_result() -> AuditResult:
     findings = []
     for i, payload in enumerate(PAYLOADS):
         cluster = f"evil{i}{payload}"
-        findings.append(make_finding(
-            cluster=cluster, resource_name=f"topic{payload}", message=f"message {payload} | `tick`",
-            evidence={"value": payload, payload: [payload], "nested": {"k": payload}},
-            location={"file": f"server{payload}.properties", "line": 3}))
-        findings.append(make_finding(rule="PAR001", name="leaderless-partition", severity="critical", cluster=cluster,
-                                     resource_type="partition", resource_name=f"{payload}-0", message=payload,
-                                     evidence={"leader": -1, "note": payload}))
-        findings.append(make_finding(rule="XYZ999", name=f"made-up{payload}", severity="warning", cluster=cluster,
-                                     resource_type=f"type{payload}", resource_name=payload, message=payload))
-    clusters = [{"id": f"id{i}{p}", "name": f"evil{i}{p}", "environment": p, "platform": p, "kafka_version": p}
-                for i, p in enumerate(PAYLOADS)]
-    incomplete = [{"cluster": f"evil{i}{p}", "source": f"zookeeper{p}", "target": p, "message": p}
-                  for i, p in enumerate(PAYLOADS)]
+        findings.append(
+            make_finding(
+                cluster=cluster,
+                resource_name=f"topic{payload}",
+                message=f"message {payload} | `tick`",
+                evidence={"value": payload, payload: [payload], "nested": {"k": payload}},
+                location={"file": f"server{payload}.properties", "line": 3},
+            )
+        )
+        findings.append(
+            make_finding(
+                rule="PAR001",
+                name="leaderless-partition",
+                severity="critical",
+                cluster=cluster,
+                resource_type="partition",
+                resource_name=f"{payload}-0",
+                message=payload,
+                evidence={"leader": -1, "note": payload},
+            )
+        )
+        findings.append(
+            make_finding(
+                rule="XYZ999",
+                name=f"made-up{payload}",
+                severity="warning",
+                cluster=cluster,
+                resource_type=f"type{payload}",
+                resource_name=payload,
+                message=payload,
+            )
+        )
+    clusters = [
+        {"id": f"id{i}{p}", "name": f"evil{i}{p}", "environment": p, "platform": p, "kafka_version": p}
+        for i, p in enumerate(PAYLOADS)
+    ]
+    incomplete = [
+        {"cluster": f"evil{i}{p}", "source": f"zookeeper{p}", "target": p, "message": p}
+        for i, p in enumerate(PAYLOADS)
+    ]
     return AuditResult(findings=findings, clusters=clusters, incomplete=incomplete, notes=[f"note {SCRIPT}"])
 
 
@@ -77,24 +127,46 @@ def chromium_available() -> bool:
 
 def run_chromium(url: str, profile: Path, *args: str, timeout: int = 60) -> subprocess.CompletedProcess:
     """Headless Chromium on a local file, no network services, a fresh profile."""
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--disable-extensions", "--disable-dev-shm-usage", f"--user-data-dir={profile}", *args, url]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        *args,
+        url,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
 # ---------------------------------------------------------------- CLI wiring
 
+
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
 
 
 def test_every_report_format_is_wired_into_the_cli():
     from auditor.cli.main import OutputFormat
     from auditor.render import FORMATS, render
 
-    assert {f.value for f in OutputFormat} == set(FORMATS) >= {"text", "json", "html", "sarif", "junit", "markdown"}
+    assert (
+        {f.value for f in OutputFormat}
+        == set(FORMATS)
+        >= {"text", "json", "html", "sarif", "junit", "markdown"}
+    )
     result = sample_fleet_result()
     for fmt in FORMATS:
         out = render(fmt, result)
@@ -126,5 +198,5 @@ def section(page: str, element_id: str) -> str:
     for t in re.finditer(rf"<(/?){tag}\b[^>]*>", page[start:]):
         depth += -1 if t.group(1) else 1
         if depth == 0:
-            return page[start:start + t.end()]
+            return page[start : start + t.end()]
     raise AssertionError(f"unclosed {element_id}")

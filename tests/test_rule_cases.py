@@ -33,8 +33,11 @@ NOT_DATAFRAME_RULES = {"CFG900"}
 
 def _run(engine, case_refs):
     """The findings of every run; each case is its own cluster, so one list serves all."""
-    return [f for config, cases in RUNS
-            for f in run_audit(engine, [case_refs[c.cluster_id] for c in cases], config, scopes=SCOPES).findings]
+    return [
+        f
+        for config, cases in RUNS
+        for f in run_audit(engine, [case_refs[c.cluster_id] for c in cases], config, scopes=SCOPES).findings
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +54,14 @@ def duckdb_findings(case_refs):
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.rule}-{c.name}" for c in CASES])
 def test_case_on_duckdb(case, duckdb_findings):
-    check_findings(case, {f"{f.resource_type}:{f.resource_name}": f for f in duckdb_findings
-                          if f.rule == case.rule and f.cluster_id == case.cluster_id})
+    check_findings(
+        case,
+        {
+            f"{f.resource_type}:{f.resource_name}": f
+            for f in duckdb_findings
+            if f.rule == case.rule and f.cluster_id == case.cluster_id
+        },
+    )
 
 
 def test_every_rule_parameter_is_set_by_a_case():
@@ -92,20 +101,37 @@ def test_spark_gives_identical_findings(case_refs, duckdb_findings, spark_engine
     spark = _run(spark_engine, case_refs)
 
     def key(f):
-        return (f.rule, f.name, f.severity, f.cluster_id, f.resource_type, f.resource_name, f.message,
-                tuple(sorted((k, repr(v)) for k, v in f.evidence.items())), f.fingerprint)
+        return (
+            f.rule,
+            f.name,
+            f.severity,
+            f.cluster_id,
+            f.resource_type,
+            f.resource_name,
+            f.message,
+            tuple(sorted((k, repr(v)) for k, v in f.evidence.items())),
+            f.fingerprint,
+        )
 
     only_spark = sorted(set(map(key, spark)) - set(map(key, duckdb_findings)))
     only_duckdb = sorted(set(map(key, duckdb_findings)) - set(map(key, spark)))
-    assert not only_spark and not only_duckdb, f"only on Spark: {only_spark[:5]}\nonly on DuckDB: {only_duckdb[:5]}"
+    assert not only_spark and not only_duckdb, (
+        f"only on Spark: {only_spark[:5]}\nonly on DuckDB: {only_duckdb[:5]}"
+    )
     assert len(spark) == len(duckdb_findings)
     assert duckdb_findings, "the cases must produce findings for the comparison to mean anything"
 
 
-@pytest.mark.parametrize(("case", "message"), [
-    ({"name": "typo", "params": {"min_idel": 0.1}}, "THR001 has no parameter 'min_idel' (parameters: min_idle)"),
-    ({"name": "mistyped", "params": {"min_idle": "low"}}, "parameter 'min_idle' must be float"),
-])
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        (
+            {"name": "typo", "params": {"min_idel": 0.1}},
+            "THR001 has no parameter 'min_idel' (parameters: min_idle)",
+        ),
+        ({"name": "mistyped", "params": {"min_idle": "low"}}, "parameter 'min_idle' must be float"),
+    ],
+)
 def test_a_misspelt_or_mistyped_case_parameter_fails_loudly(case, message):
     with pytest.raises(UsageError, match=re.escape(message)) as raised:
         validated_overrides({"rule": "THR001"}, case)

@@ -83,8 +83,11 @@ def test_a_plugin_adds_a_rule_through_its_entry_point(tmp_path, monkeypatch, fre
 def test_a_broken_plugin_is_named_in_one_line(tmp_path, monkeypatch, fresh_registry):
     _distribution(tmp_path, "kafka_audit_missing_module", None)
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(AuditorError, match=r"^rule plugin 'demo' \(kafka_audit_missing_module, entry point "
-                                           r"kafka_auditor\.rules\): ModuleNotFoundError") as raised:
+    with pytest.raises(
+        AuditorError,
+        match=r"^rule plugin 'demo' \(kafka_audit_missing_module, entry point "
+        r"kafka_auditor\.rules\): ModuleNotFoundError",
+    ) as raised:
         load_rules()
     assert "\n" not in str(raised.value)
 
@@ -145,6 +148,9 @@ def test_a_check_reading_an_undeclared_transform_fails_while_it_is_built():
     undeclared = dataclasses.replace(load_rules()["REP003"], uses=())  # it reads topic_durability
     with DuckDBEngine(plan_cache=False) as engine:
         tables = engine.load(_sample_refs()[:1])
-        with pytest.raises(TypeError, match=r"rule REP003: reads shared transform 'topic_durability' that its "
-                                            r"@rule\(uses=\.\.\.\) does not declare"):
+        with pytest.raises(
+            TypeError,
+            match=r"rule REP003: reads shared transform 'topic_durability' that its "
+            r"@rule\(uses=\.\.\.\) does not declare",
+        ):
             compile_rules(tables, [undeclared], AuditConfig())

@@ -14,11 +14,20 @@ from auditor.collectors.collect import collect
 from tests.conftest import ROOT, cluster_dir
 
 SOURCES = ROOT / "sample_configs" / "sources"
-CLUSTERS = ["payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest", "inventory-prod", "notifications-msk"]
+CLUSTERS = [
+    "payments-msk",
+    "logistics-jbod",
+    "ads-zk-legacy",
+    "search-ingest",
+    "inventory-prod",
+    "notifications-msk",
+]
 
 
 def _jsonl(path):
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    )
 
 
 def _snapshot(name):
@@ -34,8 +43,11 @@ def _collect(name):
 
 
 def _static(rows):
-    return sorted((r["entity_name"], r["key"], r["value"], bool(r["is_sensitive"])) for r in rows
-                  if r["entity_type"] == "broker" and r["source"] == "STATIC_BROKER_CONFIG")
+    return sorted(
+        (r["entity_name"], r["key"], r["value"], bool(r["is_sensitive"]))
+        for r in rows
+        if r["entity_type"] == "broker" and r["source"] == "STATIC_BROKER_CONFIG"
+    )
 
 
 def _metrics(rows):
@@ -43,11 +55,16 @@ def _metrics(rows):
 
 
 def _software(rows):
-    return sorted((r["broker_id"], r["listener"], r["client_name"], r["client_version"], r["connections"])
-                  for r in rows)
+    return sorted(
+        (r["broker_id"], r["listener"], r["client_name"], r["client_version"], r["connections"]) for r in rows
+    )
 
 
-ZK_CLUSTERS = ["payments-msk", "logistics-jbod", "ads-zk-legacy"]  # metadata_mode zookeeper: a zookeeper.json each
+ZK_CLUSTERS = [
+    "payments-msk",
+    "logistics-jbod",
+    "ads-zk-legacy",
+]  # metadata_mode zookeeper: a zookeeper.json each
 _ZK_TABLES = ("brokers", "topics", "partitions", "zk_state", "controller", "configs")
 
 
@@ -60,8 +77,10 @@ def _rows(rows, drop=()):
 
 def test_only_the_zookeeper_mode_clusters_have_a_dump():
     have = sorted(c for c in CLUSTERS if (SOURCES / c / "zookeeper.json").exists())
-    modes = {c: json.loads((cluster_dir(c) / "manifest.json").read_text())["cluster"]["metadata_mode"]
-             for c in CLUSTERS}
+    modes = {
+        c: json.loads((cluster_dir(c) / "manifest.json").read_text())["cluster"]["metadata_mode"]
+        for c in CLUSTERS
+    }
     assert have == sorted(ZK_CLUSTERS) == sorted(c for c, m in modes.items() if m == "zookeeper")
 
 
@@ -74,8 +93,13 @@ def test_zookeeper_dump_collects_into_the_snapshot(name, zk, writer):
 
     d = SOURCES / name
     chroot = load_dump(writer, d / "zookeeper.json", chroot=f"/sample-{name}")
-    manifest, got = collect(zookeeper=zk.hosts + chroot, broker_configs=[str(d)], metrics=[str(d / "metrics.prom")],
-                            cluster_name=name, timeout=10)
+    manifest, got = collect(
+        zookeeper=zk.hosts + chroot,
+        broker_configs=[str(d)],
+        metrics=[str(d / "metrics.prom")],
+        cluster_name=name,
+        timeout=10,
+    )
     assert manifest.errors == []
     snap = cluster_dir(name)
     want = {t: _jsonl(snap / f"{t}.jsonl") for t in _ZK_TABLES}
@@ -99,7 +123,8 @@ def test_zookeeper_dump_collects_into_the_snapshot(name, zk, writer):
     # has none, while the committed ads-zk-legacy snapshot gives every topic one.
     legacy = want_manifest["cluster"]["kafka_version"].startswith("2.0.")
     assert _rows(got["topics"], drop=("topic_id",) if legacy else ()) == _rows(
-        want["topics"], drop=("topic_id",) if legacy else ())
+        want["topics"], drop=("topic_id",) if legacy else ()
+    )
     if legacy:
         assert all(t["topic_id"] is None for t in got["topics"])
 
@@ -108,12 +133,21 @@ def test_zookeeper_dump_collects_into_the_snapshot(name, zk, writer):
     # partitions table is the controller's view (Admin API); the two differ only where
     # incident 3's zombie controller rewrote ads.impressions-4 in ZooKeeper.
     zk_view = {(z["topic"], z["partition"]): z for z in want["zk_state"]}
-    differ = {k for k, z in zk_view.items()
-              if next((p["leader"], p["leader_epoch"], p["isr"]) for p in want["partitions"]
-                      if (p["topic"], p["partition"]) == k) != (z["leader"], z["leader_epoch"], z["isr"])}
+    differ = {
+        k
+        for k, z in zk_view.items()
+        if next(
+            (p["leader"], p["leader_epoch"], p["isr"])
+            for p in want["partitions"]
+            if (p["topic"], p["partition"]) == k
+        )
+        != (z["leader"], z["leader_epoch"], z["isr"])
+    }
     assert differ == ({("ads.impressions", 4)} if name == "ads-zk-legacy" else set())
-    expected = [{**p, **{c: zk_view[(p["topic"], p["partition"])][c] for c in ("leader", "leader_epoch", "isr")}}
-                for p in want["partitions"]]
+    expected = [
+        {**p, **{c: zk_view[(p["topic"], p["partition"])][c] for c in ("leader", "leader_epoch", "isr")}}
+        for p in want["partitions"]
+    ]
     # offline_replicas is left out: from ZooKeeper it can only be "the replicas whose broker is
     # not registered" (asserted below), whereas the snapshot has the Admin API's view, which
     # also knows replicas on a failed log dir (logistics-jbod: [4] on broker 4's failed disk,
@@ -121,7 +155,9 @@ def test_zookeeper_dump_collects_into_the_snapshot(name, zk, writer):
     # although broker 5 is down.
     assert _rows(got["partitions"], drop=("offline_replicas",)) == _rows(expected, drop=("offline_replicas",))
     live = {b["broker_id"] for b in got["brokers"]}
-    assert all(p["offline_replicas"] == [r for r in p["replicas"] if r not in live] for p in got["partitions"])
+    assert all(
+        p["offline_replicas"] == [r for r in p["replicas"] if r not in live] for p in got["partitions"]
+    )
 
 
 @pytest.mark.parametrize("name", CLUSTERS)
@@ -140,10 +176,29 @@ def test_sources_reproduce_the_snapshot_rows(name):
 
 def test_cli_collect_of_the_sources(tmp_path):
     d = SOURCES / "payments-msk"
-    p = subprocess.run([sys.executable, "-m", "auditor.cli.main", "collect", "--broker-config", str(d),
-                        "--metrics", str(d / "metrics.prom"), "--cluster-name", "payments-msk", "-f", "jsonl",
-                        "-o", str(tmp_path / "snap")], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                       env={**os.environ, "CI": "1"})
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor.cli.main",
+            "collect",
+            "--broker-config",
+            str(d),
+            "--metrics",
+            str(d / "metrics.prom"),
+            "--cluster-name",
+            "payments-msk",
+            "-f",
+            "jsonl",
+            "-o",
+            str(tmp_path / "snap"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**os.environ, "CI": "1"},
+    )
     assert p.returncode == 0, p.stderr
     want = _snapshot("payments-msk")
     got = {t: _jsonl(tmp_path / "snap" / f"{t}.jsonl") for t in ("configs", "metrics")}
@@ -152,11 +207,15 @@ def test_cli_collect_of_the_sources(tmp_path):
 
 
 def test_committed_sources_match_the_generator(tmp_path):
-    spec = importlib.util.spec_from_file_location("generate_sources", ROOT / "sample_configs" / "generate_sources.py")
+    spec = importlib.util.spec_from_file_location(
+        "generate_sources", ROOT / "sample_configs" / "generate_sources.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     mod.main(tmp_path / "sources")
     for cluster in CLUSTERS:
         fresh = {p.name: p.read_text() for p in (tmp_path / "sources" / cluster).iterdir()}
         committed = {p.name: p.read_text() for p in (SOURCES / cluster).iterdir()}
-        assert fresh == committed, f"sample_configs/sources/{cluster} is stale: run sample_configs/generate_sources.py"
+        assert fresh == committed, (
+            f"sample_configs/sources/{cluster} is stale: run sample_configs/generate_sources.py"
+        )

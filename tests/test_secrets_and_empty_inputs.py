@@ -24,8 +24,13 @@ PLUGIN_SECRETS = {
 
 
 def _cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+    )
 
 
 def _all_text(directory) -> str:
@@ -34,8 +39,10 @@ def _all_text(directory) -> str:
 
 def test_plugin_secrets_in_server_properties_are_masked(tmp_path):
     props = tmp_path / "server.properties"
-    props.write_text("broker.id=1\nlog.dirs=/data/k1\nnum.io.threads=8\n"
-                     + "".join(f"{k}={v}\n" for k, v in PLUGIN_SECRETS.items()))
+    props.write_text(
+        "broker.id=1\nlog.dirs=/data/k1\nnum.io.threads=8\n"
+        + "".join(f"{k}={v}\n" for k, v in PLUGIN_SECRETS.items())
+    )
     snap = tmp_path / "snap"
     done = _cli("collect", "--broker-config", str(props), "-o", str(snap), "--format", "jsonl")
     assert done.returncode == 0, done.stderr
@@ -59,7 +66,10 @@ def test_plugin_secrets_in_zookeeper_dynamic_configs_are_masked(zk, writer, tmp_
 
     nodes = kafka_layout(topics={"orders": (1, 3)})
     nodes["/config/brokers/1"] = {"version": 1, "config": {**PLUGIN_SECRETS, "num.io.threads": "16"}}
-    nodes["/config/brokers/<default>"] = {"version": 1, "config": {"confluent.basic.auth.user.info": "bob:default-pass-1b"}}
+    nodes["/config/brokers/<default>"] = {
+        "version": 1,
+        "config": {"confluent.basic.auth.user.info": "bob:default-pass-1b"},
+    }
     chroot = f"/secrets-{next(_chroots)}"
     writer.create(chroot)
     write_layout(writer, {chroot + path: value for path, value in nodes.items()})
@@ -85,7 +95,10 @@ def test_a_misspelled_top_level_key_is_not_a_green_lint(tmp_path):
     bad = tmp_path / "topics.yaml"
     bad.write_text("topic:\n  - name: payments\n    partitions: 3\n    replication_factor: 1\n")
     done = _cli("lint", str(bad))
-    assert done.returncode == 0 and f"{bad}: no topic or broker definition recognised" in done.stdout + done.stderr
+    assert (
+        done.returncode == 0
+        and f"{bad}: no topic or broker definition recognised" in done.stdout + done.stderr
+    )
     strict = _cli("lint", str(bad), "--strict")
     assert strict.returncode == 2 and f"{bad}: no topic or broker definition recognised" in strict.stderr
 

@@ -64,17 +64,36 @@ def _copy_sample(tmp_path):
     [
         (lambda d: (d / "manifest.json").write_text("{not json"), r"manifest.json: not valid JSON \(line 1"),
         (lambda d: (d / "manifest.json").unlink(), r"no manifest.json"),
-        (lambda d: (d / "partitions.jsonl").unlink(), r"partitions.jsonl: listed in the manifest but missing"),
+        (
+            lambda d: (d / "partitions.jsonl").unlink(),
+            r"partitions.jsonl: listed in the manifest but missing",
+        ),
         (lambda d: _edit_manifest(d, schema_version=99), r"schema_version 99 is not supported"),
         (lambda d: _edit_manifest(d, cluster={}), r"cluster.id is missing"),
         (lambda d: _append(d / "topics.jsonl", "{broken\n"), r"topics.jsonl:\d+: not valid JSON"),
-        (lambda d: _append(d / "topics.jsonl", '{"cluster_id":"MkQ9x0vRTzS2b1dPaYmT4w","partitions":"many"}\n'),
-         r"topics.jsonl:\d+: 'partitions' = 'many' is not int"),
-        (lambda d: _append(d / "topics.jsonl", '{"cluster_id":"other","topic":"x"}\n'), r"does not match the manifest"),
+        (
+            lambda d: _append(
+                d / "topics.jsonl", '{"cluster_id":"MkQ9x0vRTzS2b1dPaYmT4w","partitions":"many"}\n'
+            ),
+            r"topics.jsonl:\d+: 'partitions' = 'many' is not int",
+        ),
+        (
+            lambda d: _append(d / "topics.jsonl", '{"cluster_id":"other","topic":"x"}\n'),
+            r"does not match the manifest",
+        ),
         (lambda d: (d / "brokers.jsonl").write_bytes(b"\xff\xfe\x00garbage"), r"brokers.jsonl: not UTF-8"),
     ],
-    ids=["bad-manifest-json", "no-manifest", "missing-table", "schema-version", "no-cluster-id", "bad-jsonl",
-         "wrong-type", "foreign-cluster-id", "binary-garbage"],
+    ids=[
+        "bad-manifest-json",
+        "no-manifest",
+        "missing-table",
+        "schema-version",
+        "no-cluster-id",
+        "bad-jsonl",
+        "wrong-type",
+        "foreign-cluster-id",
+        "binary-garbage",
+    ],
 )
 def test_corrupt_snapshot_gives_one_line_naming_the_file(tmp_path, damage, expected):
     snap = _copy_sample(tmp_path)
@@ -102,9 +121,18 @@ def test_parquet_with_wrong_column_type_is_named(tmp_path):
 
 
 def test_discover_finds_every_cluster_of_the_sample_fleet():
-    names = [json.loads((p / "manifest.json").read_text())["cluster"]["name"] for p in discover(cluster_dir("payments-msk").parent.parent)]
-    assert sorted(names) == ["ads-zk-legacy", "inventory-prod", "logistics-jbod", "notifications-msk",
-                             "payments-msk", "search-ingest"]
+    names = [
+        json.loads((p / "manifest.json").read_text())["cluster"]["name"]
+        for p in discover(cluster_dir("payments-msk").parent.parent)
+    ]
+    assert sorted(names) == [
+        "ads-zk-legacy",
+        "inventory-prod",
+        "logistics-jbod",
+        "notifications-msk",
+        "payments-msk",
+        "search-ingest",
+    ]
 
 
 def test_discover_errors(tmp_path):

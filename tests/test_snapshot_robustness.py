@@ -22,8 +22,13 @@ from tests.conftest import ROOT, SAMPLE_FLEET
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
 
 
 def _copy_cluster(name: str, dest_root: Path, dt: str = "2026-11-22") -> Path:
@@ -102,7 +107,9 @@ def test_parquet_rows_of_another_cluster_are_rejected_naming_the_file(tmp_path):
     rows = _jsonl_rows(snap / "configs.jsonl")
     rows[len(rows) // 2]["cluster_id"] = "phantom"
     target = _to_parquet(snap, "configs", rows)
-    with pytest.raises(SnapshotError, match=r"configs\.parquet: cluster_id 'phantom' does not match the manifest"):
+    with pytest.raises(
+        SnapshotError, match=r"configs\.parquet: cluster_id 'phantom' does not match the manifest"
+    ):
         open_snapshot(snap)
     p = _cli("check", snap)
     assert p.returncode == 2 and str(target) in p.stderr and "phantom" in p.stderr
@@ -168,8 +175,14 @@ def test_fleet_audits_the_rest_when_one_snapshot_has_corrupt_pages_and_another_a
     assert f"INCOMPLETE logistics-jbod: snapshot {logistics}: {corrupt}: Parquet data unreadable" in p.stdout
     assert f"INCOMPLETE payments-msk: snapshot {payments}: {foreign}: cluster_id 'phantom'" in p.stdout
     clusters = _summary_clusters(out)
-    assert set(clusters) == {"ads-zk-legacy", "inventory-prod", "logistics-jbod", "notifications-msk",
-                             "payments-msk", "search-ingest"}
+    assert set(clusters) == {
+        "ads-zk-legacy",
+        "inventory-prod",
+        "logistics-jbod",
+        "notifications-msk",
+        "payments-msk",
+        "search-ingest",
+    }
     assert clusters["logistics-jbod"]["incomplete"] and clusters["payments-msk"]["incomplete"]
     for healthy in ("ads-zk-legacy", "inventory-prod", "notifications-msk", "search-ingest"):
         assert not clusters[healthy]["incomplete"], healthy
@@ -183,8 +196,9 @@ def test_check_of_a_snapshot_with_corrupt_pages_names_the_file(tmp_path):
     never an internal error."""
     fleet = _copy_fleet(tmp_path)
     (logistics,) = fleet.glob("*/cluster=logistics-jbod")
-    corrupt = _to_parquet(logistics, "partitions", _jsonl_rows(logistics / "partitions.jsonl") * 200,
-                          compression="snappy")
+    corrupt = _to_parquet(
+        logistics, "partitions", _jsonl_rows(logistics / "partitions.jsonl") * 200, compression="snappy"
+    )
     _corrupt_pages(corrupt)
     p = _cli("check", logistics)
     assert p.returncode == 2, p.stdout + p.stderr
@@ -236,8 +250,11 @@ def test_fleet_with_a_100000_deep_json_line_audits_the_rest(tmp_path):
 
 
 def _small_manifest(cluster_id: str = "c1") -> Manifest:
-    return Manifest(cluster={"id": cluster_id, "name": cluster_id}, collected_at="2026-11-22T06:00:00Z",
-                    sources=[{"source": "files", "status": "ok"}])
+    return Manifest(
+        cluster={"id": cluster_id, "name": cluster_id},
+        collected_at="2026-11-22T06:00:00Z",
+        sources=[{"source": "files", "status": "ok"}],
+    )
 
 
 def _topic(name: str) -> dict:
@@ -258,7 +275,9 @@ def test_a_write_failing_half_way_leaves_the_old_snapshot_intact(tmp_path, monke
     original = snapio._normalise_row
     monkeypatch.setattr(snapio, "_normalise_row", broken)
     with pytest.raises(OSError, match="disk full"):
-        write_snapshot(target, _small_manifest(), {"topics": [_topic("new")], "brokers": [{"broker_id": 1}]}, fmt=fmt)
+        write_snapshot(
+            target, _small_manifest(), {"topics": [_topic("new")], "brokers": [{"broker_id": 1}]}, fmt=fmt
+        )
     assert {p.name: p.read_bytes() for p in target.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["snap"]  # nothing partial left behind
     ref = open_snapshot(target)
@@ -268,7 +287,9 @@ def test_a_write_failing_half_way_leaves_the_old_snapshot_intact(tmp_path, monke
 
 def test_a_rewrite_replaces_the_old_snapshot_entirely(tmp_path):
     target = tmp_path / "snap"
-    write_snapshot(target, _small_manifest(), {"topics": [_topic("old")], "brokers": [{"broker_id": 1}]}, fmt="jsonl")
+    write_snapshot(
+        target, _small_manifest(), {"topics": [_topic("old")], "brokers": [{"broker_id": 1}]}, fmt="jsonl"
+    )
     write_snapshot(target, _small_manifest(), {"topics": [_topic("new")]}, fmt="parquet")
     assert sorted(p.name for p in target.iterdir()) == ["manifest.json", "topics.parquet"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["snap"]
@@ -297,8 +318,21 @@ def test_discover_ignores_a_write_in_progress(tmp_path):
 
 
 def test_cluster_dir_name_is_safe_bounded_and_injective():
-    names = ["payments-msk", "a b", "a~20b", "a~b", "x" * 300, "x" * 299 + "y", "数" * 34, "数" * 35, ".", "..",
-             "a/b", "a%2Fb", "~h0123456789abcdef"]
+    names = [
+        "payments-msk",
+        "a b",
+        "a~20b",
+        "a~b",
+        "x" * 300,
+        "x" * 299 + "y",
+        "数" * 34,
+        "数" * 35,
+        ".",
+        "..",
+        "a/b",
+        "a%2Fb",
+        "~h0123456789abcdef",
+    ]
     encoded = [cluster_dir_name(n) for n in names]
     assert len(set(encoded)) == len(names)
     assert cluster_dir_name("payments-msk") == "payments-msk"
@@ -341,7 +375,8 @@ def test_fleet_out_with_over_long_cluster_names_writes_every_cluster(tmp_path):
     assert names == with_findings  # the real names, in the data
     renamed = {"payments-msk": long_ascii, "search-ingest": long_cjk, "inventory-prod": "inventory-prod"}
     assert {renamed[n]: c["counts"] for n, c in _summary_clusters(tmp_path / "plain-findings").items()} == {
-        n: c["counts"] for n, c in clusters.items()}
+        n: c["counts"] for n, c in clusters.items()
+    }
     for name in (long_ascii, long_cjk):
         n_findings = sum(clusters[name]["counts"].values())
         (d,) = run.glob(f"cluster={cluster_dir_name(name)}")
@@ -377,12 +412,15 @@ def test_a_snapshot_with_every_table_removed_is_not_a_green_audit(tmp_path):
 def test_an_empty_manifest_without_sources_is_at_least_a_warning(tmp_path):
     """No tables and no sources (hand-made, the rule cases): a warning, the exit code of the rules."""
     snap = tmp_path / "empty"
-    write_snapshot(snap, Manifest(cluster={"id": "e", "name": "empty"}, collected_at="2026-11-22T06:00:00Z"), {},
-                   fmt="jsonl")
+    write_snapshot(
+        snap,
+        Manifest(cluster={"id": "e", "name": "empty"}, collected_at="2026-11-22T06:00:00Z"),
+        {},
+        fmt="jsonl",
+    )
     p = _cli("check", snap)
     assert f"warning: {snap}: SNAPSHOT: no tables: nothing was collected" in p.stderr
     assert open_snapshot(snap).manifest.errors == []
-
 
 
 @pytest.mark.spark
@@ -398,8 +436,13 @@ def test_fleet_out_with_over_long_cluster_names_on_spark(tmp_path, spark_engine)
     _rename_cluster(next(fleet.glob("*/cluster=search-ingest")), long_cjk)
     out = tmp_path / "findings"
     # Spark's writer is what is tested: a few rules that fire on every one of these clusters.
-    result = run_fleet(spark_engine, str(fleet), AuditConfig(select=("REP", "PAR", "THR")), out=str(out),
-                       run_date="2026-11-22")
+    result = run_fleet(
+        spark_engine,
+        str(fleet),
+        AuditConfig(select=("REP", "PAR", "THR")),
+        out=str(out),
+        run_date="2026-11-22",
+    )
     counts = {c["name"]: sum(c["counts"].values()) for c in result.clusters}
     assert set(counts) == {"inventory-prod", long_ascii, long_cjk} and counts[long_ascii] and counts[long_cjk]
     run = out / "run_date=2026-11-22"

@@ -16,14 +16,16 @@ import pytest
 from auditor import safe_io
 from tests.conftest import ROOT, cluster_dir
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"),
-                                reason="needs FIFOs and /dev/zero")
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="needs FIFOs and /dev/zero"
+)
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "COLUMNS": "300"}
-    return subprocess.run([sys.executable, "-m", "auditor.cli.main", *args], capture_output=True, timeout=30,
-                          env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *args], capture_output=True, timeout=30, env=env, cwd=ROOT
+    )
 
 
 def _special(tmp_path: Path, kind: str, name: str) -> Path:

@@ -109,7 +109,9 @@ def test_detect_agreeing_rolling_declared_unknown():
     assert detect_kafka_version(rows, None) == ("3.7.0", "metrics: app-info")
     rolling = [{"broker_id": 1, "version": "3.7.0"}, {"broker_id": 2, "version": "3.6.1"}]
     assert detect_kafka_version(rolling, None) == (
-        "3.6.1", "metrics: app-info: brokers report 3.6.1, 3.7.0 (lowest used)")
+        "3.6.1",
+        "metrics: app-info: brokers report 3.6.1, 3.7.0 (lowest used)",
+    )
     assert detect_kafka_version(rolling, "3.5.2") == ("3.5.2", "declared")
     assert detect_kafka_version([], None) == (None, UNKNOWN)
     assert "DSK003, FLT003, CTL004, CLI001" in UNKNOWN
@@ -118,7 +120,9 @@ def test_detect_agreeing_rolling_declared_unknown():
     confluent = [{"broker_id": 1, "version": "7.6.0-ce"}]
     assert detect_kafka_version(confluent, None) == ("3.6", "metrics: app-info: brokers report 7.6.0-ce")
     assert detect_kafka_version([], None, reported=("3.6.0", "msk: CurrentBrokerSoftwareInfo")) == (
-        "3.6.0", "msk: CurrentBrokerSoftwareInfo")
+        "3.6.0",
+        "msk: CurrentBrokerSoftwareInfo",
+    )
 
 
 def _props(tmp_path, *ids):
@@ -133,19 +137,25 @@ def test_collect_rolling_upgrade_two_exporter_configs(tmp_path):
     conf = _props(tmp_path, 1, 2)
     (tmp_path / "b1.prom").write_text(KOPERATOR.format(version="3.7.0"))
     (tmp_path / "b2.prom").write_text(APP_INFO_VERSION.format(broker=2, version="3.6.1"))
-    manifest, tables = collect(broker_configs=[str(conf)],
-                               metrics=[f"broker_id=1:{tmp_path / 'b1.prom'}", str(tmp_path / "b2.prom")],
-                               cluster_name="c1")
+    manifest, tables = collect(
+        broker_configs=[str(conf)],
+        metrics=[f"broker_id=1:{tmp_path / 'b1.prom'}", str(tmp_path / "b2.prom")],
+        cluster_name="c1",
+    )
     assert manifest.errors == []
     assert {b["broker_id"]: b["version"] for b in tables["brokers"]} == {1: "3.7.0", 2: "3.6.1"}
     assert manifest.cluster["kafka_version"] == "3.6.1"
-    assert manifest.cluster["kafka_version_source"] == "metrics: app-info: brokers report 3.6.1, 3.7.0 (lowest used)"
+    assert (
+        manifest.cluster["kafka_version_source"]
+        == "metrics: app-info: brokers report 3.6.1, 3.7.0 (lowest used)"
+    )
 
 
 def test_collect_declared_wins(tmp_path):
     (tmp_path / "b1.prom").write_text(KOPERATOR.format(version="3.7.0"))
-    manifest, tables = collect(metrics=[f"broker_id=1:{tmp_path / 'b1.prom'}"], cluster_name="c1",
-                               cluster={"kafka_version": "3.5.2"})
+    manifest, tables = collect(
+        metrics=[f"broker_id=1:{tmp_path / 'b1.prom'}"], cluster_name="c1", cluster={"kafka_version": "3.5.2"}
+    )
     assert manifest.cluster["kafka_version"] == "3.5.2"
     assert "kafka_version_source" not in manifest.cluster  # typed: its source needs no saying
 
@@ -173,13 +183,34 @@ def test_collect_command_records_the_version_and_its_source(tmp_path):
     prom = tmp_path / "b1.prom"
     prom.write_text(KOPERATOR.format(version="3.7.0"))
     out = tmp_path / "snap"
-    p = subprocess.run([sys.executable, "-m", "auditor.cli.main", "collect", "--metrics", f"broker_id=1:{prom}",
-                        "--broker-config", str(conf / "broker-1.properties"), "--cluster-name", "c1",
-                        "-o", str(out), "--format", "jsonl"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor.cli.main",
+            "collect",
+            "--metrics",
+            f"broker_id=1:{prom}",
+            "--broker-config",
+            str(conf / "broker-1.properties"),
+            "--cluster-name",
+            "c1",
+            "-o",
+            str(out),
+            "--format",
+            "jsonl",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["errors"] == []
     assert manifest["cluster"]["kafka_version"] == "3.7.0"
     assert manifest["cluster"]["kafka_version_source"] == "metrics: app-info"
-    (broker,) = [json.loads(line) for line in (out / "brokers.jsonl").read_text().splitlines() if line.strip()]
+    (broker,) = [
+        json.loads(line) for line in (out / "brokers.jsonl").read_text().splitlines() if line.strip()
+    ]
     assert broker["broker_id"] == 1 and broker["version"] == "3.7.0"

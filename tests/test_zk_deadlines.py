@@ -146,6 +146,7 @@ def test_overall_deadline_keeps_completed_tables():
     done = threading.Event()
     reader = client(server.hosts)
     try:
+
         class Slow(Trip):
             def __getattr__(self, name):
                 fn = getattr(self._inner, name)
@@ -159,8 +160,12 @@ def test_overall_deadline_keeps_completed_tables():
 
                 return get_async
 
-        r, took = _bounded(lambda: collect_zookeeper(server.hosts, timeout=TIMEOUT, batch=100, deadline=1.0,
-                                                     client=Slow(reader, None, -1)), 30)
+        r, took = _bounded(
+            lambda: collect_zookeeper(
+                server.hosts, timeout=TIMEOUT, batch=100, deadline=1.0, client=Slow(reader, None, -1)
+            ),
+            30,
+        )
         print(f"time-to-exit, overall deadline 1 s: {took:.2f} s")
         assert took < 1.0 + TIMEOUT, took
         _assert_partial(r, server.hosts, topics=20)
@@ -200,11 +205,15 @@ main()
 
 
 def _cli(args, env=None, script=None, limit=60):
-    cmd = [sys.executable, "-c", script, *map(str, args)] if script else \
-        [sys.executable, "-m", "auditor.cli.main", *map(str, args)]
+    cmd = (
+        [sys.executable, "-c", script, *map(str, args)]
+        if script
+        else [sys.executable, "-m", "auditor.cli.main", *map(str, args)]
+    )
     t0 = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=limit,
-                       env={**os.environ, **(env or {})})
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=ROOT, timeout=limit, env={**os.environ, **(env or {})}
+    )
     return p, time.monotonic() - t0
 
 
@@ -219,8 +228,11 @@ def test_cli_collect_exits_3_when_zookeeper_is_killed_mid_batch(tmp_path):
     try:
         startup = _startup()
         out = tmp_path / "snap"
-        p, took = _cli(["collect", "--zookeeper", server.hosts, "-o", out, "--timeout", TIMEOUT, "--format", "jsonl"],
-                       env={"ZK_PID": str(server.proc.pid), "KILL_AT": "0"}, script=_CLI_KILL)
+        p, took = _cli(
+            ["collect", "--zookeeper", server.hosts, "-o", out, "--timeout", TIMEOUT, "--format", "jsonl"],
+            env={"ZK_PID": str(server.proc.pid), "KILL_AT": "0"},
+            script=_CLI_KILL,
+        )
         print(f"time-to-exit, CLI, killed: {took:.2f} s (CLI start-up {startup:.2f} s)")
         assert server.proc.poll() is not None  # it was killed
         assert p.returncode == 3, (p.returncode, p.stderr[-2000:])
@@ -233,8 +245,9 @@ def test_cli_collect_exits_3_when_zookeeper_is_killed_mid_batch(tmp_path):
 def test_cli_collect_exits_3_on_a_server_that_never_answers(tmp_path):
     startup = _startup()
     with SilentServer() as silent:
-        p, took = _cli(["collect", "--zookeeper", silent.hosts + "/kafka", "-o", tmp_path / "snap",
-                        "--timeout", TIMEOUT])
+        p, took = _cli(
+            ["collect", "--zookeeper", silent.hosts + "/kafka", "-o", tmp_path / "snap", "--timeout", TIMEOUT]
+        )
         print(f"time-to-exit, CLI, silent server: {took:.2f} s (CLI start-up {startup:.2f} s)")
         assert silent.accepted  # it did connect: the wait was on the answer
     assert p.returncode == 3, (p.returncode, p.stderr[-2000:])
@@ -258,9 +271,15 @@ def test_collect_abandons_a_source_past_its_deadline(monkeypatch):
     monkeypatch.setattr(collect_mod, "SOURCE_DEADLINE_FACTOR", 1)
     seen = []
     try:
-        (manifest, tables), took = _bounded(lambda: collect_mod.collect(
-            broker_configs=["/nonexistent/server.properties"], cluster_name="c", timeout=0.2,
-            progress=lambda *a: seen.append(a)), 10)
+        (manifest, tables), took = _bounded(
+            lambda: collect_mod.collect(
+                broker_configs=["/nonexistent/server.properties"],
+                cluster_name="c",
+                timeout=0.2,
+                progress=lambda *a: seen.append(a),
+            ),
+            10,
+        )
     finally:
         release.set()
     print(f"time-to-exit, collect() source guard 0.5 s: {took:.2f} s")

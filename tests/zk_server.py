@@ -34,17 +34,29 @@ DEBIAN = "/usr/share/java"
 def classpath() -> str | None:
     jars = [f"{DEBIAN}/zookeeper.jar", f"{DEBIAN}/zookeeper-jute.jar"]
     if all(os.path.exists(j) for j in jars):
-        extra = [f"{DEBIAN}/{n}" for n in ("slf4j-api.jar", "slf4j-nop.jar", "netty-all.jar", "commons-io.jar",
-                                             "commons-cli.jar") if os.path.exists(f"{DEBIAN}/{n}")]
+        extra = [
+            f"{DEBIAN}/{n}"
+            for n in ("slf4j-api.jar", "slf4j-nop.jar", "netty-all.jar", "commons-io.jar", "commons-cli.jar")
+            if os.path.exists(f"{DEBIAN}/{n}")
+        ]
         return ":".join(jars + extra)
     try:
         import pyspark
     except ImportError:
         return None
     jar_dir = Path(pyspark.__file__).parent / "jars"
-    names = ("zookeeper-[0-9]*.jar", "zookeeper-jute-*.jar", "slf4j-api-*.jar", "log4j-slf4j2-impl-*.jar",
-             "log4j-api-*.jar", "log4j-core-*.jar", "commons-io-*.jar", "metrics-core-*.jar", "snappy-java-*.jar",
-             "netty-*.jar")
+    names = (
+        "zookeeper-[0-9]*.jar",
+        "zookeeper-jute-*.jar",
+        "slf4j-api-*.jar",
+        "log4j-slf4j2-impl-*.jar",
+        "log4j-api-*.jar",
+        "log4j-core-*.jar",
+        "commons-io-*.jar",
+        "metrics-core-*.jar",
+        "snappy-java-*.jar",
+        "netty-*.jar",
+    )
     found = [j for n in names for j in sorted(glob.glob(str(jar_dir / n)))]
     return ":".join(found) if any("zookeeper-jute" in j for j in found) else None
 
@@ -95,10 +107,22 @@ class ZkServer:
         )
         self.log = open(Path(self.dir) / "zk.log", "wb")  # noqa: SIM115 (closed in stop)
         self.proc = subprocess.Popen(
-            ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp,
-             "-Dzookeeper.admin.enableServer=false", "-Dzookeeper.4lw.commands.whitelist=srvr,envi",
-             "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg)],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            [
+                "java",
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                cp,
+                "-Dzookeeper.admin.enableServer=false",
+                "-Dzookeeper.4lw.commands.whitelist=srvr,envi",
+                "org.apache.zookeeper.server.ZooKeeperServerMain",
+                str(cfg),
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -202,6 +226,7 @@ def client(hosts: str, timeout: float = 10.0):
 
 def write_layout(zk, nodes: dict[str, bytes | str | dict | int | None], batch: int = 2000) -> None:
     """Create znodes (parents first, pipelined per depth level). dict values are JSON-encoded."""
+
     def enc(v):
         if v is None:
             return b""
@@ -234,33 +259,67 @@ def write_layout(zk, nodes: dict[str, bytes | str | dict | int | None], batch: i
                         zk.set(p, enc(nodes[p]))
 
 
-def kafka_layout(*, brokers=(1, 2, 3), topics: dict[str, tuple[int, int]] | None = None, controller=1,
-                 controller_epoch=7, racks=("az-a", "az-b", "az-c"), live=None,
-                 cluster_id: str = "Zk7estCluster0000000000") -> dict:
+def kafka_layout(
+    *,
+    brokers=(1, 2, 3),
+    topics: dict[str, tuple[int, int]] | None = None,
+    controller=1,
+    controller_epoch=7,
+    racks=("az-a", "az-b", "az-c"),
+    live=None,
+    cluster_id: str = "Zk7estCluster0000000000",
+) -> dict:
     """The znodes a ZooKeeper-mode Kafka cluster writes, healthy: every partition led by its
     first replica with a full ISR. ``topics``: name -> (partitions, replication factor)."""
     topics = topics if topics is not None else {"orders": (6, 3), "__consumer_offsets": (50, 3)}
     live = brokers if live is None else live
-    nodes: dict = {"/admin/delete_topics": None, "/isr_change_notification": None,
-                   "/log_dir_event_notification": None, "/config/changes": None, "/config/clients": None,
-                   "/config/users": None, "/cluster/id": {"version": "1", "id": cluster_id}}
+    nodes: dict = {
+        "/admin/delete_topics": None,
+        "/isr_change_notification": None,
+        "/log_dir_event_notification": None,
+        "/config/changes": None,
+        "/config/clients": None,
+        "/config/users": None,
+        "/cluster/id": {"version": "1", "id": cluster_id},
+    }
     for i, b in enumerate(live):
         host = f"kafka-{b}.test.internal"
         nodes[f"/brokers/ids/{b}"] = {
-            "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"}, "endpoints": [f"PLAINTEXT://{host}:9092"],
-            "jmx_port": -1, "features": {}, "host": host, "timestamp": "1763790000000", "port": 9092,
-            "version": 5, "rack": racks[i % len(racks)] if racks else None}
-    nodes["/controller"] = {"version": 2, "brokerid": controller, "timestamp": "1763790000000", "kraftControllerEpoch": -1}
+            "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+            "endpoints": [f"PLAINTEXT://{host}:9092"],
+            "jmx_port": -1,
+            "features": {},
+            "host": host,
+            "timestamp": "1763790000000",
+            "port": 9092,
+            "version": 5,
+            "rack": racks[i % len(racks)] if racks else None,
+        }
+    nodes["/controller"] = {
+        "version": 2,
+        "brokerid": controller,
+        "timestamp": "1763790000000",
+        "kraftControllerEpoch": -1,
+    }
     nodes["/controller_epoch"] = str(controller_epoch)
     bl = list(brokers)
     for ti, (t, (parts, rf)) in enumerate(sorted(topics.items())):
         assignment = {str(p): [bl[(ti + p + k) % len(bl)] for k in range(rf)] for p in range(parts)}
-        nodes[f"/brokers/topics/{t}"] = {"partitions": assignment, "topic_id": f"id-{t}"[:22], "adding_replicas": {},
-                                         "removing_replicas": {}, "version": 3}
+        nodes[f"/brokers/topics/{t}"] = {
+            "partitions": assignment,
+            "topic_id": f"id-{t}"[:22],
+            "adding_replicas": {},
+            "removing_replicas": {},
+            "version": 3,
+        }
         for p, reps in assignment.items():
             nodes[f"/brokers/topics/{t}/partitions/{p}/state"] = {
-                "controller_epoch": controller_epoch, "leader": reps[0], "version": 1, "leader_epoch": 3,
-                "isr": reps}
+                "controller_epoch": controller_epoch,
+                "leader": reps[0],
+                "version": 1,
+                "leader_epoch": 3,
+                "isr": reps,
+            }
     return nodes
 
 
@@ -269,19 +328,39 @@ def incident3_layout() -> dict:
     registration gone, out of every ISR, leadership moved), __consumer_offsets-17 left at
     leader -1 by the split-brain, and ads.impressions-4 rewritten by a zombie controller
     (its controller_epoch 42 is greater than /controller_epoch 41)."""
-    nodes = kafka_layout(brokers=(1, 2, 3, 4, 5), live=(1, 2, 3, 4), controller=2, controller_epoch=41,
-                         racks=("r1", "r2", "r3"), cluster_id="AdZk2x0LegacyQ5Tq3pWnA",
-                         topics={"__consumer_offsets": (50, 3), "ads.impressions": (24, 3), "ads.clicks": (12, 3)})
+    nodes = kafka_layout(
+        brokers=(1, 2, 3, 4, 5),
+        live=(1, 2, 3, 4),
+        controller=2,
+        controller_epoch=41,
+        racks=("r1", "r2", "r3"),
+        cluster_id="AdZk2x0LegacyQ5Tq3pWnA",
+        topics={"__consumer_offsets": (50, 3), "ads.impressions": (24, 3), "ads.clicks": (12, 3)},
+    )
     for path, value in list(nodes.items()):
         if path.endswith("/state") and 5 in value["isr"]:
             isr = [b for b in value["isr"] if b != 5]
-            nodes[path] = {**value, "isr": isr, "leader": isr[0] if value["leader"] == 5 else value["leader"],
-                           "leader_epoch": value["leader_epoch"] + 1}
+            nodes[path] = {
+                **value,
+                "isr": isr,
+                "leader": isr[0] if value["leader"] == 5 else value["leader"],
+                "leader_epoch": value["leader_epoch"] + 1,
+            }
     off17 = nodes["/brokers/topics/__consumer_offsets"]["partitions"]["17"]
     nodes["/brokers/topics/__consumer_offsets/partitions/17/state"] = {
-        "controller_epoch": 41, "leader": -1, "version": 1, "leader_epoch": 9, "isr": [off17[0]]}
+        "controller_epoch": 41,
+        "leader": -1,
+        "version": 1,
+        "leader_epoch": 9,
+        "isr": [off17[0]],
+    }
     nodes["/brokers/topics/ads.impressions/partitions/4/state"] = {
-        "controller_epoch": 42, "leader": 5, "version": 1, "leader_epoch": 12, "isr": [5]}
+        "controller_epoch": 42,
+        "leader": 5,
+        "version": 1,
+        "leader_epoch": 12,
+        "isr": [5],
+    }
     for t in ("__consumer_offsets",):
         nodes[f"/config/topics/{t}"] = {"version": 1, "config": {"cleanup.policy": "compact"}}
     return nodes
@@ -314,12 +393,16 @@ def load_dump(zk, dump, chroot: str | None = None, batch: int = 2000) -> str:
 def _main(argv=None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m tests.zk_server",
-                                 description="Load ZooKeeper dumps (sample_configs/sources/*/zookeeper.json) "
-                                             "into a real ZooKeeper.")
+    ap = argparse.ArgumentParser(
+        prog="python -m tests.zk_server",
+        description="Load ZooKeeper dumps (sample_configs/sources/*/zookeeper.json) into a real ZooKeeper.",
+    )
     ap.add_argument("dumps", nargs="+", help="zookeeper.json files (each goes under its own chroot)")
-    ap.add_argument("--zookeeper", metavar="HOST:PORT",
-                    help="load into this ZooKeeper and exit (default: start one on 127.0.0.1 and serve until Ctrl-C)")
+    ap.add_argument(
+        "--zookeeper",
+        metavar="HOST:PORT",
+        help="load into this ZooKeeper and exit (default: start one on 127.0.0.1 and serve until Ctrl-C)",
+    )
     args = ap.parse_args(argv)
     server = None if args.zookeeper else ZkServer().start()
     hosts = args.zookeeper or server.hosts

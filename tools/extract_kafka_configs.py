@@ -113,8 +113,24 @@ PINNED_RELEASES: dict[str, str] = {
 TYPES = {"BOOLEAN", "STRING", "INT", "SHORT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD"}
 IMPORTANCE = {"HIGH", "MEDIUM", "LOW"}
 # Classes whose members are never followed as ConfigDef sources.
-LIBRARY = {"ConfigDef", "Utils", "AbstractConfig", "Collections", "List", "Arrays", "Set", "Map",
-           "Optional", "String", "Integer", "Long", "Math", "System", "JavaConverters", "Seq"}
+LIBRARY = {
+    "ConfigDef",
+    "Utils",
+    "AbstractConfig",
+    "Collections",
+    "List",
+    "Arrays",
+    "Set",
+    "Map",
+    "Optional",
+    "String",
+    "Integer",
+    "Long",
+    "Math",
+    "System",
+    "JavaConverters",
+    "Seq",
+}
 DEF_TOKENS = {"define", "defineInternal", "ConfigDef", "LogConfigDef", "mergeConfigs"}
 
 
@@ -129,11 +145,14 @@ def vtuple(v: str) -> tuple[int, ...]:
 class Git:
     def __init__(self, git_dir: str):
         self.dir = git_dir
-        self._cat = subprocess.Popen(["git", "-C", git_dir, "cat-file", "--batch"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
+        self._cat = subprocess.Popen(
+            ["git", "-C", git_dir, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
 
     def run(self, *args: str) -> str:
-        return subprocess.run(["git", "-C", self.dir, *args], check=True, capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", "-C", self.dir, *args], check=True, capture_output=True, text=True
+        ).stdout
 
     def has(self, rev: str) -> bool:
         r = subprocess.run(["git", "-C", self.dir, "cat-file", "-e", rev + "^{commit}"], capture_output=True)
@@ -160,7 +179,8 @@ class Git:
 # ---------------------------------------------------------------------------------------
 # tokenizer (Java and Scala)
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<nl>\n)
   | (?P<ws>[ \t\r\f]+)
   | (?P<lcom>//[^\n]*)
@@ -172,7 +192,9 @@ _TOKEN = re.compile(r"""
   | (?P<id>[A-Za-z_$][A-Za-z0-9_$]*|`[^`]+`)
   | (?P<op>=>|->|<-|==|!=|<=|>=|&&|\|\||::|\+\+|\+=|-=|<<|>>>|>>|[-+*/%=<>!&|^~?:;,.(){}\[\]@#])
   | (?P<other>.)
-""", re.S | re.X)
+""",
+    re.S | re.X,
+)
 
 
 @dataclass
@@ -198,12 +220,12 @@ def tokenize(text: str) -> list[Tok]:
             continue
         if kind == "tstr":
             prefix = re.match(r"[A-Za-z]*", val).group()
-            body = val[len(prefix) + 3:-3]
+            body = val[len(prefix) + 3 : -3]
             out.append(Tok("str", ("\x00" if prefix and "$" in body else "") + body, line))
             continue
         if kind == "str":
             prefix = val[0] if val[0] != '"' else ""
-            body = val[len(prefix) + 1:-1]
+            body = val[len(prefix) + 1 : -1]
             if prefix and "$" in body:
                 out.append(Tok("str", "\x00" + body, line))  # interpolated: not a constant
             else:
@@ -218,8 +240,15 @@ def tokenize(text: str) -> list[Tok]:
 def _unescape(s: str) -> str:
     if "\\" not in s:
         return s
-    return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", lambda m: chr(int(m.group(1)[1:], 16)) if m.group(1)[0] == "u"
-                  else {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}.get(m.group(1), m.group(1)), s)
+    return re.sub(
+        r"\\(u[0-9a-fA-F]{4}|.)",
+        lambda m: (
+            chr(int(m.group(1)[1:], 16))
+            if m.group(1)[0] == "u"
+            else {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}.get(m.group(1), m.group(1))
+        ),
+        s,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -293,7 +322,12 @@ class SourceFile:
                 if j < len(toks) and toks[j].val == "static":
                     static, j = True, j + 1
                 parts: list[str] = []
-                while j < len(toks) and toks[j].kind in ("id", "op") and toks[j].val not in (";", "{") and toks[j].kind != "nl":
+                while (
+                    j < len(toks)
+                    and toks[j].kind in ("id", "op")
+                    and toks[j].val not in (";", "{")
+                    and toks[j].kind != "nl"
+                ):
                     if toks[j].kind == "id" or toks[j].val == "*":
                         parts.append("_" if toks[j].val == "*" else toks[j].val)
                     elif toks[j].val == ",":
@@ -301,7 +335,7 @@ class SourceFile:
                     j += 1
                 if j < len(toks) and toks[j].val == "{":  # scala selector import a.b.{X, Y => Z, _}
                     end = self.match.get(j, j)
-                    sel = toks[j + 1:end]
+                    sel = toks[j + 1 : end]
                     k = 0
                     while k < len(sel):
                         if sel[k].kind == "id" or sel[k].val == "_":
@@ -324,16 +358,31 @@ class SourceFile:
         i = start
         while i < end:
             t = toks[i]
-            if t.kind == "id" and t.val in ("class", "object", "interface", "trait", "enum", "record") and i + 1 < end \
-                    and toks[i + 1].kind == "id" and not (i > 0 and toks[i - 1].val == "."):
+            if (
+                t.kind == "id"
+                and t.val in ("class", "object", "interface", "trait", "enum", "record")
+                and i + 1 < end
+                and toks[i + 1].kind == "id"
+                and not (i > 0 and toks[i - 1].val == ".")
+            ):
                 name = toks[i + 1].val
                 j = i + 2
                 supers = []
-                while j < end and toks[j].val not in ("{", ";") and not (self.lang == "scala" and toks[j].kind == "nl" and not self._continues(j)):
+                while (
+                    j < end
+                    and toks[j].val not in ("{", ";")
+                    and not (self.lang == "scala" and toks[j].kind == "nl" and not self._continues(j))
+                ):
                     if toks[j].val in OPENERS and toks[j].val != "{":
                         j = self.match.get(j, j) + 1
                         continue
-                    if toks[j].kind == "id" and toks[j].val not in ("extends", "implements", "with", "public", "final"):
+                    if toks[j].kind == "id" and toks[j].val not in (
+                        "extends",
+                        "implements",
+                        "with",
+                        "public",
+                        "final",
+                    ):
                         if toks[j - 1].val in ("extends", "implements", "with", ","):
                             supers.append(toks[j].val)
                     j += 1
@@ -355,12 +404,21 @@ class SourceFile:
         p = nl_index - 1
         while p >= 0 and toks[p].kind == "nl":
             p -= 1
-        if p >= 0 and toks[p].kind == "op" and toks[p].val in ("+", "-", "*", "/", ".", "=", ",", "(", "=>", "&&", "||", "++", "::", "->", "%"):
+        if (
+            p >= 0
+            and toks[p].kind == "op"
+            and toks[p].val
+            in ("+", "-", "*", "/", ".", "=", ",", "(", "=>", "&&", "||", "++", "::", "->", "%")
+        ):
             return True
         n = nl_index + 1
         while n < len(toks) and toks[n].kind == "nl":
             n += 1
-        return n < len(toks) and toks[n].kind == "op" and toks[n].val in (".", "+", "*", "/", "++", "&&", "||", "::")
+        return (
+            n < len(toks)
+            and toks[n].kind == "op"
+            and toks[n].val in (".", "+", "*", "/", "++", "&&", "||", "::")
+        )
 
     def statement_end(self, i: int, end: int) -> int:
         """End (exclusive) of the statement or expression starting at i, within [i, end)."""
@@ -401,8 +459,12 @@ class SourceFile:
             if t.kind == "nl" or (t.kind == "op" and t.val in (";", ",")):
                 i += 1
                 continue
-            if t.kind == "id" and t.val in ("class", "object", "interface", "trait", "enum", "record") and i + 1 < end \
-                    and toks[i + 1].kind == "id":
+            if (
+                t.kind == "id"
+                and t.val in ("class", "object", "interface", "trait", "enum", "record")
+                and i + 1 < end
+                and toks[i + 1].kind == "id"
+            ):
                 j = i + 2
                 while j < end and toks[j].val != "{" and toks[j].val != ";":
                     if toks[j].kind == "nl" and self.lang == "scala" and not self._continues(j):
@@ -425,8 +487,12 @@ class SourceFile:
     def _scala_member(self, ci: ClassInfo, i: int, end: int) -> int:
         toks = self.toks
         j = i
-        while j < end and toks[j].kind == "id" and toks[j].val in (
-                "private", "protected", "override", "final", "lazy", "implicit", "sealed", "abstract"):
+        while (
+            j < end
+            and toks[j].kind == "id"
+            and toks[j].val
+            in ("private", "protected", "override", "final", "lazy", "implicit", "sealed", "abstract")
+        ):
             j += 1
             if j < end and toks[j].val == "[":
                 j = self.match.get(j, j) + 1
@@ -560,6 +626,7 @@ class SourceFile:
 # ---------------------------------------------------------------------------------------
 # one release: lazy file loading and resolution
 
+
 class Unresolved(Exception):
     pass
 
@@ -606,7 +673,9 @@ class Release:
                 break
         return out
 
-    def find_class(self, name: str, sf: SourceFile, chain: tuple[str, ...]) -> list[tuple[SourceFile, ClassInfo]]:
+    def find_class(
+        self, name: str, sf: SourceFile, chain: tuple[str, ...]
+    ) -> list[tuple[SourceFile, ClassInfo]]:
         # nested or same-file classes, innermost scope first
         for k in range(len(chain), -1, -1):
             hits = sf.class_by_chain(chain[:k] + (name,))
@@ -650,7 +719,7 @@ class Release:
                     continue
                 out = []
                 for sf, c in base:
-                    chain = c.chain + tuple(parts[k + 1:])
+                    chain = c.chain + tuple(parts[k + 1 :])
                     out += [(sf, x) for x in sf.class_by_chain(chain)]
                 if out:
                     return out
@@ -744,7 +813,7 @@ class Release:
             raise Unresolved("cycle")
         if m.kind == "method":
             # `def X = expr` / `static T x() { return expr; }`
-            toks = sf.toks[m.start:m.end]
+            toks = sf.toks[m.start : m.end]
             if sf.lang == "java":
                 if len(toks) >= 2 and toks[0].val == "return":
                     e = sf.statement_end(m.start + 1, m.end)
@@ -828,7 +897,7 @@ class Expr:
             if op == "*":
                 v = v * r
             elif op == "/":
-                v = (int(v / r) if isinstance(v, int) and isinstance(r, int) else v / r)
+                v = int(v / r) if isinstance(v, int) and isinstance(r, int) else v / r
             else:
                 v = v % r
         return v
@@ -844,8 +913,12 @@ class Expr:
         if t.val == "!":
             self.take()
             return not self.unary()
-        if t.val == "(" and self.peek(1).kind == "id" and self.peek(1).val in ("int", "long", "short", "double", "float") \
-                and self.peek(2).val == ")":
+        if (
+            t.val == "("
+            and self.peek(1).kind == "id"
+            and self.peek(1).val in ("int", "long", "short", "double", "float")
+            and self.peek(2).val == ")"
+        ):
             cast = self.peek(1).val
             self.i += 3
             v = _num(self.unary())
@@ -951,7 +1024,11 @@ class Expr:
                 # stop at the first resolvable member so calls on it are handled by postfix
             if self.peek().val == "[" and self.sf.lang == "scala":
                 self.skip_brackets()
-            if self.peek().val == "<" and self.sf.lang == "java" and parts[-1] in ("emptyList", "of", "asList"):
+            if (
+                self.peek().val == "<"
+                and self.sf.lang == "java"
+                and parts[-1] in ("emptyList", "of", "asList")
+            ):
                 self.skip_generic()
             args = self.args() if self.peek().val == "(" else None
             return self.call(parts, args)
@@ -975,27 +1052,49 @@ class Expr:
         joined = ".".join(parts)
         # well-known library values
         consts = {
-            "Long.MAX_VALUE": 2**63 - 1, "Long.MaxValue": 2**63 - 1, "Long.MIN_VALUE": -(2**63),
-            "Integer.MAX_VALUE": 2**31 - 1, "Int.MaxValue": 2**31 - 1, "Integer.MIN_VALUE": -(2**31),
-            "Short.MAX_VALUE": 2**15 - 1, "Short.MaxValue": 2**15 - 1, "Double.MAX_VALUE": 1.7976931348623157e308,
+            "Long.MAX_VALUE": 2**63 - 1,
+            "Long.MaxValue": 2**63 - 1,
+            "Long.MIN_VALUE": -(2**63),
+            "Integer.MAX_VALUE": 2**31 - 1,
+            "Int.MaxValue": 2**31 - 1,
+            "Integer.MIN_VALUE": -(2**31),
+            "Short.MAX_VALUE": 2**15 - 1,
+            "Short.MaxValue": 2**15 - 1,
+            "Double.MAX_VALUE": 1.7976931348623157e308,
             "ConfigDef.NO_DEFAULT_VALUE": NO_DEFAULT,
         }
         if args is None and joined in consts:
             return consts[joined]
         if "TimeUnit" in parts:
             k = parts.index("TimeUnit")
-            rest = parts[k + 1:]
+            rest = parts[k + 1 :]
             if len(rest) == 1 and args is None:
                 return _Unit(rest[0])
             if len(rest) == 2 and args is not None:
                 return _Unit(rest[0]).call(rest[1], args)
         if args is not None:
-            if name in ("emptyList", "emptySet", "empty") or joined in ("List", "Seq", "Set", "List.of", "Set.of", "Arrays.asList",
-                                                                      "Collections.singletonList", "util.Arrays.asList",
-                                                                      "Collections.singleton", "Seq.empty", "List.empty"):
+            if name in ("emptyList", "emptySet", "empty") or joined in (
+                "List",
+                "Seq",
+                "Set",
+                "List.of",
+                "Set.of",
+                "Arrays.asList",
+                "Collections.singletonList",
+                "util.Arrays.asList",
+                "Collections.singleton",
+                "Seq.empty",
+                "List.empty",
+            ):
                 return list(args)
             if name in ("asList", "of", "singletonList", "singleton", "listOf") and parts[0] in (
-                    "Arrays", "List", "Collections", "Set", "util", "java"):
+                "Arrays",
+                "List",
+                "Collections",
+                "Set",
+                "util",
+                "java",
+            ):
                 return list(args)
             if joined in ("Math.max", "math.max", "Math.min", "math.min"):
                 return (max if name == "max" else min)(_num(args[0]), _num(args[1]))
@@ -1003,9 +1102,21 @@ class Expr:
                 return args[0].join(_jstr(x) for x in (args[1] if isinstance(args[1], list) else args[1:]))
             if joined in ("Utils.join",) and len(args) == 2:
                 return args[1].join(_jstr(x) for x in args[0])
-            if joined in ("String.valueOf", "Integer.toString", "Long.toString", "Double.toString", "Boolean.toString"):
+            if joined in (
+                "String.valueOf",
+                "Integer.toString",
+                "Long.toString",
+                "Double.toString",
+                "Boolean.toString",
+            ):
                 return _jstr(args[0])
-            if joined in ("Integer.valueOf", "Long.valueOf", "Short.valueOf", "Integer.parseInt", "Long.parseLong"):
+            if joined in (
+                "Integer.valueOf",
+                "Long.valueOf",
+                "Short.valueOf",
+                "Integer.parseInt",
+                "Long.parseLong",
+            ):
                 return int(args[0])
             if joined in ("Double.valueOf",):
                 return float(args[0])
@@ -1043,17 +1154,31 @@ class _EnumConst:
         if name == "name" and args is not None and not args:
             return self.m.name
         if name == "name" and args is None:
-            for t in self.sf.toks[self.m.start:self.m.end]:
+            for t in self.sf.toks[self.m.start : self.m.end]:
                 if t.kind == "str" and not t.val.startswith("\x00"):
                     return t.val
         raise Unresolved("enum access " + name)
 
 
 class _Unit:
-    SECONDS = {"NANOSECONDS": 1e-9, "MICROSECONDS": 1e-6, "MILLISECONDS": 1e-3, "SECONDS": 1, "MINUTES": 60,
-               "HOURS": 3600, "DAYS": 86400}
-    TARGET = {"toNanos": 1e-9, "toMicros": 1e-6, "toMillis": 1e-3, "toSeconds": 1, "toMinutes": 60, "toHours": 3600,
-              "toDays": 86400}
+    SECONDS = {
+        "NANOSECONDS": 1e-9,
+        "MICROSECONDS": 1e-6,
+        "MILLISECONDS": 1e-3,
+        "SECONDS": 1,
+        "MINUTES": 60,
+        "HOURS": 3600,
+        "DAYS": 86400,
+    }
+    TARGET = {
+        "toNanos": 1e-9,
+        "toMicros": 1e-6,
+        "toMillis": 1e-3,
+        "toSeconds": 1,
+        "toMinutes": 60,
+        "toHours": 3600,
+        "toDays": 86400,
+    }
 
     def __init__(self, unit: str):
         if unit not in self.SECONDS:
@@ -1140,7 +1265,9 @@ def server_synonym(rel: Release, topic_key: str) -> str:
                                     inner = s + 2
                                     while toks[inner].val != "(":
                                         inner += 1
-                                    second = Expr(rel, sf, ci.chain, *split_args(sf, inner + 1, sf.match[inner])[0]).parse()
+                                    second = Expr(
+                                        rel, sf, ci.chain, *split_args(sf, inner + 1, sf.match[inner])[0]
+                                    ).parse()
                                 else:
                                     second = Expr(rel, sf, ci.chain, s, e).parse()
                             table[key] = _SYNONYM_HELPERS[t.val](key, second)
@@ -1206,7 +1333,11 @@ class Collector:
                 for k, t in enumerate(toks):
                     if t.kind != "id" or t.val != m.name or (k and toks[k - 1].val == "."):
                         continue
-                    target = k + 2 < len(toks) and toks[k + 1].val == "." and toks[k + 2].val in ("define", "defineInternal")
+                    target = (
+                        k + 2 < len(toks)
+                        and toks[k + 1].val == "."
+                        and toks[k + 2].val in ("define", "defineInternal")
+                    )
                     argument = 0 < k < len(toks) - 1 and toks[k - 1].val == "(" and toks[k + 1].val == ")"
                     if target or argument:
                         out.append((s, e))
@@ -1226,7 +1357,12 @@ class Collector:
         i = start
         while i < end:
             t = toks[i]
-            if t.kind == "id" and t.val in ("define", "defineInternal") and i + 1 < end and toks[i + 1].val == "(":
+            if (
+                t.kind == "id"
+                and t.val in ("define", "defineInternal")
+                and i + 1 < end
+                and toks[i + 1].val == "("
+            ):
                 close = sf.match.get(i + 1, end)
                 self.define(sf, chain, t.val == "defineInternal", i + 2, close)
                 i += 2  # also scan inside (nested refs are rare but harmless)
@@ -1234,7 +1370,12 @@ class Collector:
             if t.kind == "id" and not (i > 0 and toks[i - 1].val == ".") and t.val not in DEF_TOKENS:
                 parts = [t.val]
                 j = i + 1
-                while j + 1 < end and toks[j].val == "." and toks[j + 1].kind == "id" and toks[j + 1].val not in DEF_TOKENS:
+                while (
+                    j + 1 < end
+                    and toks[j].val == "."
+                    and toks[j + 1].kind == "id"
+                    and toks[j + 1].val not in DEF_TOKENS
+                ):
                     parts.append(toks[j + 1].val)
                     j += 2
                 if parts[0] not in LIBRARY:
@@ -1275,12 +1416,12 @@ class Collector:
         if not isinstance(name, str):
             self.rel.warnings.append(f"{self.rel.version}: non-string key name at {where}")
             return
-        typ_toks = [t.val for t in sf.toks[args[1][0]:args[1][1]] if t.kind == "id"]
+        typ_toks = [t.val for t in sf.toks[args[1][0] : args[1][1]] if t.kind == "id"]
         typ = typ_toks[-1] if typ_toks else ""
         if typ not in TYPES:
             self.rel.warnings.append(f"{self.rel.version}: {name}: unknown type {typ!r} at {where}")
             return
-        third = [t.val for t in sf.toks[args[2][0]:args[2][1]] if t.kind != "nl"]
+        third = [t.val for t in sf.toks[args[2][0] : args[2][1]] if t.kind != "nl"]
         default = None
         if third and third[-1] in IMPORTANCE and (len(third) == 1 or third[-2] == "."):
             default = NO_DEFAULT
@@ -1378,7 +1519,10 @@ def discover_releases(gits: list[Git]) -> list[tuple[str, Git, str, str]]:
                 found[version] = (g, commit, "pinned commit")
                 break
         else:
-            print(f"warning: release {version}: commit {commit} not in any git dir given; skipped", file=sys.stderr)
+            print(
+                f"warning: release {version}: commit {commit} not in any git dir given; skipped",
+                file=sys.stderr,
+            )
     return [(v, *found[v]) for v in sorted(found, key=vtuple)]
 
 
@@ -1400,8 +1544,10 @@ def build(gits: list[Git], verbose: bool = False):
             broker[k].dynamic_only = True
         per_version[version] = {"broker": broker, "topic": keys["topic"]}
         meta[version] = {"commit": commit, "from": how, "repo": Path(git.dir).as_posix()}
-        print(f"{version:10s} broker={len(broker):4d} topic={len(keys['topic']):3d}  {how} {commit[:12]}",
-              file=sys.stderr)
+        print(
+            f"{version:10s} broker={len(broker):4d} topic={len(keys['topic']):3d}  {how} {commit[:12]}",
+            file=sys.stderr,
+        )
         if verbose:
             for w in rel.warnings:
                 print("  " + w, file=sys.stderr)
@@ -1414,8 +1560,10 @@ def summarize(per_version, meta) -> dict:
     versions = list(per_version)
     out: dict = {
         "generated_by": "tools/extract_kafka_configs.py",
-        "source": ("Apache Kafka's ConfigDef definitions (KafkaConfig, DynamicConfig.Broker, LogConfig) at each "
-                   "release's commit: apache/kafka release tags, or the pinned release commit (see the script)"),
+        "source": (
+            "Apache Kafka's ConfigDef definitions (KafkaConfig, DynamicConfig.Broker, LogConfig) at each "
+            "release's commit: apache/kafka release tags, or the pinned release commit (see the script)"
+        ),
         "versions": versions,
         "releases": {v: {"commit": meta[v]["commit"], "from": meta[v]["from"]} for v in versions},
         "counts": {v: {s: len(per_version[v][s]) for s in ("broker", "topic")} for v in versions},
@@ -1458,14 +1606,16 @@ def check_html(per_version, site_dir: Path):
     by_minor: dict[str, str] = {}
     for v in per_version:
         t = vtuple(v)
-        minor = (f"0{t[1]}{t[2]}" if t[0] == 0 else f"{t[0]}{t[1]}")
+        minor = f"0{t[1]}{t[2]}" if t[0] == 0 else f"{t[0]}{t[1]}"
         by_minor[minor] = v  # newest release of the minor
     is_git = (site_dir / "HEAD").exists() and (site_dir / "objects").is_dir()
     for minor, v in by_minor.items():
         for scope, page in (("broker", "kafka_config.html"), ("topic", "topic_config.html")):
             rel = f"{minor}/generated/{page}"
             if is_git:
-                r = subprocess.run(["git", "-C", str(site_dir), "show", "HEAD:" + rel], capture_output=True, text=True)
+                r = subprocess.run(
+                    ["git", "-C", str(site_dir), "show", "HEAD:" + rel], capture_output=True, text=True
+                )
                 if r.returncode:
                     continue
                 html = r.stdout
@@ -1474,17 +1624,23 @@ def check_html(per_version, site_dir: Path):
                     continue
                 html = (site_dir / rel).read_text(errors="replace")
             doc = set(re.findall(r'<h4><a id="[^"]*" href="#[^"]*">([^<]+)</a></h4>', html)) or set(
-                re.findall(r"<tr>\s*<td>([a-z0-9.]+)</td>", html))
+                re.findall(r"<tr>\s*<td>([a-z0-9.]+)</td>", html)
+            )
             doc |= set(re.findall(r'id="(?:brokerconfigs|topicconfigs)_([^"]+)"', html))
             ours = {k for k, key in per_version[v][scope].items() if not key.internal}
-            print(f"{minor} ({v}) {scope}: site {len(doc)} ours {len(ours)}; missing {sorted(doc - ours)} "
-                  f"extra {sorted(ours - doc)}", file=sys.stderr)
+            print(
+                f"{minor} ({v}) {scope}: site {len(doc)} ours {len(ours)}; missing {sorted(doc - ours)} "
+                f"extra {sorted(ours - doc)}",
+                file=sys.stderr,
+            )
 
 
 def dumps(data: dict) -> str:
     """Compact JSON with one line per release and per key, so a regeneration diffs well."""
+
     def one(v):
         return json.dumps(v, separators=(",", ":"))
+
     lines = ["{"]
     items = list(data.items())
     for n, (k, v) in enumerate(items):
@@ -1504,7 +1660,10 @@ def dumps(data: dict) -> str:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("git_dirs", nargs="+", help="apache/kafka git dir(s) (bare is fine)")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "auditor" / "data" / "kafka_configs.json"))
+    ap.add_argument(
+        "--out",
+        default=str(Path(__file__).resolve().parent.parent / "auditor" / "data" / "kafka_configs.json"),
+    )
     ap.add_argument("--check-html", help="kafka-site checkout: compare with <NN>/generated/*_config.html")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
@@ -1517,8 +1676,11 @@ def main(argv=None):
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     with open(a.out, "w") as f:
         f.write(dumps(data))
-    print(f"wrote {a.out}: {len(data['broker'])} broker keys, {len(data['topic'])} topic keys, "
-          f"{len(data['versions'])} releases", file=sys.stderr)
+    print(
+        f"wrote {a.out}: {len(data['broker'])} broker keys, {len(data['topic'])} topic keys, "
+        f"{len(data['versions'])} releases",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

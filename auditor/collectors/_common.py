@@ -58,8 +58,14 @@ def source_error(source: str, target: str | None, message: object) -> dict:
 _ALWAYS_SECRET = re.compile(r"(password|secret|jaas\.config|credentials|passphrase)$", re.IGNORECASE)
 _LISTENER_PREFIX = re.compile(r"^listener\.name\.[^.]+\.", re.IGNORECASE)
 # Listener configs that carry a SASL mechanism between the listener and the key.
-_MECHANISM_KEYS = ("sasl.jaas.config", "sasl.login.class", "sasl.login.callback.handler.class",
-                   "sasl.server.callback.handler.class", "connections.max.reauth.ms", "sasl.server.max.receive.size")
+_MECHANISM_KEYS = (
+    "sasl.jaas.config",
+    "sasl.login.class",
+    "sasl.login.callback.handler.class",
+    "sasl.server.callback.handler.class",
+    "connections.max.reauth.ms",
+    "sasl.server.max.receive.size",
+)
 
 
 def _kafka_type(scope: str, key: str) -> str | None:
@@ -83,10 +89,26 @@ def is_sensitive_key(key: str, scope: str = "broker") -> bool:
     return found is None or found.lower() == "password"
 
 
-def config_row(entity_type: str, entity_name: str, key: str, value: str | None, source: str, *,
-               sensitive: bool = False, file: str | None = None, line: int | None = None) -> dict:
+def config_row(
+    entity_type: str,
+    entity_name: str,
+    key: str,
+    value: str | None,
+    source: str,
+    *,
+    sensitive: bool = False,
+    file: str | None = None,
+    line: int | None = None,
+) -> dict:
     """A ``configs`` row; a secret's value never reaches a row."""
     secret = sensitive or is_sensitive_key(key, "topic" if entity_type == "topic" else "broker")
-    return {"entity_type": entity_type, "entity_name": entity_name, "key": key,
-            "value": None if secret else value, "source": source, "is_sensitive": secret,
-            "file": file, "line": line}
+    return {
+        "entity_type": entity_type,
+        "entity_name": entity_name,
+        "key": key,
+        "value": None if secret else value,
+        "source": source,
+        "is_sensitive": secret,
+        "file": file,
+        "line": line,
+    }

@@ -37,8 +37,17 @@ from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_ro
 from auditor.coordinator_partition import coordinator_partition
 
 SOURCE = "admin"
-READ_METHODS = frozenset({"describe_cluster", "list_topics", "describe_topics", "describe_configs",
-                          "list_consumer_groups", "describe_consumer_groups", "poll"})
+READ_METHODS = frozenset(
+    {
+        "describe_cluster",
+        "list_topics",
+        "describe_topics",
+        "describe_configs",
+        "list_consumer_groups",
+        "describe_consumer_groups",
+        "poll",
+    }
+)
 CONFIG_BATCH = 500  # resources per DescribeConfigs call
 TOPIC_BATCH = 1000  # topics per DescribeTopics call
 GROUP_BATCH = 500
@@ -88,8 +97,14 @@ def make_admin(config: dict, timeout: float):
     from confluent_kafka.admin import AdminClient
 
     ms = int(max(timeout, 0.1) * 1000)
-    conf = {"socket.timeout.ms": ms, "socket.connection.setup.timeout.ms": ms, "logger": log,
-            "error_cb": lambda _err: None, **config, **FORCED_SETTINGS}
+    conf = {
+        "socket.timeout.ms": ms,
+        "socket.connection.setup.timeout.ms": ms,
+        "logger": log,
+        "error_cb": lambda _err: None,
+        **config,
+        **FORCED_SETTINGS,
+    }
     try:
         return AdminClient(conf)
     except KafkaException as e:
@@ -99,8 +114,15 @@ def make_admin(config: dict, timeout: float):
     return AdminClient({k: v for k, v in conf.items() if k not in FORCED_SETTINGS})
 
 
-def collect_admin(bootstrap: str | None, *, client_config: dict | None = None, timeout: float = DEFAULT_TIMEOUT,
-                  admin=None, progress: Progress | None = None, extra_source: dict | None = None) -> CollectResult:
+def collect_admin(
+    bootstrap: str | None,
+    *,
+    client_config: dict | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    admin=None,
+    progress: Progress | None = None,
+    extra_source: dict | None = None,
+) -> CollectResult:
     """Collect from the Admin API. ``client_config``: librdkafka settings (see client_config.py);
     ``admin``: an AdminClient to use (tests); ``progress``: called after each step."""
     result = CollectResult()
@@ -193,9 +215,17 @@ class _Reader:
         live = set()
         for node in sorted(desc.nodes or [], key=lambda n: n.id):
             live.add(node.id)
-            self.result.rows("brokers").append({"broker_id": node.id, "host": node.host, "port": node.port,
-                                                "rack": node.rack or None, "cores": None, "log_dirs": None,
-                                                "version": None})
+            self.result.rows("brokers").append(
+                {
+                    "broker_id": node.id,
+                    "host": node.host,
+                    "port": node.port,
+                    "rack": node.rack or None,
+                    "cores": None,
+                    "log_dirs": None,
+                    "version": None,
+                }
+            )
         self.extra["brokers"] = len(live)
         return live
 
@@ -216,20 +246,37 @@ class _Reader:
             parts = sorted(tm.partitions.values(), key=lambda p: p.id)
             counts[name] = len(parts)
             rf = max((len(p.replicas) for p in parts), default=0)
-            self.result.rows("topics").append({"topic": name, "partitions": len(parts), "replication_factor": rf,
-                                               "is_internal": name in INTERNAL_TOPICS or name.startswith("__"),
-                                               "topic_id": None})
+            self.result.rows("topics").append(
+                {
+                    "topic": name,
+                    "partitions": len(parts),
+                    "replication_factor": rf,
+                    "is_internal": name in INTERNAL_TOPICS or name.startswith("__"),
+                    "topic_id": None,
+                }
+            )
             for p in parts:
                 replicas = list(p.replicas)
-                self.result.rows("partitions").append({
-                    "topic": name, "partition": p.id, "leader": p.leader if p.leader is not None else -1,
-                    "leader_epoch": None, "replicas": replicas, "isr": list(p.isrs),
-                    "offline_replicas": [r for r in replicas if r not in live] if live else None,
-                    "adding_replicas": None, "removing_replicas": None})
+                self.result.rows("partitions").append(
+                    {
+                        "topic": name,
+                        "partition": p.id,
+                        "leader": p.leader if p.leader is not None else -1,
+                        "leader_epoch": None,
+                        "replicas": replicas,
+                        "isr": list(p.isrs),
+                        "offline_replicas": [r for r in replicas if r not in live] if live else None,
+                        "adding_replicas": None,
+                        "removing_replicas": None,
+                    }
+                )
         if failed:
             more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
-            self.result.error(SOURCE, self.target, f"metadata error for topic(s) {', '.join(failed[:5])}{more}: "
-                                                   "the topic list is incomplete")
+            self.result.error(
+                SOURCE,
+                self.target,
+                f"metadata error for topic(s) {', '.join(failed[:5])}{more}: the topic list is incomplete",
+            )
         self.extra["topics"] = len(counts)
         return counts
 
@@ -263,7 +310,9 @@ class _Reader:
             if futures and local == len(futures):
                 raise AdminAbort(f"describe_topics: no answer for any topic of the batch: {failed[before]}")
         if failed:
-            self.result.error(SOURCE, self.target, f"describe_topics failed for {len(failed)} topic(s): {failed[0]}")
+            self.result.error(
+                SOURCE, self.target, f"describe_topics failed for {len(failed)} topic(s): {failed[0]}"
+            )
 
     # 4. configs ------------------------------------------------------------------------------
     def configs(self, brokers: list[int], topics: dict[str, int]) -> None:
@@ -296,24 +345,33 @@ class _Reader:
                     if row is not None:
                         self.result.rows("configs").append(row)
             if futures and local == len(futures):
-                raise AdminAbort(f"describe_configs: no answer for any resource of the batch: {failed[before]}")
+                raise AdminAbort(
+                    f"describe_configs: no answer for any resource of the batch: {failed[before]}"
+                )
         self.extra["config_entries"] = entries
         if failed:
             more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
-            self.result.error(SOURCE, self.target, f"describe_configs failed for {', '.join(failed[:3])}{more}")
+            self.result.error(
+                SOURCE, self.target, f"describe_configs failed for {', '.join(failed[:3])}{more}"
+            )
 
     # 5. consumer groups ----------------------------------------------------------------------
     def groups(self, topics: dict[str, int]) -> None:
         self.requests += 1
         try:
-            listed = self.wait(self.admin.list_consumer_groups(request_timeout=self.timeout),
-                               "list_consumer_groups")
+            listed = self.wait(
+                self.admin.list_consumer_groups(request_timeout=self.timeout), "list_consumer_groups"
+            )
         except AdminAbort as e:
             self.result.error(SOURCE, self.target, str(e))
             return
         if listed.errors:
-            self.result.error(SOURCE, self.target, f"list_consumer_groups: {len(listed.errors)} coordinator(s) "
-                                                   f"failed: {_kafka_message(listed.errors[0])}")
+            self.result.error(
+                SOURCE,
+                self.target,
+                f"list_consumer_groups: {len(listed.errors)} coordinator(s) "
+                f"failed: {_kafka_message(listed.errors[0])}",
+            )
         count = topics.get("__consumer_offsets") or self._offsets_partitions() or 50
         states = {g.group_id: group_state(getattr(g, "state", None)) for g in listed.valid}
         members: dict[str, int | None] = {}
@@ -339,9 +397,14 @@ class _Reader:
         if failed:
             self.result.error(SOURCE, self.target, f"describe_consumer_groups failed for {failed[0]}")
         for gid in ids:
-            self.result.rows("consumer_groups").append({
-                "group_id": gid, "state": states[gid], "members": members.get(gid),
-                "coordinator_partition": coordinator_partition(gid, count)})
+            self.result.rows("consumer_groups").append(
+                {
+                    "group_id": gid,
+                    "state": states[gid],
+                    "members": members.get(gid),
+                    "coordinator_partition": coordinator_partition(gid, count),
+                }
+            )
         self.extra["consumer_groups"] = len(ids)
 
     def _offsets_partitions(self) -> int | None:
@@ -363,7 +426,10 @@ _SOURCES = {
 }
 
 
-_GROUP_STATES = {"PREPARING_REBALANCING": "PREPARING_REBALANCE", "COMPLETING_REBALANCING": "COMPLETING_REBALANCE"}
+_GROUP_STATES = {
+    "PREPARING_REBALANCING": "PREPARING_REBALANCE",
+    "COMPLETING_REBALANCING": "COMPLETING_REBALANCE",
+}
 
 
 def group_state(v) -> str | None:
@@ -399,6 +465,7 @@ def config_entry_row(kind: str, name: str, entry) -> dict | None:
     elif entity == "topic":
         return None
     if entity == "cluster_default":
-        return config_row("cluster_default", "", entry.name, entry.value, out_source,
-                          sensitive=bool(entry.is_sensitive))
+        return config_row(
+            "cluster_default", "", entry.name, entry.value, out_source, sensitive=bool(entry.is_sensitive)
+        )
     return config_row(kind, name, entry.name, entry.value, out_source, sensitive=bool(entry.is_sensitive))

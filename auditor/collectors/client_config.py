@@ -49,20 +49,49 @@ PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 IAM_LOGIN_MODULE = "software.amazon.msk.auth.iam.IAMLoginModule"
 
 # librdkafka keys passed through unchanged when a file uses them directly.
-_NATIVE = frozenset({
-    "ssl.ca.location", "ssl.ca.pem", "ssl.certificate.location", "ssl.certificate.pem", "ssl.key.location",
-    "ssl.key.pem", "ssl.key.password", "ssl.keystore.password", "sasl.username", "sasl.password",
-    "sasl.mechanisms", "client.id", "ssl.endpoint.identification.algorithm", "enable.ssl.certificate.verification",
-    "ssl.crl.location", "ssl.cipher.suites",
-})
-_HANDLED = frozenset({
-    "bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.jaas.config", "ssl.truststore.location",
-    "ssl.truststore.type", "ssl.truststore.password", "ssl.truststore.certificates", "ssl.keystore.location",
-    "ssl.keystore.type", "ssl.keystore.certificate.chain", "ssl.keystore.key", "aws.region",
-    "sasl.client.callback.handler.class", "sasl.login.callback.handler.class",
-})
+_NATIVE = frozenset(
+    {
+        "ssl.ca.location",
+        "ssl.ca.pem",
+        "ssl.certificate.location",
+        "ssl.certificate.pem",
+        "ssl.key.location",
+        "ssl.key.pem",
+        "ssl.key.password",
+        "ssl.keystore.password",
+        "sasl.username",
+        "sasl.password",
+        "sasl.mechanisms",
+        "client.id",
+        "ssl.endpoint.identification.algorithm",
+        "enable.ssl.certificate.verification",
+        "ssl.crl.location",
+        "ssl.cipher.suites",
+    }
+)
+_HANDLED = frozenset(
+    {
+        "bootstrap.servers",
+        "security.protocol",
+        "sasl.mechanism",
+        "sasl.jaas.config",
+        "ssl.truststore.location",
+        "ssl.truststore.type",
+        "ssl.truststore.password",
+        "ssl.truststore.certificates",
+        "ssl.keystore.location",
+        "ssl.keystore.type",
+        "ssl.keystore.certificate.chain",
+        "ssl.keystore.key",
+        "aws.region",
+        "sasl.client.callback.handler.class",
+        "sasl.login.callback.handler.class",
+    }
+)
 _MSK_HOST = re.compile(r"\.kafka(?:-serverless)?\.([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com", re.IGNORECASE)
-_JAAS_OPTION = re.compile(r"""([A-Za-z_][\w.]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s;]+))""")
+_JAAS_OPTION = re.compile(
+    r"""([A-Za-z_][\w.]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s;]+))"""
+)
 
 
 class ClientConfigError(UsageError):
@@ -77,8 +106,10 @@ class ClientSettings:
 
     def describe(self) -> dict:
         """For the manifest's source entry: never a secret."""
-        return {"security_protocol": self.config.get("security.protocol", "PLAINTEXT"),
-                "sasl_mechanism": self.mechanism}
+        return {
+            "security_protocol": self.config.get("security.protocol", "PLAINTEXT"),
+            "sasl_mechanism": self.mechanism,
+        }
 
 
 def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
@@ -108,8 +139,10 @@ def msk_iam_oauth_cb(region: str, *, profile: str | None = None, role_arn: str |
     try:
         from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
     except ImportError:
-        raise ClientConfigError("AWS MSK IAM authentication needs the msk-iam extra: "
-                                "pip install 'kafka-auditor[msk-iam]' (aws-msk-iam-sasl-signer-python)") from None
+        raise ClientConfigError(
+            "AWS MSK IAM authentication needs the msk-iam extra: "
+            "pip install 'kafka-auditor[msk-iam]' (aws-msk-iam-sasl-signer-python)"
+        ) from None
 
     def oauth_cb(_oauth_config: str):
         if role_arn:
@@ -157,7 +190,9 @@ def client_settings(props: dict[str, str], bootstrap: str | None = None) -> Clie
 
     protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
     if protocol not in PROTOCOLS:
-        raise ClientConfigError(f"security.protocol={props['security.protocol']}: expected one of {', '.join(PROTOCOLS)}")
+        raise ClientConfigError(
+            f"security.protocol={props['security.protocol']}: expected one of {', '.join(PROTOCOLS)}"
+        )
     cfg["security.protocol"] = protocol
     if protocol in ("SSL", "SASL_SSL"):
         _ssl(props, cfg)
@@ -187,7 +222,8 @@ def _ssl(props: dict[str, str], cfg: dict) -> None:
             raise ClientConfigError(
                 f"ssl.truststore.location={trust} is a {kind} truststore, which librdkafka cannot read: export the "
                 "CA certificate as PEM (keytool -exportcert -rfc -keystore ... -file ca.pem) and set "
-                "ssl.truststore.type=PEM or ssl.ca.location=ca.pem")
+                "ssl.truststore.type=PEM or ssl.ca.location=ca.pem"
+            )
         cfg["ssl.ca.location"] = trust
     if props.get("ssl.truststore.certificates"):
         cfg["ssl.ca.pem"] = props["ssl.truststore.certificates"]
@@ -204,7 +240,8 @@ def _ssl(props: dict[str, str], cfg: dict) -> None:
         else:
             raise ClientConfigError(
                 f"ssl.keystore.location={keystore} is a {kind} keystore, which librdkafka cannot read: convert it "
-                "to PKCS12 (keytool -importkeystore -deststoretype PKCS12) or PEM")
+                "to PKCS12 (keytool -importkeystore -deststoretype PKCS12) or PEM"
+            )
     if props.get("ssl.keystore.certificate.chain"):
         cfg["ssl.certificate.pem"] = props["ssl.keystore.certificate.chain"]
     if props.get("ssl.keystore.key"):
@@ -224,16 +261,21 @@ def _sasl(props: dict[str, str], out: ClientSettings, servers: str | None) -> No
     if iam:
         region = msk_region(servers, props.get("aws.region"))
         if not region:
-            raise ClientConfigError("AWS MSK IAM: no region (set aws.region in the file, use the MSK bootstrap "
-                                    "host name, or set AWS_REGION)")
+            raise ClientConfigError(
+                "AWS MSK IAM: no region (set aws.region in the file, use the MSK bootstrap "
+                "host name, or set AWS_REGION)"
+            )
         cfg["sasl.mechanisms"] = "OAUTHBEARER"
-        cfg["oauth_cb"] = msk_iam_oauth_cb(region, profile=options.get("awsProfileName"),
-                                           role_arn=options.get("awsRoleArn"))
+        cfg["oauth_cb"] = msk_iam_oauth_cb(
+            region, profile=options.get("awsProfileName"), role_arn=options.get("awsRoleArn")
+        )
         out.mechanism = "AWS_MSK_IAM"
         return
     if mechanism not in PASSWORD_MECHANISMS:
-        raise ClientConfigError(f"sasl.mechanism={mechanism} is not supported here (PLAIN, SCRAM-SHA-256, "
-                                "SCRAM-SHA-512, AWS_MSK_IAM)")
+        raise ClientConfigError(
+            f"sasl.mechanism={mechanism} is not supported here (PLAIN, SCRAM-SHA-256, "
+            "SCRAM-SHA-512, AWS_MSK_IAM)"
+        )
     cfg["sasl.mechanisms"] = mechanism
     out.mechanism = mechanism
     if "username" in options:
@@ -241,5 +283,6 @@ def _sasl(props: dict[str, str], out: ClientSettings, servers: str | None) -> No
     if "password" in options:
         cfg["sasl.password"] = options["password"]
     if not cfg.get("sasl.username") or cfg.get("sasl.password") is None:
-        raise ClientConfigError(f"sasl.mechanism={mechanism} needs sasl.jaas.config with username=\"...\" "
-                                "password=\"...\"")
+        raise ClientConfigError(
+            f'sasl.mechanism={mechanism} needs sasl.jaas.config with username="..." password="..."'
+        )

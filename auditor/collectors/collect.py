@@ -55,8 +55,15 @@ from auditor.snapshot.io import Manifest, now_iso
 SOURCE_DEADLINE_FACTOR = 40  # a source's overall deadline: this many times --timeout ...
 MIN_SOURCE_DEADLINE = 120.0  # ... and never less (seconds); see source_deadline()
 
-CLUSTER_OPTIONAL = ("environment", "tier", "platform", "kafka_version", "metadata_mode", "msk_instance_type",
-                    "az_count")
+CLUSTER_OPTIONAL = (
+    "environment",
+    "tier",
+    "platform",
+    "kafka_version",
+    "metadata_mode",
+    "msk_instance_type",
+    "az_count",
+)
 
 _KEYS = {
     "topics": ("topic",),
@@ -75,11 +82,20 @@ _KEYS = {
 }
 
 
-def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (), metrics: Sequence[str] = (),
-            cluster_name: str | None = None, cluster: dict | None = None, timeout: float = DEFAULT_TIMEOUT,
-            extra: Iterable[CollectResult] = (), bootstrap_servers: str | None = None,
-            client_config: dict | None = None, client_info: dict | None = None,
-            progress: Progress | None = None) -> tuple[Manifest, dict[str, list[dict]]]:
+def collect(
+    *,
+    zookeeper: str | None = None,
+    broker_configs: Sequence[str] = (),
+    metrics: Sequence[str] = (),
+    cluster_name: str | None = None,
+    cluster: dict | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    extra: Iterable[CollectResult] = (),
+    bootstrap_servers: str | None = None,
+    client_config: dict | None = None,
+    client_info: dict | None = None,
+    progress: Progress | None = None,
+) -> tuple[Manifest, dict[str, list[dict]]]:
     """Collect every given source. ``cluster``: manifest fields (environment, tier, platform,
     kafka_version, metadata_mode, msk_instance_type, az_count); ``extra``: results of other
     collectors merged first; ``bootstrap_servers`` / ``client_config`` (librdkafka settings from
@@ -87,8 +103,16 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
     merged first too. ``progress(source, step, done, total)``: called as sources advance (the
     CLI's display; never needed)."""
     results: list[CollectResult] = list(extra)
-    planned = [s for s, given in (("admin", bootstrap_servers or (client_config or {}).get("bootstrap.servers")),
-                                  ("zookeeper", zookeeper), ("files", broker_configs), ("metrics", metrics)) if given]
+    planned = [
+        s
+        for s, given in (
+            ("admin", bootstrap_servers or (client_config or {}).get("bootstrap.servers")),
+            ("zookeeper", zookeeper),
+            ("files", broker_configs),
+            ("metrics", metrics),
+        )
+        if given
+    ]
 
     shown = progress
     abandoned: set[str] = set()
@@ -103,6 +127,7 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
                 shown(source, "done", 1, 1)
 
     if shown is not None:  # what a collector reports: dropped once its source is abandoned at its deadline
+
         def progress(source, step, done, total):  # noqa: F811
             if source not in abandoned:
                 shown(source, step, done, total)
@@ -122,8 +147,12 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
         if t.is_alive():
             abandoned.add(source)
             r = MetricsResult() if source == "metrics" else CollectResult()
-            r.error(source, target or None, f"{target + ': ' if target else ''}no result within {seconds:g} s "
-                                            f"(the source's overall deadline); abandoned, nothing of it kept")
+            r.error(
+                source,
+                target or None,
+                f"{target + ': ' if target else ''}no result within {seconds:g} s "
+                f"(the source's overall deadline); abandoned, nothing of it kept",
+            )
             r.sources.append({"source": source, "target": target, "status": "error"})
             return r
         if "error" in box:
@@ -131,21 +160,51 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
         return box["result"]
 
     if "admin" in planned:
-        results.append(_run("admin", lambda: collect_admin(bootstrap_servers, client_config=client_config,
-                                                           timeout=timeout, progress=progress,
-                                                           extra_source=client_info),
-                            bootstrap_servers or str((client_config or {}).get("bootstrap.servers") or "")))
+        results.append(
+            _run(
+                "admin",
+                lambda: collect_admin(
+                    bootstrap_servers,
+                    client_config=client_config,
+                    timeout=timeout,
+                    progress=progress,
+                    extra_source=client_info,
+                ),
+                bootstrap_servers or str((client_config or {}).get("bootstrap.servers") or ""),
+            )
+        )
         # The KRaft quorum, finalized features and log dirs (kafka-python): the same cluster and settings.
-        results.append(_run("kraft", lambda: collect_kraft(bootstrap_servers, client_config=client_config,
-                                                           timeout=timeout),
-                            bootstrap_servers or str((client_config or {}).get("bootstrap.servers") or "")))
-    zk = _run("zookeeper", lambda: collect_zookeeper(zookeeper, timeout=timeout), zookeeper) if zookeeper else None
-    files = _run("files", lambda: collect_broker_configs(list(broker_configs)), ", ".join(map(str, broker_configs))) \
-        if broker_configs else None
+        results.append(
+            _run(
+                "kraft",
+                lambda: collect_kraft(bootstrap_servers, client_config=client_config, timeout=timeout),
+                bootstrap_servers or str((client_config or {}).get("bootstrap.servers") or ""),
+            )
+        )
+    zk = (
+        _run("zookeeper", lambda: collect_zookeeper(zookeeper, timeout=timeout), zookeeper)
+        if zookeeper
+        else None
+    )
+    files = (
+        _run(
+            "files", lambda: collect_broker_configs(list(broker_configs)), ", ".join(map(str, broker_configs))
+        )
+        if broker_configs
+        else None
+    )
     registry = [r for r in results + ([zk] if zk else []) if r.tables.get("brokers")]
     hosts = broker_hosts(registry, files)
-    mets = _run("metrics", lambda: collect_metrics(list(metrics), timeout=timeout, broker_hosts=hosts),
-                ", ".join(redact_url(str(m)) for m in metrics), urls=len(metrics)) if metrics else None
+    mets = (
+        _run(
+            "metrics",
+            lambda: collect_metrics(list(metrics), timeout=timeout, broker_hosts=hosts),
+            ", ".join(redact_url(str(m)) for m in metrics),
+            urls=len(metrics),
+        )
+        if metrics
+        else None
+    )
     results += [r for r in (zk, files, mets) if r is not None]
 
     tables: dict[str, list[dict]] = {}
@@ -164,7 +223,9 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
     if mets is not None and files is not None:
         dirs = _log_dirs(files, mets)
         if dirs:
-            tables["log_dirs"] = _first_per_key(tables.get("log_dirs", []) + dirs, _KEYS["log_dirs"], fill=True)
+            tables["log_dirs"] = _first_per_key(
+                tables.get("log_dirs", []) + dirs, _KEYS["log_dirs"], fill=True
+            )
     if mets is not None and not zookeeper and not tables.get("controller"):
         raft = raft_controller(mets.tables.get("metrics", []))  # no DescribeQuorum answer: the raft metrics
         if raft is not None:
@@ -179,14 +240,21 @@ def collect(*, zookeeper: str | None = None, broker_configs: Sequence[str] = (),
     if "metadata_mode" not in fields:
         if zookeeper:
             fields["metadata_mode"] = "zookeeper"
-        elif any(c["key"] == "process.roles" for c in tables.get("configs", [])) or tables.get("kraft_nodes") \
-                or any(str(c.get("mode")).lower() == "kraft" for c in tables.get("controller", [])):
+        elif (
+            any(c["key"] == "process.roles" for c in tables.get("configs", []))
+            or tables.get("kraft_nodes")
+            or any(str(c.get("mode")).lower() == "kraft" for c in tables.get("controller", []))
+        ):
             fields["metadata_mode"] = "kraft"
     reports, origins = _version_reports(brokers, registry, mets)
     version, version_source = detect_kafka_version(
-        reports, fields.get("kafka_version"), origin=origins,
+        reports,
+        fields.get("kafka_version"),
+        origin=origins,
         reported=(meta["kafka_version"], str(meta.get("kafka_version_source") or "reported by a collector"))
-        if isinstance(meta.get("kafka_version"), str) else None)
+        if isinstance(meta.get("kafka_version"), str)
+        else None,
+    )
     if version is not None:
         fields["kafka_version"] = version
     if version_source != DECLARED:  # (a typed version needs no source)
@@ -210,17 +278,29 @@ def raft_controller(metric_rows: list[dict]) -> dict | None:
     nodes: dict[int, dict[str, int]] = {}
     for m in metric_rows:
         v = m.get("value")
-        if m.get("name") in ("raft_current_leader", "raft_current_epoch") and isinstance(v, float | int) \
-                and math.isfinite(v) and -1 <= v < 2**31:
+        if (
+            m.get("name") in ("raft_current_leader", "raft_current_epoch")
+            and isinstance(v, float | int)
+            and math.isfinite(v)
+            and -1 <= v < 2**31
+        ):
             nodes.setdefault(m["broker_id"], {})[m["name"]] = int(v)
     if not nodes:
         return None
     epoch = max(n.get("raft_current_epoch", -1) for n in nodes.values())
-    seen = [n["raft_current_leader"] for n in nodes.values()
-            if n.get("raft_current_epoch", -1) == epoch and n.get("raft_current_leader", -1) >= 0]
+    seen = [
+        n["raft_current_leader"]
+        for n in nodes.values()
+        if n.get("raft_current_epoch", -1) == epoch and n.get("raft_current_leader", -1) >= 0
+    ]
     leader = max(sorted(set(seen)), key=seen.count) if seen else -1
-    return {"mode": "kraft", "controller_id": leader, "controller_epoch": epoch if epoch >= 0 else None,
-            "voters": None, "reassignment_pending": None}
+    return {
+        "mode": "kraft",
+        "controller_id": leader,
+        "controller_epoch": epoch if epoch >= 0 else None,
+        "voters": None,
+        "reassignment_pending": None,
+    }
 
 
 def source_deadline(source: str, timeout: float, *, urls: int = 0) -> float:
@@ -233,7 +313,9 @@ def source_deadline(source: str, timeout: float, *, urls: int = 0) -> float:
     return base
 
 
-def broker_hosts(registry: list[CollectResult], files: CollectResult | None) -> list[tuple[int, str, int | None]]:
+def broker_hosts(
+    registry: list[CollectResult], files: CollectResult | None
+) -> list[tuple[int, str, int | None]]:
     """``(broker_id, host, port)`` of every broker: its registration (ZooKeeper, Admin API,
     ``extra``) and the hosts of its server.properties ``advertised.listeners`` (else
     ``listeners``). Handed to the metrics collector, which attributes a scrape whose URL host or
@@ -244,7 +326,7 @@ def broker_hosts(registry: list[CollectResult], files: CollectResult | None) -> 
             if isinstance(row.get("broker_id"), int) and isinstance(row.get("host"), str) and row["host"]:
                 out.append((row["broker_id"], row["host"], row.get("port")))
     listeners: dict[tuple[str, str], str] = {}
-    for row in (files.tables.get("configs", []) if files else []):
+    for row in files.tables.get("configs", []) if files else []:
         if row.get("entity_type") == "broker" and row.get("key") in ("advertised.listeners", "listeners"):
             listeners[(row["entity_name"], row["key"])] = row.get("value") or ""
     for (entity, key), value in sorted(listeners.items()):
@@ -287,22 +369,32 @@ def _first_per_key(rows: list[dict], key: tuple[str, ...], *, fill: bool = False
     return out
 
 
-def _version_reports(brokers: list[dict], registry: list[CollectResult], mets: MetricsResult | None
-                     ) -> tuple[list[dict], dict[int, str]]:
+def _version_reports(
+    brokers: list[dict], registry: list[CollectResult], mets: MetricsResult | None
+) -> tuple[list[dict], dict[int, str]]:
     """What each broker reports as its version (the ``brokers`` rows, and the metrics of brokers
     that have no row: a metrics-only collect) and where it came from, for detect_kafka_version."""
-    from_registry = {row["broker_id"] for r in registry for row in r.tables.get("brokers", []) if row.get("version")}
+    from_registry = {
+        row["broker_id"] for r in registry for row in r.tables.get("brokers", []) if row.get("version")
+    }
     reports = [{"broker_id": row["broker_id"], "version": row.get("version")} for row in brokers]
     listed = {row["broker_id"] for row in brokers}
-    reports += [{"broker_id": b, "version": v} for b, v in sorted((mets.versions if mets else {}).items())
-                if b not in listed]
-    origins = {r["broker_id"]: "broker registrations" if r["broker_id"] in from_registry else APP_INFO
-               for r in reports if r["version"]}
+    reports += [
+        {"broker_id": b, "version": v}
+        for b, v in sorted((mets.versions if mets else {}).items())
+        if b not in listed
+    ]
+    origins = {
+        r["broker_id"]: "broker registrations" if r["broker_id"] in from_registry else APP_INFO
+        for r in reports
+        if r["version"]
+    }
     return reports, origins
 
 
-def _merge_brokers(registry: list[CollectResult], files: CollectResult | None, mets: MetricsResult | None,
-                   *, zk_given: bool) -> list[dict]:
+def _merge_brokers(
+    registry: list[CollectResult], files: CollectResult | None, mets: MetricsResult | None, *, zk_given: bool
+) -> list[dict]:
     """The ``brokers`` rows (see the module docstring); ``version``: the registry row's, else the
     version the broker's metrics report (AppInfo: MetricsResult.versions)."""
     merged: dict[int, dict] = {}
@@ -323,7 +415,9 @@ def _merge_brokers(registry: list[CollectResult], files: CollectResult | None, m
             if row.get("rack") is None:
                 row["rack"] = f["rack"]
     if mets is not None:
-        cpus = {m["broker_id"]: m["value"] for m in mets.tables.get("metrics", []) if m["name"] == "cpu_count"}
+        cpus = {
+            m["broker_id"]: m["value"] for m in mets.tables.get("metrics", []) if m["name"] == "cpu_count"
+        }
         for bid, row in merged.items():
             if row.get("cores") is None and bid in cpus:
                 row["cores"] = int(cpus[bid])
@@ -347,16 +441,32 @@ def _log_dirs(files: CollectResult, mets: MetricsResult) -> list[dict]:
             fs = mounts[mount]
             size, avail = fs.get("size_bytes"), fs.get("avail_bytes")
             total = int(size) if size is not None and math.isfinite(size) else None
-            used = int(size - avail) if total is not None and avail is not None and math.isfinite(avail) else None
+            used = (
+                int(size - avail)
+                if total is not None and avail is not None and math.isfinite(avail)
+                else None
+            )
             for what, value in (("total_bytes", total), ("used_bytes", used)):
                 if value is not None and not -(2**63) <= value < 2**63:  # bigint columns
                     # (the metrics collector refuses such samples already: never a crash here)
-                    mets.error("metrics", None, f"filesystem {mount} of broker {b['broker_id']}: {what} "
-                                                f"{value:.3g} does not fit a 64-bit integer: not stored")
+                    mets.error(
+                        "metrics",
+                        None,
+                        f"filesystem {mount} of broker {b['broker_id']}: {what} "
+                        f"{value:.3g} does not fit a 64-bit integer: not stored",
+                    )
                     total, used = (None, None) if what == "total_bytes" else (total, None)
                     break
-            rows.append({"broker_id": b["broker_id"], "path": path, "error": None, "device": fs.get("device"),
-                         "total_bytes": total, "used_bytes": used})
+            rows.append(
+                {
+                    "broker_id": b["broker_id"],
+                    "path": path,
+                    "error": None,
+                    "device": fs.get("device"),
+                    "total_bytes": total,
+                    "used_bytes": used,
+                }
+            )
     return rows
 
 

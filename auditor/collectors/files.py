@@ -204,30 +204,92 @@ OTHER = "other"  # nothing recognised (a connector definition, an empty file, a 
 BROKER_KINDS = (BROKER, COMBINED)
 
 # Keys only a Kafka server (broker or controller) is configured with.
-_SERVER_KEYS = frozenset((
-    "broker.id", "node.id", "process.roles", "log.dirs", "log.dir", "zookeeper.connect", "listeners",
-    "advertised.listeners", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
-    "controller.listener.names", "inter.broker.listener.name", "security.inter.broker.protocol",
-    "num.network.threads", "num.io.threads", "num.partitions", "num.recovery.threads.per.data.dir",
-    "default.replication.factor", "offsets.topic.replication.factor", "transaction.state.log.replication.factor",
-    "transaction.state.log.min.isr", "log.retention.hours", "log.retention.ms", "log.retention.minutes",
-    "log.retention.bytes", "log.segment.bytes", "log.retention.check.interval.ms", "broker.rack",
-    "auto.create.topics.enable", "unclean.leader.election.enable", "queued.max.requests",
-    "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "socket.request.max.bytes",
-    "group.initial.rebalance.delay.ms", "log.flush.interval.messages", "log.flush.interval.ms",
-    "listener.security.protocol.map", "authorizer.class.name", "super.users", "delete.topic.enable",
-    "replica.lag.time.max.ms", "num.replica.fetchers", "metadata.log.dir",
-))
+_SERVER_KEYS = frozenset(
+    (
+        "broker.id",
+        "node.id",
+        "process.roles",
+        "log.dirs",
+        "log.dir",
+        "zookeeper.connect",
+        "listeners",
+        "advertised.listeners",
+        "controller.quorum.voters",
+        "controller.quorum.bootstrap.servers",
+        "controller.listener.names",
+        "inter.broker.listener.name",
+        "security.inter.broker.protocol",
+        "num.network.threads",
+        "num.io.threads",
+        "num.partitions",
+        "num.recovery.threads.per.data.dir",
+        "default.replication.factor",
+        "offsets.topic.replication.factor",
+        "transaction.state.log.replication.factor",
+        "transaction.state.log.min.isr",
+        "log.retention.hours",
+        "log.retention.ms",
+        "log.retention.minutes",
+        "log.retention.bytes",
+        "log.segment.bytes",
+        "log.retention.check.interval.ms",
+        "broker.rack",
+        "auto.create.topics.enable",
+        "unclean.leader.election.enable",
+        "queued.max.requests",
+        "socket.send.buffer.bytes",
+        "socket.receive.buffer.bytes",
+        "socket.request.max.bytes",
+        "group.initial.rebalance.delay.ms",
+        "log.flush.interval.messages",
+        "log.flush.interval.ms",
+        "listener.security.protocol.map",
+        "authorizer.class.name",
+        "super.users",
+        "delete.topic.enable",
+        "replica.lag.time.max.ms",
+        "num.replica.fetchers",
+        "metadata.log.dir",
+    )
+)
 # Keys of client-side configurations (producer, consumer, admin, Connect, MirrorMaker 2).
-_CLIENT_KEYS = frozenset((
-    "bootstrap.servers", "group.id", "key.serializer", "value.serializer", "key.deserializer",
-    "value.deserializer", "acks", "enable.auto.commit", "auto.offset.reset", "key.converter",
-    "value.converter", "connector.class", "clusters", "plugin.path", "offset.storage.topic",
-    "config.storage.topic", "status.storage.topic", "offset.storage.file.filename", "tasks.max",
-))
+_CLIENT_KEYS = frozenset(
+    (
+        "bootstrap.servers",
+        "group.id",
+        "key.serializer",
+        "value.serializer",
+        "key.deserializer",
+        "value.deserializer",
+        "acks",
+        "enable.auto.commit",
+        "auto.offset.reset",
+        "key.converter",
+        "value.converter",
+        "connector.class",
+        "clusters",
+        "plugin.path",
+        "offset.storage.topic",
+        "config.storage.topic",
+        "status.storage.topic",
+        "offset.storage.file.filename",
+        "tasks.max",
+    )
+)
 # A ZooKeeper server's zoo.cfg keys (Kafka ships config/zookeeper.properties).
-_ZOOKEEPER_KEYS = frozenset(("dataDir", "dataLogDir", "clientPort", "tickTime", "initLimit", "syncLimit",
-                             "maxClientCnxns", "admin.enableServer", "clientPortAddress"))
+_ZOOKEEPER_KEYS = frozenset(
+    (
+        "dataDir",
+        "dataLogDir",
+        "clientPort",
+        "tickTime",
+        "initLimit",
+        "syncLimit",
+        "maxClientCnxns",
+        "admin.enableServer",
+        "clientPortAddress",
+    )
+)
 
 
 def roles_of(value: str) -> set[str]:
@@ -271,13 +333,18 @@ def kind_note(file: str, kind: str, roles: str | None = None) -> str:
 
 def kraft_node_row(node_id: int, by_key: dict[str, Entry], file: str) -> dict:
     """A ``kraft_nodes`` row: what a KRaft node's properties file says about the quorum."""
+
     def value(key: str) -> str | None:
         e = by_key.get(key)
         return e.value if e is not None and e.value else None
 
-    return {"node_id": node_id, "process_roles": sorted(roles_of(value("process.roles") or "")),
-            "quorum_voters": value("controller.quorum.voters"),
-            "quorum_bootstrap_servers": value("controller.quorum.bootstrap.servers"), "file": file}
+    return {
+        "node_id": node_id,
+        "process_roles": sorted(roles_of(value("process.roles") or "")),
+        "quorum_voters": value("controller.quorum.voters"),
+        "quorum_bootstrap_servers": value("controller.quorum.bootstrap.servers"),
+        "file": file,
+    }
 
 
 def _expand(paths) -> tuple[list[Path], list[tuple[str, str]]]:
@@ -329,7 +396,10 @@ def _broker_id(entries: dict[str, Entry], file: str) -> tuple[int | None, str | 
         if bid < 0 or bid >= 2**31:
             if key == "broker.id" and bid == -1 and "node.id" in entries:
                 continue
-            return None, f"{file}:{e.line}: {key}={bid}: the broker id is generated at start-up and cannot be read from the file"
+            return (
+                None,
+                f"{file}:{e.line}: {key}={bid}: the broker id is generated at start-up and cannot be read from the file",
+            )
         return bid, None
     return None, f"{file}: no broker.id (or node.id for KRaft) set"
 
@@ -384,15 +454,29 @@ def collect_broker_configs(paths) -> CollectResult:
                 result.sources.append({"source": SOURCE, "target": file, "status": "error"})
                 continue
             result.rows("kraft_nodes").append(kraft_node_row(bid, by_key, file))
-            result.sources.append({"source": SOURCE, "target": file, "status": "ok", "kind": kind,
-                                   "note": f"{file}: a KRaft controller (process.roles="
-                                           f"{by_key['process.roles'].value}), not a broker: read for its "
-                                           "quorum settings only (kraft_nodes)"})
+            result.sources.append(
+                {
+                    "source": SOURCE,
+                    "target": file,
+                    "status": "ok",
+                    "kind": kind,
+                    "note": f"{file}: a KRaft controller (process.roles="
+                    f"{by_key['process.roles'].value}), not a broker: read for its "
+                    "quorum settings only (kraft_nodes)",
+                }
+            )
             continue
         if kind not in BROKER_KINDS:
             roles = by_key["process.roles"].value if "process.roles" in by_key else None
-            result.sources.append({"source": SOURCE, "target": file, "status": "skipped", "kind": kind,
-                                   "reason": kind_note(file, kind, roles)})
+            result.sources.append(
+                {
+                    "source": SOURCE,
+                    "target": file,
+                    "status": "skipped",
+                    "kind": kind,
+                    "reason": kind_note(file, kind, roles),
+                }
+            )
             continue
         servers += 1
         if err is None and bid in seen:
@@ -404,18 +488,33 @@ def collect_broker_configs(paths) -> CollectResult:
         seen[bid] = file
         for e in entries:
             result.rows("configs").append(
-                config_row("broker", str(bid), e.key, e.value, "STATIC_BROKER_CONFIG", file=file, line=e.line))
+                config_row("broker", str(bid), e.key, e.value, "STATIC_BROKER_CONFIG", file=file, line=e.line)
+            )
         dirs = by_key.get("log.dirs") or by_key.get("log.dir")
-        log_dirs = [d.strip() for d in dirs.value.split(",") if d.strip()] if dirs else [KAFKA_DEFAULT_LOG_DIR]
+        log_dirs = (
+            [d.strip() for d in dirs.value.split(",") if d.strip()] if dirs else [KAFKA_DEFAULT_LOG_DIR]
+        )
         rack = by_key.get("broker.rack")
         if "process.roles" in by_key:
             result.rows("kraft_nodes").append(kraft_node_row(bid, by_key, file))
-        result.rows("brokers").append({"broker_id": bid, "host": None, "port": None,
-                                       "rack": rack.value if rack and rack.value else None, "cores": None,
-                                       "log_dirs": log_dirs, "version": None})
+        result.rows("brokers").append(
+            {
+                "broker_id": bid,
+                "host": None,
+                "port": None,
+                "rack": rack.value if rack and rack.value else None,
+                "cores": None,
+                "log_dirs": log_dirs,
+                "version": None,
+            }
+        )
         result.sources.append({"source": SOURCE, "target": file, "status": "ok", "kind": kind})
     if files and not servers and not result.errors:  # (an unreadable file already made it an error)
         where = ", ".join(str(p) for p in given)
-        result.error(SOURCE, where, f"{where}: no broker configuration among {len(files)} properties file(s) "
-                                    "(client, ZooKeeper, logging or unrecognised files only)")
+        result.error(
+            SOURCE,
+            where,
+            f"{where}: no broker configuration among {len(files)} properties file(s) "
+            "(client, ZooKeeper, logging or unrecognised files only)",
+        )
     return result

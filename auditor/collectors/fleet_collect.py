@@ -37,11 +37,26 @@ from auditor.errors import UsageError
 DEADLINE_MARGIN = 30.0  # seconds above the sum of a cluster's source deadlines
 
 
-def collect_snapshot(output: Path, fmt: str = "parquet", *, bootstrap_servers=None, command_config=None,
-                     zookeeper=None, broker_config=None, metrics=None, cluster_name=None, cluster=None,
-                     timeout: float = 10.0, progress=None, extra=(), annotate: Callable | None = None,
-                     should_write: Callable[[], bool] | None = None, msk_cluster_arn=None, msk_region=None,
-                     msk=None):
+def collect_snapshot(
+    output: Path,
+    fmt: str = "parquet",
+    *,
+    bootstrap_servers=None,
+    command_config=None,
+    zookeeper=None,
+    broker_config=None,
+    metrics=None,
+    cluster_name=None,
+    cluster=None,
+    timeout: float = 10.0,
+    progress=None,
+    extra=(),
+    annotate: Callable | None = None,
+    should_write: Callable[[], bool] | None = None,
+    msk_cluster_arn=None,
+    msk_region=None,
+    msk=None,
+):
     """Collect the given sources and write the snapshot directory: (manifest, tables).
     ``annotate(manifest)`` may add to the manifest before it is written; ``should_write()``
     False: nothing is written (an abandoned cluster). UsageError for a bad client config.
@@ -54,18 +69,32 @@ def collect_snapshot(output: Path, fmt: str = "parquet", *, bootstrap_servers=No
     if msk is None and msk_cluster_arn:
         msk = collect_msk_source(msk_cluster_arn, msk_region, timeout, command_config)
     # With MSK naming the listener, the client config is loaded for it (an IAM config needs its host).
-    client = load_client_config(command_config, bootstrap_servers) \
-        if bootstrap_servers or (command_config and not (msk and msk.bootstrap)) else None
+    client = (
+        load_client_config(command_config, bootstrap_servers)
+        if bootstrap_servers or (command_config and not (msk and msk.bootstrap))
+        else None
+    )
     if msk is not None:
         extra, cluster, cluster_name, metrics, client, annotate = _apply_msk(
-            msk, extra, cluster, cluster_name, metrics, client, command_config, annotate)
+            msk, extra, cluster, cluster_name, metrics, client, command_config, annotate
+        )
     if client is not None and not client.config.get("bootstrap.servers"):
-        raise UsageError("collect: --command-config gives no bootstrap.servers: add --bootstrap-servers HOST:PORT")
-    manifest, tables = run_collect(zookeeper=zookeeper, broker_configs=broker_config or [], metrics=metrics or [],
-                                   cluster_name=cluster_name, cluster=cluster or {}, timeout=timeout, extra=extra,
-                                   bootstrap_servers=client.config["bootstrap.servers"] if client else None,
-                                   client_config=client.config if client else None,
-                                   client_info=client.describe() if client else None, progress=progress)
+        raise UsageError(
+            "collect: --command-config gives no bootstrap.servers: add --bootstrap-servers HOST:PORT"
+        )
+    manifest, tables = run_collect(
+        zookeeper=zookeeper,
+        broker_configs=broker_config or [],
+        metrics=metrics or [],
+        cluster_name=cluster_name,
+        cluster=cluster or {},
+        timeout=timeout,
+        extra=extra,
+        bootstrap_servers=client.config["bootstrap.servers"] if client else None,
+        client_config=client.config if client else None,
+        client_info=client.describe() if client else None,
+        progress=progress,
+    )
     if annotate is not None:
         annotate(manifest)
     if should_write is None or should_write():
@@ -104,8 +133,14 @@ def _apply_msk(msk, extra, cluster, cluster_name, metrics, client, command_confi
         if annotate is not None:
             annotate(manifest)
 
-    return ([msk.result, *extra], {**msk.cluster_fields, **typed}, cluster_name or msk.name,
-            list(metrics or []) or list(msk.metrics), client, with_msk)
+    return (
+        [msk.result, *extra],
+        {**msk.cluster_fields, **typed},
+        cluster_name or msk.name,
+        list(metrics or []) or list(msk.metrics),
+        client,
+        with_msk,
+    )
 
 
 # --- the fleet ----------------------------------------------------------------------------------
@@ -138,9 +173,17 @@ def cluster_deadline(entry) -> float:
     from auditor.collectors.collect import source_deadline
 
     urls = len(entry.metrics) + len(entry.templates) * max(len(entry.broker_ids), 3)
-    total = sum(source_deadline(s, entry.timeout, urls=urls) for s, given in (
-        ("admin", entry.bootstrap_servers), ("kraft", entry.bootstrap_servers), ("zookeeper", entry.zookeeper),
-        ("files", entry.broker_configs), ("metrics", entry.metrics or entry.templates)) if given)
+    total = sum(
+        source_deadline(s, entry.timeout, urls=urls)
+        for s, given in (
+            ("admin", entry.bootstrap_servers),
+            ("kraft", entry.bootstrap_servers),
+            ("zookeeper", entry.zookeeper),
+            ("files", entry.broker_configs),
+            ("metrics", entry.metrics or entry.templates),
+        )
+        if given
+    )
     if entry.templates and entry.broker_configs:
         total += source_deadline("files", entry.timeout)  # read again by the second collect
     if entry.msk_cluster_arn:  # the MSK API calls, the Admin API (and KRaft) on its listener, its exporters
@@ -153,7 +196,11 @@ def cluster_deadline(entry) -> float:
 
 
 def _expand(templates: list[str], broker_ids) -> list[str]:
-    return [f"broker_id={b}:{t.replace('{broker_id}', str(b))}" for t in templates for b in sorted(set(broker_ids))]
+    return [
+        f"broker_id={b}:{t.replace('{broker_id}', str(b))}"
+        for t in templates
+        for b in sorted(set(broker_ids))
+    ]
 
 
 def _annotator(entry, inventory_file: str):
@@ -175,35 +222,61 @@ def _annotator(entry, inventory_file: str):
     return annotate
 
 
-def collect_cluster(entry, output: Path, *, inventory_file: str, fmt: str = "parquet",
-                    should_write: Callable[[], bool] | None = None):
+def collect_cluster(
+    entry,
+    output: Path,
+    *,
+    inventory_file: str,
+    fmt: str = "parquet",
+    should_write: Callable[[], bool] | None = None,
+):
     """One inventory cluster into ``output`` through :func:`collect_snapshot`: (manifest, tables)."""
     from auditor.collectors.collect import collect as run_collect
 
     fields = entry.cluster_fields()
     msk = _entry_msk(entry)
-    common = dict(bootstrap_servers=entry.bootstrap_servers, command_config=entry.command_config,
-                  cluster_name=entry.name, timeout=entry.timeout, annotate=_annotator(entry, inventory_file),
-                  should_write=should_write, msk=msk)
+    common = dict(
+        bootstrap_servers=entry.bootstrap_servers,
+        command_config=entry.command_config,
+        cluster_name=entry.name,
+        timeout=entry.timeout,
+        annotate=_annotator(entry, inventory_file),
+        should_write=should_write,
+        msk=msk,
+    )
     metrics = list(entry.metrics)
     extra: list[CollectResult] = []
     if entry.templates and entry.discovers_brokers and not (msk and msk.broker_ids):
         # First pass: the sources that discover brokers, without metrics.
         from auditor.collectors.client_config import load_client_config
 
-        client = load_client_config(entry.command_config, entry.bootstrap_servers) \
-            if (entry.bootstrap_servers or entry.command_config) else None
-        first, tables = run_collect(zookeeper=entry.zookeeper, broker_configs=entry.broker_configs, metrics=[],
-                                    cluster_name=entry.name, cluster=fields, timeout=entry.timeout,
-                                    bootstrap_servers=client.config["bootstrap.servers"] if client else None,
-                                    client_config=client.config if client else None,
-                                    client_info=client.describe() if client else None)
+        client = (
+            load_client_config(entry.command_config, entry.bootstrap_servers)
+            if (entry.bootstrap_servers or entry.command_config)
+            else None
+        )
+        first, tables = run_collect(
+            zookeeper=entry.zookeeper,
+            broker_configs=entry.broker_configs,
+            metrics=[],
+            cluster_name=entry.name,
+            cluster=fields,
+            timeout=entry.timeout,
+            bootstrap_servers=client.config["bootstrap.servers"] if client else None,
+            client_config=client.config if client else None,
+            client_info=client.describe() if client else None,
+        )
         found = [b["broker_id"] for b in tables.get("brokers", []) if isinstance(b.get("broker_id"), int)]
         keep = lambda items: [x for x in items if x.get("source") != "files"]  # noqa: E731 (files: read again)
         meta = {"cluster_id": first.cluster_id} if first.cluster_id != entry.name else {}
-        extra.append(CollectResult(tables=tables, errors=keep(first.errors), sources=keep(first.sources), meta=meta))
+        extra.append(
+            CollectResult(tables=tables, errors=keep(first.errors), sources=keep(first.sources), meta=meta)
+        )
         if "metadata_mode" in first.cluster:  # (the second collect has no ZooKeeper source to tell it;
-            fields = {**fields, "metadata_mode": first.cluster["metadata_mode"]}  # versions: from the brokers rows)
+            fields = {
+                **fields,
+                "metadata_mode": first.cluster["metadata_mode"],
+            }  # versions: from the brokers rows)
         ids = found or entry.broker_ids
         common.update(bootstrap_servers=None, command_config=None)
         zookeeper = None
@@ -216,12 +289,26 @@ def collect_cluster(entry, output: Path, *, inventory_file: str, fmt: str = "par
         else:
             r = CollectResult()
             for t in entry.templates:
-                r.errors.append(source_error("metrics", t, f"{t}: template not expanded: no broker was discovered "
-                                                           "and the inventory gives no broker_ids"))
+                r.errors.append(
+                    source_error(
+                        "metrics",
+                        t,
+                        f"{t}: template not expanded: no broker was discovered "
+                        "and the inventory gives no broker_ids",
+                    )
+                )
                 r.sources.append({"source": "metrics", "target": t, "status": "error"})
             extra.append(r)
-    return collect_snapshot(output, fmt, zookeeper=zookeeper, broker_config=entry.broker_configs,
-                            metrics=metrics, cluster=fields, extra=extra, **common)
+    return collect_snapshot(
+        output,
+        fmt,
+        zookeeper=zookeeper,
+        broker_config=entry.broker_configs,
+        metrics=metrics,
+        cluster=fields,
+        extra=extra,
+        **common,
+    )
 
 
 def _entry_msk(entry):
@@ -234,9 +321,12 @@ def _entry_msk(entry):
 def _failed_snapshot(entry, output: Path, message: str, *, inventory_file: str, fmt: str):
     from auditor.snapshot.io import Manifest, now_iso, write_snapshot
 
-    manifest = Manifest(cluster={"id": entry.name, "name": entry.name, **entry.cluster_fields()},
-                        collected_at=now_iso(), sources=[{"source": "cluster", "target": entry.name, "status": "error"}],
-                        errors=[source_error("cluster", entry.name, message)])
+    manifest = Manifest(
+        cluster={"id": entry.name, "name": entry.name, **entry.cluster_fields()},
+        collected_at=now_iso(),
+        sources=[{"source": "cluster", "target": entry.name, "status": "error"}],
+        errors=[source_error("cluster", entry.name, message)],
+    )
     _annotator(entry, inventory_file)(manifest)
     write_snapshot(output, manifest, {}, fmt=fmt)
     return manifest
@@ -261,9 +351,17 @@ class _Slot:
             return True
 
 
-def collect_fleet(inventory, entries, root: str | os.PathLike, run_date: str, *, parallel: int = 4,
-                  fmt: str = "parquet", on_start: Callable | None = None,
-                  on_done: Callable[[ClusterOutcome], None] | None = None) -> list[ClusterOutcome]:
+def collect_fleet(
+    inventory,
+    entries,
+    root: str | os.PathLike,
+    run_date: str,
+    *,
+    parallel: int = 4,
+    fmt: str = "parquet",
+    on_start: Callable | None = None,
+    on_done: Callable[[ClusterOutcome], None] | None = None,
+) -> list[ClusterOutcome]:
     """Collect every entry into ``ROOT/dt=RUN_DATE/cluster=DIR/``, at most ``parallel`` at once;
     ``on_start(name)`` / ``on_done(outcome)`` are called in the caller's thread as clusters
     start and finish. Returns the outcomes in the order of ``entries``."""
@@ -277,8 +375,9 @@ def collect_fleet(inventory, entries, root: str | os.PathLike, run_date: str, *,
 
     def work(slot: _Slot):
         try:
-            manifest, tables = collect_cluster(slot.entry, slot.output, inventory_file=inventory.path, fmt=fmt,
-                                               should_write=slot.may_write)
+            manifest, tables = collect_cluster(
+                slot.entry, slot.output, inventory_file=inventory.path, fmt=fmt, should_write=slot.may_write
+            )
             result = ("ok", manifest, tables)
         except BaseException as e:  # noqa: BLE001 (one cluster's failure never stops the others)
             result = ("error", f"{type(e).__name__}: {e}" if not isinstance(e, UsageError) else str(e), None)
@@ -303,8 +402,13 @@ def collect_fleet(inventory, entries, root: str | os.PathLike, run_date: str, *,
             failed = _failed_snapshot(entry, slot.output, message, inventory_file=inventory.path, fmt=fmt)
             out.errors = list(failed.errors)
         except OSError as e:
-            out.errors = [source_error("cluster", entry.name, f"{message}; and the snapshot could not be written "
-                                                              f"({e.strerror or e})")]
+            out.errors = [
+                source_error(
+                    "cluster",
+                    entry.name,
+                    f"{message}; and the snapshot could not be written ({e.strerror or e})",
+                )
+            ]
         return out
 
     while pending or running:
@@ -314,7 +418,9 @@ def collect_fleet(inventory, entries, root: str | os.PathLike, run_date: str, *,
             running[entry.name] = (slot, slot.started + cluster_deadline(entry))
             if on_start:
                 on_start(entry.name)
-            threading.Thread(target=work, args=(slot,), name=f"collect-cluster-{entry.name[:40]}", daemon=True).start()
+            threading.Thread(
+                target=work, args=(slot,), name=f"collect-cluster-{entry.name[:40]}", daemon=True
+            ).start()
         now = time.monotonic()
         wait = max(0.0, min(d for _, d in running.values()) - now)
         try:
@@ -331,8 +437,15 @@ def collect_fleet(inventory, entries, root: str | os.PathLike, run_date: str, *,
                     continue
                 del running[name]
                 seconds = deadline - slot.started
-                outcomes[name] = finish(slot, ("error", f"no result within {seconds:g} s (the cluster's deadline); "
-                                                        "abandoned, nothing of it kept", None))
+                outcomes[name] = finish(
+                    slot,
+                    (
+                        "error",
+                        f"no result within {seconds:g} s (the cluster's deadline); "
+                        "abandoned, nothing of it kept",
+                        None,
+                    ),
+                )
                 if on_done:
                     on_done(outcomes[name])
             continue

@@ -40,21 +40,54 @@ from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, one_line
 
 SOURCE = "kraft"
 # The only KafkaAdminClient methods this source calls.
-READ_METHODS = frozenset({"describe_cluster", "describe_features", "describe_metadata_quorum", "describe_log_dirs",
-                          "close"})
+READ_METHODS = frozenset(
+    {"describe_cluster", "describe_features", "describe_metadata_quorum", "describe_log_dirs", "close"}
+)
 # The only requests it may send (kafka-python request class names; SASL only to authenticate).
-READ_REQUESTS = frozenset({"ApiVersionsRequest", "MetadataRequest", "DescribeClusterRequest", "DescribeQuorumRequest",
-                           "DescribeLogDirsRequest", "SaslHandshakeRequest", "SaslAuthenticateRequest"})
+READ_REQUESTS = frozenset(
+    {
+        "ApiVersionsRequest",
+        "MetadataRequest",
+        "DescribeClusterRequest",
+        "DescribeQuorumRequest",
+        "DescribeLogDirsRequest",
+        "SaslHandshakeRequest",
+        "SaslAuthenticateRequest",
+    }
+)
 CLIENT_ID = "kafka-audit"
 
 # metadata.version feature levels -> release (Apache Kafka server-common MetadataVersion.java:
 # IBP_3_0_IV1(1, "3.0", "IV1") ... IBP_4_1_IV1(27, "4.1", "IV1")). Level 17 (3.7-IV2) adds JBOD
 # to KRaft (KIP-858); level 21 (3.9-IV0) dynamic quorums (KIP-853).
 METADATA_VERSIONS: dict[int, str] = {
-    1: "3.0-IV1", 2: "3.1-IV0", 3: "3.2-IV0", 4: "3.3-IV0", 5: "3.3-IV1", 6: "3.3-IV2", 7: "3.3-IV3", 8: "3.4-IV0",
-    9: "3.5-IV0", 10: "3.5-IV1", 11: "3.5-IV2", 12: "3.6-IV0", 13: "3.6-IV1", 14: "3.6-IV2", 15: "3.7-IV0",
-    16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3", 19: "3.7-IV4", 20: "3.8-IV0", 21: "3.9-IV0", 22: "4.0-IV0",
-    23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3", 26: "4.1-IV0", 27: "4.1-IV1",
+    1: "3.0-IV1",
+    2: "3.1-IV0",
+    3: "3.2-IV0",
+    4: "3.3-IV0",
+    5: "3.3-IV1",
+    6: "3.3-IV2",
+    7: "3.3-IV3",
+    8: "3.4-IV0",
+    9: "3.5-IV0",
+    10: "3.5-IV1",
+    11: "3.5-IV2",
+    12: "3.6-IV0",
+    13: "3.6-IV1",
+    14: "3.6-IV2",
+    15: "3.7-IV0",
+    16: "3.7-IV1",
+    17: "3.7-IV2",
+    18: "3.7-IV3",
+    19: "3.7-IV4",
+    20: "3.8-IV0",
+    21: "3.9-IV0",
+    22: "4.0-IV0",
+    23: "4.0-IV1",
+    24: "4.0-IV2",
+    25: "4.0-IV3",
+    26: "4.1-IV0",
+    27: "4.1-IV1",
 }
 METADATA_TOPIC = "__cluster_metadata"
 
@@ -76,6 +109,7 @@ class _Abort(Exception):
 
 # --- client settings ------------------------------------------------------------------------------
 
+
 def kafka_python_settings(config: dict, timeout: float) -> dict:
     """librdkafka settings (auditor/collectors/client_config.py) -> KafkaAdminClient keyword arguments.
 
@@ -86,17 +120,29 @@ def kafka_python_settings(config: dict, timeout: float) -> dict:
     import ssl
 
     ms = int(max(timeout, 0.1) * 1000)
-    out: dict = {"bootstrap_servers": [s.strip() for s in str(config.get("bootstrap.servers") or "").split(",")
-                                       if s.strip()],
-                 "client_id": config.get("client.id") or CLIENT_ID, "request_timeout_ms": ms,
-                 "bootstrap_timeout_ms": ms, "reconnect_backoff_max_ms": 1000,
-                 "security_protocol": str(config.get("security.protocol") or "PLAINTEXT").upper()}
+    out: dict = {
+        "bootstrap_servers": [
+            s.strip() for s in str(config.get("bootstrap.servers") or "").split(",") if s.strip()
+        ],
+        "client_id": config.get("client.id") or CLIENT_ID,
+        "request_timeout_ms": ms,
+        "bootstrap_timeout_ms": ms,
+        "reconnect_backoff_max_ms": 1000,
+        "security_protocol": str(config.get("security.protocol") or "PLAINTEXT").upper(),
+    }
     for key in ("ssl.keystore.location", "ssl.certificate.pem", "ssl.key.pem"):
         if config.get(key):
-            raise KRaftConfigError(f"{key}: kafka-python reads client certificates from PEM files only "
-                                   "(ssl.keystore.type=PEM or ssl.certificate.location + ssl.key.location)")
-    files = {"ssl.ca.location": "ssl_cafile", "ssl.certificate.location": "ssl_certfile",
-             "ssl.key.location": "ssl_keyfile", "ssl.key.password": "ssl_password", "ssl.crl.location": "ssl_crlfile"}
+            raise KRaftConfigError(
+                f"{key}: kafka-python reads client certificates from PEM files only "
+                "(ssl.keystore.type=PEM or ssl.certificate.location + ssl.key.location)"
+            )
+    files = {
+        "ssl.ca.location": "ssl_cafile",
+        "ssl.certificate.location": "ssl_certfile",
+        "ssl.key.location": "ssl_keyfile",
+        "ssl.key.password": "ssl_password",
+        "ssl.crl.location": "ssl_crlfile",
+    }
     for key, name in files.items():
         if config.get(key):
             out[name] = config[key]
@@ -109,7 +155,9 @@ def kafka_python_settings(config: dict, timeout: float) -> dict:
             if out.get("ssl_certfile"):
                 ctx.load_cert_chain(out["ssl_certfile"], out.get("ssl_keyfile"), out.get("ssl_password"))
         except (ssl.SSLError, OSError, ValueError) as e:
-            raise KRaftConfigError(f"ssl.ca.pem: not a usable PEM CA certificate ({one_line(e, 200)})") from None
+            raise KRaftConfigError(
+                f"ssl.ca.pem: not a usable PEM CA certificate ({one_line(e, 200)})"
+            ) from None
         out["ssl_context"] = ctx
     if str(config.get("enable.ssl.certificate.verification", "true")).lower() == "false":
         raise KRaftConfigError("enable.ssl.certificate.verification=false: not supported by the KRaft source")
@@ -157,8 +205,11 @@ def _admin_class():
     class AuditAdminClient(KafkaAdminClient):
         async def _async_describe_quorum(self, topic, partition):
             _topic = DescribeQuorumRequest.TopicData
-            request = DescribeQuorumRequest(topics=[
-                _topic(topic_name=topic, partitions=[_topic.PartitionData(partition_index=partition)])])
+            request = DescribeQuorumRequest(
+                topics=[
+                    _topic(topic_name=topic, partitions=[_topic.PartitionData(partition_index=partition)])
+                ]
+            )
             response = await self._manager.send(request)
             top_error = Errors.for_code(response.error_code)
             if top_error is not Errors.NoError:
@@ -178,8 +229,15 @@ def _admin_class():
 
 # --- the collection -------------------------------------------------------------------------------
 
-def collect_kraft(bootstrap: str | None, *, client_config: dict | None = None, timeout: float = DEFAULT_TIMEOUT,
-                  admin=None, now_ms: int | None = None) -> CollectResult:
+
+def collect_kraft(
+    bootstrap: str | None,
+    *,
+    client_config: dict | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    admin=None,
+    now_ms: int | None = None,
+) -> CollectResult:
     """Collect the quorum, the finalized features and the log dirs. ``client_config``: librdkafka
     settings (client_config.py); ``admin``: a KafkaAdminClient to use (tests; not closed here);
     ``now_ms``: the collection time the fetch ages are computed against (default: now)."""
@@ -317,6 +375,7 @@ class _Reader:
 
 # --- responses -> rows (kafka-python's dict forms of the protocol responses) --------------------
 
+
 def feature_rows(features: dict) -> list[dict]:
     """``describe_features()`` -> ``features`` rows (sorted by feature)."""
     rows = []
@@ -327,13 +386,18 @@ def feature_rows(features: dict) -> list[dict]:
         level = int(finalized[1]) if finalized else None
         if level is not None and level <= 0:
             level = None
-        rows.append({
-            "feature": name, "finalized_level": level,
-            "version_name": METADATA_VERSIONS.get(level) if name == "metadata.version" and level else None,
-            "supported_min": int(supported[0]) if supported else None,
-            "supported_max": int(supported[1]) if supported else None,
-            "finalized_epoch": f.get("finalized_epoch"),
-        })
+        rows.append(
+            {
+                "feature": name,
+                "finalized_level": level,
+                "version_name": METADATA_VERSIONS.get(level)
+                if name == "metadata.version" and level
+                else None,
+                "supported_min": int(supported[0]) if supported else None,
+                "supported_max": int(supported[1]) if supported else None,
+                "finalized_epoch": f.get("finalized_epoch"),
+            }
+        )
     return rows
 
 
@@ -359,8 +423,9 @@ def quorum_rows(quorum: dict, now_ms: int) -> tuple[dict | None, list[dict], str
     hw = hw if isinstance(hw, int) and hw >= 0 else None
     endpoints: dict[int, list[str]] = {}
     for node in quorum.get("nodes") or []:  # KIP-853 (DescribeQuorum v2)
-        endpoints[node["node_id"]] = sorted(f"{li['name']}://{li['host']}:{li['port']}"
-                                            for li in node.get("listeners") or [])
+        endpoints[node["node_id"]] = sorted(
+            f"{li['name']}://{li['host']}:{li['port']}" for li in node.get("listeners") or []
+        )
     voters = part.get("current_voters") or []
     members = []
     for role, replicas in (("voter", voters), ("observer", part.get("observers") or [])):
@@ -369,18 +434,30 @@ def quorum_rows(quorum: dict, now_ms: int) -> tuple[dict | None, list[dict], str
             leo = r.get("log_end_offset")
             leo = leo if isinstance(leo, int) and leo >= 0 else None
             fetched, caught_up = _ts(r.get("last_fetch_timestamp")), _ts(r.get("last_caught_up_timestamp"))
-            members.append({
-                "node_id": node, "role": role, "is_leader": role == "voter" and node == leader,
-                "log_end_offset": leo,
-                "lag": max(0, hw - leo) if hw is not None and leo is not None else None, "high_watermark": hw,
-                "last_fetch_timestamp": fetched, "last_caught_up_timestamp": caught_up,
-                "fetch_age_ms": max(0, now_ms - fetched) if fetched is not None else None,
-                "caught_up_age_ms": max(0, now_ms - caught_up) if caught_up is not None else None,
-                "directory_id": str(r["replica_directory_id"]) if r.get("replica_directory_id") else None,
-                "endpoints": endpoints.get(node), "source": "describe_quorum",
-            })
-    controller = {"mode": "kraft", "controller_id": leader, "controller_epoch": part.get("leader_epoch"),
-                  "voters": sorted(r["replica_id"] for r in voters), "reassignment_pending": None}
+            members.append(
+                {
+                    "node_id": node,
+                    "role": role,
+                    "is_leader": role == "voter" and node == leader,
+                    "log_end_offset": leo,
+                    "lag": max(0, hw - leo) if hw is not None and leo is not None else None,
+                    "high_watermark": hw,
+                    "last_fetch_timestamp": fetched,
+                    "last_caught_up_timestamp": caught_up,
+                    "fetch_age_ms": max(0, now_ms - fetched) if fetched is not None else None,
+                    "caught_up_age_ms": max(0, now_ms - caught_up) if caught_up is not None else None,
+                    "directory_id": str(r["replica_directory_id"]) if r.get("replica_directory_id") else None,
+                    "endpoints": endpoints.get(node),
+                    "source": "describe_quorum",
+                }
+            )
+    controller = {
+        "mode": "kraft",
+        "controller_id": leader,
+        "controller_epoch": part.get("leader_epoch"),
+        "voters": sorted(r["replica_id"] for r in voters),
+        "reassignment_pending": None,
+    }
     return controller, members, None
 
 
@@ -391,11 +468,20 @@ def log_dir_rows(broker: int, results: list[dict]) -> list[dict]:
     rows = []
     for d in results:
         code = d.get("error_code") or 0
-        error = None if code == 0 else (getattr(Errors.for_code(code), "message", None) or f"error code {code}")
+        error = (
+            None if code == 0 else (getattr(Errors.for_code(code), "message", None) or f"error code {code}")
+        )
         total, usable = d.get("total_bytes"), d.get("usable_bytes")
         total = total if isinstance(total, int) and total >= 0 else None
         usable = usable if isinstance(usable, int) and usable >= 0 else None
-        rows.append({"broker_id": broker, "path": d.get("log_dir"), "error": error, "device": None,
-                     "total_bytes": total, "used_bytes": total - usable if total is not None and usable is not None
-                     else None})
+        rows.append(
+            {
+                "broker_id": broker,
+                "path": d.get("log_dir"),
+                "error": error,
+                "device": None,
+                "total_bytes": total,
+                "used_bytes": total - usable if total is not None and usable is not None else None,
+            }
+        )
     return rows

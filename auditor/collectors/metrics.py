@@ -167,7 +167,13 @@ _BROKER_LABELS = ("brokerid", "kafkabrokerid", "broker")
 # jmx_exporter's HELP text ends with the MBean and attribute: "(kafka.server<type=...><>Count)".
 _HELP_ATTRIBUTE = re.compile(r"<>([A-Za-z][\w-]*)\)?\s*$")
 # Meter attributes that are a rate (the ratio itself), with their preference.
-_RATE_ATTRIBUTES = {"value": 0, "oneminuterate": 0, "fiveminuterate": 1, "fifteenminuterate": 2, "meanrate": 3}
+_RATE_ATTRIBUTES = {
+    "value": 0,
+    "oneminuterate": 0,
+    "fiveminuterate": 1,
+    "fifteenminuterate": 2,
+    "meanrate": 3,
+}
 
 # Ratio metrics: (low, high, what) in canonical units. Values within RANGE_SLACK of the range
 # beyond an end are clamped (meter overshoot); anything further is a source error.
@@ -180,8 +186,12 @@ RANGE_SLACK = 0.05
 INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
 # Counts stored in (or copied to) int columns: brokers.cores, client_software.connections;
 # rules cast the others to integers. A value outside [0, max] is a source error naming the sample.
-COUNTS: dict[str, int] = {"cpu_count": INT32_MAX, "connection_count": INT32_MAX,
-                          "offline_log_directory_count": INT32_MAX, "request_queue_size": INT32_MAX}
+COUNTS: dict[str, int] = {
+    "cpu_count": INT32_MAX,
+    "connection_count": INT32_MAX,
+    "offline_log_directory_count": INT32_MAX,
+    "request_queue_size": INT32_MAX,
+}
 CONNECTIONS_MAX = INT32_MAX  # client_software.connections (int)
 FS_BYTES_MAX = INT64_MAX  # log_dirs.total_bytes / used_bytes (bigint)
 _BROKER_ID_TOO_LARGE = INT32_MAX + 1  # a broker id label of more digits than an int holds
@@ -221,10 +231,33 @@ class Mapping:
     complete: bool = False
 
 
-def _m(sample, canonical, *, where=(), keep=(), priority=0, scale=1.0, aggregate="sum", exporter="",
-       cumulative=False, counts=False, complete=False):
-    return Mapping(sample.lower(), canonical, tuple((_norm(k), v.lower()) for k, v in dict(where).items()),
-                   keep, priority, scale, aggregate, exporter, cumulative, counts, complete)
+def _m(
+    sample,
+    canonical,
+    *,
+    where=(),
+    keep=(),
+    priority=0,
+    scale=1.0,
+    aggregate="sum",
+    exporter="",
+    cumulative=False,
+    counts=False,
+    complete=False,
+):
+    return Mapping(
+        sample.lower(),
+        canonical,
+        tuple((_norm(k), v.lower()) for k, v in dict(where).items()),
+        keep,
+        priority,
+        scale,
+        aggregate,
+        exporter,
+        cumulative,
+        counts,
+        complete,
+    )
 
 
 _NPI = "network_processor_avg_idle_percent"
@@ -239,63 +272,175 @@ _RHI_PREFIX = "kafka_server_kafkarequesthandlerpool_requesthandleravgidle"
 # monitoring scrapes (jmx_exporter's default naming: domain_type_attribute{name=...}).
 _DEFAULT = "jmx_exporter default naming (MSK open monitoring)"
 MSK_OPEN_MONITORING = (
-    _m("kafka_network_SocketServer_Value", _NPI, where={"name": "NetworkProcessorAvgIdlePercent"},
-       aggregate="min", exporter=_DEFAULT),
-    _m("kafka_server_KafkaRequestHandlerPool_OneMinuteRate", _RHI, where=_RHI_BEAN, aggregate="min",
-       exporter=_DEFAULT),
-    _m("kafka_server_KafkaRequestHandlerPool_FiveMinuteRate", _RHI, where=_RHI_BEAN, priority=1, aggregate="min",
-       exporter=_DEFAULT),
-    _m("kafka_server_KafkaRequestHandlerPool_FifteenMinuteRate", _RHI, where=_RHI_BEAN, priority=2,
-       aggregate="min", exporter=_DEFAULT),
-    _m("kafka_server_KafkaRequestHandlerPool_MeanRate", _RHI, where=_RHI_BEAN, priority=3, aggregate="min",
-       exporter=_DEFAULT),
-    _m("kafka_server_KafkaRequestHandlerPool_Count", _RHI, where=_RHI_BEAN, cumulative=True, exporter=_DEFAULT),
-    _m("kafka_network_RequestChannel_Value", "request_queue_size", where={"name": "RequestQueueSize"},
-       exporter=_DEFAULT),
-    _m("kafka_log_LogManager_Value", "offline_log_directory_count", where={"name": "OfflineLogDirectoryCount"},
-       exporter=_DEFAULT),
-    _m("kafka_server_socket_server_metrics_connection_count", "connection_count", keep=("listener",),
-       exporter=_DEFAULT + "; Strimzi kafka-metrics.yaml"),
-    _m("java_lang_OperatingSystem_AvailableProcessors", "cpu_count", priority=1, aggregate="max",
-       exporter=_DEFAULT),
-    _m("java_lang_OperatingSystem_SystemCpuLoad", "cpu_user_system_percent", scale=100.0, priority=1,
-       aggregate="max", exporter=_DEFAULT),
-    _m("java_lang_OperatingSystem_CpuLoad", "cpu_user_system_percent", scale=100.0, aggregate="max",
-       exporter=_DEFAULT),
+    _m(
+        "kafka_network_SocketServer_Value",
+        _NPI,
+        where={"name": "NetworkProcessorAvgIdlePercent"},
+        aggregate="min",
+        exporter=_DEFAULT,
+    ),
+    _m(
+        "kafka_server_KafkaRequestHandlerPool_OneMinuteRate",
+        _RHI,
+        where=_RHI_BEAN,
+        aggregate="min",
+        exporter=_DEFAULT,
+    ),
+    _m(
+        "kafka_server_KafkaRequestHandlerPool_FiveMinuteRate",
+        _RHI,
+        where=_RHI_BEAN,
+        priority=1,
+        aggregate="min",
+        exporter=_DEFAULT,
+    ),
+    _m(
+        "kafka_server_KafkaRequestHandlerPool_FifteenMinuteRate",
+        _RHI,
+        where=_RHI_BEAN,
+        priority=2,
+        aggregate="min",
+        exporter=_DEFAULT,
+    ),
+    _m(
+        "kafka_server_KafkaRequestHandlerPool_MeanRate",
+        _RHI,
+        where=_RHI_BEAN,
+        priority=3,
+        aggregate="min",
+        exporter=_DEFAULT,
+    ),
+    _m(
+        "kafka_server_KafkaRequestHandlerPool_Count",
+        _RHI,
+        where=_RHI_BEAN,
+        cumulative=True,
+        exporter=_DEFAULT,
+    ),
+    _m(
+        "kafka_network_RequestChannel_Value",
+        "request_queue_size",
+        where={"name": "RequestQueueSize"},
+        exporter=_DEFAULT,
+    ),
+    _m(
+        "kafka_log_LogManager_Value",
+        "offline_log_directory_count",
+        where={"name": "OfflineLogDirectoryCount"},
+        exporter=_DEFAULT,
+    ),
+    _m(
+        "kafka_server_socket_server_metrics_connection_count",
+        "connection_count",
+        keep=("listener",),
+        exporter=_DEFAULT + "; Strimzi kafka-metrics.yaml",
+    ),
+    _m(
+        "java_lang_OperatingSystem_AvailableProcessors",
+        "cpu_count",
+        priority=1,
+        aggregate="max",
+        exporter=_DEFAULT,
+    ),
+    _m(
+        "java_lang_OperatingSystem_SystemCpuLoad",
+        "cpu_user_system_percent",
+        scale=100.0,
+        priority=1,
+        aggregate="max",
+        exporter=_DEFAULT,
+    ),
+    _m(
+        "java_lang_OperatingSystem_CpuLoad",
+        "cpu_user_system_percent",
+        scale=100.0,
+        aggregate="max",
+        exporter=_DEFAULT,
+    ),
 )
 
 _RULES = "jmx_exporter kafka-2_0_0.yml / kafka-0-8-2.yml, Confluent kafka_broker.yml"
 JMX_EXPORTER_EXAMPLE = (
     _m("kafka_network_socketserver_networkprocessoravgidlepercent", _NPI, aggregate="min", exporter=_RULES),
-    _m("kafka_network_socketserver_networkprocessoravgidle_percent", _NPI, aggregate="min",
-       exporter="Strimzi kafka-metrics.yaml (Percent rule)"),
+    _m(
+        "kafka_network_socketserver_networkprocessoravgidle_percent",
+        _NPI,
+        aggregate="min",
+        exporter="Strimzi kafka-metrics.yaml (Percent rule)",
+    ),
     # RequestHandlerAvgIdlePercent, a meter: the rates are the ratio.
-    _m(f"{_RHI_PREFIX}percent_total", _RHI, aggregate="min",
-       exporter="Confluent kafka_broker.yml / kafka_broker_p99only.yml: OneMinuteRate as a GAUGE"),
+    _m(
+        f"{_RHI_PREFIX}percent_total",
+        _RHI,
+        aggregate="min",
+        exporter="Confluent kafka_broker.yml / kafka_broker_p99only.yml: OneMinuteRate as a GAUGE",
+    ),
     _m(f"{_RHI_PREFIX}percent_oneminuterate", _RHI, aggregate="min", exporter="attribute-suffixed rules"),
     _m(f"{_RHI_PREFIX}percent_one_minute_rate", _RHI, aggregate="min", exporter="attribute-suffixed rules"),
-    _m(f"{_RHI_PREFIX}percent_fiveminuterate", _RHI, priority=1, aggregate="min",
-       exporter="attribute-suffixed rules"),
-    _m(f"{_RHI_PREFIX}percent_fifteenminuterate", _RHI, priority=2, aggregate="min",
-       exporter="attribute-suffixed rules"),
-    _m(f"{_RHI_PREFIX}percent_meanrate", _RHI, priority=3, aggregate="min", exporter="attribute-suffixed rules"),
-    _m(f"{_RHI_PREFIX}_percent", _RHI, priority=3, aggregate="min",
-       exporter="Strimzi kafka-metrics.yaml, kafka-2_0_0.yml (Percent rule): the MeanRate"),
+    _m(
+        f"{_RHI_PREFIX}percent_fiveminuterate",
+        _RHI,
+        priority=1,
+        aggregate="min",
+        exporter="attribute-suffixed rules",
+    ),
+    _m(
+        f"{_RHI_PREFIX}percent_fifteenminuterate",
+        _RHI,
+        priority=2,
+        aggregate="min",
+        exporter="attribute-suffixed rules",
+    ),
+    _m(
+        f"{_RHI_PREFIX}percent_meanrate",
+        _RHI,
+        priority=3,
+        aggregate="min",
+        exporter="attribute-suffixed rules",
+    ),
+    _m(
+        f"{_RHI_PREFIX}_percent",
+        _RHI,
+        priority=3,
+        aggregate="min",
+        exporter="Strimzi kafka-metrics.yaml, kafka-2_0_0.yml (Percent rule): the MeanRate",
+    ),
     # ... and its cumulative Count (idle nanoseconds since start), never a ratio.
-    _m(f"{_RHI_PREFIX}percent", _RHI, cumulative=True,
-       exporter="Confluent kafka_broker.yml / kafka_broker_p99only.yml, kafka-0-8-2.yml: the Count"),
+    _m(
+        f"{_RHI_PREFIX}percent",
+        _RHI,
+        cumulative=True,
+        exporter="Confluent kafka_broker.yml / kafka_broker_p99only.yml, kafka-0-8-2.yml: the Count",
+    ),
     _m(f"{_RHI_PREFIX}percent_count", _RHI, cumulative=True, exporter="kafka-2_0_0.yml, Strimzi: the Count"),
-    _m(f"{_RHI_PREFIX}percent_count_total", _RHI, cumulative=True,
-       exporter="kafka-2_0_0.yml, Strimzi under jmx_exporter 1.x (counters get _total)"),
+    _m(
+        f"{_RHI_PREFIX}percent_count_total",
+        _RHI,
+        cumulative=True,
+        exporter="kafka-2_0_0.yml, Strimzi under jmx_exporter 1.x (counters get _total)",
+    ),
     _m("kafka_network_requestchannel_requestqueuesize", "request_queue_size", exporter=_RULES + ", Strimzi"),
-    _m("kafka_log_logmanager_offlinelogdirectorycount", "offline_log_directory_count",
-       exporter="kafka-2_0_0.yml, Confluent kafka_broker.yml, Strimzi"),
-    _m("kafka_log_logmanager_offlinelogdirectorycount_value", "offline_log_directory_count",
-       exporter="kafka-0-8-2.yml"),
-    _m("kafka_log_logmanager_offlinelogdirectorycount_value_total", "offline_log_directory_count",
-       exporter="kafka-0-8-2.yml under jmx_exporter 1.x"),
-    _m("kafka_server_socketservermetrics_connection_count", "connection_count", keep=("listener",),
-       exporter="Confluent kafka_broker.yml"),
+    _m(
+        "kafka_log_logmanager_offlinelogdirectorycount",
+        "offline_log_directory_count",
+        exporter="kafka-2_0_0.yml, Confluent kafka_broker.yml, Strimzi",
+    ),
+    _m(
+        "kafka_log_logmanager_offlinelogdirectorycount_value",
+        "offline_log_directory_count",
+        exporter="kafka-0-8-2.yml",
+    ),
+    _m(
+        "kafka_log_logmanager_offlinelogdirectorycount_value_total",
+        "offline_log_directory_count",
+        exporter="kafka-0-8-2.yml under jmx_exporter 1.x",
+    ),
+    _m(
+        "kafka_server_socketservermetrics_connection_count",
+        "connection_count",
+        keep=("listener",),
+        exporter="Confluent kafka_broker.yml",
+    ),
 )
 
 # KRaft raft-metrics (kafka.server:type=raft-metrics, every KRaft node: voters and observers):
@@ -304,29 +449,65 @@ JMX_EXPORTER_EXAMPLE = (
 RAFT_METRICS = tuple(
     _m(f"{prefix}_{attribute}", f"raft_{attribute}", aggregate="max", exporter=exporter)
     for attribute in ("current_leader", "current_epoch", "high_watermark", "log_end_offset")
-    for prefix, exporter in (("kafka_server_raft_metrics", _DEFAULT),
-                             ("kafka_server_raftmetrics", "Strimzi kafka-metrics.yaml (KRaft rules)"))
+    for prefix, exporter in (
+        ("kafka_server_raft_metrics", _DEFAULT),
+        ("kafka_server_raftmetrics", "Strimzi kafka-metrics.yaml (KRaft rules)"),
+    )
 )
 
 # Protocol requests by API and version (kafka.network:type=RequestMetrics), see the module doc.
 REQUEST_KEEP = ("request", "version")
 DEPRECATED_REQUEST_KEEP = (*REQUEST_KEEP, "client_software_name", "client_software_version")
-_REQUEST_BEANS = (("RequestsPerSec", "request", REQUEST_KEEP),
-                  ("DeprecatedRequestsPerSec", "deprecated_request", DEPRECATED_REQUEST_KEEP))
-REQUEST_METRICS = tuple(
-    _m(f"kafka_network_RequestMetrics_{attribute}", f"{canonical}_rate", where={"name": bean}, keep=keep,
-       priority=priority, complete=True, exporter=_DEFAULT)
-    for bean, canonical, keep in _REQUEST_BEANS
-    for priority, attribute in enumerate(("OneMinuteRate", "FiveMinuteRate", "FifteenMinuteRate", "MeanRate"))
-) + tuple(
-    _m("kafka_network_RequestMetrics_Count", f"{canonical}_count", where={"name": bean}, keep=keep, counts=True,
-       complete=True, exporter=_DEFAULT)
-    for bean, canonical, keep in _REQUEST_BEANS
-) + (
-    _m("kafka_network_requestmetrics_requestspersec", "request_count", keep=REQUEST_KEEP, counts=True,
-       complete=True, exporter="Confluent kafka_broker.yml (generic two-tag Count rule)"),
-    _m("kafka_network_requestmetrics_requests_total", "request_count", keep=REQUEST_KEEP, counts=True,
-       complete=True, exporter="jmx_exporter kafka-2_0_0.yml, Strimzi kafka-metrics.yaml (PerSec Count rule)"),
+_REQUEST_BEANS = (
+    ("RequestsPerSec", "request", REQUEST_KEEP),
+    ("DeprecatedRequestsPerSec", "deprecated_request", DEPRECATED_REQUEST_KEEP),
+)
+REQUEST_METRICS = (
+    tuple(
+        _m(
+            f"kafka_network_RequestMetrics_{attribute}",
+            f"{canonical}_rate",
+            where={"name": bean},
+            keep=keep,
+            priority=priority,
+            complete=True,
+            exporter=_DEFAULT,
+        )
+        for bean, canonical, keep in _REQUEST_BEANS
+        for priority, attribute in enumerate(
+            ("OneMinuteRate", "FiveMinuteRate", "FifteenMinuteRate", "MeanRate")
+        )
+    )
+    + tuple(
+        _m(
+            "kafka_network_RequestMetrics_Count",
+            f"{canonical}_count",
+            where={"name": bean},
+            keep=keep,
+            counts=True,
+            complete=True,
+            exporter=_DEFAULT,
+        )
+        for bean, canonical, keep in _REQUEST_BEANS
+    )
+    + (
+        _m(
+            "kafka_network_requestmetrics_requestspersec",
+            "request_count",
+            keep=REQUEST_KEEP,
+            counts=True,
+            complete=True,
+            exporter="Confluent kafka_broker.yml (generic two-tag Count rule)",
+        ),
+        _m(
+            "kafka_network_requestmetrics_requests_total",
+            "request_count",
+            keep=REQUEST_KEEP,
+            counts=True,
+            complete=True,
+            exporter="jmx_exporter kafka-2_0_0.yml, Strimzi kafka-metrics.yaml (PerSec Count rule)",
+        ),
+    )
 )
 
 MAPPINGS: tuple[Mapping, ...] = MSK_OPEN_MONITORING + JMX_EXPORTER_EXAMPLE + RAFT_METRICS + REQUEST_METRICS
@@ -335,35 +516,45 @@ for _mp in MAPPINGS:
     _BY_SAMPLE[_mp.sample].append(_mp)
 _ORDER = {mp: i for i, mp in enumerate(MAPPINGS)}
 
-_CLIENT_SOFTWARE = frozenset({
-    "kafka_server_socket_server_metrics_connections",  # jmx_exporter default naming (MSK)
-    "kafka_server_socket_server_metrics_connections_software",  # Strimzi's kafka-metrics.yaml
-    "kafka_server_socketservermetrics_connections",  # Confluent's jmx-monitoring-stacks kafka_broker.yml
-})
+_CLIENT_SOFTWARE = frozenset(
+    {
+        "kafka_server_socket_server_metrics_connections",  # jmx_exporter default naming (MSK)
+        "kafka_server_socket_server_metrics_connections_software",  # Strimzi's kafka-metrics.yaml
+        "kafka_server_socketservermetrics_connections",  # Confluent's jmx-monitoring-stacks kafka_broker.yml
+    }
+)
 _NODE_CPU = frozenset({"node_cpu_seconds_total", "node_cpu"})
 _NODE_FS_SIZE = frozenset({"node_filesystem_size_bytes", "node_filesystem_size"})
 _NODE_FS_AVAIL = frozenset({"node_filesystem_avail_bytes", "node_filesystem_avail"})
 _NODE = _NODE_CPU | _NODE_FS_SIZE | _NODE_FS_AVAIL
 # The broker's AppInfo version, in a ``version`` label (see the module docstring): these names,
 # and any sample whose name starts with one of _APP_INFO_PREFIXES.
-_APP_INFO = frozenset({
-    "kafka_server_app_info",  # koperator's default config: kafka.server<type=app-info><>version: (.*)
-    "kafka_server_app_info_version",  # a rule naming the attribute (koperator's JMX version extractor)
-    "kafka_server_appinfo_version",
-    "kafka_server_appinfo",
-})
+_APP_INFO = frozenset(
+    {
+        "kafka_server_app_info",  # koperator's default config: kafka.server<type=app-info><>version: (.*)
+        "kafka_server_app_info_version",  # a rule naming the attribute (koperator's JMX version extractor)
+        "kafka_server_appinfo_version",
+        "kafka_server_appinfo",
+    }
+)
 _APP_INFO_PREFIXES = ("kafka_server_app_info_", "kafka_server_appinfo_")
 _APP_INFO_VERSION = re.compile(r"^v?\d{1,3}\.\d{1,3}[\w.+~-]{0,60}$")
 _KNOWN = frozenset(_BY_SAMPLE) | _CLIENT_SOFTWARE | _NODE
 
 # Families every Go/Python/JVM exporter serves about itself: not named in the warning.
 _RUNTIME_PREFIXES = ("go_", "process_", "promhttp_", "python_", "jmx_", "jvm_")
-_KAFKA_EXPORTER_PREFIXES = ("kafka_consumergroup_", "kafka_topic_partition", "kafka_exporter_build_info",
-                            "kafka_brokers")
+_KAFKA_EXPORTER_PREFIXES = (
+    "kafka_consumergroup_",
+    "kafka_topic_partition",
+    "kafka_exporter_build_info",
+    "kafka_brokers",
+)
 
-ACCEPTED_BROKER_FORMS = ("a broker_id=N: prefix on the source, a broker_id label, a URL or `instance` label host "
-                         "that is one registered broker's host (ZooKeeper, Admin API, advertised.listeners), "
-                         "an MSK broker host b-N.<cluster>...kafka...")
+ACCEPTED_BROKER_FORMS = (
+    "a broker_id=N: prefix on the source, a broker_id label, a URL or `instance` label host "
+    "that is one registered broker's host (ZooKeeper, Admin API, advertised.listeners), "
+    "an MSK broker host b-N.<cluster>...kafka..."
+)
 
 
 @dataclass
@@ -591,8 +782,9 @@ def _fetch_url(target: str, timeout: float) -> bytes:
     url, authorization = split_credentials(target)
     deadline = _Deadline(timeout)
     opener = urllib.request.build_opener(_HTTPHandler(deadline), _HTTPSHandler(deadline), _NoFTPHandler())
-    req = urllib.request.Request(url, headers={"Accept": "text/plain;version=0.0.4, */*;q=0.1",
-                                               "User-Agent": "kafka-auditor"})
+    req = urllib.request.Request(
+        url, headers={"Accept": "text/plain;version=0.0.4, */*;q=0.1", "User-Agent": "kafka-auditor"}
+    )
     if authorization is not None:
         req.add_unredirected_header("Authorization", authorization)  # not sent on to a redirect
     chunks: list[bytes] = []
@@ -632,7 +824,9 @@ def fetch(target: str, timeout: float = DEFAULT_TIMEOUT) -> str:
     if target.lower().startswith(("http://", "https://")):
         data = _fetch_url(target, timeout)
     elif "://" in target:
-        raise ValueError(f"unsupported URL scheme (expected a file, http:// or https://): {redact_url(target)}")
+        raise ValueError(
+            f"unsupported URL scheme (expected a file, http:// or https://): {redact_url(target)}"
+        )
     else:
         path = Path(target)
         if path.is_dir():
@@ -724,9 +918,13 @@ def _version_order(version: str) -> tuple:
 _AGGREGATE = {"sum": lambda a, b: a + b, "max": max, "min": min}
 
 
-def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
-                  broker_hosts: BrokerHosts | Iterable[tuple[int, str | None, int | None]] | None = None
-                  ) -> MetricsResult:
+def parse_metrics(
+    text: str,
+    target: str,
+    broker_hint: int | None = None,
+    *,
+    broker_hosts: BrokerHosts | Iterable[tuple[int, str | None, int | None]] | None = None,
+) -> MetricsResult:
     """Map one scrape's samples to ``metrics`` and ``client_software`` rows; never raises.
 
     ``broker_hint``: the source's ``broker_id=N:`` prefix. ``broker_hosts``: the registered
@@ -796,8 +994,11 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
                         continue  # no version label, or "unknown" (AppInfoParser's default)
                     usable += 1
                     app_id = (_label(labels, "id") or "").strip()
-                    broker = (int(app_id) if app_id.isascii() and app_id.isdigit() and len(app_id) <= 9
-                              else broker_of(labels))
+                    broker = (
+                        int(app_id)
+                        if app_id.isascii() and app_id.isdigit() and len(app_id) <= 9
+                        else broker_of(labels)
+                    )
                     if broker is None:
                         no_broker += 1
                         no_broker_example = no_broker_example or _show(s.name, labels)
@@ -838,9 +1039,11 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
                     continue
                 if not 0 <= broker <= INT32_MAX:  # broker_id is an int column
                     shown = {k: v if len(v) <= 40 else v[:40] + "..." for k, v in labels.items()}
-                    out_of_range.append(f"{_show(s.name, shown, value)}: broker id "
-                                        f"{broker if broker != _BROKER_ID_TOO_LARGE else '(a label of 13+ digits)'} "
-                                        f"is outside [0, {INT32_MAX}]: not stored")
+                    out_of_range.append(
+                        f"{_show(s.name, shown, value)}: broker id "
+                        f"{broker if broker != _BROKER_ID_TOO_LARGE else '(a label of 13+ digits)'} "
+                        f"is outside [0, {INT32_MAX}]: not stored"
+                    )
                     continue
                 if name in _NODE_CPU:
                     if (_label(labels, "mode") or "").lower() == "idle":
@@ -850,37 +1053,60 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
                     mount = _label(labels, "mountpoint")
                     if mount:
                         fs = result.filesystems.setdefault(broker, {}).setdefault(
-                            mount, {"device": _label(labels, "device"), "fstype": _label(labels, "fstype")})
+                            mount, {"device": _label(labels, "device"), "fstype": _label(labels, "fstype")}
+                        )
                         if not 0 <= value <= FS_BYTES_MAX:  # log_dirs bytes are bigint
-                            out_of_range.append(f"{_show(s.name, labels, value)} is outside [0, {FS_BYTES_MAX}], "
-                                                "a size in bytes: not stored")
+                            out_of_range.append(
+                                f"{_show(s.name, labels, value)} is outside [0, {FS_BYTES_MAX}], "
+                                "a size in bytes: not stored"
+                            )
                             continue
                         fs["size_bytes" if name in _NODE_FS_SIZE else "avail_bytes"] = value
                     continue
                 if name in _CLIENT_SOFTWARE:
                     if not 0 <= value <= CONNECTIONS_MAX:  # client_software.connections is an int
-                        out_of_range.append(f"{_show(s.name, labels, value)} is outside [0, {CONNECTIONS_MAX}], "
-                                            "a connection count: not stored")
+                        out_of_range.append(
+                            f"{_show(s.name, labels, value)} is outside [0, {CONNECTIONS_MAX}], "
+                            "a connection count: not stored"
+                        )
                         continue
-                    clients[(broker, _label(labels, "listener") or "", _label(labels, "clientsoftwarename"),
-                             _label(labels, "clientsoftwareversion") or "")] += value
+                    clients[
+                        (
+                            broker,
+                            _label(labels, "listener") or "",
+                            _label(labels, "clientsoftwarename"),
+                            _label(labels, "clientsoftwareversion") or "",
+                        )
+                    ] += value
                     continue
                 for mp, prio in uses:
                     if mp.canonical == "cpu_user_system_percent" and value < 0:
                         continue  # the JVM reports a negative load when it cannot read it
                     v = _in_range(mp.canonical, value * mp.scale)
                     if v is not None and mp.canonical in COUNTS and not 0 <= v <= COUNTS[mp.canonical]:
-                        out_of_range.append(f"{_show(s.name, labels, value)} is outside [0, {COUNTS[mp.canonical]}], "
-                                            f"a count for {mp.canonical}: not stored")
+                        out_of_range.append(
+                            f"{_show(s.name, labels, value)} is outside [0, {COUNTS[mp.canonical]}], "
+                            f"a count for {mp.canonical}: not stored"
+                        )
                         continue
                     if v is None:
                         lo, hi, what = RANGES[mp.canonical]
                         scaled = f" ({value * mp.scale:g} as {mp.canonical})" if mp.scale != 1 else ""
-                        out_of_range.append(f"{_show(s.name, labels, value)}{scaled} is outside [{lo:g}, {hi:g}], "
-                                            f"{what} for {mp.canonical}: not stored")
+                        out_of_range.append(
+                            f"{_show(s.name, labels, value)}{scaled} is outside [{lo:g}, {hi:g}], "
+                            f"{what} for {mp.canonical}: not stored"
+                        )
                         continue
-                    kept = {k: _label(labels, _norm(k)) for k in mp.keep if _label(labels, _norm(k)) is not None}
-                    key = (broker, mp.canonical, json.dumps(kept, sort_keys=True, separators=(",", ":")), mp, prio)
+                    kept = {
+                        k: _label(labels, _norm(k)) for k in mp.keep if _label(labels, _norm(k)) is not None
+                    }
+                    key = (
+                        broker,
+                        mp.canonical,
+                        json.dumps(kept, sort_keys=True, separators=(",", ":")),
+                        mp,
+                        prio,
+                    )
                     agg[key] = _AGGREGATE[mp.aggregate](agg[key], v) if key in agg else v
     except Exception as e:  # the parser raises ValueError, and others on odd input
         result.error(SOURCE, target, f"{target}: not valid Prometheus text: {one_line(e, 200)}")
@@ -896,58 +1122,92 @@ def parse_metrics(text: str, target: str, broker_hint: int | None = None, *,
         best[(broker, "cpu_count", "{}")] = ((-1, -1), float(len(ids)))  # node exporter over the JVM's view
     for (broker, canonical, labels_json), (_rank, v) in sorted(best.items(), key=lambda kv: kv[0]):
         if canonical in COUNTS and not 0 <= v <= COUNTS[canonical]:  # a sum of samples that each fit
-            out_of_range.append(f"{canonical}{labels_json} of broker {broker} sums to {v:g}, outside "
-                                f"[0, {COUNTS[canonical]}]: not stored")
+            out_of_range.append(
+                f"{canonical}{labels_json} of broker {broker} sums to {v:g}, outside "
+                f"[0, {COUNTS[canonical]}]: not stored"
+            )
             continue
-        result.rows("metrics").append({"broker_id": broker, "name": canonical, "labels": labels_json,
-                                       "value": float(v)})
+        result.rows("metrics").append(
+            {"broker_id": broker, "name": canonical, "labels": labels_json, "value": float(v)}
+        )
     for (broker, listener, sw, version), conns in sorted(clients.items()):
         if not 0 <= conns <= CONNECTIONS_MAX:  # a sum of samples that each fit
-            out_of_range.append(f"connections of {sw} {version} on broker {broker}{' ' + listener if listener else ''} "
-                                f"sum to {conns:g}, outside [0, {CONNECTIONS_MAX}]: not stored")
+            out_of_range.append(
+                f"connections of {sw} {version} on broker {broker}{' ' + listener if listener else ''} "
+                f"sum to {conns:g}, outside [0, {CONNECTIONS_MAX}]: not stored"
+            )
             continue
-        result.rows("client_software").append({"broker_id": broker, "listener": listener or None,
-                                               "client_name": sw, "client_version": version or None,
-                                               "connections": int(round(conns))})
+        result.rows("client_software").append(
+            {
+                "broker_id": broker,
+                "listener": listener or None,
+                "client_name": sw,
+                "client_version": version or None,
+                "connections": int(round(conns)),
+            }
+        )
     for message in out_of_range[:MAX_RANGE_ERRORS]:
         result.error(SOURCE, target, f"{target}: {message}")
     if len(out_of_range) > MAX_RANGE_ERRORS:
-        result.error(SOURCE, target, f"{target}: {len(out_of_range) - MAX_RANGE_ERRORS} more samples out of "
-                                     "range for a ratio metric: not stored")
+        result.error(
+            SOURCE,
+            target,
+            f"{target}: {len(out_of_range) - MAX_RANGE_ERRORS} more samples out of "
+            "range for a ratio metric: not stored",
+        )
     if no_broker:
-        result.error(SOURCE, target, f"{target}: {no_broker} samples name no broker; accepted: {ACCEPTED_BROKER_FORMS} "
-                                     f"({len(hosts)} brokers with a registered host; e.g. {one_line(no_broker_example, 100)})")
+        result.error(
+            SOURCE,
+            target,
+            f"{target}: {no_broker} samples name no broker; accepted: {ACCEPTED_BROKER_FORMS} "
+            f"({len(hosts)} brokers with a registered host; e.g. {one_line(no_broker_example, 100)})",
+        )
     if not result.errors and not result.tables and not result.filesystems and not result.versions:
         result.warnings.append(_nothing_read(target, samples, usable, families, cumulative, kafka_exporter))
     return result
 
 
-def _nothing_read(target: str, samples: int, usable: int, families: list[str], cumulative: list[str],
-                  kafka_exporter: bool) -> str:
+def _nothing_read(
+    target: str, samples: int, usable: int, families: list[str], cumulative: list[str], kafka_exporter: bool
+) -> str:
     """The warning for a source that gave no row (and no error)."""
     if samples == 0:
         return f"{target}: no samples: nothing read from this metrics source"
     if usable:
-        return (f"{target}: {usable} recognised samples gave no value (not finite, or 'not available'): "
-                "nothing read from this metrics source")
+        return (
+            f"{target}: {usable} recognised samples gave no value (not finite, or 'not available'): "
+            "nothing read from this metrics source"
+        )
     if cumulative:
-        return (f"{target}: only cumulative meter counts recognised ({', '.join(cumulative[:3])}), no gauge or "
-                "rate the audit reads: nothing read from this metrics source")
+        return (
+            f"{target}: only cumulative meter counts recognised ({', '.join(cumulative[:3])}), no gauge or "
+            "rate the audit reads: nothing read from this metrics source"
+        )
     shown = f" ({', '.join(families[:5])}{', ...' if len(families) > 5 else ''})" if families else ""
-    what = " (kafka_exporter output: topic and consumer-group metrics, which no check reads)" if kafka_exporter else ""
-    return (f"{target}: no Kafka broker (JMX exporter) or node exporter metric recognised in {samples} samples"
-            f"{shown}{what}: nothing read from this metrics source")
+    what = (
+        " (kafka_exporter output: topic and consumer-group metrics, which no check reads)"
+        if kafka_exporter
+        else ""
+    )
+    return (
+        f"{target}: no Kafka broker (JMX exporter) or node exporter metric recognised in {samples} samples"
+        f"{shown}{what}: nothing read from this metrics source"
+    )
 
 
-def collect_metrics(sources, *, timeout: float = DEFAULT_TIMEOUT,
-                    fetcher: Callable[[str, float], str] = fetch,
-                    broker_hosts: Iterable[tuple[int, str | None, int | None]] = ()) -> MetricsResult:
+def collect_metrics(
+    sources,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    fetcher: Callable[[str, float], str] = fetch,
+    broker_hosts: Iterable[tuple[int, str | None, int | None]] = (),
+) -> MetricsResult:
     """Collect every metrics source (``[broker_id=N:]FILE_OR_URL``); failures become source
     errors, a source that gives nothing the audit reads a ``warning`` source entry.
     ``broker_hosts``: the registered brokers' ``(broker_id, host, port)`` (see parse_metrics)."""
     result = MetricsResult()
     hosts = BrokerHosts(broker_hosts)
-    for source in ([sources] if isinstance(sources, str) else sources):
+    for source in [sources] if isinstance(sources, str) else sources:
         hint, raw = split_hint(source)
         # What is shown and stored: the URL without its credentials. The fetcher gets the raw
         # one (it sends user:pass as an Authorization header).
@@ -977,8 +1237,11 @@ def collect_metrics(sources, *, timeout: float = DEFAULT_TIMEOUT,
         for b, version in one.versions.items():
             result.versions.setdefault(b, version)  # two sources for one broker: the first seen
         result.warnings.extend(one.warnings)
-        entry = {"source": SOURCE, "target": target,
-                 "status": "error" if one.errors else "warning" if one.warnings else "ok"}
+        entry = {
+            "source": SOURCE,
+            "target": target,
+            "status": "error" if one.errors else "warning" if one.warnings else "ok",
+        }
         if one.warnings:
             entry["reason"] = one_line("; ".join(one.warnings))
         if one.attribution:

@@ -53,8 +53,13 @@ READ_PREFIXES = ("Describe", "List", "Get")
 MAX_OPERATION_PAGES = 3  # in-progress operations are the newest: no need for years of history
 DEFAULTS_FILE = "msk-default-configuration"
 _ARN = re.compile(r"^arn:aws[\w-]*:kafka:([a-z0-9-]+):\d{12}:cluster/([^/]+)/[\w-]+$")
-_DENIED = ("AccessDeniedException", "AccessDenied", "ForbiddenException", "UnauthorizedException",
-           "UnauthorizedOperation")
+_DENIED = (
+    "AccessDeniedException",
+    "AccessDenied",
+    "ForbiddenException",
+    "UnauthorizedException",
+    "UnauthorizedOperation",
+)
 _FINISHED = ("COMPLETE", "FAILED", "CANCELLED", "CANCELED")
 # GetBootstrapBrokers keys per (security.protocol, SASL mechanism) of the client config.
 _LISTENERS = {
@@ -114,9 +119,11 @@ def security_of(command_config) -> tuple[str | None, str | None]:
 
 def read_only(client) -> None:
     """Refuse, before anything is sent, any operation that does not only read."""
+
     def guard(model, **_):
         if not model.name.startswith(READ_PREFIXES):
             raise PermissionError(f"msk: {model.name} is not a read-only call: refused")
+
     client.meta.events.register("provide-client-params.*.*", guard)
 
 
@@ -127,8 +134,11 @@ def make_client(service: str, region: str | None, timeout: float = DEFAULT_TIMEO
         from botocore.config import Config
     except ImportError:
         raise MskUnavailable("the AWS MSK source needs boto3: pip install 'kafka-auditor[msk]'") from None
-    config = Config(connect_timeout=timeout, read_timeout=timeout,
-                    retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS})
+    config = Config(
+        connect_timeout=timeout,
+        read_timeout=timeout,
+        retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
+    )
     client = boto3.session.Session().client(service, region_name=region, config=config)
     read_only(client)
     return client
@@ -156,7 +166,9 @@ def describe_failure(error: Exception, action: str, target: str) -> str:
         err = error.response.get("Error", {})
         code, message = err.get("Code") or "error", one_line(err.get("Message") or "", 200)
         if code in _DENIED or error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 403:
-            return f"{action} denied for {target} ({code}): allow it in the IAM policy (README: AWS MSK source)"
+            return (
+                f"{action} denied for {target} ({code}): allow it in the IAM policy (README: AWS MSK source)"
+            )
         if code in ("TooManyRequestsException", "ThrottlingException"):
             return f"{action} for {target}: still throttled after {MAX_ATTEMPTS} attempts ({code})"
         return f"{action} for {target} failed: {code}" + (f": {message}" if message else "")
@@ -174,8 +186,15 @@ def _snake(operation: str) -> str:
 # --- one cluster ------------------------------------------------------------------------------
 
 
-def collect_msk(cluster_arn: str, *, region: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-                security: tuple[str | None, str | None] = (None, None), kafka=None, ec2=None) -> MskCollected:
+def collect_msk(
+    cluster_arn: str,
+    *,
+    region: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    security: tuple[str | None, str | None] = (None, None),
+    kafka=None,
+    ec2=None,
+) -> MskCollected:
     """Read one MSK cluster (see the module docstring). ``security``: the client config's
     (security.protocol, SASL mechanism), to choose the bootstrap listener. ``kafka`` / ``ec2``:
     clients to use (tests); else made here. Never raises: failures are source errors."""
@@ -196,13 +215,21 @@ def collect_msk(cluster_arn: str, *, region: str | None = None, timeout: float =
         return out
     _describe(out, info)
     if info.get("ClusterType") == "SERVERLESS":
-        r.sources.append({"source": SOURCE, "target": cluster_arn, "status": "warning",
-                          "reason": f"{cluster_arn}: MSK Serverless: no brokers, configuration or metrics to read"})
+        r.sources.append(
+            {
+                "source": SOURCE,
+                "target": cluster_arn,
+                "status": "warning",
+                "reason": f"{cluster_arn}: MSK Serverless: no brokers, configuration or metrics to read",
+            }
+        )
         return out
-    steps = (lambda: _nodes(out, kafka, ec2, cluster_arn, region, timeout),
-             lambda: _bootstrap(out, kafka, cluster_arn, security),
-             lambda: _configuration(out, kafka, info, cluster_arn),
-             lambda: _operations(out, kafka, cluster_arn))
+    steps = (
+        lambda: _nodes(out, kafka, ec2, cluster_arn, region, timeout),
+        lambda: _bootstrap(out, kafka, cluster_arn, security),
+        lambda: _configuration(out, kafka, info, cluster_arn),
+        lambda: _operations(out, kafka, cluster_arn),
+    )
     for step in steps:  # each failure is recorded; the others still run
         try:
             step()
@@ -233,25 +260,44 @@ def _describe(out: MskCollected, info: dict) -> None:
     instance_type = group.get("InstanceType")
     subnets = group.get("ClientSubnets") or []
     out.name = info.get("ClusterName") or out.name
-    fields = {"platform": "msk", "msk_instance_type": instance_type, "az_count": len(set(subnets)) or None,
-              "metadata_mode": kraft_mode(software.get("KafkaVersion"), instance_type,
-                                          prov.get("ZookeeperConnectString"))}
+    fields = {
+        "platform": "msk",
+        "msk_instance_type": instance_type,
+        "az_count": len(set(subnets)) or None,
+        "metadata_mode": kraft_mode(
+            software.get("KafkaVersion"), instance_type, prov.get("ZookeeperConnectString")
+        ),
+    }
     out.cluster_fields = {k: v for k, v in fields.items() if v is not None}
     if version:  # a cluster-level version: used when no broker reports its own (versions.py)
         out.result.meta.update(kafka_version=version, kafka_version_source="msk-api")
     monitoring = (prov.get("OpenMonitoring") or {}).get("Prometheus") or {}
-    out.manifest.update({
-        "cluster_name": out.name, "cluster_type": info.get("ClusterType"), "state": info.get("State"),
-        "state_code": (info.get("StateInfo") or {}).get("Code"), "active_operation_arn": info.get("ActiveOperationArn"),
-        "kafka_version": version, "instance_type": instance_type, "broker_count": prov.get("NumberOfBrokerNodes"),
-        "client_subnets": subnets, "storage_mode": prov.get("StorageMode"),
-        "configuration": {"arn": software.get("ConfigurationArn"), "revision": software.get("ConfigurationRevision")}
-        if software.get("ConfigurationArn") else None,
-        "open_monitoring": {"jmx_exporter": bool((monitoring.get("JmxExporter") or {}).get("EnabledInBroker")),
-                            "node_exporter": bool((monitoring.get("NodeExporter") or {}).get("EnabledInBroker"))},
-        "zookeeper_connect": prov.get("ZookeeperConnectString"),
-        "customer_action_status": prov.get("CustomerActionStatus"),
-    })
+    out.manifest.update(
+        {
+            "cluster_name": out.name,
+            "cluster_type": info.get("ClusterType"),
+            "state": info.get("State"),
+            "state_code": (info.get("StateInfo") or {}).get("Code"),
+            "active_operation_arn": info.get("ActiveOperationArn"),
+            "kafka_version": version,
+            "instance_type": instance_type,
+            "broker_count": prov.get("NumberOfBrokerNodes"),
+            "client_subnets": subnets,
+            "storage_mode": prov.get("StorageMode"),
+            "configuration": {
+                "arn": software.get("ConfigurationArn"),
+                "revision": software.get("ConfigurationRevision"),
+            }
+            if software.get("ConfigurationArn")
+            else None,
+            "open_monitoring": {
+                "jmx_exporter": bool((monitoring.get("JmxExporter") or {}).get("EnabledInBroker")),
+                "node_exporter": bool((monitoring.get("NodeExporter") or {}).get("EnabledInBroker")),
+            },
+            "zookeeper_connect": prov.get("ZookeeperConnectString"),
+            "customer_action_status": prov.get("CustomerActionStatus"),
+        }
+    )
 
 
 def _pages(r: CollectResult, target: str, client, operation: str, key: str, max_pages: int = 1000, **params):
@@ -271,16 +317,26 @@ def _nodes(out: MskCollected, kafka, ec2, arn: str, region: str | None, timeout:
     zones = _subnet_zones(out, ec2, {b.get("ClientSubnet") for b in brokers} - {None}, region, timeout)
     for b in sorted(brokers, key=lambda b: b.get("BrokerId", 0)):
         endpoints = b.get("Endpoints") or []
-        r.rows("brokers").append({"broker_id": int(b["BrokerId"]), "host": endpoints[0] if endpoints else None,
-                                  "port": None, "rack": zones.get(b.get("ClientSubnet")), "cores": None,
-                                  "log_dirs": None, "version": None})
+        r.rows("brokers").append(
+            {
+                "broker_id": int(b["BrokerId"]),
+                "host": endpoints[0] if endpoints else None,
+                "port": None,
+                "rack": zones.get(b.get("ClientSubnet")),
+                "cores": None,
+                "log_dirs": None,
+                "version": None,
+            }
+        )
     controllers = [e for n in nodes for e in ((n.get("ControllerNodeInfo") or {}).get("Endpoints") or [])]
     out.manifest["broker_subnets"] = {str(int(b["BrokerId"])): b.get("ClientSubnet") for b in brokers}
     if controllers:
         out.manifest["controller_endpoints"] = controllers
 
 
-def _subnet_zones(out: MskCollected, ec2, subnets: set[str], region: str | None, timeout: float) -> dict[str, str]:
+def _subnet_zones(
+    out: MskCollected, ec2, subnets: set[str], region: str | None, timeout: float
+) -> dict[str, str]:
     """subnet -> AZ id (what MSK sets broker.rack to). Optional: ec2:DescribeSubnets denied or
     unreachable leaves the racks unknown, with a note; never a source error."""
     if not subnets:
@@ -289,12 +345,16 @@ def _subnet_zones(out: MskCollected, ec2, subnets: set[str], region: str | None,
         ec2 = ec2 or make_client("ec2", region, timeout)
         found = ec2.describe_subnets(SubnetIds=sorted(subnets)).get("Subnets") or []
     except Exception as e:  # noqa: BLE001 (optional: racks stay unknown)
-        out.manifest["racks"] = f"unknown: {describe_failure(e, 'ec2:DescribeSubnets', ', '.join(sorted(subnets)))}"
+        out.manifest["racks"] = (
+            f"unknown: {describe_failure(e, 'ec2:DescribeSubnets', ', '.join(sorted(subnets)))}"
+        )
         return {}
     return {s["SubnetId"]: s.get("AvailabilityZoneId") or s.get("AvailabilityZone") for s in found}
 
 
-def choose_bootstrap(brokers: dict, protocol: str | None, mechanism: str | None) -> tuple[str | None, str | None]:
+def choose_bootstrap(
+    brokers: dict, protocol: str | None, mechanism: str | None
+) -> tuple[str | None, str | None]:
     """(listener key, servers) the Admin API collector should use. With a client config: the
     listener of its security.protocol / SASL mechanism. Without one: plaintext, else TLS
     (unauthenticated TLS needs no client config); IAM and SCRAM listeners need one."""
@@ -347,12 +407,17 @@ def _configuration(out: MskCollected, kafka, info: dict, arn: str) -> None:
         out.result.error(SOURCE, where, f"{where}: line {problems[0].line}: {problems[0].message}")
     for bid in ids:
         for e in entries:
-            out.result.rows("configs").append(config_row("broker", str(bid), e.key, e.value, "STATIC_BROKER_CONFIG",
-                                                         file=where, line=e.line))
+            out.result.rows("configs").append(
+                config_row(
+                    "broker", str(bid), e.key, e.value, "STATIC_BROKER_CONFIG", file=where, line=e.line
+                )
+            )
 
 
 def msk_defaults() -> dict:
-    return json.loads(resources.files("auditor").joinpath("data/msk_defaults.json").read_text(encoding="utf-8"))
+    return json.loads(
+        resources.files("auditor").joinpath("data/msk_defaults.json").read_text(encoding="utf-8")
+    )
 
 
 def _default_configuration(out: MskCollected, ids: list[int]) -> None:
@@ -372,27 +437,46 @@ def _default_configuration(out: MskCollected, ids: list[int]) -> None:
             values[key] = str(value)
     for bid in ids:
         for key, value in values.items():
-            out.result.rows("configs").append(config_row("broker", str(bid), key, value, "STATIC_BROKER_CONFIG",
-                                                         file=DEFAULTS_FILE))
+            out.result.rows("configs").append(
+                config_row("broker", str(bid), key, value, "STATIC_BROKER_CONFIG", file=DEFAULTS_FILE)
+            )
     out.manifest["configuration"] = {"default": True, "source": table["source"]}
 
 
 def _operations(out: MskCollected, kafka, arn: str) -> None:
     running = []
-    for op in _pages(out.result, arn, kafka, "ListClusterOperationsV2", "ClusterOperationInfoList",
-                     max_pages=MAX_OPERATION_PAGES, ClusterArn=arn):
+    for op in _pages(
+        out.result,
+        arn,
+        kafka,
+        "ListClusterOperationsV2",
+        "ClusterOperationInfoList",
+        max_pages=MAX_OPERATION_PAGES,
+        ClusterArn=arn,
+    ):
         state = (op.get("OperationState") or "").upper()
         if op.get("EndTime") is None and not any(word in state for word in _FINISHED):
-            running.append({"arn": op.get("OperationArn"), "type": op.get("OperationType"),
-                            "state": op.get("OperationState"),
-                            "start_time": op["StartTime"].isoformat() if op.get("StartTime") else None})
+            running.append(
+                {
+                    "arn": op.get("OperationArn"),
+                    "type": op.get("OperationType"),
+                    "state": op.get("OperationState"),
+                    "start_time": op["StartTime"].isoformat() if op.get("StartTime") else None,
+                }
+            )
     out.manifest["operations_in_progress"] = running
 
 
 def _open_monitoring(out: MskCollected, info: dict) -> None:
     flags = out.manifest.get("open_monitoring") or {}
-    ports = [p for p, on in ((JMX_EXPORTER_PORT, flags.get("jmx_exporter")),
-                             (NODE_EXPORTER_PORT, flags.get("node_exporter"))) if on]
+    ports = [
+        p
+        for p, on in (
+            (JMX_EXPORTER_PORT, flags.get("jmx_exporter")),
+            (NODE_EXPORTER_PORT, flags.get("node_exporter")),
+        )
+        if on
+    ]
     for row in out.result.tables.get("brokers", []):
         if row["host"]:
             out.metrics += [f"broker_id={row['broker_id']}:http://{row['host']}:{p}/metrics" for p in ports]
@@ -409,8 +493,14 @@ class Discovered:
     tags: dict[str, str]
 
 
-def discover(regions, *, tags: dict[str, str] | None = None, name_prefix: str | None = None,
-             timeout: float = DEFAULT_TIMEOUT, clients: dict | None = None) -> tuple[list[Discovered], list[dict]]:
+def discover(
+    regions,
+    *,
+    tags: dict[str, str] | None = None,
+    name_prefix: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    clients: dict | None = None,
+) -> tuple[list[Discovered], list[dict]]:
     """Every provisioned cluster of the given regions (``kafka:ListClustersV2``) whose tags hold
     ``tags`` and whose name starts with ``name_prefix``: (clusters, source errors)."""
     found: list[Discovered] = []
@@ -419,11 +509,15 @@ def discover(regions, *, tags: dict[str, str] | None = None, name_prefix: str | 
         r = CollectResult()
         try:
             client = (clients or {}).get(region) or make_client("kafka", region, timeout)
-            params = {"ClusterTypeFilter": "PROVISIONED"} | ({"ClusterNameFilter": name_prefix} if name_prefix else {})
+            params = {"ClusterTypeFilter": "PROVISIONED"} | (
+                {"ClusterNameFilter": name_prefix} if name_prefix else {}
+            )
             for info in _pages(r, f"region {region}", client, "ListClustersV2", "ClusterInfoList", **params):
                 cluster_tags = info.get("Tags") or {}
                 if all(cluster_tags.get(k) == v for k, v in (tags or {}).items()):
-                    found.append(Discovered(info["ClusterName"], info["ClusterArn"], region, dict(cluster_tags)))
+                    found.append(
+                        Discovered(info["ClusterName"], info["ClusterArn"], region, dict(cluster_tags))
+                    )
         except MskUnavailable as e:
             r.error(SOURCE, f"region {region}", str(e))
         except _CallFailed:

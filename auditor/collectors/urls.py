@@ -36,7 +36,7 @@ def _split(url: str) -> tuple[str, str, str, str, str] | None:
     m = _WHOLE_URL.match(url)
     if not m:
         return None
-    head, rest = url[: m.end()], url[m.end():]
+    head, rest = url[: m.end()], url[m.end() :]
     end = len(rest)
     for sep in "/?#":
         i = rest.find(sep)
@@ -55,7 +55,7 @@ def _split(url: str) -> tuple[str, str, str, str, str] | None:
         _host, colon, port = authority.rpartition(":")
         if "@" in before_query and colon and not port.isdigit() and not authority.startswith("["):
             userinfo, _, hostpath = before_query.rpartition("@")
-            rest = hostpath + rest[len(before_query):]
+            rest = hostpath + rest[len(before_query) :]
     fragment = ""
     if "#" in rest:
         rest, _, fragment = rest.partition("#")
@@ -107,7 +107,7 @@ def redact_url(text: str | None) -> str | None:
 def _redact_match(m: re.Match) -> str:
     url = m.group(0)
     bare = url.rstrip(_TRAILING)
-    return _redact_one(bare) + url[len(bare):]
+    return _redact_one(bare) + url[len(bare) :]
 
 
 def url_secrets(url: str) -> list[str]:

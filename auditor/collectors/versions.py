@@ -55,8 +55,10 @@ from collections.abc import Iterable, Mapping
 
 # Rules whose judgement depends on the Kafka version.
 VERSION_RULES = ("DSK003", "FLT003", "CTL004", "CLI001")
-UNKNOWN = (f"kafka version unknown: rules depending on it ({', '.join(VERSION_RULES)}) use their "
-           "version-free judgement")
+UNKNOWN = (
+    f"kafka version unknown: rules depending on it ({', '.join(VERSION_RULES)}) use their "
+    "version-free judgement"
+)
 DECLARED = "declared"
 APP_INFO = "metrics: app-info"
 
@@ -65,11 +67,27 @@ _CONFLUENT = re.compile(r"^-(ce|ccs)\b", re.IGNORECASE)
 # Confluent Platform major.minor -> Apache Kafka major.minor (Confluent's "Supported Versions and
 # Interoperability" table).
 CONFLUENT_TO_KAFKA: dict[tuple[int, int], str] = {
-    (5, 0): "2.0", (5, 1): "2.1", (5, 2): "2.2", (5, 3): "2.3", (5, 4): "2.4", (5, 5): "2.5",
-    (6, 0): "2.6", (6, 1): "2.7", (6, 2): "2.8",
-    (7, 0): "3.0", (7, 1): "3.1", (7, 2): "3.2", (7, 3): "3.3", (7, 4): "3.4", (7, 5): "3.5",
-    (7, 6): "3.6", (7, 7): "3.7", (7, 8): "3.8", (7, 9): "3.9",
-    (8, 0): "4.0", (8, 1): "4.1",
+    (5, 0): "2.0",
+    (5, 1): "2.1",
+    (5, 2): "2.2",
+    (5, 3): "2.3",
+    (5, 4): "2.4",
+    (5, 5): "2.5",
+    (6, 0): "2.6",
+    (6, 1): "2.7",
+    (6, 2): "2.8",
+    (7, 0): "3.0",
+    (7, 1): "3.1",
+    (7, 2): "3.2",
+    (7, 3): "3.3",
+    (7, 4): "3.4",
+    (7, 5): "3.5",
+    (7, 6): "3.6",
+    (7, 7): "3.7",
+    (7, 8): "3.8",
+    (7, 9): "3.9",
+    (8, 0): "4.0",
+    (8, 1): "4.1",
 }
 MAX_KAFKA_MAJOR = 4  # an unsuffixed version above this is not an Apache Kafka release (yet)
 
@@ -99,9 +117,13 @@ def _shown(reported: str, kafka: str) -> str:
     return reported if reported == kafka else f"{reported} (Kafka {kafka})"
 
 
-def detect_kafka_version(brokers: Iterable[Mapping], declared: object = None, *,
-                         origin: str | Mapping[int, str] = APP_INFO,
-                         reported: tuple[str, str] | None = None) -> tuple[str | None, str]:
+def detect_kafka_version(
+    brokers: Iterable[Mapping],
+    declared: object = None,
+    *,
+    origin: str | Mapping[int, str] = APP_INFO,
+    reported: tuple[str, str] | None = None,
+) -> tuple[str | None, str]:
     """``(version | None, source)`` of a cluster (see the module docstring).
 
     ``brokers``: ``brokers`` rows (``broker_id``, ``version``: what the broker reports).
@@ -131,13 +153,17 @@ def detect_kafka_version(brokers: Iterable[Mapping], declared: object = None, *,
         lowest = min(by_kafka, key=version_key)
         notes = []
         if len(by_kafka) > 1:
-            shown = ", ".join(_shown(r, k) for k in sorted(by_kafka, key=version_key) for r in sorted(by_kafka[k]))
+            shown = ", ".join(
+                _shown(r, k) for k in sorted(by_kafka, key=version_key) for r in sorted(by_kafka[k])
+            )
             notes.append(f"brokers report {shown} (lowest used)")
         elif any(r != lowest for r in by_kafka[lowest]):
             notes.append(f"brokers report {', '.join(sorted(by_kafka[lowest]))}")
         if silent:
-            notes.append(f"broker{'s' if len(silent) > 1 else ''} {', '.join(silent)} "
-                         f"report{'' if len(silent) > 1 else 's'} none")
+            notes.append(
+                f"broker{'s' if len(silent) > 1 else ''} {', '.join(silent)} "
+                f"report{'' if len(silent) > 1 else 's'} none"
+            )
         if unmapped:
             notes.append(f"not mapped to a Kafka release: {', '.join(sorted(set(unmapped)))}")
         return lowest, where + (": " + "; ".join(notes) if notes else "")
@@ -146,5 +172,8 @@ def detect_kafka_version(brokers: Iterable[Mapping], declared: object = None, *,
         if version is not None:
             return version, reported[1]
     if unmapped:
-        return None, f"{UNKNOWN} (reported, not mapped to a Kafka release: {', '.join(sorted(set(unmapped)))})"
+        return (
+            None,
+            f"{UNKNOWN} (reported, not mapped to a Kafka release: {', '.join(sorted(set(unmapped)))})",
+        )
     return None, UNKNOWN

@@ -67,7 +67,9 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 READ_METHODS = frozenset({"get", "get_children", "exists", "get_async", "get_children_async", "exists_async"})
 
 log = logging.getLogger(__name__)
-log.addHandler(logging.NullHandler())  # kazoo's reconnect chatter never reaches stderr by itself; errors are rows
+log.addHandler(
+    logging.NullHandler()
+)  # kazoo's reconnect chatter never reaches stderr by itself; errors are rows
 
 
 class ZkAbort(Exception):
@@ -102,8 +104,10 @@ class _Reader:
         return f" (connection {str(state).lower()})" if state and str(state) != "CONNECTED" else ""
 
     def _past_deadline(self, what: str, path: str, done: int, total: int) -> ZkAbort:
-        return ZkAbort(f"{what}: {path}: collection deadline of {self.deadline:g} s passed "
-                       f"({done} of {total} read){self._conn()}")
+        return ZkAbort(
+            f"{what}: {path}: collection deadline of {self.deadline:g} s passed "
+            f"({done} of {total} read){self._conn()}"
+        )
 
     def run(self, ops: list[_Op], what: str = "znodes") -> list:
         """Results in order: (data, stat) for get, list for children, stat|None for exists;
@@ -133,7 +137,9 @@ class _Reader:
                     if "Timeout" in name:
                         if left < self.timeout:
                             raise self._past_deadline(what, op.path, i + j, len(ops)) from None
-                        raise ZkAbort(f"{what}: {op.path}: no answer within {self.timeout:g} s{self._conn()}") from None
+                        raise ZkAbort(
+                            f"{what}: {op.path}: no answer within {self.timeout:g} s{self._conn()}"
+                        ) from None
                     raise ZkAbort(f"{what}: {op.path}: {name} {one_line(e, 200)}".strip()) from None
         return out
 
@@ -162,8 +168,10 @@ class _Reader:
             path = chunk[min(len(pending), len(chunk) - 1)].path
             if self._left() <= 0:
                 raise self._past_deadline(what, path, done, total)
-            raise ZkAbort(f"{what}: {path}: kazoo could not take the request within {wait:g} s "
-                          f"({len(pending)} of {len(chunk)} of the batch sent){self._conn()}")
+            raise ZkAbort(
+                f"{what}: {path}: kazoo could not take the request within {wait:g} s "
+                f"({len(pending)} of {len(chunk)} of the batch sent){self._conn()}"
+            )
         return pending
 
     def _issue(self, op: _Op):
@@ -183,10 +191,14 @@ def _json(data, path: str, result: CollectResult, target: str, *, want=dict):
     try:
         value = json.loads(data.decode("utf-8") if isinstance(data, bytes | bytearray) else data)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, TypeError) as e:
-        result.error(SOURCE, target, f"{path}: not valid JSON ({one_line(getattr(e, 'msg', e), 120)}); skipped")
+        result.error(
+            SOURCE, target, f"{path}: not valid JSON ({one_line(getattr(e, 'msg', e), 120)}); skipped"
+        )
         return None
     if want is not None and not isinstance(value, want):
-        result.error(SOURCE, target, f"{path}: expected a JSON {want.__name__}, got {type(value).__name__}; skipped")
+        result.error(
+            SOURCE, target, f"{path}: expected a JSON {want.__name__}, got {type(value).__name__}; skipped"
+        )
         return None
     return value
 
@@ -234,8 +246,14 @@ def source_bound(timeout: float, deadline: float | None = None) -> float:
     return timeout + (overall_deadline(timeout) if deadline is None else deadline) + STOP_WAIT
 
 
-def collect_zookeeper(hosts: str, *, timeout: float = DEFAULT_TIMEOUT, batch: int = DEFAULT_BATCH,
-                      client=None, deadline: float | None = None) -> CollectResult:
+def collect_zookeeper(
+    hosts: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    batch: int = DEFAULT_BATCH,
+    client=None,
+    deadline: float | None = None,
+) -> CollectResult:
     """Collect a snapshot from ZooKeeper. ``client``: an already started KazooClient (tests,
     benchmarks); otherwise one is started (read-only) and stopped here. ``deadline``: seconds
     the reads may take in all (default :func:`overall_deadline` of ``timeout``)."""
@@ -253,8 +271,11 @@ def collect_zookeeper(hosts: str, *, timeout: float = DEFAULT_TIMEOUT, batch: in
         finally:
             if reader.denied:
                 more = f" and {len(reader.denied) - 3} more" if len(reader.denied) > 3 else ""
-                result.error(SOURCE, target, f"not authorized to read {', '.join(reader.denied[:3])}{more} "
-                                             "(ZooKeeper ACL); skipped")
+                result.error(
+                    SOURCE,
+                    target,
+                    f"not authorized to read {', '.join(reader.denied[:3])}{more} (ZooKeeper ACL); skipped",
+                )
         extra.update(round_trips=reader.round_trips, znodes=reader.reads)
         status = "error" if result.errors else "ok"
     except ZkAbort as e:
@@ -293,9 +314,14 @@ def _start_client(hosts: str, timeout: float):
     servers, _chroot = split_hosts(hosts)
     if not servers:
         raise ZkAbort("no ZooKeeper host given (expected HOST:PORT[,HOST:PORT][/chroot])")
-    client = KazooClient(hosts=hosts, timeout=timeout, read_only=True,
-                         connection_retry=KazooRetry(max_tries=2, delay=0.2, max_delay=1.0, ignore_expire=False),
-                         command_retry=None, logger=log)
+    client = KazooClient(
+        hosts=hosts,
+        timeout=timeout,
+        read_only=True,
+        connection_retry=KazooRetry(max_tries=2, delay=0.2, max_delay=1.0, ignore_expire=False),
+        command_retry=None,
+        logger=log,
+    )
     # Not client.start(): after connecting it checks the chroot with a get() that has no
     # timeout, and on failure it calls stop() unbounded. A missing chroot shows as a missing
     # /brokers (checked first thing).
@@ -348,6 +374,7 @@ def _quiet(fn):
             fn()
         except Exception:  # noqa: BLE001 (closing a dead connection must not mask the real error)
             pass
+
     return run
 
 
@@ -364,13 +391,32 @@ def _close_if_dead(client) -> None:
 
 def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -> None:
     # Stage A: the roots.
-    (brokers_root, ids, topics, controller, controller_epoch, reassign, cfg_topics, cfg_brokers,
-     logdir_events, cluster_id) = reader.run(what="the root znodes", ops=[
-        _Op("exists", "/brokers"), _Op("children", "/brokers/ids"), _Op("children", "/brokers/topics"),
-        _Op("get", "/controller"), _Op("get", "/controller_epoch"), _Op("exists", "/admin/reassign_partitions"),
-        _Op("children", "/config/topics"), _Op("children", "/config/brokers"),
-        _Op("children", "/log_dir_event_notification"), _Op("get", "/cluster/id"),
-    ])
+    (
+        brokers_root,
+        ids,
+        topics,
+        controller,
+        controller_epoch,
+        reassign,
+        cfg_topics,
+        cfg_brokers,
+        logdir_events,
+        cluster_id,
+    ) = reader.run(
+        what="the root znodes",
+        ops=[
+            _Op("exists", "/brokers"),
+            _Op("children", "/brokers/ids"),
+            _Op("children", "/brokers/topics"),
+            _Op("get", "/controller"),
+            _Op("get", "/controller_epoch"),
+            _Op("exists", "/admin/reassign_partitions"),
+            _Op("children", "/config/topics"),
+            _Op("children", "/config/brokers"),
+            _Op("children", "/log_dir_event_notification"),
+            _Op("get", "/cluster/id"),
+        ],
+    )
     if brokers_root is None:
         raise ZkAbort("no /brokers znode: not a Kafka ZooKeeper (wrong chroot?)")
     cid = _json(cluster_id[0], "/cluster/id", result, target) if cluster_id and cluster_id[0] else None
@@ -383,10 +429,13 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
     logdir_events = sorted(logdir_events or [])
 
     # Stage B: registrations, assignments, configs, notifications.
-    ops = ([_Op("get", f"/brokers/ids/{b}") for b in ids] + [_Op("get", f"/brokers/topics/{t}") for t in topics]
-           + [_Op("get", f"/config/topics/{t}") for t in cfg_topics]
-           + [_Op("get", f"/config/brokers/{b}") for b in cfg_brokers]
-           + [_Op("get", f"/log_dir_event_notification/{n}") for n in logdir_events])
+    ops = (
+        [_Op("get", f"/brokers/ids/{b}") for b in ids]
+        + [_Op("get", f"/brokers/topics/{t}") for t in topics]
+        + [_Op("get", f"/config/topics/{t}") for t in cfg_topics]
+        + [_Op("get", f"/config/brokers/{b}") for b in cfg_brokers]
+        + [_Op("get", f"/log_dir_event_notification/{n}") for n in logdir_events]
+    )
     res = iter(reader.run(ops, "registrations, assignments and configs"))
     registrations = {b: next(res) for b in ids}
     assignments = {t: next(res) for t in topics}
@@ -411,11 +460,17 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
         endpoints = reg.get("endpoints") if isinstance(reg.get("endpoints"), list) else []
         if (not host or port is None or port < 0) and endpoints and isinstance(endpoints[0], str):
             host, port = _endpoint(endpoints[0])
-        result.rows("brokers").append({
-            "broker_id": bid, "host": host if isinstance(host, str) else None,
-            "port": port if port is not None and port >= 0 else None,
-            "rack": reg.get("rack") if isinstance(reg.get("rack"), str) else None,
-            "cores": None, "log_dirs": None, "version": None})
+        result.rows("brokers").append(
+            {
+                "broker_id": bid,
+                "host": host if isinstance(host, str) else None,
+                "port": port if port is not None and port >= 0 else None,
+                "rack": reg.get("rack") if isinstance(reg.get("rack"), str) else None,
+                "cores": None,
+                "log_dirs": None,
+                "version": None,
+            }
+        )
 
     replicas_of: dict[tuple[str, int], list[int]] = {}
     moving: dict[tuple[str, int], tuple[list[int], list[int]]] = {}
@@ -443,16 +498,29 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
             replicas_of[(t, pi)] = rl
             moving[(t, pi)] = (_int_list(adding.get(str(pi))) or [], _int_list(removing.get(str(pi))) or [])
         rf = Counter(len(r) for r in assignment.values()).most_common(1)
-        result.rows("topics").append({
-            "topic": t, "partitions": len(assignment), "replication_factor": rf[0][0] if rf else None,
-            "is_internal": t in INTERNAL_TOPICS,
-            "topic_id": doc.get("topic_id") if isinstance(doc.get("topic_id"), str) else None})
+        result.rows("topics").append(
+            {
+                "topic": t,
+                "partitions": len(assignment),
+                "replication_factor": rf[0][0] if rf else None,
+                "is_internal": t in INTERNAL_TOPICS,
+                "topic_id": doc.get("topic_id") if isinstance(doc.get("topic_id"), str) else None,
+            }
+        )
 
     for t, got in topic_cfgs.items():
         _configs(got, f"/config/topics/{t}", "topic", t, "TOPIC_CONFIG", result, target)
     for b, got in broker_cfgs.items():
         if b == "<default>":
-            _configs(got, f"/config/brokers/{b}", "cluster_default", "", "DYNAMIC_DEFAULT_BROKER_CONFIG", result, target)
+            _configs(
+                got,
+                f"/config/brokers/{b}",
+                "cluster_default",
+                "",
+                "DYNAMIC_DEFAULT_BROKER_CONFIG",
+                result,
+                target,
+            )
         else:
             _configs(got, f"/config/brokers/{b}", "broker", b, "DYNAMIC_BROKER_CONFIG", result, target)
 
@@ -462,43 +530,77 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
         broker = _int(ev.get("broker")) if ev else None
         if broker is not None:
             failed_dirs.add(broker)
-            result.rows("log_dir_events").append({"broker_id": broker, "event": n, "event_type": _int(ev.get("event"))})
+            result.rows("log_dir_events").append(
+                {"broker_id": broker, "event": n, "event_type": _int(ev.get("event"))}
+            )
     if failed_dirs:
         extra["log_dir_event_brokers"] = sorted(failed_dirs)
 
     ctl = _json(controller[0], "/controller", result, target) if controller else None
-    epoch_text = controller_epoch[0].decode("utf-8", "replace").strip() if controller_epoch and controller_epoch[0] else None
+    epoch_text = (
+        controller_epoch[0].decode("utf-8", "replace").strip()
+        if controller_epoch and controller_epoch[0]
+        else None
+    )
     epoch = _int(epoch_text) if epoch_text is not None else None
     if epoch_text is not None and epoch is None:
         result.error(SOURCE, target, f"/controller_epoch: {epoch_text[:40]!r} is not an integer; skipped")
     ctl_id = _int(ctl.get("brokerid")) if ctl else None
-    result.rows("controller").append({
-        "mode": "zookeeper", "controller_id": ctl_id if ctl_id is not None else -1, "controller_epoch": epoch,
-        "voters": [], "reassignment_pending": reassign is not None})
+    result.rows("controller").append(
+        {
+            "mode": "zookeeper",
+            "controller_id": ctl_id if ctl_id is not None else -1,
+            "controller_epoch": epoch,
+            "voters": [],
+            "reassignment_pending": reassign is not None,
+        }
+    )
 
     # Stage C: the partition states.
     keys = sorted(replicas_of)
-    states = reader.run([_Op("get", f"/brokers/topics/{t}/partitions/{p}/state") for t, p in keys], "partition states")
+    states = reader.run(
+        [_Op("get", f"/brokers/topics/{t}/partitions/{p}/state") for t, p in keys], "partition states"
+    )
     for (t, p), got in zip(keys, states, strict=True):
         path = f"/brokers/topics/{t}/partitions/{p}/state"
         replicas = replicas_of[(t, p)]
         state = _json(got[0], path, result, target) if got else None
         leader = leader_epoch = isr = None
         if state is not None:
-            leader, leader_epoch, isr = _int(state.get("leader")), _int(state.get("leader_epoch")), _int_list(state.get("isr"))
+            leader, leader_epoch, isr = (
+                _int(state.get("leader")),
+                _int(state.get("leader_epoch")),
+                _int_list(state.get("isr")),
+            )
             if leader is None or isr is None:
                 result.error(SOURCE, target, f"{path}: malformed state (leader/isr); skipped")
                 state = None
         if state is not None:
-            result.rows("zk_state").append({
-                "topic": t, "partition": p, "leader": leader, "leader_epoch": leader_epoch, "isr": isr,
-                "controller_epoch": _int(state.get("controller_epoch")), "zk_version": got[1].version})
+            result.rows("zk_state").append(
+                {
+                    "topic": t,
+                    "partition": p,
+                    "leader": leader,
+                    "leader_epoch": leader_epoch,
+                    "isr": isr,
+                    "controller_epoch": _int(state.get("controller_epoch")),
+                    "zk_version": got[1].version,
+                }
+            )
         adding, removing = moving[(t, p)]
-        result.rows("partitions").append({
-            "topic": t, "partition": p, "leader": leader if state is not None else -1,
-            "leader_epoch": leader_epoch, "replicas": replicas, "isr": isr if state is not None else [],
-            "offline_replicas": [r for r in replicas if r not in live],
-            "adding_replicas": adding, "removing_replicas": removing})
+        result.rows("partitions").append(
+            {
+                "topic": t,
+                "partition": p,
+                "leader": leader if state is not None else -1,
+                "leader_epoch": leader_epoch,
+                "replicas": replicas,
+                "isr": isr if state is not None else [],
+                "offline_replicas": [r for r in replicas if r not in live],
+                "adding_replicas": adding,
+                "removing_replicas": removing,
+            }
+        )
 
 
 def _configs(got, path, entity_type, entity_name, source, result, target) -> None:
@@ -512,6 +614,12 @@ def _configs(got, path, entity_type, entity_name, source, result, target) -> Non
         result.error(SOURCE, target, f"{path}: 'config' is not an object; skipped")
         return
     for key, value in sorted(cfg.items()):
-        result.rows("configs").append(config_row(
-            entity_type, entity_name, str(key), value if isinstance(value, str) or value is None else json.dumps(value),
-            source))
+        result.rows("configs").append(
+            config_row(
+                entity_type,
+                entity_name,
+                str(key),
+                value if isinstance(value, str) or value is None else json.dumps(value),
+                source,
+            )
+        )

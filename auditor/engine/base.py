@@ -23,11 +23,15 @@ VIEW_PREFIX = "kafka_audit_"
 
 # Not a snapshot table: an input of the fleet job. Every load registers it empty; run_fleet
 # fills it from the previous run's _summary.json when --previous is given (FLT004 reads it).
-PREVIOUS_CLUSTERS = Table("previous_clusters", (
-    Column("cluster_id", "string", "cluster id in the previous run"),
-    Column("cluster_name", "string", "cluster name in the previous run"),
-    Column("run_date", "string", "date of the last run whose snapshot of the cluster was audited"),
-), "the clusters audited in the previous fleet run (empty without --previous)")
+PREVIOUS_CLUSTERS = Table(
+    "previous_clusters",
+    (
+        Column("cluster_id", "string", "cluster id in the previous run"),
+        Column("cluster_name", "string", "cluster name in the previous run"),
+        Column("run_date", "string", "date of the last run whose snapshot of the cluster was audited"),
+    ),
+    "the clusters audited in the previous fleet run (empty without --previous)",
+)
 
 
 class Tables:
@@ -92,8 +96,10 @@ class Tables:
             self._deps[-1].append(name)
         if name not in self._built:
             if self._building is not None:
-                raise TypeError(f"{self._building}: reads shared transform '{name}' that its @rule(uses=...) "
-                                "does not declare")
+                raise TypeError(
+                    f"{self._building}: reads shared transform '{name}' that its @rule(uses=...) "
+                    "does not declare"
+                )
             self.compile("derived_" + name, lambda: build(self), reuse=True)
             self._built[name] = None
         return name
@@ -113,9 +119,17 @@ class Tables:
         finally:
             self._building = None
 
-    def compile(self, table: str, build: Callable[[], Any], *, params: dict | None = None,
-                severity: str | None = None, reuse: bool = False, inputs: dict[str, str] | None = None,
-                deferred: bool = False) -> str:
+    def compile(
+        self,
+        table: str,
+        build: Callable[[], Any],
+        *,
+        params: dict | None = None,
+        severity: str | None = None,
+        reuse: bool = False,
+        inputs: dict[str, str] | None = None,
+        deferred: bool = False,
+    ) -> str:
         """Materialise ``build()`` as engine table ``table``, from the plan cache when it holds
         the compiled SQL of this exact code, dialect, params and severity.
 
@@ -124,12 +138,23 @@ class Tables:
         (sqlframe reads their schema from the catalog). Why: creating a view binds its whole
         definition, and the union of every rule's findings is a large one (0.2 s per binding
         at 200 clusters, once for the view and again for each statement that reads it)."""
-        self._engine.create(table, self.plan(table, build, params=params, severity=severity, inputs=inputs),
-                            reuse=reuse, deferred=deferred)
+        self._engine.create(
+            table,
+            self.plan(table, build, params=params, severity=severity, inputs=inputs),
+            reuse=reuse,
+            deferred=deferred,
+        )
         return VIEW_PREFIX + table
 
-    def plan(self, table: str, build: Callable[[], Any], *, params: dict | None = None,
-             severity: str | None = None, inputs: dict[str, str] | None = None) -> str:
+    def plan(
+        self,
+        table: str,
+        build: Callable[[], Any],
+        *,
+        params: dict | None = None,
+        severity: str | None = None,
+        inputs: dict[str, str] | None = None,
+    ) -> str:
         """The SQL ``compile`` materialises as ``table``, without materialising it: from the
         plan cache, else compiled from ``build()`` and cached."""
         cache = self._engine.plan_cache
@@ -186,15 +211,24 @@ class Engine:
         """Register every snapshot table as a view over all refs, with declared types."""
         for table in TABLES.values():
             if table.from_manifest:
-                rows = [r.manifest.cluster_row() for r in refs] if table.name == "clusters" else [
-                    row for r in refs for row in r.manifest.error_rows()
-                ]
+                rows = (
+                    [r.manifest.cluster_row() for r in refs]
+                    if table.name == "clusters"
+                    else [row for r in refs for row in r.manifest.error_rows()]
+                )
                 self._register_rows(table, rows)
             else:
-                parts = [(ref.files[table.name][0], ref.files[table.name][1]) for ref in refs if table.name in ref.files]
+                parts = [
+                    (ref.files[table.name][0], ref.files[table.name][1])
+                    for ref in refs
+                    if table.name in ref.files
+                ]
                 try:
-                    self._register_files(table, [str(p) for p, f in parts if f == "parquet"],
-                                         [str(p) for p, f in parts if f == "jsonl"])
+                    self._register_files(
+                        table,
+                        [str(p) for p, f in parts if f == "parquet"],
+                        [str(p) for p, f in parts if f == "jsonl"],
+                    )
                 except SnapshotError:
                     raise
                 except Exception as e:  # engine errors: name the files, one line
@@ -202,12 +236,20 @@ class Engine:
 
                     # The file(s) whose data does not decode, when pyarrow can tell (local
                     # Parquet); else the first files of the table.
-                    bad = [p for ref in refs if table.name in ref.files
-                           and verify_data(SnapshotRef(ref.path, ref.manifest, {table.name: ref.files[table.name]}))
-                           for p in [ref.files[table.name][0]]]
+                    bad = [
+                        p
+                        for ref in refs
+                        if table.name in ref.files
+                        and verify_data(
+                            SnapshotRef(ref.path, ref.manifest, {table.name: ref.files[table.name]})
+                        )
+                        for p in [ref.files[table.name][0]]
+                    ]
                     named = bad or [p for p, _ in parts]
                     files = ", ".join(str(p) for p in named[:3]) + (" ..." if len(named) > 3 else "")
-                    raise SnapshotError(f"{files}: table '{table.name}' could not be read: {_first_line(e)}") from None
+                    raise SnapshotError(
+                        f"{files}: table '{table.name}' could not be read: {_first_line(e)}"
+                    ) from None
         self.register_previous_clusters([])
         return Tables(self, refs)
 

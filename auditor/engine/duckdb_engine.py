@@ -44,14 +44,18 @@ class DuckDBEngine(Engine):
 
     def write_findings(self, table: str, directory: str) -> None:
         Path(directory).parent.mkdir(parents=True, exist_ok=True)  # the embedded engine writes local paths
-        self.conn.execute(f"COPY (SELECT * FROM {table}) TO {_quote(directory)} "
-                          "(FORMAT PARQUET, PARTITION_BY (cluster), OVERWRITE)")
+        self.conn.execute(
+            f"COPY (SELECT * FROM {table}) TO {_quote(directory)} "
+            "(FORMAT PARQUET, PARTITION_BY (cluster), OVERWRITE)"
+        )
 
     def read_findings(self, path: str, name: str, exclude_run_date: str | None = None) -> str | None:
         pattern = path.rstrip("/") + "/**/*.parquet"
         try:
-            self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name}_all AS SELECT * FROM "
-                              f"read_parquet({_quote(pattern)}, hive_partitioning = true, union_by_name = true)")
+            self.conn.execute(
+                f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name}_all AS SELECT * FROM "
+                f"read_parquet({_quote(pattern)}, hive_partitioning = true, union_by_name = true)"
+            )
         except Exception as e:
             raise UsageError(f"{path}: no readable findings ({str(e).splitlines()[0]})") from None
         return self._pick_previous_run(name, exclude_run_date, path)
@@ -60,15 +64,21 @@ class DuckDBEngine(Engine):
         table = f"{VIEW_PREFIX}{name}_all"
         cols = [r[0] for r in self.conn.execute(f"DESCRIBE {table}").fetchall()]
         if "run_date" not in cols:
-            self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT fingerprint FROM {table}")
+            self.conn.execute(
+                f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT fingerprint FROM {table}"
+            )
             return path
-        dates = sorted(str(r[0]) for r in self.conn.execute(f"SELECT DISTINCT run_date FROM {table}").fetchall())
+        dates = sorted(
+            str(r[0]) for r in self.conn.execute(f"SELECT DISTINCT run_date FROM {table}").fetchall()
+        )
         earlier = [d for d in dates if d != exclude_run_date]
         if not earlier:
             return None
         chosen = earlier[-1]
-        self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT fingerprint FROM {table} "
-                          f"WHERE CAST(run_date AS VARCHAR) = {_quote(chosen)}")
+        self.conn.execute(
+            f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT fingerprint FROM {table} "
+            f"WHERE CAST(run_date AS VARCHAR) = {_quote(chosen)}"
+        )
         return chosen
 
     def _columns(self, table: Table) -> str:
@@ -80,13 +90,17 @@ class DuckDBEngine(Engine):
         self.conn.execute(f"CREATE OR REPLACE TABLE {view} ({cols})")
         if rows:
             marks = ", ".join("?" for _ in table.columns)
-            self.conn.executemany(f"INSERT INTO {view} VALUES ({marks})", [[r.get(c.name) for c in table.columns] for r in rows])
+            self.conn.executemany(
+                f"INSERT INTO {view} VALUES ({marks})", [[r.get(c.name) for c in table.columns] for r in rows]
+            )
 
     def _register_files(self, table: Table, parquet: list[str], jsonl: list[str]) -> None:
         selects = []
         if parquet:
             files = ", ".join(_quote(f) for f in parquet)
-            selects.append(f"SELECT {self._columns(table)} FROM read_parquet([{files}], union_by_name = true)")
+            selects.append(
+                f"SELECT {self._columns(table)} FROM read_parquet([{files}], union_by_name = true)"
+            )
         if jsonl:
             files = ", ".join(_quote(f) for f in jsonl)
             columns = ", ".join(f"{_quote(c.name)}: {_quote(duckdb_type(c.type))}" for c in table.columns)
@@ -95,8 +109,12 @@ class DuckDBEngine(Engine):
                 f"columns = {{{columns}}})"
             )
         if not selects:
-            selects.append(f"SELECT {self._columns(table)} FROM (SELECT {', '.join('NULL AS ' + c.name for c in table.columns)}) WHERE false")
-        self.conn.execute(f"CREATE OR REPLACE VIEW {VIEW_PREFIX}{table.name} AS " + " UNION ALL ".join(selects))
+            selects.append(
+                f"SELECT {self._columns(table)} FROM (SELECT {', '.join('NULL AS ' + c.name for c in table.columns)}) WHERE false"
+            )
+        self.conn.execute(
+            f"CREATE OR REPLACE VIEW {VIEW_PREFIX}{table.name} AS " + " UNION ALL ".join(selects)
+        )
         # Surface unreadable files now, with their names, rather than mid-check.
         self.conn.execute(f"SELECT count(*) FROM {VIEW_PREFIX}{table.name}").fetchall()
 

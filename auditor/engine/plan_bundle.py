@@ -47,9 +47,13 @@ def build_bundle(samples: Path = _ROOT / "sample_configs", target: Path = BUNDLE
             cache_dir = Path(work) / "plans" / dialect
             # PYTHONPATH: the code of this checkout, whatever is installed. A throwaway cache
             # secret: the plans are read back here and shipped without their MACs.
-            env = {**os.environ, "KAFKA_AUDIT_PLAN_CACHE": str(cache_dir), "KAFKA_AUDIT_PLAN_BUNDLE": "off",
-                   "KAFKA_AUDIT_PLAN_KEY": str(Path(work) / "key" / "plan-cache.key"),
-                   "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")]))}
+            env = {
+                **os.environ,
+                "KAFKA_AUDIT_PLAN_CACHE": str(cache_dir),
+                "KAFKA_AUDIT_PLAN_BUNDLE": "off",
+                "KAFKA_AUDIT_PLAN_KEY": str(Path(work) / "key" / "plan-cache.key"),
+                "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
+            }
             argv = [sys.executable, "-m", "auditor.cli.main", *args]
             done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=900)
             # exit 1 (findings at the fail-on level) is expected; a run that compiled nothing is not

@@ -52,8 +52,14 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parent.parent.parent
 BUNDLE = Path(__file__).with_name("plans_bundle.json.gz")
 # Modules outside checks/ and auditor/engine/ whose source shapes the compiled SQL.
-SHAPING_MODULES = ("auditor/snapshot/schema.py", "auditor/findings.py", "auditor/registry.py",
-                   "auditor/declarations.py", "auditor/frames.py", "auditor/causes.py")
+SHAPING_MODULES = (
+    "auditor/snapshot/schema.py",
+    "auditor/findings.py",
+    "auditor/registry.py",
+    "auditor/declarations.py",
+    "auditor/frames.py",
+    "auditor/causes.py",
+)
 KEY_FILE = "plan-cache.key"
 
 
@@ -174,7 +180,9 @@ def bundled_plans(dialect: str) -> dict[str, dict]:
 
 
 def _valid(entry) -> bool:
-    return isinstance(entry, dict) and isinstance(entry.get("sql"), str) and isinstance(entry.get("deps"), list)
+    return (
+        isinstance(entry, dict) and isinstance(entry.get("sql"), str) and isinstance(entry.get("deps"), list)
+    )
 
 
 class PlanCache:
@@ -193,8 +201,11 @@ class PlanCache:
         return self._secret
 
     def key(self, kind: str, name: str, params: dict | None = None, severity: str | None = None) -> str:
-        payload = json.dumps([code_fingerprint(), self.dialect, kind, name, params or {}, severity],
-                             sort_keys=True, default=repr)
+        payload = json.dumps(
+            [code_fingerprint(), self.dialect, kind, name, params or {}, severity],
+            sort_keys=True,
+            default=repr,
+        )
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def get(self, key: str) -> dict | None:
@@ -212,8 +223,11 @@ class PlanCache:
             entry = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if not _valid(entry) or not isinstance(entry.get("mac"), str) or \
-                not hmac.compare_digest(entry["mac"], _mac(secret, key, entry["sql"], entry["deps"])):
+        if (
+            not _valid(entry)
+            or not isinstance(entry.get("mac"), str)
+            or not hmac.compare_digest(entry["mac"], _mac(secret, key, entry["sql"], entry["deps"]))
+        ):
             self.rejected += 1
             return None
         return {"sql": entry["sql"], "deps": entry["deps"]}

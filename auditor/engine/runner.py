@@ -27,8 +27,9 @@ from auditor.snapshot.io import SnapshotRef
 FINDINGS_SQL_COLUMNS = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
 
 
-def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig,
-                  progress: Progress = NO_PROGRESS) -> list[str]:
+def compile_rules(
+    tables: Tables, rules: Sequence[Rule], config: AuditConfig, progress: Progress = NO_PROGRESS
+) -> list[str]:
     """Each rule's findings as an engine view, or, where the engine runs rules as jobs of
     their own (``Engine.rules_per_table``), the union of a few rules' findings as a table;
     every rule's plan from the plan cache when it holds it. Returns the names the final stage
@@ -42,22 +43,39 @@ def compile_rules(tables: Tables, rules: Sequence[Rule], config: AuditConfig,
     plans = []
     for rule in checks:
         params, severity = config.params_of(rule), config.severity_of(rule)
-        plans.append((rule.code.lower(), tables.plan("findings_" + rule.code.lower(),
-                                                     lambda r=rule, p=params, s=severity: shape_findings(tables, r, p, s),
-                                                     params=dict(params), severity=severity)))
+        plans.append(
+            (
+                rule.code.lower(),
+                tables.plan(
+                    "findings_" + rule.code.lower(),
+                    lambda r=rule, p=params, s=severity: shape_findings(tables, r, p, s),
+                    params=dict(params),
+                    severity=severity,
+                ),
+            )
+        )
         progress.advance()
     size = engine.rules_per_table or 1
     names = []
-    for group in (plans[i:i + size] for i in range(0, len(plans), size)):
+    for group in (plans[i : i + size] for i in range(0, len(plans), size)):
         name = "findings_" + "_".join(dict.fromkeys((group[0][0], group[-1][0])))
-        union = " UNION ALL ".join(f"SELECT {FINDINGS_SQL_COLUMNS} FROM ({sql}) AS {code}" for code, sql in group)
+        union = " UNION ALL ".join(
+            f"SELECT {FINDINGS_SQL_COLUMNS} FROM ({sql}) AS {code}" for code, sql in group
+        )
         engine.create(name, union, reuse=engine.rules_per_table is not None, deferred=True)
         names.append(VIEW_PREFIX + name)
     return names
 
 
-def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, today: dt.date | None = None,
-                   *, materialize: bool = False, progress: Progress = NO_PROGRESS) -> str:
+def findings_table(
+    tables: Tables,
+    rules: Sequence[Rule],
+    config: AuditConfig,
+    today: dt.date | None = None,
+    *,
+    materialize: bool = False,
+    progress: Progress = NO_PROGRESS,
+) -> str:
     """Run the rules; returns the engine table of every finding, with cluster names, the
     fingerprint, ``exempted_by`` (the reason of the first matching exemption, or null) and
     ``cause`` (the id of the root cause that explains it, or null: auditor/causes.py).
@@ -77,9 +95,13 @@ def findings_table(tables: Tables, rules: Sequence[Rule], config: AuditConfig, t
     if not compiled:  # no rule selected: an empty result with the same columns
         union = f"SELECT {', '.join('CAST(NULL AS STRING) AS ' + c for c in columns.split(', '))} WHERE 1 = 0"
     active, _expired = config.active_exemptions(today)
-    key = {"union_of": compiled, "exemptions": [[e.reason, list(e.rules), e.cluster, e.resource] for e in active]}
-    final = tables.compile("findings_final", lambda: _final_stage(tables, active), params=key,
-                           inputs={"findings_all": union})
+    key = {
+        "union_of": compiled,
+        "exemptions": [[e.reason, list(e.rules), e.cluster, e.resource] for e in active],
+    }
+    final = tables.compile(
+        "findings_final", lambda: _final_stage(tables, active), params=key, inputs={"findings_all": union}
+    )
     return causes.attach(tables, final, reuse=materialize)  # read once, by the stage that adds `cause`
 
 
@@ -89,9 +111,11 @@ def _final_stage(tables: Tables, active):
     # A finding about a cluster of the previous fleet run that has no snapshot now (FLT004)
     # is named as that run named it (the table is empty outside `fleet --previous`).
     earlier = tables.previous_clusters.select("cluster_id", F.col("cluster_name").alias("earlier_name"))
-    out = join(join(findings, clusters, "cluster_id", "left"), earlier, "cluster_id", "left").withColumn(
-        "cluster", F.coalesce(F.col("cluster"), F.col("earlier_name"), F.col("cluster_id"))
-    ).drop("earlier_name")
+    out = (
+        join(join(findings, clusters, "cluster_id", "left"), earlier, "cluster_id", "left")
+        .withColumn("cluster", F.coalesce(F.col("cluster"), F.col("earlier_name"), F.col("cluster_id")))
+        .drop("earlier_name")
+    )
     exempted = F.lit(None).cast("string")
     for ex in reversed(active):  # the first matching exemption names the reason
         cond = F.lit(True)
@@ -104,7 +128,15 @@ def _final_stage(tables: Tables, active):
         exempted = F.when(cond, F.lit(ex.reason)).otherwise(exempted)
     key = F.concat_ws("|", F.col("rule"), F.col("cluster"), F.col("resource_type"), F.col("resource_name"))
     return out.select(
-        "rule", "name", "severity", "cluster_id", "cluster", "resource_type", "resource_name", "message", "evidence",
+        "rule",
+        "name",
+        "severity",
+        "cluster_id",
+        "cluster",
+        "resource_type",
+        "resource_name",
+        "message",
+        "evidence",
         F.substring(F.sha2(key, 256), 1, 32).alias("fingerprint"),
         exempted.alias("exempted_by"),
     )
@@ -146,12 +178,18 @@ def read_findings(engine: Engine, table: str) -> tuple[list[Finding], list[str]]
 def incomplete_sources(refs: Sequence[SnapshotRef]) -> list[dict]:
     return [
         {"cluster": r.manifest.cluster_name, **{k: e.get(k) for k in ("source", "target", "message")}}
-        for r in refs for e in r.manifest.errors
+        for r in refs
+        for e in r.manifest.errors
     ]
 
 
-def run_audit(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConfig,
-              scopes: tuple[str, ...] = ("cluster",), progress: Progress = NO_PROGRESS) -> AuditResult:
+def run_audit(
+    engine: Engine,
+    refs: Sequence[SnapshotRef],
+    config: AuditConfig,
+    scopes: tuple[str, ...] = ("cluster",),
+    progress: Progress = NO_PROGRESS,
+) -> AuditResult:
     from auditor import coverage
 
     rules = config.rules(scopes)
@@ -175,8 +213,14 @@ def run_audit(engine: Engine, refs: Sequence[SnapshotRef], config: AuditConfig,
     notes = [f"exemption expired on {e.expires}: {e.reason}" for e in expired]
     return AuditResult(
         findings=findings,
-        clusters=[{"id": r.manifest.cluster_id, "name": r.manifest.cluster_name, **{
-            k: v for k, v in r.manifest.cluster.items() if k not in ("id", "name")}} for r in refs],
+        clusters=[
+            {
+                "id": r.manifest.cluster_id,
+                "name": r.manifest.cluster_name,
+                **{k: v for k, v in r.manifest.cluster.items() if k not in ("id", "name")},
+            }
+            for r in refs
+        ],
         incomplete=incomplete_sources(refs),
         engine=engine.name,
         exempted=exempted,

@@ -21,8 +21,10 @@ PER_PARTITION_TABLES = frozenset({"partitions", "zk_state"})
 
 
 # What the JVM and Spark print on every start: not for a user watching the audit's progress.
-START_UP_NOISE = re.compile(rb"^(WARNING: Using incubator modules|Using Spark's default log4j profile"
-                            rb"|Setting default log level|To adjust logging level)")
+START_UP_NOISE = re.compile(
+    rb"^(WARNING: Using incubator modules|Using Spark's default log4j profile"
+    rb"|Setting default log level|To adjust logging level)"
+)
 
 
 def _start_quiet_jvm(settings: dict) -> None:
@@ -49,8 +51,10 @@ def _start_quiet_jvm(settings: dict) -> None:
     except Exception as e:  # no Java, a bad option: the JVM's own words are above
         from auditor.errors import AuditorError
 
-        raise AuditorError(f"could not start Spark's JVM ({str(e).strip().splitlines()[0][:200]}); "
-                           "--engine duckdb runs the same audit without one") from None
+        raise AuditorError(
+            f"could not start Spark's JVM ({str(e).strip().splitlines()[0][:200]}); "
+            "--engine duckdb runs the same audit without one"
+        ) from None
     finally:
         os.close(write_end)  # the JVM holds its own copy
     SparkContext._ensure_initialized(gateway=gateway)
@@ -203,8 +207,11 @@ class SparkEngine(Engine):
         if not earlier:
             return None
         chosen = earlier[-1]
-        (frame.where(SF.col("run_date").cast("string") == chosen).select("fingerprint")
-         .createOrReplaceTempView(VIEW_PREFIX + name))
+        (
+            frame.where(SF.col("run_date").cast("string") == chosen)
+            .select("fingerprint")
+            .createOrReplaceTempView(VIEW_PREFIX + name)
+        )
         return chosen
 
     def load(self, refs):
@@ -215,7 +222,9 @@ class SparkEngine(Engine):
         return super().load(refs)
 
     def _register_rows(self, table: Table, rows: list[dict]) -> None:
-        df = self.spark.createDataFrame([[r.get(c.name) for c in table.columns] for r in rows], spark_ddl(table))
+        df = self.spark.createDataFrame(
+            [[r.get(c.name) for c in table.columns] for r in rows], spark_ddl(table)
+        )
         df.createOrReplaceTempView(VIEW_PREFIX + table.name)
 
     def _register_files(self, table: Table, parquet: list[str], jsonl: list[str]) -> None:

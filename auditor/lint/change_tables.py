@@ -35,19 +35,37 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
     configs, brokers, topics = [], [], []
     for b in inputs.brokers:
         for key, (value, line) in b.entries.items():
-            configs.append(config_row("broker", str(b.broker_id), key, value, "STATIC_BROKER_CONFIG",
-                                      file=b.file, line=line))
+            configs.append(
+                config_row(
+                    "broker", str(b.broker_id), key, value, "STATIC_BROKER_CONFIG", file=b.file, line=line
+                )
+            )
         dirs = b.entries.get("log.dirs") or b.entries.get("log.dir")
         log_dirs = [d.strip() for d in dirs[0].split(",") if d.strip()] if dirs else [KAFKA_DEFAULT_LOG_DIR]
         rack = b.entries.get("broker.rack")
-        brokers.append({"broker_id": b.broker_id, "host": None, "port": None,
-                        "rack": rack[0] if rack and rack[0] else None, "cores": None,
-                        "log_dirs": log_dirs, "version": None})
+        brokers.append(
+            {
+                "broker_id": b.broker_id,
+                "host": None,
+                "port": None,
+                "rack": rack[0] if rack and rack[0] else None,
+                "cores": None,
+                "log_dirs": log_dirs,
+                "version": None,
+            }
+        )
     if topic_defs is None:
         topic_defs = [variants[0][0] for variants in definition_variants(inputs.topics).values()]
     for t in topic_defs:
-        topics.append({"topic": t.name, "partitions": t.partitions, "replication_factor": t.replication_factor,
-                       "is_internal": t.name.startswith("__"), "topic_id": None})
+        topics.append(
+            {
+                "topic": t.name,
+                "partitions": t.partitions,
+                "replication_factor": t.replication_factor,
+                "is_internal": t.name.startswith("__"),
+                "topic_id": None,
+            }
+        )
         for key, (value, line) in t.configs.items():
             configs.append(config_row("topic", t.name, key, value, "TOPIC_CONFIG", file=t.file, line=line))
     return {"configs": configs, "brokers": brokers, "topics": topics}
@@ -83,7 +101,10 @@ def against_tables(ref: SnapshotRef, proposed: dict[str, list[dict]]) -> dict[st
     for row in out["configs"]:
         if row.get("entity_type") == "topic" and row.get("entity_name") in new_topics:
             continue
-        if row.get("entity_type") == "broker" and (row.get("source") or "STATIC_BROKER_CONFIG") == "STATIC_BROKER_CONFIG":
+        if (
+            row.get("entity_type") == "broker"
+            and (row.get("source") or "STATIC_BROKER_CONFIG") == "STATIC_BROKER_CONFIG"
+        ):
             try:
                 bid = int(str(row.get("entity_name")))
             except ValueError:
@@ -101,8 +122,11 @@ def against_tables(ref: SnapshotRef, proposed: dict[str, list[dict]]) -> dict[st
         brokers.append(row)
     out["brokers"] = brokers + list(new_brokers.values())
     proposed_dirs = {b["broker_id"]: set(b["log_dirs"]) for b in proposed["brokers"]}
-    out["log_dirs"] = [r for r in out["log_dirs"]
-                       if r.get("broker_id") not in proposed_dirs or r.get("path") in proposed_dirs[r["broker_id"]]]
+    out["log_dirs"] = [
+        r
+        for r in out["log_dirs"]
+        if r.get("broker_id") not in proposed_dirs or r.get("path") in proposed_dirs[r["broker_id"]]
+    ]
 
     out["topics"] = [r for r in out["topics"] if r.get("topic") not in new_topics] + proposed["topics"]
     out["partitions"] = [r for r in out["partitions"] if r.get("topic") not in new_topics]
@@ -117,20 +141,28 @@ def expand_templates(inputs: LintInputs, ref: SnapshotRef) -> None:
     if not templates:
         return
     if len(templates) > 1:
-        raise LintInputError(f"{templates[1].file}: a second server.properties without broker.id "
-                             f"(the first is {templates[0].file}): with --against a file without an id "
-                             "applies to every broker, so give each file its broker.id")
+        raise LintInputError(
+            f"{templates[1].file}: a second server.properties without broker.id "
+            f"(the first is {templates[0].file}): with --against a file without an id "
+            "applies to every broker, so give each file its broker.id"
+        )
     declared = {b.broker_id for b in inputs.brokers if b.declared_id}
-    ids = sorted({r["broker_id"] for r in _read_rows(ref, "brokers") if r.get("broker_id") is not None} - declared)
+    ids = sorted(
+        {r["broker_id"] for r in _read_rows(ref, "brokers") if r.get("broker_id") is not None} - declared
+    )
     if not ids:
         return
     t = templates[0]
     inputs.brokers = [b for b in inputs.brokers if b.declared_id] + [
-        BrokerFile(t.file, i, t.entries, False, t.kind) for i in ids]
+        BrokerFile(t.file, i, t.entries, False, t.kind) for i in ids
+    ]
 
 
 def lint_manifest(against: SnapshotRef | None) -> Manifest:
     if against is not None:
         return against.manifest
-    return Manifest(cluster={"id": LINT_CLUSTER, "name": LINT_CLUSTER}, collected_at=now_iso(),
-                    sources=[{"source": "lint", "status": "ok"}])
+    return Manifest(
+        cluster={"id": LINT_CLUSTER, "name": LINT_CLUSTER},
+        collected_at=now_iso(),
+        sources=[{"source": "lint", "status": "ok"}],
+    )

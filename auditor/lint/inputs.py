@@ -118,8 +118,11 @@ class TopicDef:
 
     def content(self) -> tuple:
         """What the definition asks for, locations aside: equal contents are one definition."""
-        return (self.partitions, self.replication_factor,
-                tuple(sorted((k, v) for k, (v, _line) in self.configs.items())))
+        return (
+            self.partitions,
+            self.replication_factor,
+            tuple(sorted((k, v) for k, (v, _line) in self.configs.items())),
+        )
 
 
 @dataclass
@@ -158,15 +161,19 @@ def find_suppressions(text: str, file: str, yaml_file: bool) -> list[Suppression
             continue  # part of a properties value, not a comment
         codes = tuple(c.strip().upper() for c in m.group(1).split(",") if c.strip())
         if not codes:
-            raise LintInputError(f"{file}:{number}: suppression names no rule: use ignore[CODE] reason=\"...\"")
+            raise LintInputError(f'{file}:{number}: suppression names no rule: use ignore[CODE] reason="..."')
         for code in codes:
             if not _CODE.match(code):
-                raise LintInputError(f"{file}:{number}: suppression names '{code}', not a rule code like REP002")
+                raise LintInputError(
+                    f"{file}:{number}: suppression names '{code}', not a rule code like REP002"
+                )
         r = _REASON.search(m.group(2))
         reason = (r.group(1) if r.group(1) is not None else r.group(2)).strip() if r else ""
         if not reason:
-            raise LintInputError(f"{file}:{number}: suppression of {', '.join(codes)} needs a reason: "
-                                 f"# kafka-audit: ignore[{codes[0]}] reason=\"why this is acceptable\"")
+            raise LintInputError(
+                f"{file}:{number}: suppression of {', '.join(codes)} needs a reason: "
+                f'# kafka-audit: ignore[{codes[0]}] reason="why this is acceptable"'
+            )
         out.append(Suppression(file, number, codes, reason, own_line))
     return out
 
@@ -217,9 +224,14 @@ def _read_properties_file(path: Path, file: str, explicit: bool, inputs: LintInp
     parsed, problems = parse_properties(text)
     if problems:
         if not lenient:
-            raise LintInputError(f"{file}:{problems[0].line}: not a valid properties file: {problems[0].message}")
-        _skip(inputs, file, f"{kind_note(file, OTHER)} (not properties text: line {problems[0].line}: "
-                            f"{problems[0].message})")
+            raise LintInputError(
+                f"{file}:{problems[0].line}: not a valid properties file: {problems[0].message}"
+            )
+        _skip(
+            inputs,
+            file,
+            f"{kind_note(file, OTHER)} (not properties text: line {problems[0].line}: {problems[0].message})",
+        )
         return None
     entries = {e.key: (e.value, e.line) for e in parsed}
     kind = classify({k: v for k, (v, _line) in entries.items()})
@@ -275,8 +287,9 @@ def _check_yaml_shape(text: str, file: str) -> None:
     for ev in yaml.parse(text, Loader=_yaml_loader()):
         if isinstance(ev, yaml.CollectionStartEvent):
             if len(stack) >= MAX_YAML_DEPTH:
-                raise LintInputError(f"{file}:{ev.start_mark.line + 1}: nesting deeper than "
-                                     f"{MAX_YAML_DEPTH} levels: refused")
+                raise LintInputError(
+                    f"{file}:{ev.start_mark.line + 1}: nesting deeper than {MAX_YAML_DEPTH} levels: refused"
+                )
             stack.append([ev.anchor, 1])
             continue
         if isinstance(ev, yaml.CollectionEndEvent):
@@ -287,8 +300,10 @@ def _check_yaml_shape(text: str, file: str) -> None:
             anchor, size = None, sizes.get(ev.anchor, 1)
             expanded += size
             if expanded > MAX_ALIAS_VALUES:
-                raise LintInputError(f"{file}:{ev.start_mark.line + 1}: aliases expand to more than "
-                                     f"{MAX_ALIAS_VALUES} values: refused")
+                raise LintInputError(
+                    f"{file}:{ev.start_mark.line + 1}: aliases expand to more than "
+                    f"{MAX_ALIAS_VALUES} values: refused"
+                )
         else:
             continue  # stream and document events
         if anchor is not None:
@@ -335,7 +350,9 @@ def _scalar(node):
     except (ValueError, OverflowError) as e:  # an int of 5000 digits, a date like 2026-02-30
         shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
         what = "more than 4300 digits" if "digits" in str(e) else " ".join(str(e).split())[:120]
-        raise LintInputError(f"{_FILE or '?'}:{_line(node)}: value {shown!r} cannot be read ({what})") from None
+        raise LintInputError(
+            f"{_FILE or '?'}:{_line(node)}: value {shown!r} cannot be read ({what})"
+        ) from None
 
 
 def _line(node) -> int:
@@ -354,16 +371,20 @@ def _int_field(node, what: str, file: str) -> int | None:
         raise LintInputError(f"{file}:{_line(node)}: {what} must be an integer")
     text = str(value).strip() if isinstance(value, str) else None
     if text is not None and len(text) > 40:  # (int() refuses 4300+ digits with a ValueError of its own)
-        raise LintInputError(f"{file}:{_line(node)}: {what} must be an integer from {INT32_MIN} to {INT32_MAX}, "
-                             f"not {text[:40] + '...'!r}")
+        raise LintInputError(
+            f"{file}:{_line(node)}: {what} must be an integer from {INT32_MIN} to {INT32_MAX}, "
+            f"not {text[:40] + '...'!r}"
+        )
     try:
         number = int(text) if text is not None else value
     except ValueError:
         raise LintInputError(f"{file}:{_line(node)}: {what} must be an integer, not {value!r}") from None
     if not INT32_MIN <= number <= INT32_MAX:  # the snapshot column is an int (Kafka's: an int32 too)
         shown = str(number) if len(str(number)) <= 40 else str(number)[:40] + "..."
-        raise LintInputError(f"{file}:{_line(node)}: {what} {shown} is out of range "
-                             f"(an integer from {INT32_MIN} to {INT32_MAX})")
+        raise LintInputError(
+            f"{file}:{_line(node)}: {what} {shown} is out of range "
+            f"(an integer from {INT32_MIN} to {INT32_MAX})"
+        )
     return number
 
 
@@ -421,26 +442,36 @@ def _topic_from_item(item, file: str, start_line: int, kind: str = "list") -> To
     name = _name_of(name_node, file, _line(item), "topic without a name")
     rf_node = m.get("replication_factor", m.get("replicationFactor", m.get("replicas")))
     return TopicDef(
-        name=name, file=file, line=_line(name_node), anchors=(start_line, _line(name_node)),
+        name=name,
+        file=file,
+        line=_line(name_node),
+        anchors=(start_line, _line(name_node)),
         partitions=_int_field(m.get("partitions"), "partitions", file),
         replication_factor=_int_field(rf_node, "replication_factor", file),
-        configs=_configs(m.get("configs", m.get("config")), file), kind=kind,
+        configs=_configs(m.get("configs", m.get("config")), file),
+        kind=kind,
     )
 
 
 def _topic_from_resource(doc: dict, file: str, start_line: int, kind: str) -> TopicDef | None:
     meta = _mapping(doc.get("metadata")) or {}
     spec = _mapping(doc.get("spec")) or {}
-    name_node = spec.get("topicName") if kind == "strimzi" and spec.get("topicName") is not None else meta.get("name")
+    name_node = (
+        spec.get("topicName") if kind == "strimzi" and spec.get("topicName") is not None else meta.get("name")
+    )
     name = _scalar(name_node)
     if not isinstance(name, str) or not name:
         raise LintInputError(f"{file}:{start_line}: KafkaTopic without metadata.name")
     cfg_node = spec.get("config") if kind == "strimzi" else spec.get("configs", spec.get("config"))
     return TopicDef(
-        name=name, file=file, line=_line(name_node), anchors=(start_line, _line(name_node)),
+        name=name,
+        file=file,
+        line=_line(name_node),
+        anchors=(start_line, _line(name_node)),
         partitions=_int_field(spec.get("partitions"), "spec.partitions", file),
         replication_factor=_int_field(spec.get("replicas"), "spec.replicas", file),
-        configs=_configs(cfg_node, file), kind=kind,
+        configs=_configs(cfg_node, file),
+        kind=kind,
     )
 
 
@@ -461,10 +492,14 @@ def _topicctl_topic(m: dict, file: str, start_line: int) -> TopicDef:
     if minutes and minutes > 0 and "retention.ms" not in configs:  # what topicctl applies
         configs["retention.ms"] = (str(minutes * 60 * 1000), _line(minutes_node))
     return TopicDef(
-        name=name, file=file, line=_line(name_node), anchors=(start_line, _line(name_node)),
+        name=name,
+        file=file,
+        line=_line(name_node),
+        anchors=(start_line, _line(name_node)),
         partitions=_int_field(spec.get("partitions"), "spec.partitions", file),
         replication_factor=_int_field(spec.get("replicationFactor"), "spec.replicationFactor", file),
-        configs=configs, kind="topicctl",
+        configs=configs,
+        kind="topicctl",
     )
 
 
@@ -483,12 +518,18 @@ def _gitops_topics(m: dict, file: str) -> list[TopicDef]:
         name = _name_of(key, file, _line(key), "topic without a name")
         spec = _mapping(value) or {}  # (a topic with nothing under it: null)
         rf = _int_field(spec.get("replication"), "replication", file)
-        out.append(TopicDef(
-            name=name, file=file, line=_line(key), anchors=(_line(key),),
-            partitions=_int_field(spec.get("partitions"), "partitions", file),
-            replication_factor=rf if rf is not None else default_rf,
-            configs=_configs(spec.get("configs"), file), kind="kafka-gitops",
-        ))
+        out.append(
+            TopicDef(
+                name=name,
+                file=file,
+                line=_line(key),
+                anchors=(_line(key),),
+                partitions=_int_field(spec.get("partitions"), "partitions", file),
+                replication_factor=rf if rf is not None else default_rf,
+                configs=_configs(spec.get("configs"), file),
+                kind="kafka-gitops",
+            )
+        )
     return out
 
 
@@ -510,10 +551,14 @@ def _julie_topic(item, file: str, prefix: list[str]) -> TopicDef:
     configs.pop("num.partitions", None)
     configs.pop("replication.factor", None)
     return TopicDef(
-        name=name, file=file, line=_line(name_node), anchors=(_line(item), _line(name_node)),
+        name=name,
+        file=file,
+        line=_line(name_node),
+        anchors=(_line(item), _line(name_node)),
         partitions=_int_field(cfg.get("num.partitions"), "config num.partitions", file),
         replication_factor=_int_field(cfg.get("replication.factor"), "config replication.factor", file),
-        configs=configs, kind="julieops",
+        configs=configs,
+        kind="julieops",
     )
 
 
@@ -532,14 +577,14 @@ def _julie_topics(doc, m: dict, file: str) -> list[TopicDef]:
             others.append("null" if text is None else text)
     out = []
     projects = m.get("projects")
-    for project in (projects.value if isinstance(projects, yaml.SequenceNode) else []):
+    for project in projects.value if isinstance(projects, yaml.SequenceNode) else []:
         pm = _mapping(project) or {}
         pname = _text(pm.get("name")) or ""
         topics = pm.get("topics")
-        for item in (topics.value if isinstance(topics, yaml.SequenceNode) else []):
+        for item in topics.value if isinstance(topics, yaml.SequenceNode) else []:
             out.append(_julie_topic(item, file, [context, *others, pname]))
     special = m.get("special_topics")
-    for item in (special.value if isinstance(special, yaml.SequenceNode) else []):
+    for item in special.value if isinstance(special, yaml.SequenceNode) else []:
         out.append(_julie_topic(item, file, []))
     return out
 
@@ -549,7 +594,8 @@ def _topic_list(node) -> bool:
     import yaml
 
     return isinstance(node, yaml.SequenceNode) and any(
-        "name" in (_mapping(i) or {}) or "topic" in (_mapping(i) or {}) for i in node.value)
+        "name" in (_mapping(i) or {}) or "topic" in (_mapping(i) or {}) for i in node.value
+    )
 
 
 def _describe(doc, m: dict | None) -> str:
@@ -562,7 +608,9 @@ def _describe(doc, m: dict | None) -> str:
     if api or kind:
         return " ".join(x for x in (api, kind) if x)
     keys = list(m)[:4]
-    return "top-level keys " + ", ".join(keys) + (", ..." if len(m) > 4 else "") if keys else "an empty mapping"
+    return (
+        "top-level keys " + ", ".join(keys) + (", ..." if len(m) > 4 else "") if keys else "an empty mapping"
+    )
 
 
 def _doc_topics(doc, file: str) -> tuple[list[TopicDef], str | None]:
@@ -586,25 +634,38 @@ def _doc_topics(doc, file: str) -> tuple[list[TopicDef], str | None]:
     if api.startswith("kafka.jikkou.io/") and kind == "KafkaTopicList":
         topics = []
         items = m.get("items")
-        for item in (items.value if isinstance(items, yaml.SequenceNode) else []):
+        for item in items.value if isinstance(items, yaml.SequenceNode) else []:
             im = _mapping(item)
             if im is not None:
                 topics.append(_topic_from_resource(im, file, _line(item), "jikkou"))
         spec_topics = (_mapping(m.get("spec")) or {}).get("topics")  # the 2022 v1beta2 layout
-        for item in (spec_topics.value if isinstance(spec_topics, yaml.SequenceNode) else []):
+        for item in spec_topics.value if isinstance(spec_topics, yaml.SequenceNode) else []:
             topics.append(_topic_from_item(item, file, _line(item), "jikkou"))
         return topics, None
     if not api and "context" in m and isinstance(m.get("projects"), yaml.SequenceNode):
         return _julie_topics(doc, m, file), None
-    if (not api and _mapping(m.get("meta")) is not None and "name" in _mapping(m["meta"])
-            and any(k in (_mapping(m.get("spec")) or {}) for k in _TOPICCTL_SPEC)):
+    if (
+        not api
+        and _mapping(m.get("meta")) is not None
+        and "name" in _mapping(m["meta"])
+        and any(k in (_mapping(m.get("spec")) or {}) for k in _TOPICCTL_SPEC)
+    ):
         return [_topicctl_topic(m, file, _line(doc))], None
     topics_node = m.get("topics")
-    if not api and isinstance(topics_node, yaml.SequenceNode) and (_topic_list(topics_node) or not topics_node.value):
+    if (
+        not api
+        and isinstance(topics_node, yaml.SequenceNode)
+        and (_topic_list(topics_node) or not topics_node.value)
+    ):
         return [_topic_from_item(item, file, _line(item)) for item in topics_node.value], None
-    if not api and isinstance(topics_node, yaml.MappingNode) and all(
+    if (
+        not api
+        and isinstance(topics_node, yaml.MappingNode)
+        and all(
             _mapping(v) is not None or (isinstance(v, yaml.ScalarNode) and _scalar(v) is None)
-            for _k, v in topics_node.value):
+            for _k, v in topics_node.value
+        )
+    ):
         return _gitops_topics(m, file), None
     # anything else (another Kubernetes resource, an unrelated mapping) is not ours
     return [], _describe(doc, m)
@@ -685,16 +746,24 @@ def definition_messages(variants: dict[str, list[list[TopicDef]]]) -> tuple[list
             if len(vs[0]) > 1:
                 notes.append(f"topic {name} is defined identically in {_places(vs[0])}")
             continue
-        fields = [("partitions", lambda d: d.partitions), ("replication_factor", lambda d: d.replication_factor)]
+        fields = [
+            ("partitions", lambda d: d.partitions),
+            ("replication_factor", lambda d: d.replication_factor),
+        ]
         keys = sorted({k for v in vs for k in v[0].configs})
         fields += [(k, lambda d, k=k: d.configs[k][0] if k in d.configs else None) for k in keys]
         differing = [(label, get) for label, get in fields if len({get(v[0]) for v in vs}) > 1]
         shown = differing[:4]
         more = f", +{len(differing) - len(shown)} more" if len(differing) > len(shown) else ""
-        parts = [f"{_places(v)}: " + ", ".join(f"{label} {_fmt(get(v[0]))}" for label, get in shown) + more
-                 for v in vs]
-        conflicts.append(f"topic {name} has {len(vs)} different definitions: " + "; ".join(parts)
-                         + " (each is linted on its own)")
+        parts = [
+            f"{_places(v)}: " + ", ".join(f"{label} {_fmt(get(v[0]))}" for label, get in shown) + more
+            for v in vs
+        ]
+        conflicts.append(
+            f"topic {name} has {len(vs)} different definitions: "
+            + "; ".join(parts)
+            + " (each is linted on its own)"
+        )
     return conflicts, notes
 
 
@@ -734,8 +803,10 @@ def read_inputs(paths) -> LintInputs:
     files = expand(paths)
     if not files:
         given = ", ".join(str(p) for p in paths) or "no path given"
-        raise LintInputError(f"lint: no files to lint in {given} (give server.properties or topic YAML files, "
-                             f"or directories holding {', '.join(PROPERTIES_SUFFIXES + YAML_SUFFIXES)} files)")
+        raise LintInputError(
+            f"lint: no files to lint in {given} (give server.properties or topic YAML files, "
+            f"or directories holding {', '.join(PROPERTIES_SUFFIXES + YAML_SUFFIXES)} files)"
+        )
     by_id: dict[int, str] = {}
     for path, explicit in files:
         file = str(path)
@@ -756,13 +827,17 @@ def read_inputs(paths) -> LintInputs:
             if broker.declared_id:
                 if broker.broker_id in by_id:
                     key = "broker.id" if "broker.id" in broker.entries else "node.id"
-                    raise LintInputError(f"{file}:{broker.entries[key][1]}: broker id {broker.broker_id} "
-                                         f"is also declared by {by_id[broker.broker_id]}")
+                    raise LintInputError(
+                        f"{file}:{broker.entries[key][1]}: broker id {broker.broker_id} "
+                        f"is also declared by {by_id[broker.broker_id]}"
+                    )
                 by_id[broker.broker_id] = file
             inputs.brokers.append(broker)
         else:
-            raise LintInputError(f"{file}: unsupported file type '{path.suffix}' "
-                                 f"(lint reads {', '.join(PROPERTIES_SUFFIXES + YAML_SUFFIXES)})")
+            raise LintInputError(
+                f"{file}: unsupported file type '{path.suffix}' "
+                f"(lint reads {', '.join(PROPERTIES_SUFFIXES + YAML_SUFFIXES)})"
+            )
     # A template without broker.id (set at deploy time) still gets linted under an id of its
     # own: the next free ids, in file order.
     next_id = max(by_id, default=0) + 1

@@ -46,15 +46,38 @@ from auditor.snapshot.io import SnapshotRef, open_snapshot
 from auditor.snapshot.schema import TABLES
 
 # The static rules: what files alone can decide.
-STATIC_RULES = ("REP001", "REP002", "REP003", "REP004", "REP005", "THR003", "THR004", "THR005", "THR006",
-                "DSK004", "DSK005", "CFG001", "CFG002", "CFG004", "MSK001", "MSK002")
+STATIC_RULES = (
+    "REP001",
+    "REP002",
+    "REP003",
+    "REP004",
+    "REP005",
+    "THR003",
+    "THR004",
+    "THR005",
+    "THR006",
+    "DSK004",
+    "DSK005",
+    "CFG001",
+    "CFG002",
+    "CFG004",
+    "MSK001",
+    "MSK002",
+)
 # With --against: the cluster's broker count and the change itself.
 AGAINST_RULES = ("REP010", "THR007")
 SUPPRESSION_RULE = "CFG900"
 
 # For broker findings: the line of the setting the rule is about.
-BROKER_KEY = {"THR003": "num.network.threads", "THR004": "num.io.threads", "THR005": "num.network.threads",
-              "THR006": "queued.max.requests", "DSK004": "log.dirs", "DSK005": "log.dirs"}
+BROKER_KEY = {
+    "THR003": "num.network.threads",
+    "THR004": "num.io.threads",
+    "THR005": "num.network.threads",
+    "THR006": "queued.max.requests",
+    "DSK004": "log.dirs",
+    "DSK005": "log.dirs",
+}
+
 
 class Locator:
     """Resources of the proposed files -> every (file, line, anchor lines) they come from.
@@ -98,7 +121,9 @@ class Locator:
                 return out
             if sep and entity.startswith("broker ") and entity[7:] in self.brokers:
                 return self._broker_key(self.brokers[entity[7:]], key)
-            if not sep:  # a cluster-wide key (CFG002 on brokers, CFG004): the first file (in file order) setting it
+            if (
+                not sep
+            ):  # a cluster-wide key (CFG002 on brokers, CFG004): the first file (in file order) setting it
                 for b in self.by_file:
                     if name in b.entries:
                         line = b.entries[name][1]
@@ -110,8 +135,9 @@ def _check_suppression_codes(inputs: LintInputs, known: set[str]) -> None:
     for s in inputs.suppressions:
         for code in s.codes:
             if code not in known:
-                raise LintInputError(f"{s.file}:{s.line}: suppression names unknown rule {code} "
-                                     "(see 'kafka-audit rules list')")
+                raise LintInputError(
+                    f"{s.file}:{s.line}: suppression names unknown rule {code} (see 'kafka-audit rules list')"
+                )
 
 
 class LintEngine(DuckDBEngine):
@@ -154,7 +180,9 @@ class LintEngine(DuckDBEngine):
             elif name == "source_errors":
                 rows = []
             else:
-                rows = [{**{c: r.get(c) for c in table.names}, "cluster_id": cid} for r in tables.get(name, [])]
+                rows = [
+                    {**{c: r.get(c) for c in table.names}, "cluster_id": cid} for r in tables.get(name, [])
+                ]
             decl = ", ".join(f"{c.name} {duckdb_type(c.type)}" for c in table.columns)
             if not rows:
                 self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} ({decl})")
@@ -165,8 +193,10 @@ class LintEngine(DuckDBEngine):
                     fh.write(json.dumps(r, separators=(",", ":")) + "\n")
             columns = ", ".join(f"'{c.name}': '{duckdb_type(c.type)}'" for c in table.columns)
             quoted = "'" + str(path).replace("'", "''") + "'"
-            self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT * FROM "
-                              f"read_json({quoted}, format = 'newline_delimited', columns = {{{columns}}})")
+            self.conn.execute(
+                f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT * FROM "
+                f"read_json({quoted}, format = 'newline_delimited', columns = {{{columns}}})"
+            )
 
     def close(self) -> None:
         if self._session is not None:
@@ -191,8 +221,14 @@ def _worlds(variants: dict[str, list[list[TopicDef]]]) -> list[dict[str, list[To
     return [{name: vs[k] if k < len(vs) else vs[0] for name, vs in variants.items()} for k in range(runs)]
 
 
-def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = None,
-             baseline: Baseline | None = None, strict: bool = False) -> AuditResult:
+def run_lint(
+    paths,
+    *,
+    against: str | None = None,
+    config: AuditConfig | None = None,
+    baseline: Baseline | None = None,
+    strict: bool = False,
+) -> AuditResult:
     from auditor.engine.base import Tables
     from auditor.engine.runner import incomplete_sources
     from auditor.registry import load_rules
@@ -218,8 +254,9 @@ def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = 
     report_unused = any(r.code == SUPPRESSION_RULE for r in selected)
 
     # Files alone with nowhere better to point (no --against): the first broker file, else the first file.
-    fallback = (min(b.file for b in inputs.brokers) if inputs.brokers
-                else min(inputs.files) if inputs.files else None)
+    fallback = (
+        min(b.file for b in inputs.brokers) if inputs.brokers else min(inputs.files) if inputs.files else None
+    )
     findings: dict[tuple, Finding] = {}
     anchors: dict[tuple, tuple] = {}
     exempted: set[str] = set()
@@ -255,8 +292,14 @@ def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = 
     kept, suppressed = [], 0
     for key, f in findings.items():
         file, lines = anchors[key]
-        hit = next((s for s in inputs.suppressions
-                    if s.file == file and f.rule in s.codes and any(s.covers(n) for n in lines)), None)
+        hit = next(
+            (
+                s
+                for s in inputs.suppressions
+                if s.file == file and f.rule in s.codes and any(s.covers(n) for n in lines)
+            ),
+            None,
+        )
         if hit is not None:
             hit.used += 1
             suppressed += 1
@@ -271,13 +314,21 @@ def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = 
             if s.used or not ran.intersection(s.codes):
                 continue  # used, or about rules this run did not apply (deselected, THR007 without --against)
             name = f"{s.file}:{s.line}"
-            kept.append(Finding(
-                rule=rule.code, name=rule.name, severity=severity, cluster=manifest.cluster_name,
-                cluster_id=manifest.cluster_id, resource_type="suppression", resource_name=name,
-                message=f"suppression of {', '.join(s.codes)} matched no finding (reason was: {s.reason}); remove it",
-                evidence={"codes": list(s.codes), "reason": s.reason},
-                fingerprint=fingerprint(rule.code, manifest.cluster_name, "suppression", name),
-                location={"file": s.file, "line": s.line}))
+            kept.append(
+                Finding(
+                    rule=rule.code,
+                    name=rule.name,
+                    severity=severity,
+                    cluster=manifest.cluster_name,
+                    cluster_id=manifest.cluster_id,
+                    resource_type="suppression",
+                    resource_name=name,
+                    message=f"suppression of {', '.join(s.codes)} matched no finding (reason was: {s.reason}); remove it",
+                    evidence={"codes": list(s.codes), "reason": s.reason},
+                    fingerprint=fingerprint(rule.code, manifest.cluster_name, "suppression", name),
+                    location={"file": s.file, "line": s.line},
+                )
+            )
 
     outcome = None
     if baseline is not None:
@@ -294,17 +345,35 @@ def run_lint(paths, *, against: str | None = None, config: AuditConfig | None = 
     if outcome is not None:
         notes.append(outcome.line())
     if outside:
-        notes.append(f"{len(outside)} finding(s) about parts of {manifest.cluster_name} these files do not touch "
-                     "left out (see kafka-audit check)")
-    cluster = {"id": manifest.cluster_id, "name": manifest.cluster_name,
-               **{k: v for k, v in manifest.cluster.items() if k not in ("id", "name")}}
+        notes.append(
+            f"{len(outside)} finding(s) about parts of {manifest.cluster_name} these files do not touch "
+            "left out (see kafka-audit check)"
+        )
+    cluster = {
+        "id": manifest.cluster_id,
+        "name": manifest.cluster_name,
+        **{k: v for k, v in manifest.cluster.items() if k not in ("id", "name")},
+    }
     # A snapshot whose collection failed somewhere cannot vouch for a clean lint (exit 3).
     incomplete = incomplete_sources([ref_against]) if ref_against is not None else []
     # The same order whatever the order of the files given (AuditResult's sort is stable).
-    kept.sort(key=lambda f: ((f.location or {}).get("file") or "", (f.location or {}).get("line") or 0,
-                             f.rule, f.resource_name, f.message))
-    result = AuditResult(findings=kept, clusters=[cluster], incomplete=incomplete, engine="duckdb",
-                         exempted=len(exempted), notes=notes)
+    kept.sort(
+        key=lambda f: (
+            (f.location or {}).get("file") or "",
+            (f.location or {}).get("line") or 0,
+            f.rule,
+            f.resource_name,
+            f.message,
+        )
+    )
+    result = AuditResult(
+        findings=kept,
+        clusters=[cluster],
+        incomplete=incomplete,
+        engine="duckdb",
+        exempted=len(exempted),
+        notes=notes,
+    )
     result.files = list(inputs.files)  # for the text report
     result.skipped = list(inputs.skipped)
     result.baseline = outcome  # matched and stale entries, for the JSON report

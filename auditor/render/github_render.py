@@ -26,8 +26,12 @@ def escape_property(value) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(severity: str, message: str, *, title: str, file: str | None = None, line: int | None = None) -> str:
-    props = ([f"file={escape_property(file)}"] if file else []) + ([f"line={int(line)}"] if file and line else [])
+def annotation(
+    severity: str, message: str, *, title: str, file: str | None = None, line: int | None = None
+) -> str:
+    props = ([f"file={escape_property(file)}"] if file else []) + (
+        [f"line={int(line)}"] if file and line else []
+    )
     props.append(f"title={escape_property(title)}")
     return f"::{COMMAND[severity]} {','.join(props)}::{escape_data(message)}"
 
@@ -37,9 +41,21 @@ def render(result: AuditResult, **_options) -> str:
     for f in result.findings:
         loc = f.location or {}
         where = "" if loc.get("file") else f"{f.cluster}: {f.resource_type} {f.resource_name}: "
-        lines.append(annotation(f.severity, where + f.message, title=f"{f.rule} {f.name}",
-                                file=loc.get("file"), line=loc.get("line")))
+        lines.append(
+            annotation(
+                f.severity,
+                where + f.message,
+                title=f"{f.rule} {f.name}",
+                file=loc.get("file"),
+                line=loc.get("line"),
+            )
+        )
     for item in result.incomplete:
-        lines.append(annotation("error", f"source {item['source']} failed: {item['message']}",
-                                title=f"kafka-audit: {item['cluster']} incomplete"))
+        lines.append(
+            annotation(
+                "error",
+                f"source {item['source']} failed: {item['message']}",
+                title=f"kafka-audit: {item['cluster']} incomplete",
+            )
+        )
     return "".join(line + "\n" for line in lines)

@@ -85,6 +85,7 @@ def doc_html(text: str) -> Markup:
 
 # ---------------------------------------------------------------- view model
 
+
 def evidence_json(evidence) -> str:
     if not evidence:
         return ""
@@ -153,19 +154,44 @@ def _cluster_views(result: AuditResult, threshold: int):
         else:
             status = "clean"
         meta = c["meta"]
-        details = [str(meta[k]) for k in ("environment", "tier", "platform", "msk_instance_type", "kafka_version",
-                                          "metadata_mode") if meta.get(k) not in (None, "")]
-        views.append({
-            "anchor": f"cluster-{index}", "name": name, "id": c["id"], "details": details,
-            "counts": {s: cnt[s] for s in WORST_FIRST}, "total": total, "worst": worst,
-            "rules": len(rules_hit[name]), "score": graded["score"], "grade": graded["grade"],
-            "not_evaluated": [{"rules": codes, "reason": reason} for codes, reason in coverage.by_reason(gaps)],
-            "grade_note": graded["grade_note"], "coverage": gaps,
-            # Earlier grades, oldest first: given by the fleet job only (None: no trend column).
-            "trend": graded.get("trend"),
-            "incomplete": incomplete, "errors": errors, "failing": failing, "status": status,
-            "weight": (incomplete, sum(SEVERITY_WEIGHT[s] * cnt[s] for s in SEVERITIES), total),
-        })
+        details = [
+            str(meta[k])
+            for k in (
+                "environment",
+                "tier",
+                "platform",
+                "msk_instance_type",
+                "kafka_version",
+                "metadata_mode",
+            )
+            if meta.get(k) not in (None, "")
+        ]
+        views.append(
+            {
+                "anchor": f"cluster-{index}",
+                "name": name,
+                "id": c["id"],
+                "details": details,
+                "counts": {s: cnt[s] for s in WORST_FIRST},
+                "total": total,
+                "worst": worst,
+                "rules": len(rules_hit[name]),
+                "score": graded["score"],
+                "grade": graded["grade"],
+                "not_evaluated": [
+                    {"rules": codes, "reason": reason} for codes, reason in coverage.by_reason(gaps)
+                ],
+                "grade_note": graded["grade_note"],
+                "coverage": gaps,
+                # Earlier grades, oldest first: given by the fleet job only (None: no trend column).
+                "trend": graded.get("trend"),
+                "incomplete": incomplete,
+                "errors": errors,
+                "failing": failing,
+                "status": status,
+                "weight": (incomplete, sum(SEVERITY_WEIGHT[s] * cnt[s] for s in SEVERITIES), total),
+            }
+        )
     return views
 
 
@@ -187,15 +213,32 @@ def coverage_table(result: AuditResult, clusters: list[dict]) -> dict:
             if not entries:
                 cells.append({"state": "evaluated", "text": "evaluated", "title": ""})
             elif any(e["category_not_evaluated"] for e in entries):
-                cells.append({"state": "not-evaluated", "text": "not evaluated",
-                              "title": coverage.describe(entries)})
+                cells.append(
+                    {"state": "not-evaluated", "text": "not evaluated", "title": coverage.describe(entries)}
+                )
             else:
-                cells.append({"state": "partly", "text": "partly: " + coverage.compact(
-                    code for e in entries for code in e["rules"]) + " not evaluated", "title": coverage.describe(entries)})
-        rows.append({"name": c["name"], "anchor": c["anchor"], "cells": cells,
-                     "gaps": sum(1 for cell in cells if cell["state"] != "evaluated")})
-    return {"categories": [{"name": cat, "label": labels[cat]} for cat in categories], "rows": rows,
-            "complete": not categories}
+                cells.append(
+                    {
+                        "state": "partly",
+                        "text": "partly: "
+                        + coverage.compact(code for e in entries for code in e["rules"])
+                        + " not evaluated",
+                        "title": coverage.describe(entries),
+                    }
+                )
+        rows.append(
+            {
+                "name": c["name"],
+                "anchor": c["anchor"],
+                "cells": cells,
+                "gaps": sum(1 for cell in cells if cell["state"] != "evaluated"),
+            }
+        )
+    return {
+        "categories": [{"name": cat, "label": labels[cat]} for cat in categories],
+        "rows": rows,
+        "complete": not categories,
+    }
 
 
 def _rule_sections(result: AuditResult, max_rows: int, cluster_anchor: dict[str, str]):
@@ -204,14 +247,22 @@ def _rule_sections(result: AuditResult, max_rows: int, cluster_anchor: dict[str,
     for h in result.cluster_rule_counts():
         sec = sections.get(h["rule"])
         if sec is None:
-            sec = sections[h["rule"]] = {"code": h["rule"], "name": h["name"], "severity": h["severity"], "count": 0,
-                                         "counts": Counter(), "clusters": {}}
+            sec = sections[h["rule"]] = {
+                "code": h["rule"],
+                "name": h["name"],
+                "severity": h["severity"],
+                "count": 0,
+                "counts": Counter(),
+                "clusters": {},
+            }
         sec["count"] += h["count"]
         sec["counts"][h["severity"]] += h["count"]
         if SEVERITY_RANK[h["severity"]] > SEVERITY_RANK[sec["severity"]]:
             sec["severity"] = h["severity"]
-        group = sec["clusters"].setdefault(h["cluster"], {"name": h["cluster"], "anchor": cluster_anchor.get(h["cluster"], ""),
-                                                          "count": 0, "rows": []})
+        group = sec["clusters"].setdefault(
+            h["cluster"],
+            {"name": h["cluster"], "anchor": cluster_anchor.get(h["cluster"], ""), "count": 0, "rows": []},
+        )
         group["count"] += h["count"]
     for f in result.findings:  # the rows: all of them for `check`, the top rows per rule for `fleet`
         group = sections[f.rule]["clusters"][f.cluster]
@@ -224,20 +275,25 @@ def _rule_sections(result: AuditResult, max_rows: int, cluster_anchor: dict[str,
         share = _share({k: g["count"] for k, g in sec["clusters"].items()}, max_rows)
         groups = []
         for key, g in sec["clusters"].items():
-            rows = sorted(g["rows"][:share[key]], key=_natural_key)
+            rows = sorted(g["rows"][: share[key]], key=_natural_key)
             groups.append({**g, "rows": [_row(f) for f in rows], "hidden": g["count"] - len(rows)})
         shown = sum(len(g["rows"]) for g in groups)
-        out.append({
-            **sec, "anchor": _rule_anchor(sec["code"]),
-            "counts": {s: sec["counts"][s] for s in WORST_FIRST if sec["counts"][s]},
-            "groups": groups, "shown": shown, "hidden": sec["count"] - shown,
-            "summary": doc.summary if doc else "",
-            "why": doc_html(doc.why) if doc else None,
-            "remediation": doc_html(doc.remediation) if doc else None,
-            "example": doc_html(doc.example) if doc else None,
-            "category": doc.category if doc else "",
-            "documented": doc is not None,
-        })
+        out.append(
+            {
+                **sec,
+                "anchor": _rule_anchor(sec["code"]),
+                "counts": {s: sec["counts"][s] for s in WORST_FIRST if sec["counts"][s]},
+                "groups": groups,
+                "shown": shown,
+                "hidden": sec["count"] - shown,
+                "summary": doc.summary if doc else "",
+                "why": doc_html(doc.why) if doc else None,
+                "remediation": doc_html(doc.remediation) if doc else None,
+                "example": doc_html(doc.example) if doc else None,
+                "category": doc.category if doc else "",
+                "documented": doc is not None,
+            }
+        )
     out.sort(key=lambda s: (-SEVERITY_RANK[s["severity"]], -s["count"], s["code"]))
     return out
 
@@ -248,8 +304,11 @@ _DIGITS = re.compile(r"(\d+)")
 def _natural_key(f: Finding):
     """partition t-2 before t-10: numbers in names compare as numbers."""
     parts = _DIGITS.split(f.resource_name or "")
-    return (-SEVERITY_RANK[f.severity], f.resource_type,
-            [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p])
+    return (
+        -SEVERITY_RANK[f.severity],
+        f.resource_type,
+        [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p],
+    )
 
 
 def _rule_anchor(code: str) -> str:
@@ -261,9 +320,15 @@ def _row(f: Finding) -> dict:
     where = ""
     if loc.get("file"):
         where = f"{loc['file']}:{loc['line']}" if loc.get("line") else str(loc["file"])
-    return {"severity": f.severity, "resource_type": f.resource_type, "resource_name": f.resource_name,
-            "message": f.message, "evidence": evidence_json(f.evidence), "location": where,
-            "fingerprint": f.fingerprint}
+    return {
+        "severity": f.severity,
+        "resource_type": f.resource_type,
+        "resource_name": f.resource_name,
+        "message": f.message,
+        "evidence": evidence_json(f.evidence),
+        "location": where,
+        "fingerprint": f.fingerprint,
+    }
 
 
 # ---------------------------------------------------------------- charts (inline SVG geometry)
@@ -301,10 +366,24 @@ def cluster_chart(clusters: list[dict], limit: int) -> dict:
             w = max(2.0, bar_w * n / top)
             segments.append({"severity": sev, "x": round(x, 1), "w": round(w, 1), "n": n})
             x += w
-        rows.append({"label": _truncate(c["name"], 52), "name": c["name"], "y": i * CHART_STACKED_ROW_H,
-                     "segments": segments, "end": round(x + 6, 1), "total": c["total"]})
-    return {"rows": rows, "rest": rest, "width": CHART_W, "height": max(1, len(rows)) * CHART_STACKED_ROW_H + 4,
-            "bar_h": CHART_BAR_H, "bar_y": 17}
+        rows.append(
+            {
+                "label": _truncate(c["name"], 52),
+                "name": c["name"],
+                "y": i * CHART_STACKED_ROW_H,
+                "segments": segments,
+                "end": round(x + 6, 1),
+                "total": c["total"],
+            }
+        )
+    return {
+        "rows": rows,
+        "rest": rest,
+        "width": CHART_W,
+        "height": max(1, len(rows)) * CHART_STACKED_ROW_H + 4,
+        "bar_h": CHART_BAR_H,
+        "bar_y": 17,
+    }
 
 
 def severity_chart(summary: dict) -> dict:
@@ -313,10 +392,21 @@ def severity_chart(summary: dict) -> dict:
     rows = []
     for i, sev in enumerate(WORST_FIRST):
         n = summary[sev]
-        rows.append({"severity": sev, "y": i * CHART_ROW_H, "n": n,
-                     "w": round(max(2.0, bar_w * n / top) if n else 0, 1)})
-    return {"rows": rows, "width": CHART_W, "height": len(rows) * CHART_ROW_H + 4, "bar_h": CHART_BAR_H,
-            "label_w": CHART_LABEL_W}
+        rows.append(
+            {
+                "severity": sev,
+                "y": i * CHART_ROW_H,
+                "n": n,
+                "w": round(max(2.0, bar_w * n / top) if n else 0, 1),
+            }
+        )
+    return {
+        "rows": rows,
+        "width": CHART_W,
+        "height": len(rows) * CHART_ROW_H + 4,
+        "bar_h": CHART_BAR_H,
+        "label_w": CHART_LABEL_W,
+    }
 
 
 def history_chart(history: list[dict] | None) -> dict | None:
@@ -328,15 +418,28 @@ def history_chart(history: list[dict] | None) -> dict | None:
     rows = []
     for i, h in enumerate(history[-12:]):
         new, resolved = h.get("new") or 0, h.get("resolved") or 0
-        rows.append({"label": str(h["run_date"]), "y": i * (2 * CHART_BAR_H + 8), "new": new, "resolved": resolved,
-                     "total": h.get("total") or 0,
-                     "w_new": round(max(2.0, bar_w * new / top) if new else 0, 1),
-                     "w_resolved": round(max(2.0, bar_w * resolved / top) if resolved else 0, 1)})
-    return {"rows": rows, "width": CHART_W, "height": len(rows) * (2 * CHART_BAR_H + 8) + 4,
-            "bar_h": CHART_BAR_H, "label_w": CHART_LABEL_W}
+        rows.append(
+            {
+                "label": str(h["run_date"]),
+                "y": i * (2 * CHART_BAR_H + 8),
+                "new": new,
+                "resolved": resolved,
+                "total": h.get("total") or 0,
+                "w_new": round(max(2.0, bar_w * new / top) if new else 0, 1),
+                "w_resolved": round(max(2.0, bar_w * resolved / top) if resolved else 0, 1),
+            }
+        )
+    return {
+        "rows": rows,
+        "width": CHART_W,
+        "height": len(rows) * (2 * CHART_BAR_H + 8) + 4,
+        "bar_h": CHART_BAR_H,
+        "label_w": CHART_LABEL_W,
+    }
 
 
 # ---------------------------------------------------------------- render
+
 
 @lru_cache(maxsize=4)
 def environment(template_dir: str = str(TEMPLATES)) -> jinja2.Environment:
@@ -351,9 +454,14 @@ def environment(template_dir: str = str(TEMPLATES)) -> jinja2.Environment:
     return env
 
 
-def context(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS,
-            max_chart_clusters: int = DEFAULT_MAX_CHART_CLUSTERS, fail_on: str = "error",
-            title: str | None = None) -> dict:
+def context(
+    result: AuditResult,
+    *,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    max_chart_clusters: int = DEFAULT_MAX_CHART_CLUSTERS,
+    fail_on: str = "error",
+    title: str | None = None,
+) -> dict:
     """Everything the template shows, computed in one pass over the findings per view."""
     if max_rows < 0:
         raise ValueError("max_rows must be >= 0")
@@ -371,14 +479,35 @@ def context(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS,
         status = "findings"
     else:
         status = "clean"
-    worst = [{"rule": f.rule, "rule_anchor": _rule_anchor(f.rule), "name": f.name, "severity": f.severity, "cluster": f.cluster,
-              "cluster_anchor": anchors.get(f.cluster, ""), "resource_type": f.resource_type,
-              "resource_name": f.resource_name, "message": f.message}
-             for f in result.findings[:WORST_FINDINGS]]
-    causes = [{"title": c.title, "cluster": c.cluster, "cluster_anchor": anchors.get(c.cluster, ""), "count": c.count,
-               "rules": ", ".join(c.rules), "remediation": c.remediation} for c in result.causes or []]
+    worst = [
+        {
+            "rule": f.rule,
+            "rule_anchor": _rule_anchor(f.rule),
+            "name": f.name,
+            "severity": f.severity,
+            "cluster": f.cluster,
+            "cluster_anchor": anchors.get(f.cluster, ""),
+            "resource_type": f.resource_type,
+            "resource_name": f.resource_name,
+            "message": f.message,
+        }
+        for f in result.findings[:WORST_FINDINGS]
+    ]
+    causes = [
+        {
+            "title": c.title,
+            "cluster": c.cluster,
+            "cluster_anchor": anchors.get(c.cluster, ""),
+            "count": c.count,
+            "rules": ", ".join(c.rules),
+            "remediation": c.remediation,
+        }
+        for c in result.causes or []
+    ]
     if title is None:
-        title = f"kafka-audit report: {clusters[0]['name']}" if len(clusters) == 1 else "kafka-audit fleet report"
+        title = (
+            f"kafka-audit report: {clusters[0]['name']}" if len(clusters) == 1 else "kafka-audit fleet report"
+        )
     return {
         "title": title,
         "version": __version__,
@@ -387,11 +516,15 @@ def context(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS,
         "fail_on": fail_on if fail_on in SEVERITY_RANK else "error",
         "severities": WORST_FIRST,
         "summary": summary,
-        "clusters": sorted(clusters, key=lambda c: (not c["weight"][0], -c["weight"][1], -c["total"], c["name"])),
+        "clusters": sorted(
+            clusters, key=lambda c: (not c["weight"][0], -c["weight"][1], -c["total"], c["name"])
+        ),
         "show_trend": any(c["trend"] is not None for c in clusters),
         "cluster_count": len(clusters),
         "failing_count": len(failing),
-        "failing_names": [c["name"] for c in sorted(failing, key=lambda c: (-c["weight"][1], c["name"]))][:HEADLINE_NAMES],
+        "failing_names": [c["name"] for c in sorted(failing, key=lambda c: (-c["weight"][1], c["name"]))][
+            :HEADLINE_NAMES
+        ],
         "incomplete_clusters": incomplete,
         "incomplete": result.incomplete,
         "worst": worst,

@@ -24,10 +24,17 @@ def document(result: AuditResult) -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "kafka-auditor", "version": __version__, "engine": result.engine},
-        "clusters": [{**c, "not_evaluated": [{k: e[k] for k in ("rules", "category", "reason")}
-                                             for e in (result.coverage or {}).get(c.get("id"), [])],
-                      **grades.get(str(c.get("name") or c.get("id")), {})}
-                     for c in result.clusters],
+        "clusters": [
+            {
+                **c,
+                "not_evaluated": [
+                    {k: e[k] for k in ("rules", "category", "reason")}
+                    for e in (result.coverage or {}).get(c.get("id"), [])
+                ],
+                **grades.get(str(c.get("name") or c.get("id")), {}),
+            }
+            for c in result.clusters
+        ],
         "incomplete": result.incomplete,
         "summary": result.summary() | {"exempted": result.exempted},
         "causes": [c.to_json() for c in result.causes],

@@ -76,7 +76,9 @@ def render(result: AuditResult, *, rules=None, max_rows: int = DEFAULT_MAX_ROWS,
         suite_codes = codes + sorted(set(fired) - set(codes))
         for code in suite_codes:
             tests += 1
-            case = ET.SubElement(suite, "testcase", classname=clean(cluster), name=clean(f"{code} {names.get(code, code)}"))
+            case = ET.SubElement(
+                suite, "testcase", classname=clean(cluster), name=clean(f"{code} {names.get(code, code)}")
+            )
             items = fired.get(code)
             if not items:
                 continue

@@ -26,14 +26,18 @@ def render(result: AuditResult) -> str:
     lines = []
     for item in result.incomplete:
         target = f" {item['target']}" if item.get("target") else ""
-        lines.append(f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed when the snapshot was "
-                     f"collected: {item['message']}")
+        lines.append(
+            f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed when the snapshot was "
+            f"collected: {item['message']}"
+        )
     lines.extend(warnings)
     for f in sorted(result.findings, key=key):
         loc = f.location or {}
         where = f"{loc.get('file') or '?'}:{loc.get('line') or 1}"
-        lines.append(f"{where}: {MARK[f.severity]} {f.rule} {f.name}: {f.message} "
-                     f"[{f.resource_type} {f.resource_name}]")
+        lines.append(
+            f"{where}: {MARK[f.severity]} {f.rule} {f.name}: {f.message} "
+            f"[{f.resource_type} {f.resource_name}]"
+        )
     s = result.summary()
     counts = counts_line(s)
     files = len(getattr(result, "files", []) or [])

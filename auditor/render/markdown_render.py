@@ -32,10 +32,12 @@ from auditor.render.escape import neutralise, no_mentions
 DEFAULT_MAX_ROWS = 10
 DEFAULT_MAX_CHARS = 60000
 GITHUB_COMMENT_LIMIT = 65536
-TRUNCATION_LINE = ("_Comment truncated: it reached GitHub's limit of 65536 characters; "
-                   "see the full report (`--format text` or `--format json`)._")
+TRUNCATION_LINE = (
+    "_Comment truncated: it reached GitHub's limit of 65536 characters; "
+    "see the full report (`--format text` or `--format json`)._"
+)
 MAX_CLEAN_NAMES = 30
-ICON = {"critical": "\U0001F534", "error": "\U0001F7E0", "warning": "\U0001F7E1", "info": "\U0001F535"}
+ICON = {"critical": "\U0001f534", "error": "\U0001f7e0", "warning": "\U0001f7e1", "info": "\U0001f535"}
 
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~#])")
 
@@ -89,8 +91,15 @@ def _one_paragraph(text: str) -> str:
     return " ".join((text or "").split())
 
 
-def render(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS, max_chars: int = DEFAULT_MAX_CHARS,
-           fail_on: str = "error", title: str = "kafka-audit", **_options) -> str:
+def render(
+    result: AuditResult,
+    *,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    fail_on: str = "error",
+    title: str = "kafka-audit",
+    **_options,
+) -> str:
     threshold = SEVERITY_RANK.get(fail_on, SEVERITY_RANK["error"])
     summary = result.summary()
     clusters = [str(c.get("name") or c.get("id")) for c in result.clusters]
@@ -112,21 +121,29 @@ def render(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS, max_chars: 
     n = len(clusters)
     plural = "s" if n != 1 else ""
     if result.is_incomplete:
-        status = f"\u26A0\uFE0F **Incomplete audit**: {len(incomplete)} of {n} cluster{plural} could not be fully read"
+        status = f"\u26a0\ufe0f **Incomplete audit**: {len(incomplete)} of {n} cluster{plural} could not be fully read"
     elif failing:
-        status = f"\u274C **{len(failing)} of {n} cluster{plural} failing** ({fail_on} or worse)"
+        status = f"\u274c **{len(failing)} of {n} cluster{plural} failing** ({fail_on} or worse)"
     elif summary["total"]:
         status = f"\u2705 no {fail_on} or worse in {n} cluster{plural}"
     else:
         status = f"\u2705 **clean**: no findings in {n} cluster{plural}"
-    sev_line = " \u00B7 ".join(f"{summary[s]} {s}" for s in WORST_FIRST)
-    out = [f"### {md(title)}: {status}", "", f"{summary['total']} finding{'s' if summary['total'] != 1 else ''}: {sev_line}"
-           + (f" \u00B7 {result.exempted} exempted" if result.exempted else ""), ""]
+    sev_line = " \u00b7 ".join(f"{summary[s]} {s}" for s in WORST_FIRST)
+    out = [
+        f"### {md(title)}: {status}",
+        "",
+        f"{summary['total']} finding{'s' if summary['total'] != 1 else ''}: {sev_line}"
+        + (f" \u00b7 {result.exempted} exempted" if result.exempted else ""),
+        "",
+    ]
 
     if result.causes:  # root causes first (auditor/causes.py)
         out += [f"**{headline(result.causes, summary['total'])}**", ""]
-        out += [f"- {md(c.cluster)}: **{md(c.title)}**: {c.count} finding(s) ({md(', '.join(c.rules))}); "
-                f"fix: {md(c.remediation)}" for c in result.causes]
+        out += [
+            f"- {md(c.cluster)}: **{md(c.title)}**: {c.count} finding(s) ({md(', '.join(c.rules))}); "
+            f"fix: {md(c.remediation)}"
+            for c in result.causes
+        ]
         out.append("")
 
     if incomplete:
@@ -134,7 +151,9 @@ def render(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS, max_chars: 
         for cluster, items in incomplete.items():
             for item in items:
                 target = f" {md(item['target'])}" if item.get("target") else ""
-                out.append(f"> - {md(cluster)}: source {md(item.get('source'))}{target} failed: {md(item.get('message'))}")
+                out.append(
+                    f"> - {md(cluster)}: source {md(item.get('source'))}{target} failed: {md(item.get('message'))}"
+                )
         out.append("")
 
     table_clusters = [c for c in clusters if c in incomplete or c in hit]
@@ -154,9 +173,11 @@ def render(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS, max_chars: 
         out.append("")
     gaps = coverage.per_cluster(result)
     if gaps:  # one line: rules whose inputs were not collected found nothing, which is not "clean"
-        listed = "; ".join(f"{md(name)}: " + ", ".join(f"{md(codes)} ({md(reason)})" for codes, reason in
-                                                       coverage.by_reason(entries))
-                           for name, entries in gaps[:MAX_CLEAN_NAMES])
+        listed = "; ".join(
+            f"{md(name)}: "
+            + ", ".join(f"{md(codes)} ({md(reason)})" for codes, reason in coverage.by_reason(entries))
+            for name, entries in gaps[:MAX_CLEAN_NAMES]
+        )
         more = f"; and {len(gaps) - MAX_CLEAN_NAMES} more cluster(s)" if len(gaps) > MAX_CLEAN_NAMES else ""
         out.append(f"**Not evaluated** (inputs not collected): {listed}{more}.")
         out.append("")
@@ -174,16 +195,20 @@ def render(result: AuditResult, *, max_rows: int = DEFAULT_MAX_ROWS, max_chars: 
         for code, items in rules:
             doc = docs.get(code)
             in_clusters = len({f.cluster for f in items})
-            block.append(f"<details><summary><b>{md(code)}</b> {md(items[0].name)}: {len(items)} finding"
-                         f"{'s' if len(items) != 1 else ''} in {in_clusters} cluster{'s' if in_clusters != 1 else ''}"
-                         "</summary>")
+            block.append(
+                f"<details><summary><b>{md(code)}</b> {md(items[0].name)}: {len(items)} finding"
+                f"{'s' if len(items) != 1 else ''} in {in_clusters} cluster{'s' if in_clusters != 1 else ''}"
+                "</summary>"
+            )
             block.append("")
             if doc:
                 block.append(f"{_one_paragraph(doc.summary)}")
                 block.append("")
             rows = ["| cluster | resource | message |", "|---|---|---|"]
             for f in items[:max_rows]:
-                rows.append(f"| {md(f.cluster)} | {md(f.resource_type)} {md(f.resource_name)} | {md(f.message)} |")
+                rows.append(
+                    f"| {md(f.cluster)} | {md(f.resource_type)} {md(f.resource_name)} | {md(f.message)} |"
+                )
             rows.append("")
             if len(items) > max_rows:
                 rows.append(f"_{len(items) - max_rows} more not listed._")

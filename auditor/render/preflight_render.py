@@ -101,10 +101,13 @@ def plan_lines(plan) -> list[str]:
 def plan_script(plan) -> str:
     """The --fix-plan file of one cluster: a commented shell script for a person to review
     (never run by us); every line neutralised."""
-    out = [f"# kafka-audit preflight fix plan for cluster {plan.cluster}",
-           "# Review before running anything: kafka-audit executed none of this.",
-           "# Add --command-config FILE to each command for TLS/SASL/IAM listeners.",
-           f"# {plan.proof_line}", ""]
+    out = [
+        f"# kafka-audit preflight fix plan for cluster {plan.cluster}",
+        "# Review before running anything: kafka-audit executed none of this.",
+        "# Add --command-config FILE to each command for TLS/SASL/IAM listeners.",
+        f"# {plan.proof_line}",
+        "",
+    ]
     for i, c in enumerate(plan.changes, 1):
         out.append(f"# {i}. {c.summary}")
         out.extend(c.commands)
@@ -137,7 +140,9 @@ def render_text(pre) -> str:
     res = pre.result
     for item in res.incomplete:
         target = f" {item['target']}" if item.get("target") else ""
-        lines.append(f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed: {item['message']}")
+        lines.append(
+            f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed: {item['message']}"
+        )
     if res.incomplete:
         lines.append("")
     for c in pre.clusters:
@@ -151,31 +156,49 @@ def render_text(pre) -> str:
             lines.append(f"  {c.cluster} is unsafe to roll now, whatever the order:")
             lines.extend(f"    - {b}" for b in c.top_reasons)
         elif c.unsafe:
-            lines.append(f"  {c.cluster} is unsafe to roll now: restarting broker(s) {', '.join(map(str, c.unsafe))} "
-                         "blocks acks=all writes or takes partitions offline")
+            lines.append(
+                f"  {c.cluster} is unsafe to roll now: restarting broker(s) {', '.join(map(str, c.unsafe))} "
+                "blocks acks=all writes or takes partitions offline"
+            )
         header = ("broker", "restart", "leaders", "blocked", "offline", "topics hit", "groups hit")
         rows = []
         for b in c.brokers:
             name = f"{b.broker_id}{' (controller)' if b.is_controller else ''}"
-            rows.append((name, "safe" if b.safe else "UNSAFE", str(b.leaders), str(b.blocked_partitions),
-                         str(b.offline_partitions), _cell(b.topics, b.topic_count, 48),
-                         _cell(b.consumer_groups, b.consumer_group_count, 48)))
+            rows.append(
+                (
+                    name,
+                    "safe" if b.safe else "UNSAFE",
+                    str(b.leaders),
+                    str(b.blocked_partitions),
+                    str(b.offline_partitions),
+                    _cell(b.topics, b.topic_count, 48),
+                    _cell(b.consumer_groups, b.consumer_group_count, 48),
+                )
+            )
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         for r in [header, *rows]:
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
         if c.order:
-            lines.append(f"  suggested order of the {len(c.order)} safe broker(s): {' -> '.join(map(str, c.order))}"
-                         "  (fewest leaders first, active controller last)")
+            lines.append(
+                f"  suggested order of the {len(c.order)} safe broker(s): {' -> '.join(map(str, c.order))}"
+                "  (fewest leaders first, active controller last)"
+            )
         elif c.top_reasons:
             lines.append("  no restart order: the cluster is not safe to roll (see above)")
         else:
             lines.append("  no restart order: no broker is safe to restart")
-        scope = (f"broker(s) {', '.join(str(b.broker_id) for b in c.brokers)}" if c.selected else "every broker")
+        scope = (
+            f"broker(s) {', '.join(str(b.broker_id) for b in c.brokers)}" if c.selected else "every broker"
+        )
         if c.unsafe:
-            lines.append(f"  NOT SAFE: restarting broker(s) {', '.join(map(str, c.unsafe))} now blocks acks=all "
-                         "writes or takes partitions offline (see MNT findings)")
+            lines.append(
+                f"  NOT SAFE: restarting broker(s) {', '.join(map(str, c.unsafe))} now blocks acks=all "
+                "writes or takes partitions offline (see MNT findings)"
+            )
         elif c.top_reasons:
-            lines.append(f"  {scope}: no restart hits a partition, but the cluster is not safe to roll (see above)")
+            lines.append(
+                f"  {scope}: no restart hits a partition, but the cluster is not safe to roll (see above)"
+            )
         elif c.selected:
             lines.append(f"  {scope} can be restarted one at a time (only these were simulated)")
         else:
@@ -190,21 +213,27 @@ def render_text(pre) -> str:
     for cluster, items in by_cluster.items():
         lines.append(f"{cluster} findings ({len(items)})")
         for f in items:
-            lines.append(f"  {MARK[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}")
+            lines.append(
+                f"  {MARK[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}"
+            )
         lines.append("")
     if pre.target_version:
         blocking = pre.upgrade_blockers
         unknown = [f for f in res.findings if f.rule == "CLI003"]
         state = "NOT ready" if blocking else ("unknown" if pre.incomplete else "ready")
-        lines.append(f"upgrade to Kafka {pre.target_version}: {state}: {len(blocking)} blocking finding(s) "
-                     f"(CLI002/CLI004 clients that stop working, DSK003), {len(unknown)} cluster(s) with unidentified "
-                     "clients (CLI003)")
+        lines.append(
+            f"upgrade to Kafka {pre.target_version}: {state}: {len(blocking)} blocking finding(s) "
+            f"(CLI002/CLI004 clients that stop working, DSK003), {len(unknown)} cluster(s) with unidentified "
+            "clients (CLI003)"
+        )
     s = res.summary()
     counts = counts_line(s)
     status = "INCOMPLETE" if res.is_incomplete else "complete"
     verdict = "unsafe" if pre.any_unsafe else ("unknown" if pre.incomplete else "safe")
     extra = f", {res.exempted} exempted" if res.exempted else ""
-    lines.append(f"preflight {verdict}: {len(pre.clusters)} cluster(s) ({status}, engine {res.engine}): {counts}{extra}")
+    lines.append(
+        f"preflight {verdict}: {len(pre.clusters)} cluster(s) ({status}, engine {res.engine}): {counts}{extra}"
+    )
     lines.extend(f"note: {n}" for n in res.notes)
     return neutralise_lines(lines)  # no control character of a name reaches the terminal
 
@@ -214,12 +243,25 @@ def render_html(pre) -> str:
     from auditor.render.html_render import environment
 
     template = environment().get_template("preflight.html.j2")
-    title = (f"kafka-audit preflight: {pre.clusters[0].cluster}" if len(pre.clusters) == 1
-             else "kafka-audit preflight")
+    title = (
+        f"kafka-audit preflight: {pre.clusters[0].cluster}"
+        if len(pre.clusters) == 1
+        else "kafka-audit preflight"
+    )
     return template.render(
-        title=title, version=__version__, engine=pre.result.engine, clusters=pre.clusters,
-        incomplete=pre.result.incomplete, findings=pre.result.findings, summary=pre.result.summary(),
-        any_unsafe=pre.any_unsafe, not_simulated=pre.incomplete, selected=pre.selected_brokers,
-        target_version=pre.target_version, upgrade_blockers=pre.upgrade_blockers,
-        findings_json=[json.dumps(f.evidence, sort_keys=True, ensure_ascii=False) for f in pre.result.findings],
+        title=title,
+        version=__version__,
+        engine=pre.result.engine,
+        clusters=pre.clusters,
+        incomplete=pre.result.incomplete,
+        findings=pre.result.findings,
+        summary=pre.result.summary(),
+        any_unsafe=pre.any_unsafe,
+        not_simulated=pre.incomplete,
+        selected=pre.selected_brokers,
+        target_version=pre.target_version,
+        upgrade_blockers=pre.upgrade_blockers,
+        findings_json=[
+            json.dumps(f.evidence, sort_keys=True, ensure_ascii=False) for f in pre.result.findings
+        ],
     )

@@ -42,13 +42,16 @@ def rule_descriptor(code: str, doc, fallback: Finding | None = None) -> dict:
         name = fallback.name if fallback else code
         severity = fallback.severity if fallback else "warning"
         return {
-            "id": code, "name": name,
+            "id": code,
+            "name": name,
             "shortDescription": {"text": name},
             "defaultConfiguration": {"level": level(severity)},
             "properties": {"severity": severity},
         }
-    markdown = (f"**{doc.summary}**\n\n**Why:** {doc.why}\n\n**Remediation:** {doc.remediation}\n\n"
-                f"**Example:** {doc.example}")
+    markdown = (
+        f"**{doc.summary}**\n\n**Why:** {doc.why}\n\n**Remediation:** {doc.remediation}\n\n"
+        f"**Example:** {doc.example}"
+    )
     return {
         "id": doc.code,
         "name": doc.name,
@@ -57,8 +60,11 @@ def rule_descriptor(code: str, doc, fallback: Finding | None = None) -> dict:
         "help": {"text": f"{doc.remediation}\n\nWhy: {doc.why}", "markdown": markdown},
         "defaultConfiguration": {"level": level(doc.severity)},
         "properties": {
-            "severity": doc.severity, "category": doc.category, "scope": doc.scope,
-            "tags": ["kafka", doc.category], "security-severity": SECURITY_SEVERITY.get(doc.severity, "4.0"),
+            "severity": doc.severity,
+            "category": doc.category,
+            "scope": doc.scope,
+            "tags": ["kafka", doc.category],
+            "security-severity": SECURITY_SEVERITY.get(doc.severity, "4.0"),
         },
     }
 
@@ -90,8 +96,11 @@ def physical_location(location: dict | None) -> dict | None:
 def result_entry(f: Finding, rule_index: int) -> dict:
     loc: dict = {
         "logicalLocations": [
-            {"name": f.resource_name, "fullyQualifiedName": f"{f.cluster}/{f.resource_type}/{f.resource_name}",
-             "kind": "resource"},
+            {
+                "name": f.resource_name,
+                "fullyQualifiedName": f"{f.cluster}/{f.resource_type}/{f.resource_name}",
+                "kind": "resource",
+            },
             {"name": f.cluster, "fullyQualifiedName": f.cluster, "kind": "namespace"},
         ],
     }
@@ -106,8 +115,12 @@ def result_entry(f: Finding, rule_index: int) -> dict:
         "locations": [loc],
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
         "properties": {
-            "severity": f.severity, "cluster": f.cluster, "clusterId": f.cluster_id,
-            "resourceType": f.resource_type, "resourceName": f.resource_name, "evidence": f.evidence,
+            "severity": f.severity,
+            "cluster": f.cluster,
+            "clusterId": f.cluster_id,
+            "resourceType": f.resource_type,
+            "resourceName": f.resource_name,
+            "evidence": f.evidence,
         },
     }
 
@@ -123,9 +136,11 @@ def document(result: AuditResult) -> dict:
     notifications = [
         {
             "level": "error",
-            "message": {"text": f"{item.get('cluster')}: source {item.get('source')}"
-                                f"{' ' + str(item['target']) if item.get('target') else ''} failed: {item.get('message')}"
-                                "; the audit is incomplete"},
+            "message": {
+                "text": f"{item.get('cluster')}: source {item.get('source')}"
+                f"{' ' + str(item['target']) if item.get('target') else ''} failed: {item.get('message')}"
+                "; the audit is incomplete"
+            },
             "descriptor": {"id": "AUD001"},
             "properties": {k: item.get(k) for k in ("cluster", "source", "target", "message")},
         }
@@ -137,18 +152,28 @@ def document(result: AuditResult) -> dict:
     return {
         "$schema": SCHEMA_URI,
         "version": SARIF_VERSION,
-        "runs": [{
-            "tool": {"driver": {
-                "name": "kafka-audit", "fullName": "kafka-auditor", "version": __version__,
-                "semanticVersion": __version__, "rules": rules,
-            }},
-            "invocations": [invocation],
-            "results": [result_entry(f, index[f.rule]) for f in result.findings],
-            "properties": {
-                "engine": result.engine, "clusters": [c.get("name") for c in result.clusters],
-                "exempted": result.exempted, "incomplete": result.incomplete, "notes": result.notes,
-            },
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "kafka-audit",
+                        "fullName": "kafka-auditor",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "rules": rules,
+                    }
+                },
+                "invocations": [invocation],
+                "results": [result_entry(f, index[f.rule]) for f in result.findings],
+                "properties": {
+                    "engine": result.engine,
+                    "clusters": [c.get("name") for c in result.clusters],
+                    "exempted": result.exempted,
+                    "incomplete": result.incomplete,
+                    "notes": result.notes,
+                },
+            }
+        ],
     }
 
 

@@ -13,7 +13,9 @@ def per_rule(counts) -> list[dict]:
     """Per-rule totals from per cluster-and-rule counts ({"rule", "name", "severity", "count"})."""
     rows: dict[str, dict] = {}
     for c in counts:
-        row = rows.setdefault(c["rule"], {"code": c["rule"], "name": c["name"], "severity": c["severity"], "count": 0})
+        row = rows.setdefault(
+            c["rule"], {"code": c["rule"], "name": c["name"], "severity": c["severity"], "count": 0}
+        )
         row["count"] += c["count"]
     return sorted(rows.values(), key=lambda r: (-r["count"], -SEVERITY_RANK[r["severity"]], r["code"]))
 

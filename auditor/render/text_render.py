@@ -38,15 +38,21 @@ def render(result: AuditResult, **_options) -> str:
     lines: list[str] = fix_first(result)
     for item in result.incomplete:
         target = f" {item['target']}" if item.get("target") else ""
-        lines.append(f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed: {item['message']}")
+        lines.append(
+            f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed: {item['message']}"
+        )
     if result.incomplete:
         lines.append("")
-    by_cluster = sorted(result.findings, key=lambda f: (f.cluster, -SEVERITY_RANK[f.severity], f.rule, f.resource_name))
+    by_cluster = sorted(
+        result.findings, key=lambda f: (f.cluster, -SEVERITY_RANK[f.severity], f.rule, f.resource_name)
+    )
     for cluster, items in groupby(by_cluster, key=lambda f: f.cluster):
         items = list(items)
         lines.append(f"{cluster} ({len(items)} finding{'s' if len(items) != 1 else ''})")
         for f in items:
-            lines.append(f"  {MARK[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}")
+            lines.append(
+                f"  {MARK[f.severity]} {f.rule} {f.name}  {f.resource_type} {f.resource_name}: {f.message}"
+            )
         lines.append("")
     clean = sorted({c["name"] for c in result.clusters} - {f.cluster for f in result.findings})
     if clean:
@@ -57,7 +63,9 @@ def render(result: AuditResult, **_options) -> str:
     counts = counts_line(s)
     status = "INCOMPLETE" if result.is_incomplete else "complete"
     extra = f", {result.exempted} exempted" if result.exempted else ""
-    lines.append(f"{len(result.clusters)} cluster(s) audited ({status}, engine {result.engine}): {counts}{extra}")
+    lines.append(
+        f"{len(result.clusters)} cluster(s) audited ({status}, engine {result.engine}): {counts}{extra}"
+    )
     lines.extend(f"note: {n}" for n in result.notes)
     return neutralise_lines(lines)  # no control character of a name reaches the terminal
 
@@ -66,7 +74,9 @@ def render(result: AuditResult, **_options) -> str:
 # Applied to a rendered, neutralised report, so the only escape sequences in it are these.
 ANSI = {"critical": "\x1b[1;31m", "error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _RESET = "\x1b[0m"
-_MARKED = re.compile(r"(?<=[ :])(CRIT|ERR |WARN|INFO)(?= [A-Z]{2,4}\d{3} )|(?<= )(critical|error|warning|info)(?=\s+\d+ / )")
+_MARKED = re.compile(
+    r"(?<=[ :])(CRIT|ERR |WARN|INFO)(?= [A-Z]{2,4}\d{3} )|(?<= )(critical|error|warning|info)(?=\s+\d+ / )"
+)
 
 
 def colourise(text: str) -> str:

@@ -31,8 +31,19 @@ MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 FORMATS = ("parquet", "jsonl")
 NO_TABLES = "no tables: nothing was collected"
-CLUSTER_FIELDS = ("id", "name", "environment", "tier", "platform", "kafka_version", "kafka_version_source",
-                  "metadata_mode", "msk_instance_type", "az_count", "msk")
+CLUSTER_FIELDS = (
+    "id",
+    "name",
+    "environment",
+    "tier",
+    "platform",
+    "kafka_version",
+    "kafka_version_source",
+    "metadata_mode",
+    "msk_instance_type",
+    "az_count",
+    "msk",
+)
 
 
 @dataclass
@@ -68,8 +79,15 @@ class Manifest:
             "sources": self.sources,
             "errors": self.errors,
             "tables": self.tables,
-        } | {k: v for k, v in (("labels", self.labels), ("provenance", self.provenance),
-                               ("inventory", self.inventory)) if v is not None}
+        } | {
+            k: v
+            for k, v in (
+                ("labels", self.labels),
+                ("provenance", self.provenance),
+                ("inventory", self.inventory),
+            )
+            if v is not None
+        }
 
     def cluster_row(self) -> dict:
         c = self.cluster
@@ -88,8 +106,12 @@ class Manifest:
 
     def error_rows(self) -> list[dict]:
         return [
-            {"cluster_id": self.cluster_id, "source": e.get("source", "?"), "target": e.get("target"),
-             "message": e.get("message", "")}
+            {
+                "cluster_id": self.cluster_id,
+                "source": e.get("source", "?"),
+                "target": e.get("target"),
+                "message": e.get("message", ""),
+            }
             for e in self.errors
         ]
 
@@ -107,8 +129,12 @@ def now_iso() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def write_snapshot(directory: str | os.PathLike, manifest: Manifest, tables: Mapping[str, Iterable[dict]],
-                   fmt: str = "parquet") -> Path:
+def write_snapshot(
+    directory: str | os.PathLike,
+    manifest: Manifest,
+    tables: Mapping[str, Iterable[dict]],
+    fmt: str = "parquet",
+) -> Path:
     """Write a snapshot directory. Rows get the manifest's cluster_id; unknown tables or
     columns are programming errors and raise ValueError.
 
@@ -123,7 +149,9 @@ def write_snapshot(directory: str | os.PathLike, manifest: Manifest, tables: Map
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "exists and is not a directory", str(out))
     if out.is_dir() and not _replaceable(out):  # never delete a directory that is not a snapshot
-        raise FileExistsError(errno.EEXIST, "exists and is not a snapshot directory (no manifest.json)", str(out))
+        raise FileExistsError(
+            errno.EEXIST, "exists and is not a snapshot directory (no manifest.json)", str(out)
+        )
     staging = _sibling(out, "writing")
     staging.mkdir()  # (not mkdtemp: its 0700 would become the snapshot's mode; this honours the umask)
     try:
@@ -252,7 +280,9 @@ def parse_manifest(text: str, path: str) -> Manifest:
         raise SnapshotError(f"{path}: expected a JSON object")
     version = raw.get("schema_version")
     if version != SCHEMA_VERSION:
-        raise SnapshotError(f"{path}: schema_version {version!r} is not supported (this tool reads {SCHEMA_VERSION})")
+        raise SnapshotError(
+            f"{path}: schema_version {version!r} is not supported (this tool reads {SCHEMA_VERSION})"
+        )
     cluster = raw.get("cluster")
     if not isinstance(cluster, dict) or not isinstance(cluster.get("id"), str) or not cluster["id"]:
         raise SnapshotError(f"{path}: cluster.id is missing")
@@ -269,9 +299,13 @@ def parse_manifest(text: str, path: str) -> Manifest:
         value = raw.get(key)
         if value is None:
             continue
-        if not isinstance(value, dict) or (key != "inventory" and not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
-            raise SnapshotError(f"{path}: '{key}' must be an object" + ("" if key == "inventory" else " of strings"))
+        if not isinstance(value, dict) or (
+            key != "inventory"
+            and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        ):
+            raise SnapshotError(
+                f"{path}: '{key}' must be an object" + ("" if key == "inventory" else " of strings")
+            )
         optional[key] = value
     return Manifest(
         **optional,
@@ -318,8 +352,13 @@ def open_snapshot(directory: str | os.PathLike, *, deep: bool = True) -> Snapsho
         # Nothing to audit is never a clean audit: incomplete (AUD001, exit 3). A manifest
         # with no tables and no sources at all (a hand-made or test snapshot) is only
         # warned about, by check and preflight.
-        manifest.errors.append({"source": "snapshot", "target": str(path),
-                                "message": f"{NO_TABLES}, although {len(read)} source(s) were read"})
+        manifest.errors.append(
+            {
+                "source": "snapshot",
+                "target": str(path),
+                "message": f"{NO_TABLES}, although {len(read)} source(s) were read",
+            }
+        )
     return SnapshotRef(str(path), manifest, files)
 
 
@@ -347,14 +386,22 @@ def _check_parquet_cluster_id(pf, file: Path, cluster_id: str) -> None:
     each row group's column statistics (min == max == the id, no nulls: footer only, cheap at
     any size), else by reading that one column of that row group."""
     metadata = pf.metadata
-    leaf = next((i for i in range(metadata.num_columns) if metadata.schema.column(i).path == "cluster_id"), None)
+    leaf = next(
+        (i for i in range(metadata.num_columns) if metadata.schema.column(i).path == "cluster_id"), None
+    )
     for rg in range(metadata.num_row_groups):
         group = metadata.row_group(rg)
         if group.num_rows == 0:
             continue
         stats = group.column(leaf).statistics if leaf is not None else None
-        if (stats is not None and stats.has_min_max and stats.has_null_count and stats.null_count == 0
-                and stats.min == cluster_id and stats.max == cluster_id):
+        if (
+            stats is not None
+            and stats.has_min_max
+            and stats.has_null_count
+            and stats.null_count == 0
+            and stats.min == cluster_id
+            and stats.max == cluster_id
+        ):
             continue
         if stats is not None and stats.has_min_max and stats.min != stats.max:
             found = stats.max if stats.min == cluster_id else stats.min
@@ -365,7 +412,9 @@ def _check_parquet_cluster_id(pf, file: Path, cluster_id: str) -> None:
             raise SnapshotError(f"{file}: Parquet data unreadable ({_one_line(e)})") from None
         for value in values:
             if value != cluster_id:
-                raise SnapshotError(f"{file}: cluster_id {value!r} does not match the manifest ({cluster_id!r})")
+                raise SnapshotError(
+                    f"{file}: cluster_id {value!r} does not match the manifest ({cluster_id!r})"
+                )
 
 
 def verify_data(ref: SnapshotRef) -> str | None:
@@ -414,7 +463,9 @@ def _check_jsonl(table: Table, file: Path, cluster_id: str) -> None:
                     if not python_check(ddl, value):
                         raise SnapshotError(f"{file}:{lineno}: '{key}' = {value!r} is not {ddl}")
                 if row.get("cluster_id") != cluster_id:
-                    raise SnapshotError(f"{file}:{lineno}: cluster_id {row.get('cluster_id')!r} does not match the manifest ({cluster_id!r})")
+                    raise SnapshotError(
+                        f"{file}:{lineno}: cluster_id {row.get('cluster_id')!r} does not match the manifest ({cluster_id!r})"
+                    )
     except UnicodeDecodeError:
         raise SnapshotError(f"{file}: not UTF-8 text") from None
     except safe_io.FileRefused as e:
@@ -453,7 +504,9 @@ def newest_per_cluster(refs: Iterable[SnapshotRef]) -> tuple[list[SnapshotRef], 
     for ref in sorted(refs, key=lambda r: (r.manifest.collected_at, str(r.path)), reverse=True):
         kept = by_id.setdefault(ref.manifest.cluster_id, ref)
         if kept is not ref:
-            notes.append(f"{ref.path}: an older snapshot of {ref.manifest.cluster_name} than {kept.path}; left out")
+            notes.append(
+                f"{ref.path}: an older snapshot of {ref.manifest.cluster_name} than {kept.path}; left out"
+            )
     keep = {id(r) for r in by_id.values()}
     return [r for r in refs if id(r) in keep], sorted(notes)
 
@@ -469,8 +522,9 @@ def cluster_dir_name(name: str) -> str:
     Neither DuckDB nor Spark escapes any of these characters again. Longer than
     MAX_DIR_NAME_BYTES: truncated, then ``~h`` and 16 hex digits of the full name's SHA-256
     (``~h`` never occurs in an untruncated encoding). The real name stays in the data."""
-    encoded = "".join(ch if _DIR_SAFE.fullmatch(ch) else "".join(f"~{b:02X}" for b in ch.encode("utf-8"))
-                      for ch in name)
+    encoded = "".join(
+        ch if _DIR_SAFE.fullmatch(ch) else "".join(f"~{b:02X}" for b in ch.encode("utf-8")) for ch in name
+    )
     if encoded in (".", ".."):
         encoded = "".join(f"~{b:02X}" for b in encoded.encode())
     if len(encoded) <= MAX_DIR_NAME_BYTES:

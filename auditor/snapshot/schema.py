@@ -41,8 +41,12 @@ class Table:
         raise KeyError(name)
 
 
-def _t(name: str, doc: str, *cols: tuple[str, str] | tuple[str, str, str], from_manifest: bool = False) -> Table:
-    columns = (Column("cluster_id", "string", "cluster id from the manifest"),) + tuple(Column(*c) for c in cols)
+def _t(
+    name: str, doc: str, *cols: tuple[str, str] | tuple[str, str, str], from_manifest: bool = False
+) -> Table:
+    columns = (Column("cluster_id", "string", "cluster id from the manifest"),) + tuple(
+        Column(*c) for c in cols
+    )
     return Table(name, columns, doc, from_manifest)
 
 
@@ -89,7 +93,11 @@ TABLES: dict[str, Table] = {
             ("entity_name", "string", "broker id, topic name, or '' for the cluster default"),
             ("key", "string"),
             ("value", "string"),
-            ("source", "string", "STATIC_BROKER_CONFIG | DYNAMIC_BROKER_CONFIG | DYNAMIC_DEFAULT_BROKER_CONFIG | TOPIC_CONFIG | DEFAULT_CONFIG"),
+            (
+                "source",
+                "string",
+                "STATIC_BROKER_CONFIG | DYNAMIC_BROKER_CONFIG | DYNAMIC_DEFAULT_BROKER_CONFIG | TOPIC_CONFIG | DEFAULT_CONFIG",
+            ),
             ("is_sensitive", "boolean"),
             ("file", "string", "file the value was read from, when it came from a file"),
             ("line", "int"),
@@ -144,7 +152,11 @@ TABLES: dict[str, Table] = {
             ("role", "string", "voter | observer"),
             ("is_leader", "boolean"),
             ("log_end_offset", "bigint"),
-            ("lag", "bigint", "the leader's high watermark minus this replica's log end offset (0 at or past it)"),
+            (
+                "lag",
+                "bigint",
+                "the leader's high watermark minus this replica's log end offset (0 at or past it)",
+            ),
             ("high_watermark", "bigint", "the quorum leader's high watermark of __cluster_metadata-0"),
             ("last_fetch_timestamp", "bigint", "ms since the epoch, leader's clock; null when unknown"),
             ("last_caught_up_timestamp", "bigint", "ms since the epoch, leader's clock; null when unknown"),
@@ -161,14 +173,22 @@ TABLES: dict[str, Table] = {
             ("node_id", "int"),
             ("process_roles", "array<string>", "broker, controller (sorted)"),
             ("quorum_voters", "string", "controller.quorum.voters as written (static quorum)"),
-            ("quorum_bootstrap_servers", "string", "controller.quorum.bootstrap.servers as written (KIP-853)"),
+            (
+                "quorum_bootstrap_servers",
+                "string",
+                "controller.quorum.bootstrap.servers as written (KIP-853)",
+            ),
             ("file", "string"),
         ),
         _t(
             "features",
             "finalized and supported feature levels (ApiVersions v3+, KIP-584): metadata.version, kraft.version ...",
             ("feature", "string"),
-            ("finalized_level", "int", "null when not finalized (a feature at level 0 is not listed, KIP-1022)"),
+            (
+                "finalized_level",
+                "int",
+                "null when not finalized (a feature at level 0 is not listed, KIP-1022)",
+            ),
             ("version_name", "string", "metadata.version only: the release of the level, e.g. 3.7-IV2"),
             ("supported_min", "int", "the answering broker's supported range"),
             ("supported_max", "int"),
@@ -237,7 +257,7 @@ METRICS: dict[str, str] = {
     "request_rate": "kafka.network:type=RequestMetrics,name=RequestsPerSec recent rate (req/s); labels {request, version}",
     "request_count": "the same meter's Count since the broker started; labels {request, version}",
     "deprecated_request_rate": "kafka.network:type=RequestMetrics,name=DeprecatedRequestsPerSec recent rate (Kafka 3.7-3.9); "
-                               "labels {request, version, client_software_name, client_software_version}",
+    "labels {request, version, client_software_name, client_software_version}",
     "deprecated_request_count": "the same meter's Count since the broker started; labels as deprecated_request_rate",
 }
 
@@ -268,7 +288,13 @@ def duckdb_type(ddl: str) -> str:
 def arrow_schema(table: Table):
     import pyarrow as pa
 
-    scalar = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64(), "double": pa.float64(), "boolean": pa.bool_()}
+    scalar = {
+        "string": pa.string(),
+        "int": pa.int32(),
+        "bigint": pa.int64(),
+        "double": pa.float64(),
+        "boolean": pa.bool_(),
+    }
 
     def typ(ddl: str):
         inner = element_type(ddl)
