@@ -200,3 +200,11 @@ def section(page: str, element_id: str) -> str:
         if depth == 0:
             return page[start : start + t.end()]
     raise AssertionError(f"unclosed {element_id}")
+
+
+def test_fleet_text_cuts_long_messages_with_an_ellipsis():
+    from auditor.render.text_render import shorten
+
+    assert shorten("x" * 160) == "x" * 160
+    cut = shorten("word " * 60)
+    assert len(cut) <= 160 and cut.endswith("…") and not cut.endswith(" …")

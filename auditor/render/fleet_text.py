@@ -7,7 +7,7 @@ from __future__ import annotations
 from auditor import coverage
 from auditor.findings import Finding
 from auditor.render.escape import neutralise, neutralise_lines
-from auditor.render.text_render import counts_line
+from auditor.render.text_render import counts_line, shorten
 
 
 def render(result, per_rule: int = 3) -> str:
@@ -49,7 +49,7 @@ def render(result, per_rule: int = 3) -> str:
         )
         for f in shown[:per_rule]:
             lines.append(
-                f"      {f.cluster}  {f.resource_type} {f.resource_name}: {neutralise(f.message)[:160]}"
+                f"      {f.cluster}  {f.resource_type} {f.resource_name}: {shorten(neutralise(f.message))}"
             )
         if r["findings"] > min(per_rule, len(shown)):
             lines.append(f"      ... {r['findings'] - min(per_rule, len(shown))} more")

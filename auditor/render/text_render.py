@@ -14,6 +14,12 @@ from auditor.findings import SEVERITY_RANK, WORST_FIRST, AuditResult
 from auditor.render.escape import neutralise_lines
 
 
+def shorten(text: str, width: int = 160) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis when it was longer (a summary
+    line; the full message is in every other format)."""
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
 def counts_line(summary: dict) -> str:
     """'0 critical, 5 error, 2 warning, 1 info' from AuditResult.summary() (or fleet totals)."""
     return ", ".join(f"{summary[k]} {k}" for k in WORST_FIRST)
