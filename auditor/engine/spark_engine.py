@@ -18,6 +18,22 @@ LOG_CONFIG = Path(__file__).resolve().parent.parent / "data" / "spark-log4j2.pro
 # Rule jobs run at once (SparkEngine.create(deferred=True)); measured in bench/RESULTS.md.
 CONCURRENT_JOBS = 2
 PER_PARTITION_TABLES = frozenset({"partitions", "zk_state"})
+# A fleet whose partitions table is at most this size (as Spark estimates it from the files,
+# before reading them) runs with SMALL_DATA_SETTINGS; a larger one with the session's own.
+SMALL_DATA_BYTES = 16 << 20
+# Small data: every exchange in one task, no adaptive re-planning between stages, no broadcast
+# jobs. With adaptive execution each shuffle and each broadcast is a job of its own (the root
+# causes stage on the sample fleet: 79 jobs and 130 stages, 6.9 s; this way 1 job of 17 stages,
+# 3.8 s), and a job costs ~50 ms of scheduling whatever its rows. The sample fleet in one JVM:
+# 24.2 s against 16.2 s (bench/RESULTS.md). Not for large data: one task per exchange would
+# do all of 10M partitions' shuffles on one core, and there adaptive execution pays.
+SMALL_DATA_SETTINGS = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
 
 
 # What the JVM and Spark print on every start: not for a user watching the audit's progress.
@@ -58,6 +74,16 @@ def _start_quiet_jvm(settings: dict) -> None:
     finally:
         os.close(write_end)  # the JVM holds its own copy
     SparkContext._ensure_initialized(gateway=gateway)
+
+
+def _submitted_settings() -> dict[str, str]:
+    """Under spark-submit: the settings it was given (its --conf and spark-defaults.conf)."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return {}
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # connects to spark-submit's JVM
+    return dict(SparkConf().getAll())
 
 
 def _forward_stderr(read_end: int) -> None:
@@ -117,7 +143,9 @@ class SparkEngine(Engine):
             # ZooKeeper's state shuffles the partitions once instead of twice.
             "spark.sql.requireAllClusterKeysForCoPartition": "false",
         }
-        settings.update(conf or {})
+        # The user's settings win: ``conf``, and spark-submit's --conf (ours would override them).
+        explicit = {**_submitted_settings(), **(conf or {})}
+        settings.update(explicit)
         if master:
             settings["spark.master"] = master
         settings["spark.app.name"] = settings.get("spark.app.name", "kafka-auditor")
@@ -132,6 +160,14 @@ class SparkEngine(Engine):
         self._pending: list = []
         self.session = SparkSession(self.spark)
         self.plan_cache = PlanCache("spark", enabled=plan_cache)
+        # (small data, large data) for each sized setting the user did not set: large data
+        # runs with the session's values (those above, or Spark's defaults).
+        self._sized_settings = {
+            key: (small, self.spark.conf.get(key))
+            for key, small in SMALL_DATA_SETTINGS.items()
+            if key not in explicit
+        }
+        self.small_data: bool | None = None  # decided per load
 
     def create(self, name: str, sql: str, *, reuse: bool = False, deferred: bool = False) -> None:
         # Spark inlines temp views when it analyses a query, so a view over views over views
@@ -219,7 +255,17 @@ class SparkEngine(Engine):
         # several, a notebook, the tests) reading the same paths would get the first audit's
         # rows back, however the files changed since. Each audit starts from the files.
         self.spark.catalog.clearCache()
-        return super().load(refs)
+        tables = super().load(refs)
+        self.small_data = self._estimated_bytes("partitions") <= SMALL_DATA_BYTES
+        for key, (small, large) in self._sized_settings.items():
+            self.spark.conf.set(key, small if self.small_data else large)
+        return tables
+
+    def _estimated_bytes(self, table: str) -> int:
+        """Spark's size estimate of a snapshot table: its files' sizes (or its rows' when given
+        as rows), known from the listing, no job run."""
+        plan = self.spark.table(VIEW_PREFIX + table)._jdf.queryExecution().optimizedPlan()
+        return int(str(plan.stats().sizeInBytes()))  # a Scala BigInt, or an int from py4j
 
     def _register_rows(self, table: Table, rows: list[dict]) -> None:
         df = self.spark.createDataFrame(
