@@ -45,7 +45,14 @@ from sqlframe.base import functions as F
 from sqlframe.base.window import Window
 
 from auditor.frames import join
-from checks._transforms import DYNAMIC_DEFAULT, KAFKA_DEFAULT, SOURCE_NAMES, STATIC, partition_name
+from checks._transforms import (
+    DYNAMIC_DEFAULT,
+    KAFKA_DEFAULT,
+    SOURCE_NAMES,
+    STATIC,
+    failed_log_dir,
+    partition_name,
+)
 
 # Findings a failed broker or log dir produces about the resources it touches, whatever else is wrong.
 DIRECT_RULES = ("REP008", "PAR007", "DSK001", "PAR006")
@@ -162,9 +169,8 @@ def _failed_brokers(t):
         ["cluster_id", "broker_id"],
         "left_anti",
     )
-    # DSK001's definition of a failed dir: an error other than blank or NONE, or a pending event.
-    error = F.trim(F.col("error"))
-    bad_dir = t.log_dirs.where(F.col("error").isNotNull() & (error != "") & (F.upper(error) != "NONE"))
+    # DSK001's failed dirs, and the brokers with a pending failure event.
+    bad_dir = t.log_dirs.where(failed_log_dir())
     dirs = (
         bad_dir.select("cluster_id", "broker_id")
         .unionByName(t.log_dir_events.where(F.col("broker_id").isNotNull()).select("cluster_id", "broker_id"))

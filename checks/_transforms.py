@@ -380,6 +380,13 @@ def partition_name(topic="topic", partition="partition"):
     return F.concat_ws("-", F.col(topic), F.col(partition).cast("string"))
 
 
+def failed_log_dir():
+    """A log_dirs row of a failed dir: an error other than blank or NONE (DSK001, and the
+    root causes' offline log dirs)."""
+    error = F.trim(F.col("error"))
+    return F.col("error").isNotNull() & (error != "") & (F.upper(error) != "NONE")
+
+
 # -- versions as numbers, broker log directories (threads, storage, clients, msk) ---------
 
 # Leading "major.minor[.patch]" with an optional "v"; no backslashes, so the pattern reads

@@ -22,6 +22,39 @@ def _tag(s: str) -> str:
     return s.strip().lower()
 
 
+def _connected(t):
+    """Client software rows with connections (a row without a count is kept)."""
+    return t.client_software.where(F.coalesce(F.col("connections"), F.lit(1)) > 0)
+
+
+def _client_columns():
+    """The columns a client finding is grouped by: its trimmed name and version."""
+    return F.trim(F.col("client_name")).alias("client"), F.trim(F.col("client_version")).alias("version")
+
+
+def _connections_and_brokers():
+    """Aggregates of a client group: its connections and the brokers they are on."""
+    return (
+        F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("total_connections"),
+        F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
+    )
+
+
+def _client_said(*rest):
+    """A client finding's message: "NAME VERSION (N connections on brokers [..]) " + rest."""
+    return text(
+        F.col("client"),
+        " ",
+        F.col("version"),
+        " (",
+        F.col("total_connections"),
+        " connections on brokers ",
+        int_list(F.col("brokers")),
+        ") ",
+        *rest,
+    )
+
+
 @rule(
     "CLI001",
     "outdated-client-library",
@@ -71,7 +104,7 @@ def outdated_client_library(t, p):
     - IBM/sarama #2939: treat ErrKafkaStorageError as retriable (producer) <https://github.com/IBM/sarama/pull/2939>
     """
     names = [_tag(n) for n in p["kafka_versioned_clients"]]
-    c = t.client_software.where(F.coalesce(F.col("connections"), F.lit(1)) > 0)
+    c = _connected(t)
     name = F.lower(F.trim(F.col("client_name")))
     is_sarama = name.rlike("(^|/)sarama$")
     own = version_key("client_version")
@@ -83,14 +116,10 @@ def outdated_client_library(t, p):
         "cluster_id",
         "broker_id",
         "connections",
-        F.trim(F.col("client_name")).alias("client"),
-        F.trim(F.col("client_version")).alias("version"),
+        *_client_columns(),
         F.when(sarama_old, F.lit("sarama")).otherwise(F.lit("kafka4")).alias("reason"),
     )
-    d = hit.groupBy("cluster_id", "client", "version", "reason").agg(
-        F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("total_connections"),
-        F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
-    )
+    d = hit.groupBy("cluster_id", "client", "version", "reason").agg(*_connections_and_brokers())
     why = F.when(
         F.col("reason") == "sarama",
         F.lit(
@@ -107,17 +136,7 @@ def outdated_client_library(t, p):
             "(KIP-896)"
         )
     )
-    msg = text(
-        F.col("client"),
-        " ",
-        F.col("version"),
-        " (",
-        F.col("total_connections"),
-        " connections on brokers ",
-        int_list(F.col("brokers")),
-        ") is ",
-        why,
-    )
+    msg = _client_said("is ", why)
     return emit(
         d,
         "client",
@@ -191,7 +210,7 @@ def kafka4_incompatible_client(t, p):
     - Kafka documentation: 3.7 notable changes (client APIs older than 2.1 removed in 4.0) <https://kafka.apache.org/39/documentation.html#upgrade_370_notable>
     """
     rows = kafka4_clients()["clients"]
-    c = t.client_software.where(F.coalesce(F.col("connections"), F.lit(1)) > 0)
+    c = _connected(t)
     name = F.lower(F.trim(F.col("client_name")))
     rdkafka = rdkafka_version_key("client_name", "client_version")
     library = first_safe = source = None
@@ -218,25 +237,16 @@ def kafka4_incompatible_client(t, p):
         "cluster_id",
         "broker_id",
         "connections",
-        F.trim(F.col("client_name")).alias("client"),
-        F.trim(F.col("client_version")).alias("version"),
+        *_client_columns(),
         library.alias("library"),
         first_safe.alias("first_safe"),
         source.alias("source"),
     ).where(F.col("library").isNotNull())
     d = hit.groupBy("cluster_id", "client", "version", "library", "first_safe", "source").agg(
-        F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("total_connections"),
-        F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
+        *_connections_and_brokers()
     )
-    msg = text(
-        F.col("client"),
-        " ",
-        F.col("version"),
-        " (",
-        F.col("total_connections"),
-        " connections on brokers ",
-        int_list(F.col("brokers")),
-        ") is older than ",
+    msg = _client_said(
+        "is older than ",
         F.col("first_safe"),
         ", the first ",
         F.col("library"),
@@ -289,10 +299,9 @@ def unidentified_client_software(t, p):
     name = F.lower(F.trim(F.coalesce(F.col("client_name"), F.lit(""))))
     version = F.lower(F.trim(F.coalesce(F.col("client_version"), F.lit(""))))
     unknown = name.isin("", "unknown") | version.isin("", "unknown")
-    c = t.client_software.where(F.coalesce(F.col("connections"), F.lit(1)) > 0).where(unknown)
+    c = _connected(t).where(unknown)
     d = c.groupBy("cluster_id").agg(
-        F.sum(F.coalesce(F.col("connections"), F.lit(0))).alias("total_connections"),
-        F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
+        *_connections_and_brokers(),
         F.sort_array(F.collect_set(F.col("listener"))).alias("listeners"),
         F.sort_array(
             F.collect_set(

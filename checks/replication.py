@@ -92,6 +92,30 @@ def _evidence():
     )
 
 
+def _min_isr_against_rf(t, topics_where, topics_say, defaults_where, defaults_say):
+    """REP001/REP002: the topics whose min.insync.replicas compares so with their replica
+    count, and the explicit cluster defaults that give every new topic the same."""
+    topic_msg = text(
+        "min.insync.replicas=",
+        F.col("min_insync_replicas"),
+        " (",
+        F.col("min_insync_replicas_source"),
+        ") ",
+        *topics_say,
+    )
+    topics = emit(_durability(t).where(topics_where), "topic", F.col("topic"), topic_msg, _evidence())
+    default_msg = text(
+        "min.insync.replicas=",
+        F.col("min_isr"),
+        " (",
+        source_name(F.col("min_isr_prec")),
+        ") ",
+        *defaults_say,
+    )
+    defaults = _defaults_finding(_explicit_defaults(t).where(defaults_where), default_msg)
+    return topics.unionByName(defaults)
+
+
 @rule(
     "REP001",
     "min-isr-unsatisfiable",
@@ -121,33 +145,19 @@ def min_isr_unsatisfiable(t, p):
     - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
     - Kafka broker config min.insync.replicas <https://kafka.apache.org/39/documentation.html#brokerconfigs_min.insync.replicas>
     """
-    d = _durability(t).where(F.col("min_insync_replicas") > F.col("rf_min"))
-    msg = text(
-        "min.insync.replicas=",
-        F.col("min_insync_replicas"),
-        " (",
-        F.col("min_insync_replicas_source"),
-        ") exceeds the replica count ",
-        F.col("rf_min"),
-        ": every acks=all write fails",
-    )
-    topics = emit(d, "topic", F.col("topic"), msg, _evidence())
-    b = _explicit_defaults(t).where(F.col("min_isr") > F.col("default_rf"))
-    defaults = _defaults_finding(
-        b,
-        text(
-            "min.insync.replicas=",
-            F.col("min_isr"),
-            " (",
-            source_name(F.col("min_isr_prec")),
-            ") exceeds default.replication.factor=",
+    return _min_isr_against_rf(
+        t,
+        F.col("min_insync_replicas") > F.col("rf_min"),
+        ("exceeds the replica count ", F.col("rf_min"), ": every acks=all write fails"),
+        F.col("min_isr") > F.col("default_rf"),
+        (
+            "exceeds default.replication.factor=",
             F.col("default_rf"),
             " (",
             source_name(F.col("default_rf_prec")),
             "): every topic created without an explicit replication factor rejects acks=all writes",
         ),
     )
-    return topics.unionByName(defaults)
 
 
 @rule(
@@ -184,33 +194,23 @@ def min_isr_equals_rf(t, p):
     - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
-    d = _durability(t).where((F.col("min_insync_replicas") == F.col("rf_min")) & (F.col("rf_min") > 1))
-    msg = text(
-        "min.insync.replicas=",
-        F.col("min_insync_replicas"),
-        " (",
-        F.col("min_insync_replicas_source"),
-        ") equals the replica count: one broker restart blocks acks=all writes",
-        F.when(F.col("topic") == "__consumer_offsets", F.lit(" and consumer offset commits")).otherwise(
-            F.lit("")
+    return _min_isr_against_rf(
+        t,
+        (F.col("min_insync_replicas") == F.col("rf_min")) & (F.col("rf_min") > 1),
+        (
+            "equals the replica count: one broker restart blocks acks=all writes",
+            F.when(F.col("topic") == "__consumer_offsets", F.lit(" and consumer offset commits")).otherwise(
+                F.lit("")
+            ),
         ),
-    )
-    topics = emit(d, "topic", F.col("topic"), msg, _evidence())
-    b = _explicit_defaults(t).where((F.col("min_isr") == F.col("default_rf")) & (F.col("default_rf") > 1))
-    defaults = _defaults_finding(
-        b,
-        text(
-            "min.insync.replicas=",
-            F.col("min_isr"),
-            " (",
-            source_name(F.col("min_isr_prec")),
-            ") equals default.replication.factor (",
+        (F.col("min_isr") == F.col("default_rf")) & (F.col("default_rf") > 1),
+        (
+            "equals default.replication.factor (",
             source_name(F.col("default_rf_prec")),
             "): every topic created without an explicit replication factor blocks acks=all writes "
             "during any single broker restart",
         ),
     )
-    return topics.unionByName(defaults)
 
 
 @rule("REP003", "single-replica", "error", needs=("topics",), uses=(topic_durability,))

@@ -7,7 +7,13 @@ A log directory is named "<broker id>:<path>" (resource type ``log_dir``).
 
 from auditor.declarations import Param, rule
 from checks._api import F, emit, ev, join, text
-from checks._transforms import broker_log_dirs, topic_replication, version_key, version_number
+from checks._transforms import (
+    broker_log_dirs,
+    failed_log_dir,
+    topic_replication,
+    version_key,
+    version_number,
+)
 
 SARAMA_FIXED = "1.43.3"
 MV_JBOD_LEVEL = 17  # metadata.version 3.7-IV2: JBOD on KRaft (KIP-858)
@@ -69,12 +75,7 @@ def offline_log_dir(t, p):
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     - Kafka documentation: monitoring (OfflineLogDirectoryCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
-    bad = (
-        F.col("error").isNotNull()
-        & (F.trim(F.col("error")) != "")
-        & (F.upper(F.trim(F.col("error"))) != "NONE")
-    )
-    dirs = t.log_dirs.where(bad).select(
+    dirs = t.log_dirs.where(failed_log_dir()).select(
         "cluster_id", "broker_id", "path", F.trim(F.col("error")).alias("error"), "device"
     )
     offline = (
