@@ -165,7 +165,7 @@ def test_github_annotations_escape_hostile_topic_names():
 
 def test_lint_and_check_write_github_annotations():
     p = run("lint", CHANGE_TOPICS, "--format", "github")
-    lines = p.stdout.splitlines()
+    lines = [x for x in p.stdout.splitlines() if "title=kafka-audit::" not in x]  # the run's notes
     assert p.returncode == 1 and lines, p.stderr
     assert all(
         re.match(r"::(error|warning|notice) file=[^,]+,line=\d+,title=[A-Z]{3}\d{3} ", x) for x in lines
@@ -174,6 +174,17 @@ def test_lint_and_check_write_github_annotations():
     assert p.stdout.startswith("::error title=REP002 min-isr-equals-rf::payments-msk: ")
     assert "file=" not in p.stdout
 
+
+
+def test_lint_warnings_are_github_annotations_too(tmp_path):
+    """A warning about the inputs (a file with nothing recognised) is an annotation in the
+    GitHub log, not a plain stderr line nobody sees."""
+    (tmp_path / "values.yaml").write_text("replicaCount: 3\n")
+    p = run("lint", CHANGE_TOPICS, tmp_path / "values.yaml", "--format", "github")
+    notes = [x for x in p.stdout.splitlines() if x.startswith("::warning title=kafka-audit::")]
+    assert len(notes) == 1, p.stdout
+    assert "values.yaml" in notes[0] and "values.yaml" not in p.stderr, p.stderr
+    assert p.returncode == 1  # the findings of the topic files still fail the run
 
 # --- --statistics --------------------------------------------------------------------------------
 

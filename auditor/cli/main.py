@@ -1123,8 +1123,10 @@ def lint(
     result = run_lint(
         files, against=str(against) if against else None, config=cfg, baseline=known, strict=strict
     )
-    if fmt in ("json", "junit", "github") or statistics or write_baseline is not None:
-        # These reports have no place for notes: files skipped, warnings about the inputs go to stderr.
+    report_only = statistics or write_baseline is not None
+    if fmt in ("json", "junit") or report_only:
+        # These reports have no place for notes: files skipped, warnings about the inputs go to
+        # stderr. (The github format makes them annotations: render/github_render.py.)
         for note in result.notes:
             typer.echo(f"kafka-audit: {note if note.startswith('warning: ') else 'note: ' + note}", err=True)
     elif fmt != "text" and result.baseline is not None:  # the other reports may not show notes: say it here

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from auditor.findings import AuditResult
 from auditor.render.escape import neutralise
+from auditor.render.lint_text import WARNING_PREFIX
 
 COMMAND = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
 
@@ -56,6 +57,17 @@ def render(result: AuditResult, **_options) -> str:
                 "error",
                 f"source {item['source']} failed: {item['message']}",
                 title=f"kafka-audit: {item['cluster']} incomplete",
+            )
+        )
+    # The run's own notes (a topic defined twice, an expired exemption) are annotations too:
+    # in a GitHub log, a plain stderr line is seen by no one.
+    for note in result.notes:
+        warning = note.startswith(WARNING_PREFIX)
+        lines.append(
+            annotation(
+                "warning" if warning else "info",
+                note.removeprefix(WARNING_PREFIX),
+                title="kafka-audit",
             )
         )
     return "".join(line + "\n" for line in lines)
