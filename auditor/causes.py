@@ -68,6 +68,8 @@ INHERITED = (
     ),
     (("REP005",), "unclean.leader.election.enable", "unclean_leader_election_enable", "source"),
 )
+# Every rule a cause may explain.
+EXPLAINABLE = frozenset((*DIRECT_RULES, *SYMPTOM_RULES, *(code for rules, *_ in INHERITED for code in rules)))
 CLUSTER_LAYERS = tuple(SOURCE_NAMES[layer] for layer in (DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT))
 MIN_INHERITED = 2  # one topic inheriting a value is fixed as well on the topic
 
@@ -151,10 +153,19 @@ def from_table(findings_df) -> list[Cause]:
 # --- in the engine ------------------------------------------------------------------------------
 
 
-def attach(tables, findings: str, *, reuse: bool) -> str:
-    """The engine table ``findings`` (the runner's final stage) with a ``cause`` column
-    (a cause id or null); returns its name."""
+def attach(tables, findings: str, rules: Iterable[str], *, reuse: bool) -> str:
+    """The engine table ``findings`` (the runner's final stage, of ``rules``) with a ``cause``
+    column (a cause id or null); returns its name."""
     # Its plan is cached like a rule's: this module is one of the plan cache's SHAPING_MODULES.
+    if EXPLAINABLE.isdisjoint(rules):
+        # No selected rule is one a cause explains (`fleet --select FLT`, a lint of topic files):
+        # no joins with the snapshot to find causes no finding can have.
+        return tables.compile(
+            "findings_caused",
+            lambda: tables.session.table(findings).withColumn("cause", F.lit(None).cast("string")),
+            params={"explainable": False},
+            reuse=reuse,
+        )
     return tables.compile("findings_caused", lambda: _with_causes(tables, findings), reuse=reuse)
 
 

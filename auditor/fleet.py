@@ -27,9 +27,10 @@ from auditor.baseline import Baseline, Entry, Outcome
 from auditor.causes import Cause
 from auditor.causes import from_table as count_causes
 from auditor.config import AuditConfig
-from auditor.engine.base import VIEW_PREFIX, Engine
+from auditor.engine.base import Engine
 from auditor.engine.frames import join
 from auditor.engine.runner import findings_table
+from auditor.engine.tables import VIEW_PREFIX
 from auditor.errors import SnapshotError, UsageError
 from auditor.findings import SEVERITY_RANK, WORST_FIRST, AuditResult, Finding, fails
 from auditor.grading import NOT_AUDITED, grade_clusters

@@ -37,8 +37,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from auditor.config import AuditConfig
-from auditor.engine.base import Engine, Tables
+from auditor.engine.base import Engine
 from auditor.engine.runner import run_audit
+from auditor.engine.tables import Tables
 from auditor.errors import UsageError
 from auditor.findings import AuditResult, Finding
 from auditor.snapshot.io import SnapshotRef

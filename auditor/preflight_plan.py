@@ -498,7 +498,7 @@ def attach_plans(engine, refs, config, pre, facts: list[dict], states: list[dict
 
 
 def _dynamic_broker_rows(engine, refs) -> dict[str, list[dict]]:
-    from auditor.engine.base import Tables
+    from auditor.engine.tables import Tables
     from checks._api import F
 
     rows = (

@@ -125,9 +125,9 @@ class RecordingDuckDB(DuckDBEngine):
         super().__init__(plan_cache=False)
         self.created: list[str] = []
 
-    def create(self, name, sql, *, reuse=False, deferred=False):
+    def create(self, name, sql, *, reuse=False, deferred=False, awaited=False):
         self.created.append(name)
-        super().create(name, sql, reuse=reuse, deferred=deferred)
+        super().create(name, sql, reuse=reuse, deferred=deferred, awaited=awaited)
 
 
 def test_shared_transforms_are_materialised_before_any_check_is_built():

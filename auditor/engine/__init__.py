@@ -15,7 +15,8 @@ An engine's one job beyond that is to expose the snapshot tables as DataFrames
 
 from __future__ import annotations
 
-from auditor.engine.base import Engine, Tables
+from auditor.engine.base import Engine
+from auditor.engine.tables import Tables
 
 ENGINES = ("duckdb", "spark")
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from auditor.engine.base import VIEW_PREFIX, Engine
+from sqlframe.base.session import _BaseSession
+from sqlframe.duckdb import DuckDBSession
+
+from auditor.engine.base import Engine
 from auditor.engine.plans import PlanCache
+from auditor.engine.tables import VIEW_PREFIX
 from auditor.errors import UsageError
 from auditor.snapshot.schema import Table, duckdb_type
 
@@ -14,22 +18,35 @@ def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
+class _Session(DuckDBSession):
+    """sqlframe's DuckDB session without the one thing its constructor adds to its base's: a
+    Python SOUNDEX function, which no rule calls. Registering a Python function makes duckdb
+    import numpy: 0.2 s of every `lint` and `check` (bench/bench_startup.py)."""
+
+    def __init__(self, conn=None, *args, **kwargs):  # sqlframe calls it again on the active session
+        if not hasattr(self, "_conn"):  # sqlframe's sessions are one per process, as there
+            self.eager_validation = False
+            _BaseSession.__init__(self, conn, *args, **kwargs)
+            self._last_result = None
+
+
 class DuckDBEngine(Engine):
     name = "duckdb"
 
     def __init__(self, threads: int | None = None, plan_cache: bool = True):
         import duckdb
-        from sqlframe.duckdb import DuckDBSession
 
         self.conn = duckdb.connect(database=":memory:")
         if threads:
             self.conn.execute(f"SET threads = {int(threads)}")
         # Snapshots are local files; never let DuckDB fetch extensions from the network.
         self.conn.execute("SET autoinstall_known_extensions = false")
-        self.session = DuckDBSession(conn=self.conn)
+        self.session = _Session(self.conn)
         self.plan_cache = PlanCache("duckdb", enabled=plan_cache)
 
-    def create(self, name: str, sql: str, *, reuse: bool = False, deferred: bool = False) -> None:
+    def create(
+        self, name: str, sql: str, *, reuse: bool = False, deferred: bool = False, awaited: bool = False
+    ) -> None:
         # Shared transforms (reuse) are read by several rules: computed once into a table.
         # A rule's findings, and their union, are read once, by the next stage: views, so the
         # whole chain runs as one query and no copy of the findings stays in memory until

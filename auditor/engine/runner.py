@@ -16,7 +16,8 @@ from sqlframe.base import functions as F
 
 from auditor import causes
 from auditor.config import AuditConfig
-from auditor.engine.base import VIEW_PREFIX, Engine, Tables
+from auditor.engine.base import Engine
+from auditor.engine.tables import VIEW_PREFIX, Tables
 from auditor.errors import AuditorError, SnapshotError
 from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
 from auditor.frames import join
@@ -102,7 +103,8 @@ def findings_table(
     final = tables.compile(
         "findings_final", lambda: _final_stage(tables, active), params=key, inputs={"findings_all": union}
     )
-    return causes.attach(tables, final, reuse=materialize)  # read once, by the stage that adds `cause`
+    # read once, by the stage that adds `cause`
+    return causes.attach(tables, final, [r.code for r in rules], reuse=materialize)
 
 
 def _final_stage(tables: Tables, active):

@@ -10,8 +10,9 @@ import re
 import threading
 from pathlib import Path
 
-from auditor.engine.base import VIEW_PREFIX, Engine
+from auditor.engine.base import Engine
 from auditor.engine.plans import PlanCache
+from auditor.engine.tables import VIEW_PREFIX
 from auditor.snapshot.schema import Table, spark_ddl
 
 LOG_CONFIG = Path(__file__).resolve().parent.parent / "data" / "spark-log4j2.properties"
@@ -157,7 +158,8 @@ class SparkEngine(Engine):
         self.spark.sparkContext.setLogLevel("ERROR")
         self._parallelism = self.spark.sparkContext.defaultParallelism
         self._pool = None
-        self._pending: list = []
+        self._pending: list = []  # rule jobs, read after settle()
+        self._computing: dict = {}  # shared transforms' jobs by table name, read by later jobs
         self.session = SparkSession(self.spark)
         self.plan_cache = PlanCache("spark", enabled=plan_cache)
         # (small data, large data) for each sized setting the user did not set: large data
@@ -169,26 +171,36 @@ class SparkEngine(Engine):
         }
         self.small_data: bool | None = None  # decided per load
 
-    def create(self, name: str, sql: str, *, reuse: bool = False, deferred: bool = False) -> None:
+    def create(
+        self, name: str, sql: str, *, reuse: bool = False, deferred: bool = False, awaited: bool = False
+    ) -> None:
         # Spark inlines temp views when it analyses a query, so a view over views over views
         # (findings over shared transforms over snapshot tables, for 60 rules) becomes one
         # enormous plan that exhausts the analyzer. A local checkpoint computes the result
         # once into the executors' block managers and cuts the lineage: every later plan
         # starts from it. (If an executor is lost the job fails rather than recomputes;
         # acceptable for a batch audit, and what keeps the driver's plans bounded.)
+        reads = self._reads(sql)
         if not reuse:
             # Read once, by the next stage (the union of the rules' findings, the check's final
             # stage): plain views. They read only checkpoints and snapshot tables, so the
             # inlined plan stays bounded.
-            self.spark.sql(sql).createOrReplaceTempView(VIEW_PREFIX + name)
+            self._after(reads, lambda: self.spark.sql(sql).createOrReplaceTempView(VIEW_PREFIX + name))
             return
+        if not (deferred or awaited):
+            self._after(reads, self._checkpoint, name, sql)
+            return
+        # Run beside the next jobs: a rule's findings (``deferred``: read only by the final
+        # stage, after ``settle``) and a shared transform (read by the rules and transforms
+        # after it, which wait for it: ``_after``). On small data each job is mostly driver
+        # work (parsing, analysis, planning) that one thread does; two overlap on two cores.
+        # Jobs start in the order they are created, and a table is always created after the
+        # tables it reads, so a job waits only for jobs already running or done.
+        job = self._jobs().submit(self._after, reads, self._checkpoint, name, sql)
         if deferred:
-            # A rule's findings, read only by the final stage (after ``settle``): run beside
-            # the next rules' jobs. On small data each job is mostly driver work (parsing,
-            # analysis, planning) that one thread does; two overlap on two cores.
-            self._pending.append(self._jobs().submit(self._checkpoint, name, sql))
-            return
-        self._checkpoint(name, sql)
+            self._pending.append(job)
+        else:
+            self._computing[name] = job
 
     def _checkpoint(self, name: str, sql: str) -> None:
         # A union of many rules' views has the partitions of all its inputs (~100 for the
@@ -204,6 +216,21 @@ class SparkEngine(Engine):
         # top is fine.
         frame.toDF(*frame.columns).createOrReplaceTempView(VIEW_PREFIX + name)
 
+    def _reads(self, sql: str) -> list:
+        """The jobs computing the tables ``sql`` reads."""
+        return [job for name, job in self._computing.items() if VIEW_PREFIX + name in sql]
+
+    @staticmethod
+    def _after(jobs: list, run, *args) -> None:
+        for job in jobs:
+            job.result()  # a failed input fails this job with the input's error
+        run(*args)
+
+    def wait_for(self, name: str) -> None:
+        job = self._computing.get(name)
+        if job is not None:
+            job.result()
+
     def _jobs(self):
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
@@ -212,7 +239,8 @@ class SparkEngine(Engine):
         return self._pool
 
     def settle(self, raise_errors: bool = True) -> None:
-        pending, self._pending = self._pending, []
+        pending, self._pending = [*self._computing.values(), *self._pending], []
+        self._computing = {}
         errors = [f.exception() for f in pending]  # waits for all, even after a failure
         first = next((e for e in errors if e is not None), None)
         if first is not None and raise_errors:

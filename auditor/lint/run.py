@@ -169,7 +169,7 @@ class LintEngine(DuckDBEngine):
 
     def register(self, manifest, tables: dict[str, list[dict]]) -> None:
         """Load rows as the snapshot tables, typed as declared in auditor/snapshot/schema.py."""
-        from auditor.engine.base import VIEW_PREFIX
+        from auditor.engine.tables import VIEW_PREFIX
         from auditor.snapshot.schema import duckdb_type
 
         cid = manifest.cluster_id
@@ -229,8 +229,8 @@ def run_lint(
     baseline: Baseline | None = None,
     strict: bool = False,
 ) -> AuditResult:
-    from auditor.engine.base import Tables
     from auditor.engine.runner import incomplete_sources
+    from auditor.engine.tables import Tables
     from auditor.registry import load_rules
 
     cfg = config or AuditConfig()

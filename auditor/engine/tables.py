@@ -1,0 +1,194 @@
+"""The tables of one audit run as the checks see them: snapshot tables as DataFrames, and the
+shared transforms, compiled once (through the plan cache) and materialised by the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from auditor.snapshot.io import SnapshotRef
+from auditor.snapshot.schema import TABLES, Column, Table
+
+# Every engine table and view the audit creates is named with this prefix.
+VIEW_PREFIX = "kafka_audit_"
+
+# Not a snapshot table: an input of the fleet job. Every load registers it empty; run_fleet
+# fills it from the previous run's _summary.json when --previous is given (FLT004 reads it).
+PREVIOUS_CLUSTERS = Table(
+    "previous_clusters",
+    (
+        Column("cluster_id", "string", "cluster id in the previous run"),
+        Column("cluster_name", "string", "cluster name in the previous run"),
+        Column("run_date", "string", "date of the last run whose snapshot of the cluster was audited"),
+    ),
+    "the clusters audited in the previous fleet run (empty without --previous)",
+)
+
+
+class Tables:
+    """The snapshot tables of one run, as DataFrames, plus compiled shared transforms.
+
+    Checks receive this. ``tables.partitions`` or ``tables["partitions"]`` is the partitions
+    table across every loaded cluster. ``tables.derived(transform)`` is a shared transform
+    (effective configs, ...) compiled once, materialised by the engine, and read by every
+    rule that declares it (``@rule(uses=...)``) from a table reference instead of its whole
+    plan. The runner materialises the declared transforms (``materialise``) before it builds
+    any check, and builds checks inside ``building``: there, reading a transform that is not
+    materialised yet raises instead of running an engine job (a Spark checkpoint) midway
+    through a check.
+    """
+
+    def __init__(self, engine, refs: Sequence[SnapshotRef]):
+        # engine: the auditor.engine.base.Engine that runs the plans (not imported: base imports this)
+        self._engine = engine
+        self.refs = list(refs)
+        self._frames: dict[str, Any] = {}
+        self._built: dict[str, Any] = {}
+        self._deps: list[list[str]] = []  # the derived names each plan under compilation reads
+        self._building: str | None = None  # the check being built, while one is
+
+    @property
+    def session(self):
+        return self._engine.session
+
+    @property
+    def engine(self):
+        return self._engine
+
+    def __getitem__(self, name: str):
+        if name not in TABLES:
+            raise KeyError(f"no snapshot table '{name}'")
+        if name not in self._frames:
+            self._frames[name] = self._engine.session.table(VIEW_PREFIX + name)
+        return self._frames[name]
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in TABLES:
+            raise AttributeError(name)
+        return self[name]
+
+    @property
+    def previous_clusters(self):
+        """The clusters of the previous fleet run (PREVIOUS_CLUSTERS): empty unless the
+        fleet job was given --previous."""
+        return self._engine.session.table(VIEW_PREFIX + PREVIOUS_CLUSTERS.name)
+
+    def derived(self, build: Callable[[Tables], Any]):
+        """A shared transform, named after its function (engine table ``derived_<name>``).
+        ``build`` must depend on the snapshot only (not on rule params)."""
+        name = self._ensure(build)
+        if self._built[name] is None:  # looked up lazily: a catalog lookup costs ~50 ms
+            self._engine.wait_for("derived_" + name)  # an engine may be computing it meanwhile
+            self._built[name] = self._engine.session.table(VIEW_PREFIX + "derived_" + name)
+        return self._built[name]
+
+    def _ensure(self, build: Callable[[Tables], Any]) -> str:
+        """Create the engine table of a shared transform if it is not there yet; its name."""
+        name = build.__name__
+        if self._deps and name not in self._deps[-1]:
+            self._deps[-1].append(name)
+        if name not in self._built:
+            if self._building is not None:
+                raise TypeError(
+                    f"{self._building}: reads shared transform '{name}' that its @rule(uses=...) "
+                    "does not declare"
+                )
+            self.compile("derived_" + name, lambda: build(self), reuse=True, awaited=True)
+            self._built[name] = None
+        return name
+
+    def materialise(self, transforms: Iterable[Callable[[Tables], Any]]) -> None:
+        """Materialise shared transforms (and the transforms they read), each once. No
+        DataFrame is looked up: with every plan cached, no check reads one."""
+        for build in dict.fromkeys(transforms):
+            self._ensure(build)
+
+    @contextmanager
+    def building(self, what: str):
+        """While ``what`` (a check) builds its DataFrame: no shared transform is materialised."""
+        self._building = what
+        try:
+            yield
+        finally:
+            self._building = None
+
+    def compile(
+        self,
+        table: str,
+        build: Callable[[], Any],
+        *,
+        params: dict | None = None,
+        severity: str | None = None,
+        reuse: bool = False,
+        inputs: dict[str, str] | None = None,
+        deferred: bool = False,
+        awaited: bool = False,
+    ) -> str:
+        """Materialise ``build()`` as engine table ``table``, from the plan cache when it holds
+        the compiled SQL of this exact code, dialect, params and severity.
+
+        ``inputs``: tables the plan reads that are given as SQL (name -> SQL). A cached plan
+        gets them inlined as CTEs of the same names; only compiling creates them as views
+        (sqlframe reads their schema from the catalog). Why: creating a view binds its whole
+        definition, and the union of every rule's findings is a large one (0.2 s per binding
+        at 200 clusters, once for the view and again for each statement that reads it)."""
+        self._engine.create(
+            table,
+            self.plan(table, build, params=params, severity=severity, inputs=inputs),
+            reuse=reuse,
+            deferred=deferred,
+            awaited=awaited,
+        )
+        return VIEW_PREFIX + table
+
+    def plan(
+        self,
+        table: str,
+        build: Callable[[], Any],
+        *,
+        params: dict | None = None,
+        severity: str | None = None,
+        inputs: dict[str, str] | None = None,
+    ) -> str:
+        """The SQL ``compile`` materialises as ``table``, without materialising it: from the
+        plan cache, else compiled from ``build()`` and cached."""
+        cache = self._engine.plan_cache
+        key = cache.key("plan", table, params, severity)
+        entry = cache.get(key)
+        if entry is not None and self._restore(entry["deps"]):
+            cache.hits += 1
+            return with_inputs(entry["sql"], inputs or {})
+        cache.misses += 1
+        for name, sql in (inputs or {}).items():
+            self._engine.create(name, sql)
+        self._deps.append([])
+        try:
+            df = build()
+        finally:
+            deps = self._deps.pop()
+        sql = self._engine.sql_of(df)
+        cache.put(key, sql, deps)
+        return sql
+
+    def _restore(self, deps: list[str]) -> bool:
+        """Create the derived tables a cached plan reads, from the cache; False if one is gone."""
+        cache = self._engine.plan_cache
+        for name in deps:
+            if name in self._built:
+                continue
+            entry = cache.get(cache.key("plan", "derived_" + name, None, None))
+            if entry is None or not self._restore(entry["deps"]):
+                return False
+            self._engine.create("derived_" + name, entry["sql"], reuse=True, awaited=True)
+            self._built[name] = None
+        return True
+
+
+def with_inputs(sql: str, inputs: dict[str, str]) -> str:
+    """``sql`` reading each of ``inputs`` (name -> SQL) as a CTE named VIEW_PREFIX + name,
+    which shadows any table of that name (DuckDB and Spark SQL alike)."""
+    if not inputs:
+        return sql
+    ctes = ", ".join(f"{VIEW_PREFIX}{name} AS ({body})" for name, body in inputs.items())
+    return f"WITH {ctes} SELECT * FROM ({sql}) AS {VIEW_PREFIX}q"
