@@ -175,7 +175,6 @@ def test_lint_and_check_write_github_annotations():
     assert "file=" not in p.stdout
 
 
-
 def test_lint_warnings_are_github_annotations_too(tmp_path):
     """A warning about the inputs (a file with nothing recognised) is an annotation in the
     GitHub log, not a plain stderr line nobody sees."""
@@ -185,6 +184,7 @@ def test_lint_warnings_are_github_annotations_too(tmp_path):
     assert len(notes) == 1, p.stdout
     assert "values.yaml" in notes[0] and "values.yaml" not in p.stderr, p.stderr
     assert p.returncode == 1  # the findings of the topic files still fail the run
+
 
 # --- --statistics --------------------------------------------------------------------------------
 

@@ -316,10 +316,11 @@ def test_fleet_job_on_a_standalone_spark_cluster_via_spark_submit(tmp_path):
         )
         _wait_port(worker_port, time.time() + 60, worker)
         out = tmp_path / "findings"
-        # Three rule series (joins, windows, aggregates): the deployment is what is tested; the
-        # whole catalogue's conformance is proven in process (test_rule_cases, the test above).
+        # Two rules and the root causes they have (joins, explode, aggregates, a window): the
+        # deployment is what is tested; the whole catalogue's conformance is proven in process
+        # (test_rule_cases, the test above).
         config = tmp_path / "kafka-audit.toml"
-        config.write_text('select = ["REP", "PAR", "CTL"]\n')
+        config.write_text('select = ["REP002", "PAR001"]\n')
         job = Path(__import__("auditor.spark_submit", fromlist=["x"]).__file__)
         p = subprocess.run(
             [
