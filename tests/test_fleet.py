@@ -235,9 +235,36 @@ def test_fleet_cases_and_sample_fleet_identical_on_spark(tmp_path, spark_engine)
     with open_engine("duckdb") as duck:
         run_fleet(duck, everything, AuditConfig(), out=str(tmp_path / "duck"), run_date="2026-11-22")
     run_fleet(spark_engine, everything, AuditConfig(), out=str(tmp_path / "spark"), run_date="2026-11-22")
+    # ... with the small-data settings (test_rule_cases runs every rule's cases with the others)
+    assert spark_engine.small_data is True
+    assert spark_engine.spark.conf.get("spark.sql.adaptive.enabled") == "false"
     duck_rows = _read_findings(tmp_path / "duck")
     assert {r[0] for r in duck_rows} >= {"payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest"}
     assert duck_rows == _read_findings(tmp_path / "spark")
+
+
+@pytest.mark.spark
+def test_spark_settings_are_sized_to_the_data_unless_the_user_set_them(spark_engine, monkeypatch):
+    from auditor.engine import spark_engine as module
+    from auditor.snapshot.io import discover, open_snapshot
+
+    refs = [open_snapshot(d) for d in discover(SAMPLE_FLEET)]
+
+    def settings():
+        conf = spark_engine.spark.conf
+        return conf.get("spark.sql.adaptive.enabled"), conf.get("spark.sql.shuffle.partitions")
+
+    spark_engine.load(refs)  # the sample fleet's 872 partitions (~180 KB of JSON Lines)
+    assert spark_engine.small_data is True and settings() == ("false", "1")
+    monkeypatch.setattr(module, "SMALL_DATA_PARTITIONS", 500)
+    spark_engine.load(refs)
+    assert spark_engine.small_data is False and settings() == ("true", "16")  # ours for large data
+    # A setting the user gave is theirs whatever the size (the same session: conf as --conf gives it)
+    users = module.SparkEngine(master="local[2]", conf={"spark.sql.shuffle.partitions": "3"})
+    monkeypatch.setattr(module, "SMALL_DATA_PARTITIONS", 100_000)
+    users.load(refs)
+    assert users.small_data is True and settings() == ("false", "3")
+    users.close()
 
 
 def _free_port() -> int:

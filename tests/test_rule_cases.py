@@ -97,8 +97,15 @@ def test_case_files_name_registered_rules():
 
 
 @pytest.mark.spark
-def test_spark_gives_identical_findings(case_refs, duckdb_findings, spark_engine):
+def test_spark_gives_identical_findings(case_refs, duckdb_findings, spark_engine, monkeypatch):
+    # With the settings of a large fleet (adaptive execution, broadcast joins, code generation,
+    # several shuffle partitions): the sample fleet's test in test_fleet.py runs the whole
+    # catalogue with the small-data ones, so both are proven on every rule.
+    from auditor.engine import spark_engine as module
+
+    monkeypatch.setattr(module, "SMALL_DATA_PARTITIONS", -1)
     spark = _run(spark_engine, case_refs)
+    assert spark_engine.small_data is False
 
     def key(f):
         return (

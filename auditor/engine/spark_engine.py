@@ -19,15 +19,22 @@ LOG_CONFIG = Path(__file__).resolve().parent.parent / "data" / "spark-log4j2.pro
 # Rule jobs run at once (SparkEngine.create(deferred=True)); measured in bench/RESULTS.md.
 CONCURRENT_JOBS = 2
 PER_PARTITION_TABLES = frozenset({"partitions", "zk_state"})
-# A fleet whose partitions table is at most this size (as Spark estimates it from the files,
-# before reading them) runs with SMALL_DATA_SETTINGS; a larger one with the session's own.
-SMALL_DATA_BYTES = 16 << 20
+# A fleet of at most this many partitions runs with SMALL_DATA_SETTINGS, a larger one with the
+# session's own. Counted before reading anything, from the sizes of the partitions files as
+# Spark lists them (any file system), at the bytes per partition of each format: 211 in the
+# sample fleet's JSON Lines, 5.4 in the bench's 1M fleet's Parquet (bench/fleetgen.py; real
+# assignments compress less, which errs towards the large settings).
+SMALL_DATA_PARTITIONS = 100_000
+BYTES_PER_PARTITION = {"parquet": 5, "jsonl": 200}
 # Small data: every exchange in one task, no adaptive re-planning between stages, no broadcast
 # jobs. With adaptive execution each shuffle and each broadcast is a job of its own (the root
 # causes stage on the sample fleet: 79 jobs and 130 stages, 6.9 s; this way 1 job of 17 stages,
-# 3.8 s), and a job costs ~50 ms of scheduling whatever its rows. The sample fleet in one JVM:
-# 24.2 s against 16.2 s (bench/RESULTS.md). Not for large data: one task per exchange would
-# do all of 10M partitions' shuffles on one core, and there adaptive execution pays.
+# 3.8 s), and a job costs ~50 ms of scheduling whatever its rows; nor code generation, whose
+# compiling is most of a query's cost on a few thousand rows in a JVM not warmed up yet. The
+# sample fleet in one warm JVM: 24.2 s against 16.2 s; its first run in a JVM (the CLI's),
+# 36.7 / 40.0 s with code generation, 27.8 / 31.2 s without (bench/RESULTS.md). Not for large
+# data: one task per exchange would do all of 10M partitions' shuffles on one core, and there
+# adaptive execution and generated code pay.
 SMALL_DATA_SETTINGS = {
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
@@ -109,7 +116,8 @@ class SparkEngine(Engine):
     at a time (``create(deferred=True)``): on a small fleet each is mostly driver work that
     overlaps with another's execution; at 10M the JVM already uses both cores of local[2]
     with one job (138.4 s with three at a time against 137.0 s), so it neither gains nor
-    costs there.
+    costs there. A small fleet (``SMALL_DATA_SETTINGS``) runs its shared transforms two at a
+    time too, each after the transforms it reads (the sample fleet, warm: 16.4 s to 11.1 s).
     """
 
     name = "spark"
@@ -163,9 +171,10 @@ class SparkEngine(Engine):
         self.session = SparkSession(self.spark)
         self.plan_cache = PlanCache("spark", enabled=plan_cache)
         # (small data, large data) for each sized setting the user did not set: large data
-        # runs with the session's values (those above, or Spark's defaults).
+        # runs with ours above, or Spark's default (None: unset, whatever an earlier audit in
+        # this session set).
         self._sized_settings = {
-            key: (small, self.spark.conf.get(key))
+            key: (small, settings.get(key))
             for key, small in SMALL_DATA_SETTINGS.items()
             if key not in explicit
         }
@@ -187,7 +196,9 @@ class SparkEngine(Engine):
             # inlined plan stays bounded.
             self._after(reads, lambda: self.spark.sql(sql).createOrReplaceTempView(VIEW_PREFIX + name))
             return
-        if not (deferred or awaited):
+        if not (deferred or (awaited and self.small_data)):
+            # A large fleet's shared transforms one at a time: each job already keeps every
+            # core busy, and two at once would hold two of the partitions' shuffles in memory.
             self._after(reads, self._checkpoint, name, sql)
             return
         # Run beside the next jobs: a rule's findings (``deferred``: read only by the final
@@ -283,16 +294,21 @@ class SparkEngine(Engine):
         # several, a notebook, the tests) reading the same paths would get the first audit's
         # rows back, however the files changed since. Each audit starts from the files.
         self.spark.catalog.clearCache()
+        self._partitions_estimate = 0
         tables = super().load(refs)
-        self.small_data = self._estimated_bytes("partitions") <= SMALL_DATA_BYTES
+        self.small_data = self._partitions_estimate <= SMALL_DATA_PARTITIONS
         for key, (small, large) in self._sized_settings.items():
-            self.spark.conf.set(key, small if self.small_data else large)
+            if self.small_data or large is not None:
+                self.spark.conf.set(key, small if self.small_data else large)
+            else:
+                self.spark.conf.unset(key)
         return tables
 
-    def _estimated_bytes(self, table: str) -> int:
-        """Spark's size estimate of a snapshot table: its files' sizes (or its rows' when given
-        as rows), known from the listing, no job run."""
-        plan = self.spark.table(VIEW_PREFIX + table)._jdf.queryExecution().optimizedPlan()
+    @staticmethod
+    def _size_of(frame) -> int:
+        """Spark's size estimate of a DataFrame read from files: their sizes, known from the
+        listing (no job)."""
+        plan = frame._jdf.queryExecution().optimizedPlan()
         return int(str(plan.stats().sizeInBytes()))  # a Scala BigInt, or an int from py4j
 
     def _register_rows(self, table: Table, rows: list[dict]) -> None:
@@ -305,9 +321,14 @@ class SparkEngine(Engine):
         ddl = spark_ddl(table)
         frames = []
         if parquet:
-            frames.append(self.spark.read.schema(ddl).parquet(*parquet))
+            frames.append(("parquet", self.spark.read.schema(ddl).parquet(*parquet)))
         if jsonl:
-            frames.append(self.spark.read.schema(ddl).option("mode", "FAILFAST").json(jsonl))
+            frames.append(("jsonl", self.spark.read.schema(ddl).option("mode", "FAILFAST").json(jsonl)))
+        if table.name == "partitions":
+            self._partitions_estimate = sum(
+                self._size_of(frame) // BYTES_PER_PARTITION[kind] for kind, frame in frames
+            )
+        frames = [frame for _kind, frame in frames]
         if not frames:
             frames.append(self.spark.createDataFrame([], ddl))
         df = frames[0]
