@@ -68,6 +68,7 @@ def test_a_cluster_missing_since_the_previous_run_is_reported_by_name(tmp_path):
     assert "FLT004 cluster-missing-from-run" in week2.stdout
     assert f"{GONE}  cluster {GONE}: cluster {GONE} was audited in the run of 2026-11-16" in week2.stdout
     assert f"{GONE} was audited in the run of 2026-11-16" in html.read_text()
+    assert "score None" not in html.read_text()  # a cluster without a snapshot is not graded
     # ... but it is not a cluster of this run: not graded, not counted
     graded = json.loads((out / "run_date=2026-11-23" / "_summary.json").read_text())["clusters"]
     assert GONE not in {c["name"] for c in graded} and len(graded) == 5
