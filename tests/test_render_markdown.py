@@ -78,3 +78,20 @@ def test_row_limit_size_limit_and_incomplete():
 def test_clean_comment():
     text = render(AuditResult(findings=[], clusters=[{"id": "a", "name": "a"}], incomplete=[]))
     assert text.splitlines()[0] == "### kafka-audit: \u2705 **clean**: no findings in 1 cluster"
+
+
+def test_root_causes_are_capped_like_the_rows():
+    """A fleet of many failed brokers: the first causes (most findings first), then a count."""
+    from auditor.causes import describe
+
+    findings = [make_finding(resource_name=f"t{i}") for i in range(30)]
+    causes = [describe("payments-msk", f"broker-unregistered:{i}", 30 - i, ["REP008"]) for i in range(30)]
+    result = AuditResult(
+        findings=findings, clusters=[{"id": "p", "name": "payments-msk"}], incomplete=[], causes=causes
+    )
+    text = render(result, max_rows=5)
+    listed = [line for line in text.splitlines() if line.startswith("- payments-msk: **broker ")]
+    assert [line.split("**")[1] for line in listed] == [
+        f"broker {i} is not registered (down?)" for i in range(5)
+    ]
+    assert "- and 25 more root cause(s) (the JSON report lists all)" in text

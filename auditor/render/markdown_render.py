@@ -142,8 +142,12 @@ def render(
         out += [
             f"- {md(c.cluster)}: **{md(c.title)}**: {c.count} finding(s) ({md(', '.join(c.rules))}); "
             f"fix: {md(c.remediation)}"
-            for c in result.causes
+            for c in result.causes[:max_rows]
         ]
+        if len(result.causes) > max_rows:  # most findings first: the rest explain fewer
+            out.append(
+                f"- and {len(result.causes) - max_rows} more root cause(s) (the JSON report lists all)"
+            )
         out.append("")
 
     if incomplete:
