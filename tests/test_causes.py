@@ -197,16 +197,5 @@ def test_fleet_writes_cause_and_counts_causes(tmp_path, incidents):
     assert sorted(rows) == sorted((c.cluster, c.id, c.count) for c in incidents.causes)
 
 
-@pytest.mark.spark
-def test_identical_causes_on_spark(spark_engine, incidents):
-    """Causes come from REP, PAR and DSK findings (auditor/causes.py): those series on both
-    engines keep the Spark worker, the suite's critical path, to a third of the catalogue."""
-    dirs = [cluster_dir(name) for name in INCIDENTS]
-    config = AuditConfig(select=("REP", "PAR", "DSK"))
-    with open_engine("duckdb") as engine:
-        expected = run_audit(engine, [open_snapshot(d) for d in dirs], config)
-    got = run_audit(spark_engine, [open_snapshot(d) for d in dirs], config)
-    assert got.causes == expected.causes == incidents.causes  # the other series add no cause
-    assert [(f.fingerprint, f.cause) for f in got.findings] == [
-        (f.fingerprint, f.cause) for f in expected.findings
-    ]
+# Causes on Spark: tests/test_fleet.py's sample tree test compares every finding's cause on both
+# engines (the sample tree holds these incident clusters), in the same engine stage `check` uses.

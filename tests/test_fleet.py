@@ -102,6 +102,7 @@ def _read_findings(directory: Path) -> list[tuple]:
                     r["message"],
                     r["fingerprint"],
                     r["status"],
+                    r["cause"],
                 )
             )
     return sorted(rows)
@@ -162,9 +163,9 @@ def test_week_over_week_new_persisting_resolved(tmp_path, engine_name, request):
     fleet = tmp_path / "fleet"
     shutil.copytree(SAMPLE_FLEET, fleet)
     out = tmp_path / "findings"
-    # The replication rules are what changes below; the whole catalogue's conformance between
-    # the engines is test_fleet_cases_and_sample_fleet_identical_on_spark's.
-    cfg = AuditConfig(select=("REP",))
+    # The two rules that change below; the whole catalogue's conformance between the engines
+    # is test_fleet_cases_and_sample_fleet_identical_on_spark's.
+    cfg = AuditConfig(select=("REP002", "REP003"))
     with engine_of() as engine:
         run_fleet(engine, str(fleet), cfg, out=str(out), run_date="2026-11-15")
     # During the week payments-msk drops its cluster-wide min.insync.replicas=3 ...
@@ -230,7 +231,8 @@ def test_fleet_cases_and_sample_fleet_identical_on_spark(tmp_path, spark_engine)
             expected = _run_case(duck, case, tmp_path / f"d{i}")
         got = _run_case(spark_engine, case, tmp_path / f"s{i}")
         assert [f.to_json() for f in got.top] == [f.to_json() for f in expected.top], case.name
-    # The whole sample tree: the incident clusters and their fixed variants, every rule.
+    # The whole sample tree: the incident clusters and their fixed variants, every rule, and
+    # the root cause of each finding (_read_findings reads `cause`).
     everything = str(ROOT / "sample_configs")
     with open_engine("duckdb") as duck:
         run_fleet(duck, everything, AuditConfig(), out=str(tmp_path / "duck"), run_date="2026-11-22")
@@ -240,6 +242,11 @@ def test_fleet_cases_and_sample_fleet_identical_on_spark(tmp_path, spark_engine)
     assert spark_engine.spark.conf.get("spark.sql.adaptive.enabled") == "false"
     duck_rows = _read_findings(tmp_path / "duck")
     assert {r[0] for r in duck_rows} >= {"payments-msk", "logistics-jbod", "ads-zk-legacy", "search-ingest"}
+    assert {r[7].split(":")[0] for r in duck_rows if r[7]} == {
+        "broker-unregistered",
+        "log-dir-offline",
+        "cluster-default",
+    }
     assert duck_rows == _read_findings(tmp_path / "spark")
 
 

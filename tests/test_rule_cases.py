@@ -98,14 +98,19 @@ def test_case_files_name_registered_rules():
 
 @pytest.mark.spark
 def test_spark_gives_identical_findings(case_refs, duckdb_findings, spark_engine, monkeypatch):
-    # With the settings of a large fleet (adaptive execution, broadcast joins, code generation,
-    # several shuffle partitions): the sample fleet's test in test_fleet.py runs the whole
-    # catalogue with the small-data ones, so both are proven on every rule.
+    # Every rule's cases with the settings of a large fleet (adaptive execution, broadcast
+    # joins, code generation, several shuffle partitions), the runs that override parameters
+    # with those of a small one (the sample fleet's test in test_fleet.py runs the whole
+    # catalogue with them too): both settings are proven on every rule.
     from auditor.engine import spark_engine as module
 
-    monkeypatch.setattr(module, "SMALL_DATA_PARTITIONS", -1)
-    spark = _run(spark_engine, case_refs)
-    assert spark_engine.small_data is False
+    spark, sized, small = [], [], module.SMALL_DATA_PARTITIONS
+    for i, (config, cases) in enumerate(RUNS):
+        monkeypatch.setattr(module, "SMALL_DATA_PARTITIONS", -1 if i == 0 else small)
+        refs = [case_refs[c.cluster_id] for c in cases]
+        spark += run_audit(spark_engine, refs, config, scopes=SCOPES).findings
+        sized.append(spark_engine.small_data)
+    assert sized[0] is False and all(sized[1:])
 
     def key(f):
         return (
