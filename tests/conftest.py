@@ -126,8 +126,11 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_collection_modifyitems(items):
-    """Under pytest-xdist (`-n 2 --dist loadgroup`, pyproject's addopts), every Spark test runs
-    in one worker, sharing one JVM session, while the other workers take the rest."""
+    """Under pytest-xdist (`-n 2 --dist loadgroup`, pyproject's addopts), every test of the
+    shared Spark session (``spark_engine``) runs in one worker, while the other workers take
+    the rest, including the Spark tests that start JVMs of their own (marked ``own_jvm``: the
+    CLI's, spark-submit's standalone cluster): the session's worker is the suite's critical
+    path."""
     for item in items:
-        if item.get_closest_marker("spark"):
+        if item.get_closest_marker("spark") and not item.get_closest_marker("own_jvm"):
             item.add_marker(pytest.mark.xdist_group("spark"))

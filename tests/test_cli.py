@@ -187,6 +187,7 @@ def test_embedded_path_never_imports_pyspark_nor_starts_a_jvm():
 
 
 @pytest.mark.spark
+@pytest.mark.own_jvm
 def test_engine_spark_gives_the_same_findings_as_the_default(tmp_path):
     """The option as a user gives it (a JVM of its own, quiet on stderr). One rule: the whole
     catalogue's conformance is proven in process by test_rule_cases and test_fleet."""

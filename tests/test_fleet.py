@@ -292,6 +292,7 @@ def _wait_port(port: int, deadline: float, proc) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.own_jvm
 @pytest.mark.timeout(1200)
 def test_fleet_job_on_a_standalone_spark_cluster_via_spark_submit(tmp_path):
     """A real master and worker started from pyspark's own launcher on loopback ports; the
