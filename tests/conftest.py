@@ -125,6 +125,7 @@ def pytest_runtest_makereport(item, call):
             report.longrepr = f"skipped under CI=true, where every real component must be present: {reason}"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the group into the node id
 def pytest_collection_modifyitems(items):
     """Under pytest-xdist (`-n 2 --dist loadgroup`, pyproject's addopts), every test of the
     shared Spark session (``spark_engine``) runs in one worker, while the other workers take

@@ -57,3 +57,15 @@ def test_missing_components_fail_under_ci(pytester, monkeypatch):
 
 def test_missing_components_skip_outside_ci(pytester, monkeypatch):
     _run(pytester, monkeypatch, None).assert_outcomes(passed=1, skipped=3, xfailed=1)
+
+
+def test_the_shared_spark_sessions_tests_share_one_worker(request):
+    """Under `--dist loadgroup` (pyproject's addopts) xdist sends the tests whose node id ends
+    in '@spark' to one worker, so one JVM serves them all. The group must be marked before
+    xdist reads it into the node id (tests/conftest.py, tryfirst): marked after, every worker
+    started a Spark session of its own and the suite took a minute longer."""
+    spark = [i for i in request.session.items if i.get_closest_marker("spark")]
+    shared = [i for i in spark if not i.get_closest_marker("own_jvm")]
+    if request.config.getvalue("loadgroup"):  # the whole suite's run, or any part of it
+        assert all(i.nodeid.endswith("@spark") for i in shared)
+        assert not any(i.nodeid.endswith("@spark") for i in spark if i not in shared)

@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -53,12 +54,35 @@ def _audit(config=None):
         engine.close()
 
 
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """One cold run of MECHANICS without the bundle: its cache directory (entries MAC'd with
+    the module's own secret) and its result. Compiling is what costs here (seconds per plan);
+    each test starts from a copy instead of compiling the same plans again."""
+    work = tmp_path_factory.mktemp("compiled")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KAFKA_AUDIT_PLAN_KEY", str(work / "state" / "plan-cache.key"))
+        mp.setenv("KAFKA_AUDIT_PLAN_CACHE", str(work / "plans"))
+        mp.setenv("KAFKA_AUDIT_PLAN_BUNDLE", "off")
+        result, cache = _audit()
+    assert cache.hits == 0 and cache.misses > 0 and result.findings
+    return work, result
+
+
+def _cold_copy(compiled, into, monkeypatch):
+    """``into``: a copy of the cold run's cache directory, the module's secret in use. Returns
+    the cold run's result."""
+    work, result = compiled
+    shutil.copytree(work / "plans", into)
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_KEY", str(work / "state" / "plan-cache.key"))
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(into))
+    return result
+
+
 @pytest.mark.slow
-def test_warm_run_uses_compiled_plans_and_matches(tmp_path, monkeypatch, no_bundle):
-    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
-    cold, cache = _audit()
-    assert cache.hits == 0 and cache.misses > 0
-    assert list(tmp_path.glob("*.json"))
+def test_warm_run_uses_compiled_plans_and_matches(tmp_path, monkeypatch, no_bundle, compiled):
+    cold = _cold_copy(compiled, tmp_path / "plans", monkeypatch)
+    assert list((tmp_path / "plans").glob("*.json"))
 
     # A warm run must not call any check: replace every check with one that fails.
     def boom(*_args):
@@ -73,9 +97,8 @@ def test_warm_run_uses_compiled_plans_and_matches(tmp_path, monkeypatch, no_bund
 
 
 @pytest.mark.slow
-def test_changed_params_or_severity_compile_afresh(tmp_path, monkeypatch, no_bundle):
-    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
-    default, _ = _audit()
+def test_changed_params_or_severity_compile_afresh(tmp_path, monkeypatch, no_bundle, compiled):
+    default = _cold_copy(compiled, tmp_path / "plans", monkeypatch)
     cfg = dataclasses.replace(MECHANICS, severity={"REP002": "critical"})
     result, cache = _audit(cfg)
     assert cache.misses == 1  # only REP002's plan: its derived transforms come from the cache
@@ -91,10 +114,9 @@ def test_changed_params_or_severity_compile_afresh(tmp_path, monkeypatch, no_bun
 
 
 @pytest.mark.slow
-def test_corrupt_cache_entries_are_ignored(tmp_path, monkeypatch, no_bundle):
-    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
-    cold, _ = _audit()
-    for entry in tmp_path.glob("*.json"):
+def test_corrupt_cache_entries_are_ignored(tmp_path, monkeypatch, no_bundle, compiled):
+    cold = _cold_copy(compiled, tmp_path / "plans", monkeypatch)
+    for entry in (tmp_path / "plans").glob("*.json"):
         entry.write_text("{ not json")
     again, cache = _audit()
     assert cache.hits == 0 and again.findings == cold.findings
@@ -121,31 +143,35 @@ def test_bundle_is_built_from_this_code():
 
 
 @pytest.mark.slow
-def test_first_run_after_install_compiles_nothing_and_matches(tmp_path, monkeypatch):
-    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "compiled"))
-    monkeypatch.setenv("KAFKA_AUDIT_PLAN_BUNDLE", "off")
-    compiled, cache = _audit(AuditConfig())
-    assert cache.misses > 0 and cache.hits == 0
-
+def test_first_run_after_install_compiles_nothing_and_matches(tmp_path, monkeypatch, compiled):
+    """A new user's first run of the whole catalogue compiles nothing; the bundled plans are
+    what this code compiles (the fingerprint says so for every plan; MECHANICS' plans, compiled
+    in this process, are compared statement for statement) and give the same findings."""
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "fresh"))  # a new user's empty cache
-    monkeypatch.delenv("KAFKA_AUDIT_PLAN_BUNDLE")
     bundled, cache = _audit(AuditConfig())
     assert cache.misses == 0 and cache.hits > 0
     assert not (tmp_path / "fresh").exists()  # nothing compiled, nothing written
-    assert bundled.findings == compiled.findings and bundled.findings
+    work, fresh_result = compiled
+    selected = set(MECHANICS.select)
+    assert [f for f in bundled.findings if f.rule in selected] == fresh_result.findings
 
     shipped = plans.bundled_plans("duckdb")
-    for entry in (tmp_path / "compiled").glob("*.json"):  # every plan, as this code compiles it
+    # every plan MECHANICS reads, as this code compiles it; the final stage's plan is keyed by
+    # the union of the rules selected, so that one is MECHANICS' own and not in the bundle
+    entries = [e for e in (work / "plans").glob("*.json") if e.stem in shipped]
+    assert len(entries) == len(list((work / "plans").glob("*.json"))) - 1 > len(selected)
+    for entry in entries:
         fresh = json.loads(entry.read_text())
         assert _canonical(shipped[entry.stem]["sql"]) == _canonical(fresh["sql"]), entry.stem
         assert shipped[entry.stem]["deps"] == fresh["deps"]
 
 
 def _canonical(sql: str) -> str:
-    """sqlframe names its CTEs from a counter of the process ("t42906244"): numbered in order
-    of first appearance instead, the same plan compiled in another process reads the same."""
+    """sqlframe names its CTEs ("t42906244") and table aliases ("a3") from counters of the
+    process: numbered in order of first appearance instead, the same plan compiled after other
+    plans, or in another process, reads the same."""
     names: dict[str, str] = {}
-    return re.sub(r'"t\d+"', lambda m: names.setdefault(m.group(0), f'"cte{len(names)}"'), sql)
+    return re.sub(r'"(?:t|a)\d+"', lambda m: names.setdefault(m.group(0), f'"n{len(names)}"'), sql)
 
 
 @pytest.mark.parametrize(
@@ -182,11 +208,10 @@ def _hide_everything(sql: str) -> str:
 
 
 @pytest.mark.slow
-def test_tampered_cache_entries_are_not_executed(tmp_path, monkeypatch, no_bundle, plan_key):
-    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path))
-    cold, _ = _audit()
+def test_tampered_cache_entries_are_not_executed(tmp_path, monkeypatch, no_bundle, compiled):
+    cold = _cold_copy(compiled, tmp_path / "plans", monkeypatch)
     assert any(f.rule == "REP002" for f in cold.findings)
-    entries = sorted(tmp_path.glob("*.json"))
+    entries = sorted((tmp_path / "plans").glob("*.json"))
     original = {p: p.read_text() for p in entries}
     for p in entries:  # an attacker without the secret: SQL rewritten, MAC kept
         e = json.loads(p.read_text())
@@ -196,7 +221,7 @@ def test_tampered_cache_entries_are_not_executed(tmp_path, monkeypatch, no_bundl
     assert again.findings == cold.findings
     # Control: the same rewrite with a valid MAC (the owner's secret) does hide the findings, so it
     # is the verification that protects above.
-    secret = plans.load_secret(plan_key, create=False)
+    secret = plans.load_secret(compiled[0] / "state" / "plan-cache.key", create=False)
     for p, text in original.items():
         e = json.loads(text)
         sql = _hide_everything(e["sql"])
@@ -208,20 +233,19 @@ def test_tampered_cache_entries_are_not_executed(tmp_path, monkeypatch, no_bundl
 
 
 @pytest.mark.slow
-def test_entries_copied_from_another_key_or_user_are_rejected(tmp_path, monkeypatch, no_bundle):
-    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "mine"))
-    cold, _ = _audit()
+def test_entries_copied_from_another_key_or_user_are_rejected(tmp_path, monkeypatch, no_bundle, compiled):
+    cold = _cold_copy(compiled, tmp_path / "mine", monkeypatch)
     mine = sorted((tmp_path / "mine").glob("*.json"))
     a, b = mine[0], mine[1]
     b.write_text(a.read_text())  # a valid entry under another key's name
     cache = plans.PlanCache("duckdb", directory=tmp_path / "mine")
     assert cache.get(a.stem) is not None and cache.get(b.stem) is None and cache.rejected == 1
 
-    # another user's (or machine's) cache: valid entries made with a different secret
-    monkeypatch.setenv("KAFKA_AUDIT_PLAN_KEY", str(tmp_path / "other-user" / "plan-cache.key"))
-    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "theirs"))
-    _audit()
+    # another user's (or machine's) cache: valid entries made with a different secret (the
+    # module's), read with mine
     monkeypatch.setenv("KAFKA_AUDIT_PLAN_KEY", str(tmp_path / "me" / "plan-cache.key"))
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "theirs"))
+    shutil.copytree(compiled[0] / "plans", tmp_path / "theirs")
     copied, cache = _audit()
     assert cache.hits == 0 and cache.rejected > 0 and copied.findings == cold.findings
 

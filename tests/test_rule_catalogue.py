@@ -130,10 +130,21 @@ class RecordingDuckDB(DuckDBEngine):
         super().create(name, sql, reuse=reuse, deferred=deferred, awaited=awaited)
 
 
+# Rules whose transforms read other transforms, up to four levels deep (REP001: topic_durability
+# reads topic_replication and topic_settings, which reads cluster_settings, then broker_settings,
+# then kafka_defaults), one reading two transforms at once (PAR006) and one of the maintenance
+# scope (MNT001, restart_impact). The whole catalogue is compiled the same way, under the same
+# guard (Tables.building: a check reading a transform it did not declare fails), every time the
+# plan bundle is built (auditor/engine/plan_bundle.py runs every scope), and
+# test_plan_cache.test_bundle_is_built_from_this_code fails unless the bundle is from this code.
+NESTED = ("REP001", "PAR006", "MNT001")
+
+
 def test_shared_transforms_are_materialised_before_any_check_is_built():
-    """Every rule of every scope: each transform is computed once, all of them before the
-    first rule's findings, so no check's DataFrame build ran an engine job."""
-    rules = [r for r in load_rules().values() if r.func is not None]
+    """Each transform is computed once, all of them (and those they read) before the first
+    rule's findings, so no check's DataFrame build ran an engine job."""
+    catalogue = load_rules()
+    rules = [catalogue[code] for code in NESTED]
     with RecordingDuckDB() as engine:
         compile_rules(engine.load(_sample_refs()), rules, AuditConfig())
         created = engine.created
@@ -141,7 +152,13 @@ def test_shared_transforms_are_materialised_before_any_check_is_built():
     first_rule = next(i for i, n in enumerate(created) if n.startswith("findings_"))
     assert transforms and len(set(transforms)) == len(transforms)
     assert all(created.index(n) < first_rule for n in transforms)
-    assert {"derived_" + t.__name__ for r in rules for t in r.uses} <= set(transforms)
+    declared = {"derived_" + t.__name__ for r in rules for t in r.uses}
+    # the declared ones and, before them, what they read
+    assert declared < set(transforms) and {"derived_kafka_defaults", "derived_topic_settings"} <= set(
+        transforms
+    )
+    assert created.index("derived_kafka_defaults") < created.index("derived_broker_settings")
+    assert created.index("derived_topic_settings") < created.index("derived_topic_durability")
 
 
 def test_a_check_reading_an_undeclared_transform_fails_while_it_is_built():

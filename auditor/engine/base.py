@@ -26,7 +26,7 @@ class Engine:
     plan_cache: PlanCache
     # How many rules' findings one engine table holds (``create(reuse=True, deferred=True)``),
     # the union of their plans; None: each rule's findings are a view that the final stage's
-    # one query reads. See SparkEngine.
+    # one query reads. See SparkEngine and DuckDBEngine.
     rules_per_table: int | None = None
 
     def load(self, refs: Sequence[SnapshotRef]) -> Tables:
