@@ -81,8 +81,8 @@ def findings_table(
     fingerprint, ``exempted_by`` (the reason of the first matching exemption, or null) and
     ``cause`` (the id of the root cause that explains it, or null: auditor/causes.py).
     The one place exemptions are matched, for check, fleet, lint and preflight alike; their
-    patterns are in the dialect both engines read alike (auditor/exemptions.py). The final stage goes through the plan cache too: it depends only on which rule tables
-    are unioned and on the active exemptions. It is a view (read once, by `check`) unless
+    patterns are in the dialect both engines read alike (auditor/exemptions.py). The final stage goes through the plan cache too: its plan depends only on the
+    active exemptions. It is a view (read once, by `check`) unless
     ``materialize`` (the fleet job reads it several times)."""
     try:
         compiled = compile_rules(tables, rules, config, progress)
@@ -96,10 +96,9 @@ def findings_table(
     if not compiled:  # no rule selected: an empty result with the same columns
         union = f"SELECT {', '.join('CAST(NULL AS STRING) AS ' + c for c in columns.split(', '))} WHERE 1 = 0"
     active, _expired = config.active_exemptions(today)
-    key = {
-        "union_of": compiled,
-        "exemptions": [[e.reason, list(e.rules), e.cluster, e.resource] for e in active],
-    }
+    # The union is the plan's input, not part of it: one plan serves every selection of rules
+    # (`--select`, `ignore` in kafka-audit.toml), so the bundle holds it for all of them.
+    key = {"exemptions": [[e.reason, list(e.rules), e.cluster, e.resource] for e in active]}
     final = tables.compile(
         "findings_final", lambda: _final_stage(tables, active), params=key, inputs={"findings_all": union}
     )
