@@ -41,10 +41,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlframe.base import functions as F
-from sqlframe.base.window import Window
-
-from auditor.frames import join
+from auditor.frames import F, Window, join
 from checks._transforms import (
     DYNAMIC_DEFAULT,
     KAFKA_DEFAULT,

@@ -19,20 +19,17 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlframe.base import functions as F
-from sqlframe.base.window import Window
-
 from auditor import coverage
 from auditor.baseline import Baseline, Entry, Outcome
 from auditor.causes import Cause
 from auditor.causes import from_table as count_causes
 from auditor.config import AuditConfig
 from auditor.engine.base import Engine
-from auditor.engine.frames import join
 from auditor.engine.runner import findings_table
 from auditor.engine.tables import VIEW_PREFIX
 from auditor.errors import SnapshotError, UsageError
 from auditor.findings import SEVERITY_RANK, WORST_FIRST, AuditResult, Finding, fails
+from auditor.frames import F, Window, join
 from auditor.grading import NOT_AUDITED, grade_clusters
 from auditor.progress import NO_PROGRESS, Progress
 from auditor.registry import load_rules

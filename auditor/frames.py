@@ -1,9 +1,37 @@
 """DataFrame helpers shared by the engine and the checks: outside auditor/engine, so that
-the checks (which the engine's callers load through the registry) never import the engine."""
+the checks (which the engine's callers load through the registry) never import the engine.
+
+``F`` and ``Window`` are sqlframe's ``functions`` module and ``Window`` class, imported on
+first use. Why: with every plan from the bundle or the cache (any run after an install) no
+DataFrame is built, and sqlframe with sqlglot is ~0.1 s of every `lint` and `check`
+(bench/bench_startup.py); only a plan that must be compiled imports them.
+"""
 
 from __future__ import annotations
 
-from sqlframe.base import functions as F
+import importlib
+from typing import Any
+
+
+class _OnFirstUse:
+    """Stands for ``module`` (or its attribute ``attr``), imported at the first attribute looked up."""
+
+    def __init__(self, module: str, attr: str | None = None):
+        self._where = (module, attr)
+        self._target: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._target is None:
+            if name.startswith("__"):  # a probe (the registry looks for __rule__), not a use
+                raise AttributeError(name)
+            module, attr = self._where
+            target = importlib.import_module(module)
+            self._target = getattr(target, attr) if attr else target
+        return getattr(self._target, name)
+
+
+F: Any = _OnFirstUse("sqlframe.base.functions")
+Window: Any = _OnFirstUse("sqlframe.base.window", "Window")
 
 
 def join(left, right, on, how: str = "inner"):

@@ -5,10 +5,7 @@ same expressions compile to DuckDB SQL or run on Spark. Keeping the import in on
 means a check never imports pyspark (which would start a JVM on the embedded path).
 """
 
-from sqlframe.base import functions as F
-from sqlframe.base.window import Window
-
-from auditor.frames import join
+from auditor.frames import F, Window, join  # sqlframe's, imported when a plan is compiled
 
 __all__ = ["F", "Window", "emit", "ev", "join", "text"]
 

@@ -172,18 +172,21 @@ def test_rules_list_and_explain():
 
 
 def test_embedded_path_never_imports_pyspark_nor_starts_a_jvm():
+    """Nor, with every plan bundled (after an install), sqlframe and sqlglot: they compile
+    plans, and a run that compiles none does not pay their import (auditor/frames.py)."""
     code = (
         "import sys, runpy\n"
         "sys.argv = ['kafka-audit', 'check', %r, '--format', 'json', '-o', '/dev/null']\n"
         "try:\n    runpy.run_module('auditor.cli.main', run_name='__main__')\n"
         "except SystemExit as e:\n    code = e.code\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j'))\n"
+        "compilers = sorted({m.split('.')[0] for m in sys.modules} & {'sqlframe', 'sqlglot'})\n"
         "import subprocess, os\n"
         "kids = subprocess.run(['ps', '-o', 'comm=', '--ppid', str(os.getpid())], capture_output=True, text=True).stdout\n"
-        "print(code, bad, 'java' in kids)\n"
+        "print(code, bad, compilers, 'java' in kids)\n"
     ).replace("%r", repr(str(SAMPLE_FLEET)))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert p.stdout.split("\n")[-2] == "1 [] False", p.stdout + p.stderr
+    assert p.stdout.split("\n")[-2] == "1 [] [] False", p.stdout + p.stderr
 
 
 @pytest.mark.spark

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
-
-from sqlframe.base.session import _BaseSession
-from sqlframe.duckdb import DuckDBSession
 
 from auditor.engine.base import Engine
 from auditor.engine.plans import PlanCache
@@ -18,16 +16,22 @@ def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-class _Session(DuckDBSession):
+@cache
+def _session_class():
     """sqlframe's DuckDB session without the one thing its constructor adds to its base's: a
     Python SOUNDEX function, which no rule calls. Registering a Python function makes duckdb
     import numpy: 0.2 s of every `lint` and `check` (bench/bench_startup.py)."""
+    from sqlframe.base.session import _BaseSession
+    from sqlframe.duckdb import DuckDBSession
 
-    def __init__(self, conn=None, *args, **kwargs):  # sqlframe calls it again on the active session
-        if not hasattr(self, "_conn"):  # sqlframe's sessions are one per process, as there
-            self.eager_validation = False
-            _BaseSession.__init__(self, conn, *args, **kwargs)
-            self._last_result = None
+    class _Session(DuckDBSession):
+        def __init__(self, conn=None, *args, **kwargs):  # sqlframe calls it again on the active session
+            if not hasattr(self, "_conn"):  # sqlframe's sessions are one per process, as there
+                self.eager_validation = False
+                _BaseSession.__init__(self, conn, *args, **kwargs)
+                self._last_result = None
+
+    return _Session
 
 
 class DuckDBEngine(Engine):
@@ -48,8 +52,16 @@ class DuckDBEngine(Engine):
             self.conn.execute(f"SET threads = {int(threads)}")
         # Snapshots are local files; never let DuckDB fetch extensions from the network.
         self.conn.execute("SET autoinstall_known_extensions = false")
-        self.session = _Session(self.conn)
+        self._session = None
         self.plan_cache = PlanCache("duckdb", enabled=plan_cache)
+
+    @property
+    def session(self):
+        """The sqlframe session, made on first use: a run whose plans all come from the bundle
+        or the cache builds no DataFrame and never imports sqlframe (auditor/frames.py)."""
+        if self._session is None:
+            self._session = _session_class()(self.conn)
+        return self._session
 
     def create(
         self, name: str, sql: str, *, reuse: bool = False, deferred: bool = False, awaited: bool = False
@@ -143,4 +155,7 @@ class DuckDBEngine(Engine):
     def close(self) -> None:
         # sqlframe keeps one active session per process; stop() closes the connection and
         # clears it. Closing explicitly also keeps duckdb's binding quiet at exit.
-        self.session.stop()
+        if self._session is not None:
+            self._session.stop()
+        else:
+            self.conn.close()

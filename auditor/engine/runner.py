@@ -12,15 +12,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from sqlframe.base import functions as F
-
 from auditor import causes
 from auditor.config import AuditConfig
 from auditor.engine.base import Engine
 from auditor.engine.tables import VIEW_PREFIX, Tables
 from auditor.errors import AuditorError, SnapshotError
 from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
-from auditor.frames import join
+from auditor.frames import F, join
 from auditor.progress import NO_PROGRESS, Progress
 from auditor.registry import Rule
 from auditor.snapshot.io import SnapshotRef
