@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,16 @@ SAMPLE_FLEET = ROOT / "sample_configs" / "fleet"
 ARTIFACTS = ROOT / "test-artifacts"
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# The plans a run compiles (all but the bundled ones) go to a cache of this run's own, shared by
+# its xdist workers and the commands they start: every run compiles what CI's fresh machine
+# compiles, and a developer's own cache neither hides a broken compile nor fills with test plans.
+os.environ.setdefault(
+    "KAFKA_AUDIT_PLAN_CACHE",
+    str(
+        Path(tempfile.gettempdir())
+        / f"kafka-audit-test-plans-{os.environ.get('PYTEST_XDIST_TESTRUNUID', os.getpid())}"
+    ),
+)
 
 
 def cluster_dir(name: str) -> Path:

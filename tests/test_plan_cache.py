@@ -97,17 +97,21 @@ def test_warm_run_uses_compiled_plans_and_matches(tmp_path, monkeypatch, no_bund
 
 
 @pytest.mark.slow
-def test_changed_params_or_severity_compile_afresh(tmp_path, monkeypatch, no_bundle, compiled):
+def test_changed_params_compile_afresh_and_a_changed_severity_does_not(
+    tmp_path, monkeypatch, no_bundle, compiled
+):
     default = _cold_copy(compiled, tmp_path / "plans", monkeypatch)
+    # the severity is a literal the runner puts around the plan: nothing to compile
     cfg = dataclasses.replace(MECHANICS, severity={"REP002": "critical"})
     result, cache = _audit(cfg)
-    assert cache.misses == 1  # only REP002's plan: its derived transforms come from the cache
+    assert cache.misses == 0
     assert {f.severity for f in result.findings if f.rule == "REP002"} == {"critical"}
+    assert {f.severity for f in default.findings if f.rule == "REP002"} == {"error"}
 
     # a parameter is part of the key too: REP007 listing at most 1 partition is a new plan
     cfg = dataclasses.replace(MECHANICS, params={"REP007": {"max_listed": 1}})
     result, cache = _audit(cfg)
-    assert cache.misses == 1
+    assert cache.misses == 1  # only REP007's plan: its derived transforms come from the cache
     listed = [len(f.evidence["partitions"]) for f in result.findings if f.rule == "REP007"]
     assert listed and max(listed) == 1
     assert max(len(f.evidence["partitions"]) for f in default.findings if f.rule == "REP007") > 1

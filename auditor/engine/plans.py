@@ -3,13 +3,13 @@
 Why: a check's DataFrame code is compiled to SQL by sqlframe, which copies the whole
 expression tree on every DataFrame operation. Building the plans of the full catalogue
 costs seconds of pure Python while DuckDB runs them in milliseconds. A plan depends only on
-the check code, its parameters and severity, and the engine's SQL dialect, never on the
-data, so it is compiled once and reused, like a prepared statement.
+the check code, its parameters and the engine's SQL dialect (never on the severity, which
+the runner adds around it), never on the data, so it is compiled once and reused, like a prepared statement.
 
 Key: sha256 over (the source of the rules (checks/ and any plugin's package: registry.rule_sources),
 auditor/engine/ and the modules that shape the SQL
 (SHAPING_MODULES: table schemas and column types, finding columns, rule parameters), sqlframe
-and sqlglot versions, the dialect, the entry's name, parameters and severity). Editing a check,
+and sqlglot versions, the dialect, the entry's name and parameters). Editing a check,
 changing a column type, upgrading sqlframe or changing a parameter compiles afresh; nothing is
 ever stale.
 
@@ -200,9 +200,9 @@ class PlanCache:
             self._secret = load_secret() if self.directory is not None else None
         return self._secret
 
-    def key(self, kind: str, name: str, params: dict | None = None, severity: str | None = None) -> str:
+    def key(self, kind: str, name: str, params: dict | None = None) -> str:
         payload = json.dumps(
-            [code_fingerprint(), self.dialect, kind, name, params or {}, severity],
+            [code_fingerprint(), self.dialect, kind, name, params or {}],
             sort_keys=True,
             default=repr,
         )

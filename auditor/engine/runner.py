@@ -24,6 +24,13 @@ from auditor.registry import Rule
 from auditor.snapshot.io import SnapshotRef
 
 FINDINGS_SQL_COLUMNS = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
+CHECK_SQL_COLUMNS = ", ".join(CHECK_COLUMNS)
+
+
+def _literal(text: str) -> str:
+    """A SQL string literal both engines read alike (codes, names and severities are plain
+    words; a quote is doubled all the same)."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def compile_rules(
@@ -41,26 +48,31 @@ def compile_rules(
     engine = tables.engine
     plans = []
     for rule in checks:
-        params, severity = config.params_of(rule), config.severity_of(rule)
-        plans.append(
-            (
-                rule.code.lower(),
-                tables.plan(
-                    "findings_" + rule.code.lower(),
-                    lambda r=rule, p=params, s=severity: shape_findings(tables, r, p, s),
-                    params=dict(params),
-                    severity=severity,
-                ),
+        params = config.params_of(rule)
+        plan = tables.plan(
+            "findings_" + rule.code.lower(),
+            lambda r=rule, p=params: shape_findings(tables, r, p),
+            params=dict(params),
+        )
+        # Code, name and severity are literals around the plan, not in it: a severity set in
+        # kafka-audit.toml compiles nothing.
+        labels = ", ".join(
+            f"{_literal(value)} AS {column}"
+            for column, value in (
+                ("rule", rule.code),
+                ("name", rule.name),
+                ("severity", config.severity_of(rule)),
             )
+        )
+        plans.append(
+            (rule.code.lower(), f"SELECT {labels}, {CHECK_SQL_COLUMNS} FROM ({plan}) AS {rule.code.lower()}")
         )
         progress.advance()
     size = engine.rules_per_table or 1
     names = []
     for group in (plans[i : i + size] for i in range(0, len(plans), size)):
         name = "findings_" + "_".join(dict.fromkeys((group[0][0], group[-1][0])))
-        union = " UNION ALL ".join(
-            f"SELECT {FINDINGS_SQL_COLUMNS} FROM ({sql}) AS {code}" for code, sql in group
-        )
+        union = " UNION ALL ".join(sql for _code, sql in group)
         engine.create(name, union, reuse=engine.rules_per_table is not None, deferred=True)
         names.append(VIEW_PREFIX + name)
     return names
@@ -141,19 +153,15 @@ def _final_stage(tables: Tables, active):
     )
 
 
-def shape_findings(tables: Tables, rule: Rule, params, severity: str):
-    """A rule's DataFrame with its code, name and severity: the findings table's columns."""
+def shape_findings(tables: Tables, rule: Rule, params):
+    """A rule's DataFrame as the columns every check returns, each a string (compile_rules
+    adds the rule's code, name and severity)."""
     with tables.building(f"rule {rule.code}"):
         df = rule.func(tables, params)
     missing = [c for c in CHECK_COLUMNS if c not in df.columns]
     if missing:
         raise TypeError(f"rule {rule.code} returned a DataFrame without {missing}")
-    return df.select(
-        F.lit(rule.code).alias("rule"),
-        F.lit(rule.name).alias("name"),
-        F.lit(severity).alias("severity"),
-        *[F.col(c).cast("string") for c in CHECK_COLUMNS],
-    )
+    return df.select(*[F.col(c).cast("string") for c in CHECK_COLUMNS])
 
 
 def collect_findings(engine: Engine, table: str) -> tuple[list[Finding], int]:

@@ -119,14 +119,13 @@ class Tables:
         build: Callable[[], Any],
         *,
         params: dict | None = None,
-        severity: str | None = None,
         reuse: bool = False,
         inputs: dict[str, str] | None = None,
         deferred: bool = False,
         awaited: bool = False,
     ) -> str:
         """Materialise ``build()`` as engine table ``table``, from the plan cache when it holds
-        the compiled SQL of this exact code, dialect, params and severity.
+        the compiled SQL of this exact code, dialect and params.
 
         ``inputs``: tables the plan reads that are given as SQL (name -> SQL). A cached plan
         gets them inlined as CTEs of the same names; only compiling creates them as views
@@ -135,7 +134,7 @@ class Tables:
         at 200 clusters, once for the view and again for each statement that reads it)."""
         self._engine.create(
             table,
-            self.plan(table, build, params=params, severity=severity, inputs=inputs),
+            self.plan(table, build, params=params, inputs=inputs),
             reuse=reuse,
             deferred=deferred,
             awaited=awaited,
@@ -148,13 +147,12 @@ class Tables:
         build: Callable[[], Any],
         *,
         params: dict | None = None,
-        severity: str | None = None,
         inputs: dict[str, str] | None = None,
     ) -> str:
         """The SQL ``compile`` materialises as ``table``, without materialising it: from the
         plan cache, else compiled from ``build()`` and cached."""
         cache = self._engine.plan_cache
-        key = cache.key("plan", table, params, severity)
+        key = cache.key("plan", table, params)
         entry = cache.get(key)
         if entry is not None and self._restore(entry["deps"]):
             cache.hits += 1
@@ -177,7 +175,7 @@ class Tables:
         for name in deps:
             if name in self._built:
                 continue
-            entry = cache.get(cache.key("plan", "derived_" + name, None, None))
+            entry = cache.get(cache.key("plan", "derived_" + name))
             if entry is None or not self._restore(entry["deps"]):
                 return False
             self._engine.create("derived_" + name, entry["sql"], reuse=True, awaited=True)
