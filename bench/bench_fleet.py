@@ -179,9 +179,44 @@ def ensure_fleet(size: str, mirror_every: int = 50) -> Path:
     return root
 
 
+# Issue 20's "floor" for the embedded engine: one DuckDB pass over every partition of the fleet
+# with the core partition predicates (leaderless, under min.insync.replicas, under-replicated),
+# the min.insync.replicas join (topic override, else the cluster's value) and the ZooKeeper
+# state join (leader and ISR as ZooKeeper has them), in a process of its own like the fleet
+# job's. The full rule set (`--engines duckdb`) is measured against it: `--engines floor,duckdb`.
+FLOOR = """
+import json, sys, duckdb
+root = sys.argv[1].rstrip("/")
+def files(t):
+    return f"read_parquet('{root}/dt=*/cluster=*/{t}.parquet', union_by_name = true)"
+sql = f'''
+WITH topic_min_isr AS (
+  SELECT cluster_id, entity_name AS topic, max(TRY_CAST(value AS INT)) AS min_isr FROM {files("configs")}
+  WHERE key = 'min.insync.replicas' AND entity_type = 'topic' GROUP BY ALL),
+cluster_min_isr AS (
+  SELECT cluster_id, max(TRY_CAST(value AS INT)) AS min_isr FROM {files("configs")}
+  WHERE key = 'min.insync.replicas' AND entity_type <> 'topic' GROUP BY ALL),
+zk AS (SELECT cluster_id, topic, "partition", leader AS zk_leader, isr AS zk_isr FROM {files("zk_state")})
+SELECT count(*) AS partitions,
+  count(*) FILTER (WHERE p.leader = -1) AS leaderless,
+  count(*) FILTER (WHERE len(p.isr) < coalesce(t.min_isr, c.min_isr, 1)) AS under_min_isr,
+  count(*) FILTER (WHERE len(p.isr) < len(p.replicas)) AS under_replicated,
+  count(*) FILTER (WHERE zk.zk_leader IS DISTINCT FROM p.leader OR zk.zk_isr IS DISTINCT FROM p.isr) AS zk_differs
+FROM {files("partitions")} AS p
+LEFT JOIN topic_min_isr AS t USING (cluster_id, topic)
+LEFT JOIN cluster_min_isr AS c USING (cluster_id)
+LEFT JOIN zk USING (cluster_id, topic, "partition")
+'''
+(row,) = duckdb.sql(sql).fetchall()
+print(json.dumps({"totals": {"total": sum(row[1:])}, "partitions": row[0]}))
+"""
+
+
 def fleet_cmd(root: Path, engine: str, out: str, master: str, code: str | None = None) -> list[str]:
     """The installed console script, or (``code``: a checkout of another revision, e.g. a
-    `git worktree`) that tree's CLI module run from inside it."""
+    `git worktree`) that tree's CLI module run from inside it; for ``floor``, the FLOOR query."""
+    if engine == "floor":
+        return [sys.executable, "-c", FLOOR, str(root.resolve())]
     exe = (
         [shutil.which("kafka-audit") or "kafka-audit"]
         if code is None
@@ -308,6 +343,12 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
+    for size, figures in raw.items():  # issue 20, target 3: the full rule set against the floor
+        medians = {k: statistics.median(r["wall"] for r in v) for k, v in figures["results"].items()}
+        if "floor" in medians and "duckdb" in medians:
+            print(
+                f"\n{size}: duckdb / floor = {medians['duckdb'] / medians['floor']:.2f}x (target: at most 3x)"
+            )
     print(f"\n{machine()}; {versions()}; end {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {load()}")
     if a.json:
         Path(a.json).write_text(json.dumps(raw, indent=1) + "\n")

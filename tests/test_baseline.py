@@ -125,7 +125,8 @@ def test_bad_baselines_are_one_line_usage_errors(tmp_path):
 
 def test_fleet_baseline_counts_matched_and_stale_and_leaves_the_rest(tmp_path):
     base, out = tmp_path / "b.json", tmp_path / "findings"
-    common = ("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--run-date", "2026-11-22")
+    # the series that fire on most sample clusters: the counting is what is proven, not the catalogue
+    common = ("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--run-date", "2026-11-22", "--select", "REP,PAR")
     p = run(*common, "--write-baseline", base)
     assert p.returncode == 0, p.stderr
     written = json.loads(base.read_text())["findings"]

@@ -408,10 +408,21 @@ def test_cluster_dir_helper_points_at_the_sample():
 def test_fleet_html_charts_new_and_resolved_over_time(tmp_path):
     fleet, out = tmp_path / "fleet", tmp_path / "findings"
     shutil.copytree(SAMPLE_FLEET, fleet)
+    rules = ("--select", "REP")  # REP002's findings are what the fix below resolves
     for day in ("2026-11-08", "2026-11-15"):
         assert (
             _cli(
-                "fleet", fleet, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", day
+                "fleet",
+                fleet,
+                *rules,
+                "--engine",
+                "duckdb",
+                "--out",
+                out,
+                "--previous",
+                out,
+                "--run-date",
+                day,
             ).returncode
             == 1
         )
@@ -424,6 +435,7 @@ def test_fleet_html_charts_new_and_resolved_over_time(tmp_path):
     p = _cli(
         "fleet",
         fleet,
+        *rules,
         "--engine",
         "duckdb",
         "--out",
