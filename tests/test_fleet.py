@@ -119,6 +119,14 @@ def _cli(*args, env=None):
     )
 
 
+def _weekly(fleet, out, run_date, *args):
+    """The weekly fleet job on DuckDB: findings written under ``out``, compared with the run
+    before it there."""
+    return _cli(
+        "fleet", fleet, *args, "--engine", "duckdb", "--out", out, "--previous", out, "--run-date", run_date
+    )
+
+
 def test_sample_fleet_on_duckdb_writes_partitioned_findings_and_summary(tmp_path):
     out = tmp_path / "findings"
     p = _cli("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--out", out, "--run-date", "2026-11-15")
@@ -410,43 +418,14 @@ def test_fleet_html_charts_new_and_resolved_over_time(tmp_path):
     shutil.copytree(SAMPLE_FLEET, fleet)
     rules = ("--select", "REP")  # REP002's findings are what the fix below resolves
     for day in ("2026-11-08", "2026-11-15"):
-        assert (
-            _cli(
-                "fleet",
-                fleet,
-                *rules,
-                "--engine",
-                "duckdb",
-                "--out",
-                out,
-                "--previous",
-                out,
-                "--run-date",
-                day,
-            ).returncode
-            == 1
-        )
+        assert _weekly(fleet, out, day, *rules).returncode == 1
     (payments,) = fleet.glob("*/cluster=payments-msk")
     configs = payments / "configs.jsonl"
     configs.write_text(
         "".join(line for line in configs.read_text().splitlines(True) if '"cluster_default"' not in line)
     )
     html = tmp_path / "fleet.html"
-    p = _cli(
-        "fleet",
-        fleet,
-        *rules,
-        "--engine",
-        "duckdb",
-        "--out",
-        out,
-        "--previous",
-        out,
-        "--run-date",
-        "2026-11-22",
-        "--html",
-        html,
-    )
+    p = _weekly(fleet, out, "2026-11-22", *rules, "--html", html)
     assert p.returncode == 1, p.stderr
     page = html.read_text()
     assert 'id="chart-history"' in page

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import SAMPLE_FLEET
-from tests.test_fleet import _cli
+from tests.test_fleet import _cli, _weekly
 
 GONE = "search-ingest"
 
@@ -40,21 +40,7 @@ def test_a_cluster_missing_since_the_previous_run_is_reported_by_name(tmp_path):
     (gone,) = fleet.glob(f"*/cluster={GONE}")
     shutil.rmtree(gone)
     html = tmp_path / "fleet.html"
-    week2 = _cli(
-        "fleet",
-        fleet,
-        *rules,
-        "--engine",
-        "duckdb",
-        "--out",
-        out,
-        "--previous",
-        out,
-        "--run-date",
-        "2026-11-23",
-        "--html",
-        html,
-    )
+    week2 = _weekly(fleet, out, "2026-11-23", *rules, "--html", html)
     assert week2.returncode == 1, week2.stderr
     (row,) = _flt004(out / "run_date=2026-11-23")
     assert (row["cluster_name"], row["resource_type"], row["resource_name"], row["status"]) == (
@@ -81,19 +67,7 @@ def test_a_cluster_missing_since_the_previous_run_is_reported_by_name(tmp_path):
     assert summary["totals"]["warning"] == by_rule  # the FLT004 finding is counted in the totals too
 
     # Still missing a week later: reported again (persisting), with the date it was last audited.
-    week3 = _cli(
-        "fleet",
-        fleet,
-        *rules,
-        "--engine",
-        "duckdb",
-        "--out",
-        out,
-        "--previous",
-        out,
-        "--run-date",
-        "2026-11-30",
-    )
+    week3 = _weekly(fleet, out, "2026-11-30", *rules)
     assert week3.returncode == 1, week3.stderr
     (row,) = _flt004(out / "run_date=2026-11-30")
     assert (row["cluster_name"], row["status"]) == (GONE, "persisting")
@@ -101,19 +75,7 @@ def test_a_cluster_missing_since_the_previous_run_is_reported_by_name(tmp_path):
 
     # Its collection is fixed: back in the root, no longer reported.
     shutil.copytree(SAMPLE_FLEET / gone.parent.name / gone.name, gone)
-    week4 = _cli(
-        "fleet",
-        fleet,
-        *rules,
-        "--engine",
-        "duckdb",
-        "--out",
-        out,
-        "--previous",
-        out,
-        "--run-date",
-        "2026-12-07",
-    )
+    week4 = _weekly(fleet, out, "2026-12-07", *rules)
     assert week4.returncode == 1, week4.stderr
     assert _flt004(out / "run_date=2026-12-07") == []
     assert "FLT004" not in week4.stdout

@@ -3,8 +3,9 @@
 Why: a check's DataFrame code is compiled to SQL by sqlframe, which copies the whole
 expression tree on every DataFrame operation. Building the plans of the full catalogue
 costs seconds of pure Python while DuckDB runs them in milliseconds. A plan depends only on
-the check code, its parameters and the engine's SQL dialect (never on the severity, which
-the runner adds around it), never on the data, so it is compiled once and reused, like a prepared statement.
+the check code, its parameters and the engine's SQL dialect (not on the severity, which the
+runner adds around it, nor on the data), so it is compiled once and reused, like a prepared
+statement.
 
 Key: sha256 over (the source of the rules (checks/ and any plugin's package: registry.rule_sources),
 auditor/engine/ and the modules that shape the SQL

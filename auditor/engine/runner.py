@@ -10,6 +10,7 @@ aggregates it and writes it to Parquet instead.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 
 from auditor import causes
@@ -27,10 +28,13 @@ FINDINGS_SQL_COLUMNS = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
 CHECK_SQL_COLUMNS = ", ".join(CHECK_COLUMNS)
 
 
-def _literal(text: str) -> str:
-    """A SQL string literal both engines read alike (codes, names and severities are plain
-    words; a quote is doubled all the same)."""
-    return "'" + text.replace("'", "''") + "'"
+def _literal(word: str) -> str:
+    """A rule's code, name or severity as a SQL string literal. The registry admits only plain
+    words for them (auditor/registry.py), which both engines quote alike; anything else
+    would be read differently (DuckDB doubles a quote, Spark SQL escapes it), so it is refused."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", word):
+        raise ValueError(f"not a plain word for a SQL literal: {word!r}")
+    return f"'{word}'"
 
 
 def compile_rules(
