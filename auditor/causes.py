@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from auditor.engine.tables import VIEW_PREFIX
 from auditor.frames import F, Window, join
 from checks._transforms import (
     DYNAMIC_DEFAULT,
@@ -156,13 +157,12 @@ def attach(tables, findings: str, rules: Iterable[str], *, reuse: bool) -> str:
     # Its plan is cached like a rule's: this module is one of the plan cache's SHAPING_MODULES.
     if EXPLAINABLE.isdisjoint(rules):
         # No selected rule is one a cause explains (`fleet --select FLT`, a lint of topic files):
-        # no joins with the snapshot to find causes no finding can have.
-        return tables.compile(
-            "findings_caused",
-            lambda: tables.session.table(findings).withColumn("cause", F.lit(None).cast("string")),
-            params={"explainable": False},
-            reuse=reuse,
+        # no joins with the snapshot to find causes no finding can have. Plain SQL both engines
+        # read alike, so no selection compiles a plan here (the bundle holds the default's).
+        tables.engine.create(
+            "findings_caused", f"SELECT *, CAST(NULL AS STRING) AS cause FROM {findings}", reuse=reuse
         )
+        return VIEW_PREFIX + "findings_caused"
     return tables.compile("findings_caused", lambda: _with_causes(tables, findings), reuse=reuse)
 
 

@@ -300,8 +300,10 @@ def run_preflight(
         engine, refs, preflight_config(config, target_version), scopes=("cluster", "maintenance")
     )
     tables = Tables(engine, refs)
-    facts = [r.asDict() for r in broker_facts(tables).collect()]
-    states = [r.asDict() for r in partition_state(tables).collect()]
+    # Through the plan cache like the rules' plans (the bundle holds them): building these
+    # DataFrames is sqlframe work, ~1 s per cluster and again for each plan's re-simulation.
+    facts = engine.rows(tables.compile("preflight_broker_facts", lambda: broker_facts(tables)))
+    states = engine.rows(tables.compile("preflight_partition_state", lambda: partition_state(tables)))
     selected = sorted(set(brokers)) if brokers else None
     if selected:
         known = {f["broker_id"] for f in facts}

@@ -499,19 +499,21 @@ def attach_plans(engine, refs, config, pre, facts: list[dict], states: list[dict
 
 def _dynamic_broker_rows(engine, refs) -> dict[str, list[dict]]:
     from auditor.engine.tables import Tables
-    from checks._api import F
 
-    rows = (
-        Tables(engine, refs)
-        .configs.where(
-            (F.col("entity_type") == "broker")
-            & (F.col("key") == "min.insync.replicas")
-            & (F.col("source") == "DYNAMIC_BROKER_CONFIG")
-        )
-        .select("cluster_id", "entity_name")
-        .collect()
-    )
+    tables = Tables(engine, refs)
+    rows = engine.rows(tables.compile("preflight_dynamic_min_isr", lambda: _dynamic_min_isr(tables)))
     out: dict[str, list[dict]] = {}
     for r in rows:
-        out.setdefault(r["cluster_id"], []).append(r.asDict())
+        out.setdefault(r["cluster_id"], []).append(r)
     return out
+
+
+def _dynamic_min_isr(tables):
+    """(cluster_id, entity_name): the brokers with a dynamic min.insync.replicas of their own."""
+    from checks._api import F
+
+    return tables.configs.where(
+        (F.col("entity_type") == "broker")
+        & (F.col("key") == "min.insync.replicas")
+        & (F.col("source") == "DYNAMIC_BROKER_CONFIG")
+    ).select("cluster_id", "entity_name")

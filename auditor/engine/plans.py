@@ -60,6 +60,8 @@ SHAPING_MODULES = (
     "auditor/declarations.py",
     "auditor/frames.py",
     "auditor/causes.py",
+    "auditor/preflight.py",
+    "auditor/preflight_plan.py",
 )
 KEY_FILE = "plan-cache.key"
 
