@@ -208,8 +208,7 @@ def run_audit(
         progress.stage("loading snapshots")
         tables = engine.load(refs)
         table = findings_table(tables, rules, config, progress=progress)
-        progress.stage("findings")
-        findings, exempted = collect_findings(engine, table)
+        findings, exempted = collect_findings(engine, table)  # still the "findings" stage
     except AuditorError:
         raise
     except Exception:
