@@ -312,10 +312,24 @@ class SparkEngine(Engine):
         return int(str(plan.stats().sizeInBytes()))  # a Scala BigInt, or an int from py4j
 
     def _register_rows(self, table: Table, rows: list[dict]) -> None:
-        df = self.spark.createDataFrame(
-            [[r.get(c.name) for c in table.columns] for r in rows], spark_ddl(table)
+        self._rows_frame(
+            spark_ddl(table), [{c.name: r.get(c.name) for c in table.columns} for r in rows]
+        ).createOrReplaceTempView(VIEW_PREFIX + table.name)
+
+    def _rows_frame(self, ddl: str, rows: list[dict]):
+        """A DataFrame of ``rows`` made in the JVM: their JSON, one literal, split into lines and
+        parsed with the declared schema. Not ``createDataFrame`` of a Python list: that is a
+        Python RDD, and every scan of it runs Python worker processes (pyspark.daemon, forked on
+        the driver's machine or each executor's) to unpickle its rows."""
+        import json
+
+        from pyspark.sql import functions as SF
+
+        text = "\n".join(json.dumps(row) for row in rows)
+        lines = self.spark.range(1 if rows else 0).select(
+            SF.explode(SF.split(SF.lit(text), "\n")).alias("line")
         )
-        df.createOrReplaceTempView(VIEW_PREFIX + table.name)
+        return lines.select(SF.from_json("line", ddl).alias("row")).select("row.*")
 
     def _register_files(self, table: Table, parquet: list[str], jsonl: list[str]) -> None:
         ddl = spark_ddl(table)
@@ -330,7 +344,7 @@ class SparkEngine(Engine):
             )
         frames = [frame for _kind, frame in frames]
         if not frames:
-            frames.append(self.spark.createDataFrame([], ddl))
+            frames.append(self._rows_frame(ddl, []))
         df = frames[0]
         for other in frames[1:]:
             df = df.unionByName(other)
