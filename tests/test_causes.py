@@ -3,6 +3,7 @@ the findings it explains, in the engine, on both engines, in every report."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jsonschema
@@ -175,6 +176,23 @@ def test_reports_put_causes_first_and_json_validates(incidents):
     ids = {(c["cluster"], c["id"]) for c in doc["causes"]}
     assert {(f["cluster"], f["cause"]) for f in doc["findings"] if f["cause"]} == ids
     assert [c["count"] for c in doc["causes"]] == sorted((c["count"] for c in doc["causes"]), reverse=True)
+
+
+def test_json_report_is_the_document_with_a_finding_per_line(incidents):
+    """Each finding is one line of the JSON report (it greps as one); the text parses to the
+    same document, whatever a finding holds (a newline, quotes, text like the row marker)."""
+    odd = 'two\nlines, "quoted", "kafka-audit-row-0" and \u2028'
+    result = dataclasses.replace(
+        incidents, findings=[dataclasses.replace(incidents.findings[0], message=odd), *incidents.findings[1:]]
+    )
+    text = json_render.render(result)
+    assert json.loads(text) == json.loads(json.dumps(json_render.document(result)))
+    assert json.loads(text)["findings"][0]["message"] == odd
+    rows = [line for line in text.split("\n") if line.startswith('    {"rule": ')]
+    assert len(rows) == len(result.findings) > 1
+    assert [json.loads(line.rstrip(","))["fingerprint"] for line in rows] == [
+        f.fingerprint for f in result.findings
+    ]
 
 
 def test_no_causes_no_section():

@@ -116,7 +116,9 @@ def test_parquet_with_wrong_column_type_is_named(tmp_path):
 
     snap = write_snapshot(tmp_path / "p", _manifest(), ROWS, fmt="parquet")
     pq.write_table(pa.table({"cluster_id": ["c1"], "broker_id": ["1"]}), snap / "brokers.parquet")
-    with pytest.raises(SnapshotError, match=r"brokers.parquet: column 'broker_id' is string, expected int32"):
+    with pytest.raises(
+        SnapshotError, match=r"brokers.parquet: column 'broker_id' is VARCHAR, expected INTEGER"
+    ):
         open_snapshot(snap)
 
 
