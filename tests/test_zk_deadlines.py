@@ -133,7 +133,11 @@ def test_zookeeper_frozen_mid_collection(monkeypatch):
         print(f"time-to-exit, frozen: {took:.2f} s")
         assert took < BOUND, took
         _assert_partial(r, server.hosts, topics=20)
-        assert "no answer within 2 s" in r.errors[0]["message"]
+        # Two clocks race here, and either ends the source within the bound: the collector's
+        # wait for the answer (2 s), and kazoo's own ping, which drops the connection after
+        # 2/3 of the session timeout without an answer (ConnectionLoss; seen in CI under load).
+        message = r.errors[0]["message"]
+        assert "no answer within 2 s" in message or "ConnectionLoss" in message, message
     finally:
         server.resume()
         server.stop()
