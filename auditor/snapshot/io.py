@@ -18,10 +18,10 @@ import os
 import re
 import secrets
 import shutil
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 
 from auditor import __version__, safe_io, safe_json
@@ -376,21 +376,21 @@ def _check_parquet(table: Table, file: Path, cluster_id: str | None = None) -> N
     the manifest's, read by DuckDB (which check, lint and preflight load anyway): pyarrow's
     Parquet module, and the numpy it imports, took ~0.2 s of every `check` to start."""
     quoted = "'" + str(file).replace("'", "''") + "'"
-    reader = _parquet_reader()
-    try:
-        columns = reader.execute(f"DESCRIBE SELECT * FROM read_parquet({quoted})").fetchall()
-    except Exception as e:  # duckdb raises several types for corrupt footers
-        raise SnapshotError(f"{file}: not a readable Parquet file ({_one_line(e)})") from None
-    types = {name: kind for name, kind, *_ in columns}
-    for c in table.columns:
-        if c.name not in types:
-            raise SnapshotError(f"{file}: column '{c.name}' is missing")
-        if types[c.name] != duckdb_type(c.type):
-            raise SnapshotError(
-                f"{file}: column '{c.name}' is {types[c.name]}, expected {duckdb_type(c.type)}"
-            )
-    if cluster_id is not None:
-        _check_parquet_cluster_id(reader, quoted, file, cluster_id)
+    with _parquet_reader() as reader:
+        try:
+            columns = reader.execute(f"DESCRIBE SELECT * FROM read_parquet({quoted})").fetchall()
+        except Exception as e:  # duckdb raises several types for corrupt footers
+            raise SnapshotError(f"{file}: not a readable Parquet file ({_one_line(e)})") from None
+        types = {name: kind for name, kind, *_ in columns}
+        for c in table.columns:
+            if c.name not in types:
+                raise SnapshotError(f"{file}: column '{c.name}' is missing")
+            if types[c.name] != duckdb_type(c.type):
+                raise SnapshotError(
+                    f"{file}: column '{c.name}' is {types[c.name]}, expected {duckdb_type(c.type)}"
+                )
+        if cluster_id is not None:
+            _check_parquet_cluster_id(reader, quoted, file, cluster_id)
 
 
 def _check_parquet_cluster_id(reader, quoted: str, file: Path, cluster_id: str) -> None:
@@ -420,19 +420,18 @@ def _check_parquet_cluster_id(reader, quoted: str, file: Path, cluster_id: str) 
             raise SnapshotError(f"{file}: cluster_id {value!r} does not match the manifest ({cluster_id!r})")
 
 
-_READER: list = []  # one in-memory DuckDB for the footer checks, made on first use
-_READER_LOCK = threading.Lock()
+@cache
+def _footer_database():
+    """The process's in-memory DuckDB for the footer checks, made on first use."""
+    import duckdb
+
+    return duckdb.connect(":memory:")
 
 
 def _parquet_reader():
-    """A cursor of the process's footer-checking DuckDB (a cursor per call: collectors open
-    snapshots from several threads)."""
-    with _READER_LOCK:
-        if not _READER:
-            import duckdb
-
-            _READER.append(duckdb.connect(":memory:"))
-        return _READER[0].cursor()
+    """A cursor of the footer-checking DuckDB, its own per call: collectors open snapshots from
+    several threads, and one DuckDB connection is not for concurrent use."""
+    return _footer_database().cursor()
 
 
 def verify_data(ref: SnapshotRef) -> str | None:
