@@ -51,6 +51,7 @@ from checks._transforms import (
     failed_log_dir,
     partition_name,
 )
+from checks.replication import replica_placement
 
 # Findings a failed broker or log dir produces about the resources it touches, whatever else is wrong.
 DIRECT_RULES = ("REP008", "PAR007", "DSK001", "PAR006")
@@ -72,6 +73,8 @@ CLUSTER_LAYERS = tuple(SOURCE_NAMES[layer] for layer in (DYNAMIC_DEFAULT, STATIC
 MIN_INHERITED = 2  # one topic inheriting a value is fixed as well on the topic
 
 BROKER_DOWN, LOG_DIR, DEFAULT = "broker-unregistered", "log-dir-offline", "cluster-default"
+# The shared transforms this stage reads (the runner keeps them until it ran).
+READS = (replica_placement,)
 
 
 @dataclass(frozen=True)
@@ -170,13 +173,22 @@ def _failed_brokers(t):
     """(cluster_id, broker_id, kind): brokers with an offline log dir, and unregistered
     brokers that hold replicas (in clusters with registered brokers)."""
     registered = t.brokers.where(F.col("broker_id").isNotNull()).select("cluster_id", "broker_id").distinct()
-    referenced = t.partitions.select("cluster_id", F.explode("replicas").alias("broker_id")).distinct()
-    down = join(
-        join(referenced, registered.select("cluster_id").distinct(), "cluster_id"),
-        registered,
-        ["cluster_id", "broker_id"],
-        "left_anti",
+    # The replica lists naming an unregistered broker are replica_placement's (judged once per
+    # distinct list, in clusters with registered brokers): reading them, and not every
+    # partition's replicas, keeps the partitions table to one scan in this statement. Read
+    # twice, DuckDB materialises it (1.1 GiB at 10M partitions) to explode every replica list.
+    lists = (
+        t.derived(replica_placement)
+        .where(F.col("unregistered") > 0)
+        .select("cluster_id", "replicas")
+        .distinct()
     )
+    referenced = (
+        lists.select("cluster_id", F.explode("replicas").alias("broker_id"))
+        .where(F.col("broker_id").isNotNull())
+        .distinct()
+    )
+    down = join(referenced, registered, ["cluster_id", "broker_id"], "left_anti")
     # DSK001's failed dirs, and the brokers with a pending failure event.
     bad_dir = t.log_dirs.where(failed_log_dir())
     dirs = (
@@ -220,7 +232,21 @@ def _targets(t):
     # on a failed broker. Plain explode and aggregates: array set functions become nested
     # lambdas on DuckDB.
     hit = failed.select("cluster_id", F.col("broker_id").alias("replica"), "kind")
-    affected = join(t.partitions, failed.select("cluster_id").distinct(), "cluster_id")
+    # Only partitions a failure can touch: a replica on a down broker, or an offline replica.
+    down_ids = (
+        failed.where(F.col("kind") == BROKER_DOWN)
+        .groupBy("cluster_id")
+        .agg(F.collect_list("broker_id").alias("down"))
+    )
+    affected = join(
+        join(t.partitions, failed.select("cluster_id").distinct(), "cluster_id"),
+        down_ids,
+        "cluster_id",
+        "left",
+    ).where(
+        (F.coalesce(F.size("offline_replicas"), F.lit(0)) > 0)
+        | F.coalesce(F.arrays_overlap(F.col("replicas"), F.col("down")), F.lit(False))
+    )
     replicas = join(
         affected.select(
             "cluster_id",

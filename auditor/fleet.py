@@ -276,6 +276,9 @@ def _run(
     else:
         current = current.withColumn("status", F.lit("new"))
     engine.create("fleet_findings", engine.sql_of(current), reuse=bool(previous_run))
+    # From here on only fleet_findings is read, and a table holds its rows (the root causes'
+    # stage, or fleet_findings itself): the rules' tables and the transforms can go.
+    tables.release(rule_tables=True)
     findings = engine.session.table(VIEW_PREFIX + "fleet_findings")
 
     hits = _hits(findings)

@@ -6,16 +6,16 @@
 Runs auditor.fleet.run_fleet (what `kafka-audit fleet` runs) with the engine's ``create`` wrapped
 to time every table it materialises (each rule's findings, each shared transform ``derived_*``,
 the fleet findings), plus load, write and summary phases, and (Spark) the JVM's CPU time.
-Prints the tables by time, the sum, and the rest. With --explain N (DuckDB), re-runs the N
-slowest SQL statements under EXPLAIN ANALYZE and prints the operators with their time and
-cardinality.
+Prints the tables by time, the sum, and the rest. With --explain N or --explain-table NAME
+(DuckDB), re-runs the N slowest statements (or NAME's) with DuckDB's profiler and prints their
+operators, a line each, with their time and the bytes they passed on.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -52,7 +52,10 @@ def main() -> None:
     ap.add_argument("--engine", default="duckdb")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--top", type=int, default=25)
-    ap.add_argument("--explain", type=int, default=0)
+    ap.add_argument("--explain", type=int, default=0, help="profile the N slowest statements again (DuckDB)")
+    ap.add_argument(
+        "--explain-table", action="append", default=[], help="profile this table's statement again"
+    )
     ap.add_argument(
         "--conf",
         action="append",
@@ -135,15 +138,38 @@ def main() -> None:
     print("\n| table | s | share | peak RSS after |\n|---|---:|---:|---:|")
     for dt, name, _ in sorted(timings, reverse=True)[: a.top]:
         print(f"| {name} | {dt:.2f} | {dt / t_run:.0%} | {peaks.get(name, 0):,.0f} MiB |")
-    if a.explain and a.engine == "duckdb":
-        for dt, name, sql in sorted(timings, reverse=True)[: a.explain]:
-            print(f"\n### EXPLAIN ANALYZE {name} ({dt:.2f} s when materialised)\n")
-            plan = eng.conn.execute("EXPLAIN ANALYZE " + sql).fetchall()
-            text = plan[0][-1]
-            # keep operator names, timings and cardinalities, the box-drawing lines are long
-            keep = [ln for ln in text.splitlines() if re.search(r"[A-Z_]{4,}|\d+(\.\d+)?s|Rows", ln)]
-            print("\n".join(re.sub(r"[─│┌┐└┘┬┴├┤┼]+", " ", ln).rstrip() for ln in keep[:120]))
+    if (a.explain or a.explain_table) and a.engine == "duckdb":
+        chosen = sorted(timings, reverse=True)[: a.explain] + [x for x in timings if x[1] in a.explain_table]
+        for dt, name, sql in chosen:
+            print(f"\n### {name} ({dt:.2f} s when materialised): operators over 10 ms or 50 MiB\n")
+            # DuckDB's JSON profile, flattened: one line per operator, indented by depth, with
+            # its own time and the bytes it passed on (the box-drawn tree is too wide to read)
+            out = Path(tempfile.gettempdir()) / "kafka-audit-profile.json"
+            eng.conn.execute(f"PRAGMA enable_profiling='json'; PRAGMA profiling_output='{out}'")
+            eng.conn.execute(sql).fetchall()
+            eng.conn.execute("PRAGMA disable_profiling")
+            profile = json.loads(out.read_text())
+            peak = profile.get("system", {}).get("peak_buffer_memory", 0)
+            print(f"peak buffer memory {peak / 2**20:,.0f} MiB")
+            for depth, op in _operators(profile.get("operator", [])):
+                size = op.get("intermediate_size_bytes", 0)
+                if op.get("timing", 0) < 0.01 and size < 50 * 2**20:
+                    continue
+                info = op.get("extra_info") or {}
+                hint = " ".join(
+                    f"{k}={v}" for k, v in info.items() if k in ("Join Type", "Conditions", "Groups", "Table")
+                )
+                print(
+                    f"{op.get('timing', 0):7.3f} s {size / 2**20:7,.0f} MiB {'  ' * depth}{op.get('type')} {hint[:140]}"
+                )
     eng.close()
+
+
+def _operators(ops, depth=0):
+    """(depth, operator) of a DuckDB JSON profile's operator list, depth first."""
+    for op in ops:
+        yield depth, op
+        yield from _operators(op.get("children", []), depth + 1)
 
 
 if __name__ == "__main__":

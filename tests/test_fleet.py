@@ -208,6 +208,30 @@ def test_week_over_week_new_persisting_resolved(tmp_path, engine_name, request):
     assert {c["name"]: c["new"] for c in week2.clusters}["inventory-prod"] >= 1
 
 
+def test_fleet_frees_the_rules_and_transforms_tables_once_the_findings_are_copied(tmp_path):
+    """At 10M partitions the transforms and the rules' findings hold ~1.3 GiB of DuckDB's
+    memory: once a table holds the fleet's findings (the root causes' stage, or fleet_findings
+    with --previous), only that table is read, and the rest is dropped."""
+
+    def left(engine):
+        names = [n for (n,) in engine.conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        return sorted(n for n in names if n.startswith(("kafka_audit_derived_", "kafka_audit_findings_")))
+
+    out = tmp_path / "findings"
+    cfg = AuditConfig(select=("REP008", "PAR004", "REP002", "CTL003"))  # transforms, causes, both paths
+    with open_engine("duckdb") as engine:
+        first = run_fleet(engine, str(SAMPLE_FLEET), cfg, out=str(out), run_date="2026-11-15")
+        assert left(engine) == ["kafka_audit_findings_caused"]
+    with open_engine("duckdb") as engine:
+        second = run_fleet(
+            engine, str(SAMPLE_FLEET), cfg, out=str(out), previous=str(out), run_date="2026-11-22"
+        )
+        assert left(engine) == []  # findings_caused is a view there: fleet_findings holds the rows
+    assert first.totals["total"] == second.totals["total"] > 0
+    assert second.diff["persisting"] == second.totals["total"]
+    assert {c.id for c in first.causes} == {c.id for c in second.causes} >= {"broker-unregistered:5"}
+
+
 @pytest.mark.slow
 def test_a_corrupt_cluster_is_reported_and_the_rest_audited(tmp_path):
     fleet = tmp_path / "fleet"

@@ -39,6 +39,35 @@ def test_round_trip_through_both_engines_readers(tmp_path, fmt):
         assert cluster["cluster_name"] == "payments"
 
 
+def test_parquet_footers_of_every_table_are_vouched_for_in_one_batch(tmp_path, monkeypatch):
+    """open_snapshot checks a snapshot's Parquet footers with one query for all its files
+    (parquet_schema's DuckDB types), and only falls back to a query per file (DESCRIBE, which
+    names what is wrong) when the batch cannot vouch for a file. Every declared table,
+    nested types included, must pass the batch: else every fleet job pays a query per file."""
+    from auditor.snapshot import io
+
+    rows = {name: [] for name in TABLES if not TABLES[name].from_manifest}
+    rows.update(ROWS)
+    directory = write_snapshot(tmp_path / "s", _manifest(), rows, fmt="parquet")
+    judged_alone = []
+    monkeypatch.setattr(io, "_check_parquet", lambda reader, table, file, cid=None: judged_alone.append(file))
+    ref = open_snapshot(directory)
+    assert len(ref.files) == len(rows) and judged_alone == []
+    # and what the batch read is each file's DESCRIBE, column for column
+    listed = ", ".join(f"'{file}'" for file, _fmt in ref.files.values())
+    with io._parquet_reader() as reader:
+        batch = io._top_level_types(
+            reader.execute(
+                f"SELECT file_name, name, duckdb_type, num_children FROM parquet_schema([{listed}]) "
+                "ORDER BY file_name, column_id"
+            ).fetchall()
+        )
+        for name, (file, _fmt) in ref.files.items():
+            described = reader.execute(f"DESCRIBE SELECT * FROM read_parquet('{file}')").fetchall()
+            assert batch[file] == {column: kind for column, kind, *_ in described}, name
+            assert batch[file] == {c.name: io.duckdb_type(c.type) for c in TABLES[name].columns}, name
+
+
 def test_schemas_are_declared_for_every_engine():
     for table in TABLES.values():
         assert table.names[0] == "cluster_id"

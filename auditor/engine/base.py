@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from auditor.engine.plans import PlanCache
@@ -94,6 +94,11 @@ class Engine:
 
     def settle(self, raise_errors: bool = True) -> None:
         """Wait for every ``deferred`` table; raise the first failure (if ``raise_errors``)."""
+
+    def drop(self, names: Iterable[str]) -> None:
+        """Free engine tables (VIEW_PREFIX + name) that nothing will read again. An engine whose
+        tables cost nothing to keep may ignore it (Spark's checkpoints are cut lineage, and
+        its temp views are dropped with the session)."""
 
     def rows(self, table: str) -> list[dict]:
         """Every row of an engine table, as dicts (an action: for small results only)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
@@ -70,6 +71,10 @@ class DuckDBEngine(Engine):
         # what one later statement reads once (the final stage of `check`, its inputs) is a view.
         kind = "TABLE" if reuse else "VIEW"
         self.conn.execute(f"CREATE OR REPLACE {kind} {VIEW_PREFIX}{name} AS {sql}")
+
+    def drop(self, names: Iterable[str]) -> None:
+        for name in names:
+            self.conn.execute(f"DROP TABLE IF EXISTS {VIEW_PREFIX}{name}")
 
     def rows(self, table: str) -> list[dict]:
         cursor = self.conn.execute(f"SELECT * FROM {table}")

@@ -79,6 +79,8 @@ def compile_rules(
         union = " UNION ALL ".join(sql for _code, sql in group)
         engine.create(name, union, reuse=engine.rules_per_table is not None, deferred=True)
         names.append(VIEW_PREFIX + name)
+        if engine.rules_per_table is not None:
+            tables.rule_tables.append(name)
     return names
 
 
@@ -104,6 +106,10 @@ def findings_table(
         tables.engine.settle(raise_errors=False)  # no job of this audit outlives it
         raise
     tables.engine.settle()
+    if tables.engine.rules_per_table is not None:
+        # Every rule's findings are a table now: the shared transforms are read by the root
+        # causes at most (their memory is the stages' after this, at 10M partitions).
+        tables.release(keep=causes.READS)
     progress.stage("findings")
     columns = FINDINGS_SQL_COLUMNS
     union = " UNION ALL ".join(f"SELECT {columns} FROM {name}" for name in compiled)

@@ -334,6 +334,7 @@ def open_snapshot(directory: str | os.PathLike, *, deep: bool = True) -> Snapsho
     path = Path(directory)
     manifest = read_manifest(path)
     files: dict[str, tuple[Path, str]] = {}
+    parquet: list[tuple[Table, Path]] = []
     for name, filename in manifest.tables.items():
         table = TABLES.get(name)
         if table is None or table.from_manifest:
@@ -351,10 +352,11 @@ def open_snapshot(directory: str | os.PathLike, *, deep: bool = True) -> Snapsho
         if fmt not in FORMATS:
             raise SnapshotError(f"{file}: unknown table format '{fmt}' (expected .parquet or .jsonl)")
         if fmt == "parquet":
-            _check_parquet(table, file, manifest.cluster_id)
+            parquet.append((table, file))
         elif deep:
             _check_jsonl(table, file, manifest.cluster_id)
         files[name] = (str(file), fmt)
+    _check_parquet_files(parquet, manifest.cluster_id)
     read = [s for s in manifest.sources if s.get("status") == "ok"]
     if not manifest.tables and not manifest.errors and read:
         # Sources read "ok" and yet no table: the tables were lost (removed, never written).
@@ -371,36 +373,100 @@ def open_snapshot(directory: str | os.PathLike, *, deep: bool = True) -> Snapsho
     return SnapshotRef(str(path), manifest, files)
 
 
-def _check_parquet(table: Table, file: Path, cluster_id: str | None = None) -> None:
-    """The footer's column types against the declared ones, and every row's cluster_id against
-    the manifest's, read by DuckDB (which check, lint and preflight load anyway): pyarrow's
-    Parquet module, and the numpy it imports, took ~0.2 s of every `check` to start."""
-    quoted = "'" + str(file).replace("'", "''") + "'"
+def _check_parquet_files(files: list[tuple[Table, Path]], cluster_id: str | None) -> None:
+    """A snapshot's Parquet files checked from their footers: the column types against the
+    declared ones, and every row's cluster_id against the manifest's. Read by DuckDB (which
+    check, lint and preflight load anyway; pyarrow's Parquet module and the numpy it imports
+    took ~0.2 s of every `check` to start), all of a snapshot's files in one pair of queries:
+    a query per file cost 1.2 ms, 2.4 s of a 200-cluster fleet job. Anything the batch cannot
+    vouch for (an unreadable footer, a type that differs) is judged file by file, which names
+    the file and what is wrong with it."""
+    if not files:
+        return
+    listed = "[" + ", ".join(_sql_text(file) for _table, file in files) + "]"
     with _parquet_reader() as reader:
         try:
-            columns = reader.execute(f"DESCRIBE SELECT * FROM read_parquet({quoted})").fetchall()
-        except Exception as e:  # duckdb raises several types for corrupt footers
-            raise SnapshotError(f"{file}: not a readable Parquet file ({_one_line(e)})") from None
-        types = {name: kind for name, kind, *_ in columns}
-        for c in table.columns:
-            if c.name not in types:
-                raise SnapshotError(f"{file}: column '{c.name}' is missing")
-            if types[c.name] != duckdb_type(c.type):
-                raise SnapshotError(
-                    f"{file}: column '{c.name}' is {types[c.name]}, expected {duckdb_type(c.type)}"
-                )
-        if cluster_id is not None:
-            _check_parquet_cluster_id(reader, quoted, file, cluster_id)
+            schema = reader.execute(
+                f"SELECT file_name, name, duckdb_type, num_children FROM parquet_schema({listed}) "
+                "ORDER BY file_name, column_id"
+            ).fetchall()
+            stats = reader.execute(
+                "SELECT file_name, row_group_num_rows, stats_min_value, stats_max_value, stats_null_count "
+                f"FROM parquet_metadata({listed}) WHERE path_in_schema = 'cluster_id'"
+            ).fetchall()
+        except Exception:  # duckdb raises several types for corrupt footers
+            schema = stats = None
+        types = _top_level_types(schema or [])
+        for table, file in files:
+            declared = {c.name: duckdb_type(c.type) for c in table.columns}
+            found = types.get(str(file), {})
+            if schema is None or any(found.get(name) != kind for name, kind in declared.items()):
+                _check_parquet(reader, table, file, cluster_id)
+            elif cluster_id is not None:
+                groups = [row[1:] for row in stats if row[0] == str(file)]
+                _check_parquet_cluster_id(reader, groups, file, cluster_id)
 
 
-def _check_parquet_cluster_id(reader, quoted: str, file: Path, cluster_id: str) -> None:
+def _sql_text(value) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _top_level_types(schema: list[tuple]) -> dict[str, dict[str, str]]:
+    """file -> {column: DuckDB type} from parquet_schema's rows (each file's schema elements
+    in order: the root, then each column followed by its nested elements). A file whose
+    elements do not add up is left out (and so judged on its own)."""
+    rows_of: dict[str, list[tuple]] = {}
+    for file, *rest in schema:
+        rows_of.setdefault(file, []).append(rest)
+    out: dict[str, dict[str, str]] = {}
+    for file, rows in rows_of.items():
+        columns, i = {}, 1
+        try:
+            for _ in range(rows[0][2] or 0):
+                columns[rows[i][0]] = rows[i][1]
+                i = _past_subtree(rows, i)
+        except (IndexError, RecursionError):
+            continue
+        out[file] = columns
+    return out
+
+
+def _past_subtree(rows: list[tuple], i: int) -> int:
+    """The index of the schema element after element ``i`` and its nested elements."""
+    children = rows[i][2] or 0
+    i += 1
+    for _ in range(children):
+        i = _past_subtree(rows, i)
+    return i
+
+
+def _check_parquet(reader, table: Table, file: Path, cluster_id: str | None = None) -> None:
+    """One Parquet file's footer against the declared column types (and its cluster ids)."""
+    quoted = _sql_text(file)
+    try:
+        columns = reader.execute(f"DESCRIBE SELECT * FROM read_parquet({quoted})").fetchall()
+    except Exception as e:  # duckdb raises several types for corrupt footers
+        raise SnapshotError(f"{file}: not a readable Parquet file ({_one_line(e)})") from None
+    types = {name: kind for name, kind, *_ in columns}
+    for c in table.columns:
+        if c.name not in types:
+            raise SnapshotError(f"{file}: column '{c.name}' is missing")
+        if types[c.name] != duckdb_type(c.type):
+            raise SnapshotError(
+                f"{file}: column '{c.name}' is {types[c.name]}, expected {duckdb_type(c.type)}"
+            )
+    if cluster_id is not None:
+        groups = reader.execute(
+            "SELECT row_group_num_rows, stats_min_value, stats_max_value, stats_null_count "
+            f"FROM parquet_metadata({quoted}) WHERE path_in_schema = 'cluster_id'"
+        ).fetchall()
+        _check_parquet_cluster_id(reader, groups, file, cluster_id)
+
+
+def _check_parquet_cluster_id(reader, groups: list[tuple], file: Path, cluster_id: str) -> None:
     """Every row's cluster_id is the manifest's (as _check_jsonl requires of JSON Lines): from
-    each row group's column statistics (min == max == the id, no nulls: footer only, cheap at
-    any size), else by reading the column."""
-    groups = reader.execute(
-        "SELECT row_group_num_rows, stats_min_value, stats_max_value, stats_null_count "
-        f"FROM parquet_metadata({quoted}) WHERE path_in_schema = 'cluster_id'"
-    ).fetchall()
+    each row group's column statistics (``groups``: rows, min, max, null count; min == max ==
+    the id, no nulls: footer only, cheap at any size), else by reading the column."""
     unproven = False
     for rows, low, high, nulls in groups:
         if rows == 0 or (low == high == cluster_id and nulls == 0):
@@ -412,7 +478,7 @@ def _check_parquet_cluster_id(reader, quoted: str, file: Path, cluster_id: str) 
     if not unproven:
         return
     try:
-        values = reader.execute(f"SELECT DISTINCT cluster_id FROM read_parquet({quoted})").fetchall()
+        values = reader.execute(f"SELECT DISTINCT cluster_id FROM read_parquet({_sql_text(file)})").fetchall()
     except Exception as e:
         raise SnapshotError(f"{file}: Parquet data unreadable ({_one_line(e)})") from None
     for (value,) in values:
