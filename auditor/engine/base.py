@@ -6,6 +6,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from auditor.engine.jobs import Jobs
 from auditor.engine.plans import PlanCache
 from auditor.engine.tables import PREVIOUS_CLUSTERS, Tables
 from auditor.errors import SnapshotError
@@ -28,6 +29,7 @@ class Engine:
     # the union of their plans; None: each rule's findings are a view that the final stage's
     # one query reads. See SparkEngine and DuckDBEngine.
     rules_per_table: int | None = None
+    jobs: Jobs  # the statements it runs in the background (auditor/engine/jobs.py)
 
     def load(self, refs: Sequence[SnapshotRef]) -> Tables:
         """Register every snapshot table as a view over all refs, with declared types."""
@@ -91,9 +93,11 @@ class Engine:
 
     def wait_for(self, name: str) -> None:
         """Return once engine table ``name`` exists (an engine may compute tables meanwhile)."""
+        self.jobs.wait_for(name)
 
     def settle(self, raise_errors: bool = True) -> None:
         """Wait for every ``deferred`` table; raise the first failure (if ``raise_errors``)."""
+        self.jobs.settle(raise_errors)
 
     def drop(self, names: Iterable[str]) -> None:
         """Free engine tables (VIEW_PREFIX + name) that nothing will read again. An engine whose

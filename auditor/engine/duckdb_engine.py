@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
 from auditor.engine.base import Engine
+from auditor.engine.jobs import SMALL_DATA_PARTITIONS, Jobs
 from auditor.engine.plans import PlanCache
 from auditor.engine.tables import VIEW_PREFIX
 from auditor.errors import UsageError
@@ -55,6 +57,17 @@ class DuckDBEngine(Engine):
         self.conn.execute("SET autoinstall_known_extensions = false")
         self._session = None
         self.plan_cache = PlanCache("duckdb", enabled=plan_cache)
+        self._start_jobs(small_data=False)
+
+    def _start_jobs(self, small_data: bool) -> None:
+        self.jobs = Jobs()
+        # Small data (decided when the partitions are registered): the rules' statements and
+        # the shared transforms two at a time, each on a cursor of its worker thread. A
+        # statement on a few thousand rows is mostly binding and optimising, which one thread
+        # does: `check` of 50,000 partitions 0.83 -> 0.65 s in process (bench/RESULTS.md).
+        self.small_data = small_data
+        self._worker = threading.local()
+        self._cursors: list = []
 
     @property
     def session(self):
@@ -70,7 +83,18 @@ class DuckDBEngine(Engine):
         # Shared transforms and each rule's findings (reuse) are computed once into a table;
         # what one later statement reads once (the final stage of `check`, its inputs) is a view.
         kind = "TABLE" if reuse else "VIEW"
-        self.conn.execute(f"CREATE OR REPLACE {kind} {VIEW_PREFIX}{name} AS {sql}")
+        statement = f"CREATE OR REPLACE {kind} {VIEW_PREFIX}{name} AS {sql}"
+        if self.small_data and (deferred or awaited):
+            self.jobs.submit(name, sql, self._in_worker, statement, deferred=deferred)
+        else:
+            self.jobs.run(sql, self.conn.execute, statement)
+
+    def _in_worker(self, statement: str) -> None:
+        cursor = getattr(self._worker, "cursor", None)
+        if cursor is None:  # a DuckDB connection is not for concurrent use: one per thread
+            cursor = self._worker.cursor = self.conn.cursor()
+            self._cursors.append(cursor)
+        cursor.execute(statement)
 
     def drop(self, names: Iterable[str]) -> None:
         for name in names:
@@ -155,9 +179,14 @@ class DuckDBEngine(Engine):
             f"CREATE OR REPLACE VIEW {VIEW_PREFIX}{table.name} AS " + " UNION ALL ".join(selects)
         )
         # Surface unreadable files now, with their names, rather than mid-check.
-        self.conn.execute(f"SELECT count(*) FROM {VIEW_PREFIX}{table.name}").fetchall()
+        ((rows,),) = self.conn.execute(f"SELECT count(*) FROM {VIEW_PREFIX}{table.name}").fetchall()
+        if table.name == "partitions":
+            self.small_data = rows <= SMALL_DATA_PARTITIONS
 
     def close(self) -> None:
+        self.jobs.close()
+        for cursor in self._cursors:
+            cursor.close()
         # sqlframe keeps one active session per process; stop() closes the connection and
         # clears it. Closing explicitly also keeps duckdb's binding quiet at exit.
         if self._session is not None:

@@ -11,20 +11,18 @@ import threading
 from pathlib import Path
 
 from auditor.engine.base import Engine
+from auditor.engine.jobs import SMALL_DATA_PARTITIONS, Jobs
 from auditor.engine.plans import PlanCache
 from auditor.engine.tables import VIEW_PREFIX
 from auditor.snapshot.schema import Table, spark_ddl
 
 LOG_CONFIG = Path(__file__).resolve().parent.parent / "data" / "spark-log4j2.properties"
-# Rule jobs run at once (SparkEngine.create(deferred=True)); measured in bench/RESULTS.md.
-CONCURRENT_JOBS = 2
 PER_PARTITION_TABLES = frozenset({"partitions", "zk_state"})
-# A fleet of at most this many partitions runs with SMALL_DATA_SETTINGS, a larger one with the
-# session's own. Counted before reading anything, from the sizes of the partitions files as
+# A fleet of at most SMALL_DATA_PARTITIONS (auditor/engine/jobs.py) runs with
+# SMALL_DATA_SETTINGS, a larger one with the session's own. Counted before reading anything, from the sizes of the partitions files as
 # Spark lists them (any file system), at the bytes per partition of each format: 211 in the
 # sample fleet's JSON Lines, 5.4 in the bench's 1M fleet's Parquet (bench/fleetgen.py; real
 # assignments compress less, which errs towards the large settings).
-SMALL_DATA_PARTITIONS = 100_000
 BYTES_PER_PARTITION = {"parquet": 5, "jsonl": 200}
 # Small data: every exchange in one task, no adaptive re-planning between stages, no broadcast
 # jobs. With adaptive execution each shuffle and each broadcast is a job of its own (the root
@@ -165,9 +163,7 @@ class SparkEngine(Engine):
         self.spark = builder.getOrCreate()
         self.spark.sparkContext.setLogLevel("ERROR")
         self._parallelism = self.spark.sparkContext.defaultParallelism
-        self._pool = None
-        self._pending: list = []  # rule jobs, read after settle()
-        self._computing: dict = {}  # shared transforms' jobs by table name, read by later jobs
+        self.jobs = Jobs()
         self.session = SparkSession(self.spark)
         self.plan_cache = PlanCache("spark", enabled=plan_cache)
         # (small data, large data) for each sized setting the user did not set: large data
@@ -189,29 +185,22 @@ class SparkEngine(Engine):
         # once into the executors' block managers and cuts the lineage: every later plan
         # starts from it. (If an executor is lost the job fails rather than recomputes;
         # acceptable for a batch audit, and what keeps the driver's plans bounded.)
-        reads = self._reads(sql)
         if not reuse:
             # Read once, by the next stage (the union of the rules' findings, the check's final
             # stage): plain views. They read only checkpoints and snapshot tables, so the
             # inlined plan stays bounded.
-            self._after(reads, lambda: self.spark.sql(sql).createOrReplaceTempView(VIEW_PREFIX + name))
+            self.jobs.run(sql, lambda: self.spark.sql(sql).createOrReplaceTempView(VIEW_PREFIX + name))
             return
         if not (deferred or (awaited and self.small_data)):
             # A large fleet's shared transforms one at a time: each job already keeps every
             # core busy, and two at once would hold two of the partitions' shuffles in memory.
-            self._after(reads, self._checkpoint, name, sql)
+            self.jobs.run(sql, self._checkpoint, name, sql)
             return
-        # Run beside the next jobs: a rule's findings (``deferred``: read only by the final
-        # stage, after ``settle``) and a shared transform (read by the rules and transforms
-        # after it, which wait for it: ``_after``). On small data each job is mostly driver
-        # work (parsing, analysis, planning) that one thread does; two overlap on two cores.
-        # Jobs start in the order they are created, and a table is always created after the
-        # tables it reads, so a job waits only for jobs already running or done.
-        job = self._jobs().submit(self._after, reads, self._checkpoint, name, sql)
-        if deferred:
-            self._pending.append(job)
-        else:
-            self._computing[name] = job
+        # Run beside the next jobs (auditor/engine/jobs.py): a rule's findings (``deferred``:
+        # read only by the final stage, after ``settle``) and a shared transform (read by the
+        # rules and transforms after it, which wait for it). On small data each job is mostly
+        # driver work (parsing, analysis, planning) that one thread does; two overlap on two cores.
+        self.jobs.submit(name, sql, self._checkpoint, name, sql, deferred=deferred)
 
     def _checkpoint(self, name: str, sql: str) -> None:
         # A union of many rules' views has the partitions of all its inputs (~100 for the
@@ -226,36 +215,6 @@ class SparkEngine(Engine):
         # checkpointed relations directly ("key not found: cluster_id#..."); a projection on
         # top is fine.
         frame.toDF(*frame.columns).createOrReplaceTempView(VIEW_PREFIX + name)
-
-    def _reads(self, sql: str) -> list:
-        """The jobs computing the tables ``sql`` reads."""
-        return [job for name, job in self._computing.items() if VIEW_PREFIX + name in sql]
-
-    @staticmethod
-    def _after(jobs: list, run, *args) -> None:
-        for job in jobs:
-            job.result()  # a failed input fails this job with the input's error
-        run(*args)
-
-    def wait_for(self, name: str) -> None:
-        job = self._computing.get(name)
-        if job is not None:
-            job.result()
-
-    def _jobs(self):
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(CONCURRENT_JOBS, thread_name_prefix="kafka-audit-job")
-        return self._pool
-
-    def settle(self, raise_errors: bool = True) -> None:
-        pending, self._pending = [*self._computing.values(), *self._pending], []
-        self._computing = {}
-        errors = [f.exception() for f in pending]  # waits for all, even after a failure
-        first = next((e for e in errors if e is not None), None)
-        if first is not None and raise_errors:
-            raise first
 
     def rows(self, table: str) -> list[dict]:
         return [r.asDict() for r in self.spark.table(table).collect()]
@@ -360,9 +319,7 @@ class SparkEngine(Engine):
         df.createOrReplaceTempView(VIEW_PREFIX + table.name)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        self.jobs.close()
         # The Spark session belongs to the process (tests and spark-submit reuse it), so it
         # keeps running; only sqlframe's process-wide active session is released.
         from sqlframe.base.session import _BaseSession

@@ -158,6 +158,7 @@ class LintEngine(DuckDBEngine):
         self.plan_cache = PlanCache("duckdb")
         self.workdir = Path(workdir)
         self._session = None
+        self._start_jobs(small_data=True)  # a change's files: always small
 
     @property
     def session(self):
@@ -199,6 +200,9 @@ class LintEngine(DuckDBEngine):
             )
 
     def close(self) -> None:
+        self.jobs.close()
+        for cursor in self._cursors:
+            cursor.close()
         if self._session is not None:
             self._session.stop()
         else:
