@@ -9,6 +9,7 @@ from checks._transforms import (
     int_list,
     partition_name,
     registered_as,
+    replica_lists,
     try_int,
     version_key,
     with_version_number,
@@ -33,7 +34,11 @@ def _broker_count(t):
 
 
 @rule(
-    "CTL001", "no-active-controller", "critical", needs=(("controller", "partitions"),), uses=(broker_counts,)
+    "CTL001",
+    "no-active-controller",
+    "critical",
+    needs=(("controller", "partitions"),),
+    uses=(broker_counts, replica_lists),
 )
 def no_active_controller(t, p):
     """The cluster has no active controller, or the controller it names is not a registered broker (KRaft: not a quorum voter).
@@ -74,7 +79,7 @@ def no_active_controller(t, p):
             "cluster_id", "mode", "controller_id", "controller_epoch", "voters", F.lit(True).alias("has_row")
         )
     )
-    parts = t.partitions.groupBy("cluster_id").agg(F.count(F.lit(1)).alias("partition_count"))
+    parts = t.derived(replica_lists).groupBy("cluster_id").agg(F.sum("partitions").alias("partition_count"))
     d = join(
         join(
             join(join(_clusters(t), ctl, "cluster_id", "left"), _broker_count(t), "cluster_id", "left"),

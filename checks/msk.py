@@ -13,6 +13,7 @@ partitions per broker".
 from auditor.declarations import Param, rule
 from auditor.errors import UsageError
 from checks._api import F, emit, ev, join, text
+from checks._transforms import replica_lists
 
 _BIG = ("4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")
 UPDATE_LIMITS = ("t3.small=300", "large=1500", "xlarge=1500", "2xlarge=3000", *(f"{s}=6000" for s in _BIG))
@@ -44,13 +45,13 @@ def msk_broker_partitions(t):
     """Per broker of an MSK cluster: partition replicas it hosts (leaders and followers, as
     MSK counts them), with the cluster's instance type."""
     msk = t.clusters.where(F.lower(F.col("platform")) == "msk").select("cluster_id", "msk_instance_type")
-    # MSK clusters' partitions first, then one row per replica: exploding every cluster's
-    # replicas before the join made 28.8M rows at 10M partitions to keep a quarter of them.
-    on_msk = join(t.partitions.select("cluster_id", "replicas"), msk.select("cluster_id"), "cluster_id")
+    # MSK clusters' distinct replica lists (replica_lists), each counted for as many partitions
+    # as have it: not one row per replica of every partition (28.8M rows at 10M partitions).
+    lists = join(t.derived(replica_lists), msk.select("cluster_id"), "cluster_id")
     counts = (
-        on_msk.select("cluster_id", F.explode(F.col("replicas")).alias("broker_id"))
+        lists.select("cluster_id", F.explode(F.col("replicas")).alias("broker_id"), "partitions")
         .groupBy("cluster_id", "broker_id")
-        .agg(F.count(F.lit(1)).alias("partition_replicas"))
+        .agg(F.sum("partitions").alias("partition_replicas"))
     )
     return join(counts, msk, "cluster_id")
 

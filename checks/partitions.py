@@ -10,6 +10,7 @@ from checks._transforms import (
     int_list,
     partition_name,
     registered_as,
+    replica_lists,
 )
 
 
@@ -359,7 +360,7 @@ def offline_replicas(t, p):
             "Kafka's leader.imbalance.per.broker.percentage default",
         ),
     ),
-    uses=(cluster_settings,),
+    uses=(cluster_settings, replica_lists),
 )
 def preferred_leader_imbalance(t, p):
     """A broker does not lead more than 10% (a parameter) of the partitions it is the preferred leader of.
@@ -386,14 +387,14 @@ def preferred_leader_imbalance(t, p):
     - Kafka documentation: balancing leadership <https://kafka.apache.org/39/documentation.html#basic_ops_leader_balancing>
     - Kafka broker config leader.imbalance.per.broker.percentage <https://kafka.apache.org/39/documentation.html#brokerconfigs_leader.imbalance.per.broker.percentage>
     """
-    parts = t.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
-        "cluster_id", F.element_at(F.col("replicas"), 1).alias("broker_id"), "leader"
-    )
-    not_led = F.when(F.col("leader").isNull() | (F.col("leader") != F.col("broker_id")), F.lit(1)).otherwise(
-        F.lit(0)
-    )
-    per_broker = parts.groupBy("cluster_id", "broker_id").agg(
-        F.count(F.lit(1)).alias("preferred_partitions"), F.sum(not_led).alias("not_led")
+    # Counted per distinct replica list (replica_lists), then per preferred leader.
+    lists = t.derived(replica_lists).where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
+    per_broker = (
+        lists.select(
+            "cluster_id", F.element_at(F.col("replicas"), 1).alias("broker_id"), "partitions", "not_led"
+        )
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.sum("partitions").alias("preferred_partitions"), F.sum("not_led").alias("not_led"))
     )
     live = registered_as(t, "broker_id", "registered")
     rebalance = (

@@ -10,6 +10,7 @@ from checks._transforms import (
     cluster_settings,
     int_list,
     partition_name,
+    replica_lists,
     topic_durability,
     topic_replication,
     try_int,
@@ -261,7 +262,11 @@ def replica_placement(t):
     parts = t.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
         "cluster_id", "topic", "partition", "replicas"
     )
-    lists = parts.select("cluster_id", "replicas").distinct()
+    lists = (
+        t.derived(replica_lists)
+        .where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
+        .select("cluster_id", "replicas")
+    )
     judged = join(
         lists, cluster_brokers(t).select("cluster_id", "rack_count", "registered"), "cluster_id"
     ).select(
