@@ -207,6 +207,52 @@ def test_ordinary_aliases_still_work(tmp_path):
     assert [t.configs["min.insync.replicas"][0] for t in topics] == ["2", "2"]
 
 
+def _depth(text: str) -> int:
+    """The deepest nesting of YAML text, from its events (what the scan measures)."""
+    import yaml
+
+    depth = deepest = 0
+    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(ev, yaml.CollectionStartEvent):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif isinstance(ev, yaml.CollectionEndEvent):
+            depth -= 1
+    return deepest
+
+
+def _nested(depth: int, kinds: str) -> object:
+    value: object = "x"
+    for i in range(depth):
+        value = {f"k{i}": value} if kinds[i % len(kinds)] == "m" else [value, "y"]
+    return value
+
+
+def test_the_shape_scan_is_skipped_only_where_the_text_bounds_the_nesting():
+    """Most topic files skip the event scan (_plainly_shallow): its bound must never let a
+    document at or over MAX_YAML_DEPTH through, in any of YAML's ways of nesting."""
+    import yaml
+
+    from auditor.lint.inputs import MAX_YAML_DEPTH, _plainly_shallow
+
+    skipped = 0
+    for depth in (1, 5, 20, 40, 60, 99, 100, 101, 150):
+        for kinds in ("m", "s", "ms", "mss", "sm"):
+            data = _nested(depth, kinds)
+            for style in (False, True, None):  # block, flow, mixed
+                for indent in (2, 4):
+                    text = yaml.safe_dump(data, default_flow_style=style, indent=indent, width=10**6)
+                    if _plainly_shallow(text):
+                        skipped += 1
+                        assert _depth(text) < MAX_YAML_DEPTH, (depth, kinds, style, indent)
+        compact = "- " * depth + "x\n"  # a sequence per dash on one line
+        assert not _plainly_shallow(compact) or _depth(compact) < MAX_YAML_DEPTH
+    assert skipped > 0  # ordinary shallow files do skip it
+    assert not _plainly_shallow("a: &a [1]\nb: *a\n")  # an anchor: always scanned
+    topics = (ROOT / "sample_configs" / "change-review").rglob("*.yaml")
+    assert all(_plainly_shallow(f.read_text()) for f in topics)
+
+
 # --- class 4: topic files -------------------------------------------------------------------
 
 

@@ -279,6 +279,8 @@ def _check_yaml_shape(text: str, file: str) -> None:
     document nested deeper than MAX_YAML_DEPTH and aliases that stand for more than
     MAX_ALIAS_VALUES values in all (counting what an alias of an alias expands to): composing
     the first overflows the stack, walking the second (a billion laughs) never ends."""
+    if _plainly_shallow(text):
+        return
     import yaml
 
     sizes: dict[str, int] = {}  # anchor -> how many values the anchored node holds, expanded
@@ -310,6 +312,28 @@ def _check_yaml_shape(text: str, file: str) -> None:
             sizes[anchor] = size
         if stack:
             stack[-1][1] = min(stack[-1][1] + size, 1 << 62)
+
+
+def _plainly_shallow(text: str) -> bool:
+    """True when the text alone shows it holds no alias bomb and no nesting near
+    MAX_YAML_DEPTH, so the event scan (as long as composing: lint's YAML read twice) is not
+    needed. No anchor (``&``): nothing an alias can expand. Depth, bounded from above: a block
+    collection nests in a more indented one, or a sequence in a mapping at the same indent
+    (2 levels per column at most), ``- `` opens one per dash on its line, and a flow collection
+    one per bracket anywhere. Anything over the bound is scanned, never refused here."""
+    if "&" in text:
+        return False
+    flows = text.count("[") + text.count("{")
+    if flows >= MAX_YAML_DEPTH:
+        return False
+    deepest = 0
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        indent = len(line) - len(body)
+        deepest = max(deepest, 2 * (indent + 1) + body.count("-") + 1)
+        if deepest + flows >= MAX_YAML_DEPTH:
+            return False
+    return True
 
 
 def _mapping(node) -> dict | None:
