@@ -12,6 +12,7 @@ so that a corrupt snapshot fails with one line naming the file, before any engin
 from __future__ import annotations
 
 import errno
+import gc
 import hashlib
 import json
 import os
@@ -489,9 +490,23 @@ def _check_parquet_cluster_id(reader, groups: list[tuple], file: Path, cluster_i
 @cache
 def _footer_database():
     """The process's in-memory DuckDB for the footer checks, made on first use."""
+    import atexit
+
     import duckdb
 
+    atexit.register(_close_footer_database)
     return duckdb.connect(":memory:")
+
+
+def _close_footer_database() -> None:
+    """Closed and let go of before the interpreter shuts down: otherwise duckdb's bindings
+    print ~40 lines of "leaked instance" warnings at exit when pyspark ran too
+    (`check --engine spark` of a Parquet snapshot)."""
+    if _footer_database.cache_info().currsize:
+        database = _footer_database()
+        _footer_database.cache_clear()
+        database.close()
+        gc.collect()
 
 
 def _parquet_reader():
