@@ -19,10 +19,11 @@ from auditor.snapshot.schema import Table, spark_ddl
 LOG_CONFIG = Path(__file__).resolve().parent.parent / "data" / "spark-log4j2.properties"
 PER_PARTITION_TABLES = frozenset({"partitions", "zk_state"})
 # A fleet of at most SMALL_DATA_PARTITIONS (auditor/engine/jobs.py) runs with
-# SMALL_DATA_SETTINGS, a larger one with the session's own. Counted before reading anything, from the sizes of the partitions files as
-# Spark lists them (any file system), at the bytes per partition of each format: 211 in the
-# sample fleet's JSON Lines, 5.4 in the bench's 1M fleet's Parquet (bench/fleetgen.py; real
-# assignments compress less, which errs towards the large settings).
+# SMALL_DATA_SETTINGS, a larger one with the session's own. Counted before reading anything,
+# from the sizes of the partitions files as Spark lists them (any file system), at the bytes
+# per partition of each format: 211 in the sample fleet's JSON Lines, 5.4 in the bench's 1M
+# fleet's Parquet (bench/fleetgen.py; real assignments compress less, which errs towards the
+# large settings).
 BYTES_PER_PARTITION = {"parquet": 5, "jsonl": 200}
 # Small data: every exchange in one task, no adaptive re-planning between stages, no broadcast
 # jobs. With adaptive execution each shuffle and each broadcast is a job of its own (the root
