@@ -245,8 +245,16 @@ def test_the_shape_scan_is_skipped_only_where_the_text_bounds_the_nesting():
                     if _plainly_shallow(text):
                         skipped += 1
                         assert _depth(text) < MAX_YAML_DEPTH, (depth, kinds, style, indent)
-        compact = "- " * depth + "x\n"  # a sequence per dash on one line
-        assert not _plainly_shallow(compact) or _depth(compact) < MAX_YAML_DEPTH
+        # compact collections on one line: a sequence per dash, a mapping per explicit key
+        for opener in ("- ", "? ", "? - ", "- ? ", "a: ? "):
+            compact = opener * depth + "x\n"
+            try:
+                deep = _depth(compact)
+            except yaml.YAMLError:
+                continue  # not YAML: composing refuses it anyway
+            assert not _plainly_shallow(compact) or deep < MAX_YAML_DEPTH, (opener, depth)
+            if depth >= MAX_YAML_DEPTH:
+                assert deep >= MAX_YAML_DEPTH, (opener, depth)  # the case is a real deep one
     assert skipped > 0  # ordinary shallow files do skip it
     assert not _plainly_shallow("a: &a [1]\nb: *a\n")  # an anchor: always scanned
     topics = (ROOT / "sample_configs" / "change-review").rglob("*.yaml")

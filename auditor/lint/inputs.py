@@ -319,8 +319,10 @@ def _plainly_shallow(text: str) -> bool:
     MAX_YAML_DEPTH, so the event scan (as long as composing: lint's YAML read twice) is not
     needed. No anchor (``&``): nothing an alias can expand. Depth, bounded from above: a block
     collection nests in a more indented one, or a sequence in a mapping at the same indent
-    (2 levels per column at most), ``- `` opens one per dash on its line, and a flow collection
-    one per bracket anywhere. Anything over the bound is scanned, never refused here."""
+    (2 levels per column at most); on one line, a compact collection opens at each ``- ``,
+    ``? `` or ``: `` (``? ? ? a`` nests three mappings without a dash or an indent), so every
+    such character counts; and a flow collection opens at each bracket anywhere. Anything
+    over the bound is scanned, never refused here."""
     if "&" in text:
         return False
     flows = text.count("[") + text.count("{")
@@ -330,7 +332,8 @@ def _plainly_shallow(text: str) -> bool:
     for line in text.splitlines():
         body = line.lstrip(" ")
         indent = len(line) - len(body)
-        deepest = max(deepest, 2 * (indent + 1) + body.count("-") + 1)
+        compact = body.count("-") + body.count("?") + body.count(":")
+        deepest = max(deepest, 2 * (indent + 1) + compact + 1)
         if deepest + flows >= MAX_YAML_DEPTH:
             return False
     return True
