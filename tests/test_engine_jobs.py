@@ -18,14 +18,17 @@ from tests.conftest import SAMPLE_FLEET
 
 
 def _audit():
-    """(small data?, the threads that ran statements in the background, the findings)."""
+    """(small data?, the threads that ran statements in the background, the tables those
+    statements created, the findings)."""
     refs = [open_snapshot(d) for d in discover(SAMPLE_FLEET)]
     with DuckDBEngine() as engine:
         threads: set[str] = set()
+        tables: set[str] = set()
         run = engine._in_worker
 
         def in_worker(statement):
             threads.add(threading.current_thread().name)
+            tables.add(statement.split(" AS ", 1)[0].split()[-1])  # CREATE OR REPLACE TABLE name AS ...
             run(statement)
 
         engine._in_worker = in_worker
@@ -34,16 +37,19 @@ def _audit():
     findings = sorted(
         (f.cluster, f.rule, f.resource_type, f.resource_name, f.message, f.cause) for f in result.findings
     )
-    return small, threads, findings
+    return small, threads, tables, findings, {f.rule for f in result.findings}
 
 
 def test_small_data_runs_two_statements_at_a_time_large_data_in_order_with_the_same_findings(monkeypatch):
-    small, threads, findings = _audit()
+    small, threads, tables, findings, rules = _audit()
     assert small is True
-    assert len(threads) == 2 and all(name.startswith("kafka-audit-job") for name in threads)
+    # Every rule's findings and the shared transforms ran on the pool's (at most two) threads.
+    assert 1 <= len(threads) <= 2 and all(name.startswith("kafka-audit-job") for name in threads)
+    assert {f"kafka_audit_findings_{rule.lower()}" for rule in rules} <= tables
+    assert {"kafka_audit_derived_degraded_partitions", "kafka_audit_derived_replica_lists"} <= tables
     monkeypatch.setattr(duckdb_engine, "SMALL_DATA_PARTITIONS", 0)  # every audit is large now
-    large, none, same = _audit()
-    assert large is False and none == set()
+    large, none, no_tables, same, _ = _audit()
+    assert large is False and none == set() and no_tables == set()
     assert same == findings and len(findings) > 300
 
 
@@ -57,7 +63,6 @@ def test_a_failed_statement_fails_the_statements_that_read_it_and_settle():
             engine.settle()
         # settle waited for every statement: the one that could run did
         assert engine.conn.execute("SELECT x FROM kafka_audit_t_fine").fetchall() == [(1,)]
+        # settled: nothing waits for the failed statement any more, nothing hangs
         with pytest.raises(duckdb.CatalogException, match="kafka_audit_t_bad does not exist"):
-            engine.create(
-                "t_view", "SELECT * FROM kafka_audit_t_bad"
-            )  # settled: nothing waits, nothing hangs
+            engine.create("t_view", "SELECT * FROM kafka_audit_t_bad")

@@ -12,11 +12,7 @@ from auditor.engine.jobs import SMALL_DATA_PARTITIONS, Jobs
 from auditor.engine.plans import PlanCache
 from auditor.engine.tables import VIEW_PREFIX
 from auditor.errors import UsageError
-from auditor.snapshot.schema import Table, duckdb_type
-
-
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
+from auditor.snapshot.schema import Table, duckdb_type, sql_string
 
 
 @cache
@@ -57,15 +53,12 @@ class DuckDBEngine(Engine):
         self.conn.execute("SET autoinstall_known_extensions = false")
         self._session = None
         self.plan_cache = PlanCache("duckdb", enabled=plan_cache)
-        self._start_jobs(small_data=False)
-
-    def _start_jobs(self, small_data: bool) -> None:
         self.jobs = Jobs()
         # Small data (decided when the partitions are registered): the rules' statements and
         # the shared transforms two at a time, each on a cursor of its worker thread. A
         # statement on a few thousand rows is mostly binding and optimising, which one thread
         # does: `check` of 50,000 partitions 0.83 -> 0.65 s in process (bench/RESULTS.md).
-        self.small_data = small_data
+        self.small_data = False
         self._worker = threading.local()
         self._cursors: list = []
 
@@ -108,7 +101,7 @@ class DuckDBEngine(Engine):
     def write_findings(self, table: str, directory: str) -> None:
         Path(directory).parent.mkdir(parents=True, exist_ok=True)  # the embedded engine writes local paths
         self.conn.execute(
-            f"COPY (SELECT * FROM {table}) TO {_quote(directory)} "
+            f"COPY (SELECT * FROM {table}) TO {sql_string(directory)} "
             "(FORMAT PARQUET, PARTITION_BY (cluster), OVERWRITE)"
         )
 
@@ -117,7 +110,7 @@ class DuckDBEngine(Engine):
         try:
             self.conn.execute(
                 f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name}_all AS SELECT * FROM "
-                f"read_parquet({_quote(pattern)}, hive_partitioning = true, union_by_name = true)"
+                f"read_parquet({sql_string(pattern)}, hive_partitioning = true, union_by_name = true)"
             )
         except Exception as e:
             raise UsageError(f"{path}: no readable findings ({str(e).splitlines()[0]})") from None
@@ -140,7 +133,7 @@ class DuckDBEngine(Engine):
         chosen = earlier[-1]
         self.conn.execute(
             f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT fingerprint FROM {table} "
-            f"WHERE CAST(run_date AS VARCHAR) = {_quote(chosen)}"
+            f"WHERE CAST(run_date AS VARCHAR) = {sql_string(chosen)}"
         )
         return chosen
 
@@ -160,13 +153,15 @@ class DuckDBEngine(Engine):
     def _register_files(self, table: Table, parquet: list[str], jsonl: list[str]) -> None:
         selects = []
         if parquet:
-            files = ", ".join(_quote(f) for f in parquet)
+            files = ", ".join(sql_string(f) for f in parquet)
             selects.append(
                 f"SELECT {self._columns(table)} FROM read_parquet([{files}], union_by_name = true)"
             )
         if jsonl:
-            files = ", ".join(_quote(f) for f in jsonl)
-            columns = ", ".join(f"{_quote(c.name)}: {_quote(duckdb_type(c.type))}" for c in table.columns)
+            files = ", ".join(sql_string(f) for f in jsonl)
+            columns = ", ".join(
+                f"{sql_string(c.name)}: {sql_string(duckdb_type(c.type))}" for c in table.columns
+            )
             selects.append(
                 f"SELECT {self._columns(table)} FROM read_json([{files}], format = 'newline_delimited', "
                 f"columns = {{{columns}}})"

@@ -30,7 +30,6 @@ from auditor.baseline import Baseline
 from auditor.baseline import apply as apply_baseline
 from auditor.config import AuditConfig
 from auditor.engine.duckdb_engine import DuckDBEngine
-from auditor.engine.plans import PlanCache
 from auditor.findings import AuditResult, Finding, fingerprint
 from auditor.lint.change_tables import against_tables, expand_templates, lint_manifest, proposed_tables
 from auditor.lint.inputs import (
@@ -141,37 +140,20 @@ def _check_suppression_codes(inputs: LintInputs, known: set[str]) -> None:
 
 
 class LintEngine(DuckDBEngine):
-    """The embedded DuckDB engine, minus the cost of what lint rarely needs.
-
-    The rules' compiled SQL normally comes from the plan cache (auditor/engine/plans.py), so
-    sqlframe's session (and sqlglot's dialects, ~1 s to import and set up) is created only
-    when a plan has to be compiled. Rows are loaded from JSON Lines, like snapshots, with the
-    declared column types; findings are read back through the runner's final stage (a plan
-    of the cache too). Tables and views are created as DuckDBEngine does (``create``)."""
+    """The embedded DuckDB engine, loaded from the rows lint read out of a change's files
+    instead of a snapshot directory: each table written as JSON Lines to ``workdir`` and
+    read with the declared column types. A change is always small data (its statements run
+    two at a time). Everything else, plans and their cache included, is DuckDBEngine's."""
 
     def __init__(self, workdir: str):
-        # Not super().__init__(): that would set up sqlframe's session now.
-        import duckdb
-
-        self.conn = duckdb.connect(database=":memory:")
-        self.conn.execute("SET autoinstall_known_extensions = false")
-        self.plan_cache = PlanCache("duckdb")
+        super().__init__()
         self.workdir = Path(workdir)
-        self._session = None
-        self._start_jobs(small_data=True)  # a change's files: always small
-
-    @property
-    def session(self):
-        if self._session is None:
-            from sqlframe.duckdb import DuckDBSession
-
-            self._session = DuckDBSession(conn=self.conn)
-        return self._session
+        self.small_data = True  # a change's files: always small
 
     def register(self, manifest, tables: dict[str, list[dict]]) -> None:
         """Load rows as the snapshot tables, typed as declared in auditor/snapshot/schema.py."""
         from auditor.engine.tables import VIEW_PREFIX
-        from auditor.snapshot.schema import duckdb_type
+        from auditor.snapshot.schema import duckdb_type, sql_string
 
         cid = manifest.cluster_id
         self.register_previous_clusters([])  # the final stage reads it (empty outside fleet --previous)
@@ -193,20 +175,10 @@ class LintEngine(DuckDBEngine):
                 for r in rows:
                     fh.write(json.dumps(r, separators=(",", ":")) + "\n")
             columns = ", ".join(f"'{c.name}': '{duckdb_type(c.type)}'" for c in table.columns)
-            quoted = "'" + str(path).replace("'", "''") + "'"
             self.conn.execute(
                 f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT * FROM "
-                f"read_json({quoted}, format = 'newline_delimited', columns = {{{columns}}})"
+                f"read_json({sql_string(path)}, format = 'newline_delimited', columns = {{{columns}}})"
             )
-
-    def close(self) -> None:
-        self.jobs.close()
-        for cursor in self._cursors:
-            cursor.close()
-        if self._session is not None:
-            self._session.stop()
-        else:
-            self.conn.close()
 
 
 def _run_rules(tables, rules, cfg: AuditConfig) -> tuple[list[Finding], list[str]]:

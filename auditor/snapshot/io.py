@@ -35,6 +35,7 @@ from auditor.snapshot.schema import (
     arrow_schema,
     duckdb_type,
     python_check,
+    sql_string,
 )
 
 MANIFEST = "manifest.json"
@@ -384,7 +385,7 @@ def _check_parquet_files(files: list[tuple[Table, Path]], cluster_id: str | None
     the file and what is wrong with it."""
     if not files:
         return
-    listed = "[" + ", ".join(_sql_text(file) for _table, file in files) + "]"
+    listed = "[" + ", ".join(sql_string(file) for _table, file in files) + "]"
     with _parquet_reader() as reader:
         try:
             schema = reader.execute(
@@ -406,10 +407,6 @@ def _check_parquet_files(files: list[tuple[Table, Path]], cluster_id: str | None
             elif cluster_id is not None:
                 groups = [row[1:] for row in stats if row[0] == str(file)]
                 _check_parquet_cluster_id(reader, groups, file, cluster_id)
-
-
-def _sql_text(value) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def _top_level_types(schema: list[tuple]) -> dict[str, dict[str, str]]:
@@ -443,7 +440,7 @@ def _past_subtree(rows: list[tuple], i: int) -> int:
 
 def _check_parquet(reader, table: Table, file: Path, cluster_id: str | None = None) -> None:
     """One Parquet file's footer against the declared column types (and its cluster ids)."""
-    quoted = _sql_text(file)
+    quoted = sql_string(file)
     try:
         columns = reader.execute(f"DESCRIBE SELECT * FROM read_parquet({quoted})").fetchall()
     except Exception as e:  # duckdb raises several types for corrupt footers
@@ -479,7 +476,9 @@ def _check_parquet_cluster_id(reader, groups: list[tuple], file: Path, cluster_i
     if not unproven:
         return
     try:
-        values = reader.execute(f"SELECT DISTINCT cluster_id FROM read_parquet({_sql_text(file)})").fetchall()
+        values = reader.execute(
+            f"SELECT DISTINCT cluster_id FROM read_parquet({sql_string(file)})"
+        ).fetchall()
     except Exception as e:
         raise SnapshotError(f"{file}: Parquet data unreadable ({_one_line(e)})") from None
     for (value,) in values:

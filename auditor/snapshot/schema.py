@@ -280,6 +280,11 @@ def spark_ddl(table: Table) -> str:
 _DUCK = {"string": "VARCHAR", "int": "INTEGER", "bigint": "BIGINT", "double": "DOUBLE", "boolean": "BOOLEAN"}
 
 
+def sql_string(value) -> str:
+    """``value`` (a path, a name) as a SQL string literal, quotes doubled (DuckDB and Spark SQL)."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
 def duckdb_type(ddl: str) -> str:
     inner = element_type(ddl)
     return f"{_DUCK[inner]}[]" if inner else _DUCK[ddl]
