@@ -238,9 +238,12 @@ def _targets(t):
         .groupBy("cluster_id")
         .agg(F.collect_list("broker_id").alias("down"))
     )
+    # Both broadcast (a hint for Spark; DuckDB has none): planned from size estimates, Spark
+    # shuffled all 10M partitions by cluster before its adaptive execution saw that the other
+    # side was a few rows (10M partitions: 13.3 s for these targets, bench/RESULTS.md session 12).
     affected = join(
-        join(t.partitions, failed.select("cluster_id").distinct(), "cluster_id"),
-        down_ids,
+        join(t.partitions, F.broadcast(failed.select("cluster_id").distinct()), "cluster_id"),
+        F.broadcast(down_ids),
         "cluster_id",
         "left",
     ).where(

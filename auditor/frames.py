@@ -53,3 +53,22 @@ def join(left, right, on, how: str = "inner"):
         c = left[k] == renamed[f"__r_{k}"]
         cond = c if cond is None else cond & c
     return left.join(renamed, on=cond, how=how).drop(*[f"__r_{k}" for k in keys])
+
+
+def rows_frame(session, rows: list[dict], schema: str):
+    """A DataFrame of ``rows`` (dicts) with ``schema`` ("name type, ..."), for constant
+    reference tables the checks join with (Kafka's known keys, its defaults).
+
+    One JSON literal parsed into typed rows, not ``session.createDataFrame``'s VALUES list:
+    DuckDB binds a VALUES list row by row, and the known-key ranges (463 rows of 8 columns)
+    took 50-70 ms per `lint` and `check` that way against 6-10 ms from one literal
+    (bench/RESULTS.md, session 12). Spark reads it as ``from_json`` of the literal; both
+    engines give the declared types, nulls included."""
+    import json
+
+    fields = [part.strip().split(" ", 1) for part in schema.split(",")]
+    names = [name for name, _ in fields]
+    struct = "array<struct<" + ",".join(f"{name}:{typ.strip()}" for name, typ in fields) + ">>"
+    text = json.dumps([{name: row.get(name) for name in names} for row in rows], separators=(",", ":"))
+    parsed = session.range(1).select(F.explode(F.from_json(F.lit(text), struct)).alias("row"))
+    return parsed.select(*[F.col("row").getField(name).alias(name) for name in names])

@@ -2,6 +2,7 @@
 
     python bench/bench_fleet.py --partitions 1M --engines duckdb,spark --runs 3
     python bench/bench_fleet.py --partitions 10M --engines duckdb,spark --runs 2
+    python bench/bench_fleet.py --partitions 10M --engines floor,duckdb,spark-floor,spark --runs 1
     git worktree add /tmp/before REV && python bench/bench_fleet.py --code before=/tmp/before ...
 
 Generates the synthetic fleet under bench/data/ if it is missing (bench/fleetgen.py, seeded:
@@ -212,11 +213,56 @@ print(json.dumps({"totals": {"total": sum(row[1:])}, "partitions": row[0]}))
 """
 
 
+# The same floor on Spark (`--engines spark-floor,spark`): the same pass, predicates and joins in
+# Spark SQL, in a process of its own that starts its JVM with the fleet job's master and the
+# settings the fleet job gives a large fleet (auditor/engine/spark_engine.py). The fleet job on
+# Spark is measured against what one pass over the fleet costs Spark, in the same run.
+SPARK_FLOOR = """
+import json, sys
+from pyspark.sql import SparkSession
+root, master = sys.argv[1].rstrip("/"), sys.argv[2]
+spark = (
+    SparkSession.builder.master(master)
+    .config("spark.sql.shuffle.partitions", "16")
+    .config("spark.sql.adaptive.enabled", "true")
+    .config("spark.ui.showConsoleProgress", "false")
+    .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "4096")
+    .getOrCreate()
+)
+spark.sparkContext.setLogLevel("ERROR")
+for t in ("partitions", "configs", "zk_state"):
+    spark.read.parquet(f"{root}/dt=*/cluster=*/{t}.parquet").createOrReplaceTempView(t)
+sql = '''
+WITH topic_min_isr AS (
+  SELECT cluster_id, entity_name AS topic, max(try_cast(value AS INT)) AS min_isr FROM configs
+  WHERE key = 'min.insync.replicas' AND entity_type = 'topic' GROUP BY cluster_id, entity_name),
+cluster_min_isr AS (
+  SELECT cluster_id, max(try_cast(value AS INT)) AS min_isr FROM configs
+  WHERE key = 'min.insync.replicas' AND entity_type <> 'topic' GROUP BY cluster_id),
+zk AS (SELECT cluster_id, topic, partition, leader AS zk_leader, isr AS zk_isr FROM zk_state)
+SELECT count(*) AS partitions,
+  count_if(p.leader = -1) AS leaderless,
+  count_if(size(p.isr) < coalesce(t.min_isr, c.min_isr, 1)) AS under_min_isr,
+  count_if(size(p.isr) < size(p.replicas)) AS under_replicated,
+  count_if(NOT (zk.zk_leader <=> p.leader) OR NOT (zk.zk_isr <=> p.isr)) AS zk_differs
+FROM partitions AS p
+LEFT JOIN topic_min_isr AS t USING (cluster_id, topic)
+LEFT JOIN cluster_min_isr AS c USING (cluster_id)
+LEFT JOIN zk USING (cluster_id, topic, partition)
+'''
+(row,) = spark.sql(sql).collect()
+print(json.dumps({"totals": {"total": sum(row[1:])}, "partitions": row[0]}))
+"""
+
+
 def fleet_cmd(root: Path, engine: str, out: str, master: str, code: str | None = None) -> list[str]:
     """The installed console script, or (``code``: a checkout of another revision, e.g. a
-    `git worktree`) that tree's CLI module run from inside it; for ``floor``, the FLOOR query."""
+    `git worktree`) that tree's CLI module run from inside it; for ``floor`` and
+    ``spark-floor``, the FLOOR query on DuckDB or on Spark."""
     if engine == "floor":
         return [sys.executable, "-c", FLOOR, str(root.resolve())]
+    if engine == "spark-floor":
+        return [sys.executable, "-c", SPARK_FLOOR, str(root.resolve()), master]
     exe = (
         [shutil.which("kafka-audit") or "kafka-audit"]
         if code is None
@@ -329,7 +375,7 @@ def main() -> None:
             rows.append(
                 fmt_row(
                     f"{name}, {engine}"
-                    + (f" {a.master}" if engine == "spark" else "")
+                    + (f" {a.master}" if engine.startswith("spark") else "")
                     + (f", {label}" if label else ""),
                     results[(engine, label, code)],
                 )
@@ -349,6 +395,8 @@ def main() -> None:
             print(
                 f"\n{size}: duckdb / floor = {medians['duckdb'] / medians['floor']:.2f}x (target: at most 3x)"
             )
+        if "spark-floor" in medians and "spark" in medians:
+            print(f"\n{size}: spark / spark-floor = {medians['spark'] / medians['spark-floor']:.2f}x")
     print(f"\n{machine()}; {versions()}; end {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {load()}")
     if a.json:
         Path(a.json).write_text(json.dumps(raw, indent=1) + "\n")

@@ -5,9 +5,9 @@ same expressions compile to DuckDB SQL or run on Spark. Keeping the import in on
 means a check never imports pyspark (which would start a JVM on the embedded path).
 """
 
-from auditor.frames import F, Window, join  # sqlframe's, imported when a plan is compiled
+from auditor.frames import F, Window, join, rows_frame  # sqlframe's, imported when a plan is compiled
 
-__all__ = ["F", "Window", "emit", "ev", "join", "text"]
+__all__ = ["F", "Window", "emit", "ev", "join", "rows_frame", "text"]
 
 
 def text(*parts):

@@ -13,7 +13,7 @@ ties broken by the lowest value; its source says where it came from.
 
 from __future__ import annotations
 
-from checks._api import F, Window, join
+from checks._api import F, Window, join, rows_frame
 from checks._defaults import DEFAULTS, TOPIC_FALLBACK
 
 # Precedence of config layers; lower wins.
@@ -77,7 +77,7 @@ def kafka_defaults(t):
         for d in DEFAULTS
         for a, b, c in [d.since.split(".")]
     ]
-    defaults = t.session.createDataFrame(rows, schema="key string, value string, since int")
+    defaults = rows_frame(t.session, rows, "key string, value string, since int")
     clusters = with_version_number(t.clusters.select("cluster_id", "kafka_version"), "kafka_version", "v")
     joined = clusters.crossJoin(defaults).where(F.col("v").isNull() | (F.col("since") <= F.col("v")))
     w = Window.partitionBy("cluster_id", "key").orderBy(F.col("since").desc())

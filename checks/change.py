@@ -9,7 +9,7 @@ replaced rows with the dynamic layers give the configuration the broker runs *no
 """
 
 from auditor.declarations import Param, lint_rule, rule
-from checks._api import F, Window, emit, ev, join, text
+from checks._api import F, Window, emit, ev, join, rows_frame, text
 from checks._transforms import broker_settings, try_int
 
 REPLACED = "REPLACED_STATIC_BROKER_CONFIG"
@@ -130,7 +130,7 @@ def unsafe_thread_change(t, p):
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     - Kafka 3.9 source: DynamicBrokerConfig.scala (thread pool resize validation) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/DynamicBrokerConfig.scala>
     """
-    pools = t.session.createDataFrame(_pools(p["thread_pools"]), schema="key string, default_value string")
+    pools = rows_frame(t.session, _pools(p["thread_pools"]), "key string, default_value string")
     old = _current_threads(t, pools)
     new = (
         t.derived(broker_settings)

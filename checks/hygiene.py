@@ -8,7 +8,7 @@ definitions of every release, ``auditor/data/kafka_configs.json``), loaded as Da
 
 import checks._kafka_keys as kafka_keys
 from auditor.declarations import Param, rule
-from checks._api import F, Window, emit, ev, join, text
+from checks._api import F, Window, emit, ev, join, rows_frame, text
 from checks._transforms import (
     SOURCE_NAMES,
     broker_settings,
@@ -47,13 +47,13 @@ LISTENER_PREFIX = "^listener[.]name[.][^.]+[.]"
 
 def kafka_key_table(t):
     """The known-keys table (checks/_kafka_keys.py) as a DataFrame: scope, key, type."""
-    return t.session.createDataFrame(kafka_keys.rows(), schema=kafka_keys.SCHEMA)
+    return rows_frame(t.session, kafka_keys.rows(), kafka_keys.SCHEMA)
 
 
 def kafka_key_range_table(t):
     """The releases knowing each key (checks/_kafka_keys.range_rows): scope, key, since,
     removed, since_v, removed_v, since_s, removed_s; one row per range of releases."""
-    return t.session.createDataFrame(kafka_keys.range_rows(), schema=kafka_keys.RANGE_SCHEMA)
+    return rows_frame(t.session, kafka_keys.range_rows(), kafka_keys.RANGE_SCHEMA)
 
 
 def config_entries(t):
@@ -445,7 +445,7 @@ def broker_config_drift(t, p):
     References:
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
-    keys = t.session.createDataFrame([{"key": k} for k in p["keys"]], schema="key string")
+    keys = rows_frame(t.session, [{"key": k} for k in p["keys"]], "key string")
     grid = t.derived(configured_brokers).crossJoin(keys)
     bs = t.derived(broker_settings).select("cluster_id", "broker_id", "key", F.col("value").alias("b_value"))
     cd = (
