@@ -91,9 +91,16 @@ def run_measured(
     threads = [
         threading.Thread(target=drain, args=(n, s)) for n, s in (("out", proc.stdout), ("err", proc.stderr))
     ]
-    for th in threads:
+    ended: list[float] = []
+
+    def wait():  # the exit's time, not the next sample's: start-up is 0.1 s, a sample 0.05 s
+        proc.wait()
+        ended.append(time.perf_counter())
+
+    waiter = threading.Thread(target=wait)
+    for th in (*threads, waiter):
         th.start()
-    while proc.poll() is None:
+    while waiter.is_alive():
         total = 0
         for p in _tree(proc.pid):
             name, rss, hwm = _status(p)
@@ -103,8 +110,8 @@ def run_measured(
             elif name == "java":
                 java_peak = max(java_peak, hwm, rss)
         tree_peak = max(tree_peak, total)
-        time.sleep(interval)
-    wall = time.perf_counter() - t0
+        waiter.join(interval)
+    wall = ended[0] - t0
     for th in threads:
         th.join()
     return {
