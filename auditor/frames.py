@@ -61,7 +61,7 @@ def rows_frame(session, rows: list[dict], schema: str):
 
     One JSON literal parsed into typed rows, not ``session.createDataFrame``'s VALUES list:
     DuckDB binds a VALUES list row by row, and the known-key ranges (463 rows of 8 columns)
-    took 50-70 ms per `lint` and `check` that way against 6-10 ms from one literal
+    took 47-84 ms of every `lint` and `check` that way, against 3-4 ms from one literal
     (bench/RESULTS.md, session 12). Spark reads it as ``from_json`` of the literal; both
     engines give the declared types, nulls included."""
     import json
