@@ -51,3 +51,4 @@ def test_rows_come_back_with_their_types_on_spark(spark_engine):
     assert _sorted(_rows(spark_engine, rows_frame(spark_engine.session, ROWS, SCHEMA))) == _sorted(EXPECTED)
     schema = spark_engine.spark.table(VIEW_PREFIX + "frames_probe").schema.simpleString()
     assert schema == "struct<name:string,number:bigint,small:int,flag:boolean>"
+    assert _rows(spark_engine, rows_frame(spark_engine.session, [], SCHEMA)) == []
