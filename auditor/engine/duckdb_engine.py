@@ -150,6 +150,15 @@ class DuckDBEngine(Engine):
                 f"INSERT INTO {view} VALUES ({marks})", [[r.get(c.name) for c in table.columns] for r in rows]
             )
 
+    def _jsonl_select(self, table: Table, files: list) -> str:
+        """A SELECT of JSON Lines files as ``table``, every column read as its declared type."""
+        listed = ", ".join(sql_string(f) for f in files)
+        columns = ", ".join(f"{sql_string(c.name)}: {sql_string(duckdb_type(c.type))}" for c in table.columns)
+        return (
+            f"SELECT {self._columns(table)} FROM read_json([{listed}], format = 'newline_delimited', "
+            f"columns = {{{columns}}})"
+        )
+
     def _register_files(self, table: Table, parquet: list[str], jsonl: list[str]) -> None:
         selects = []
         if parquet:
@@ -158,14 +167,7 @@ class DuckDBEngine(Engine):
                 f"SELECT {self._columns(table)} FROM read_parquet([{files}], union_by_name = true)"
             )
         if jsonl:
-            files = ", ".join(sql_string(f) for f in jsonl)
-            columns = ", ".join(
-                f"{sql_string(c.name)}: {sql_string(duckdb_type(c.type))}" for c in table.columns
-            )
-            selects.append(
-                f"SELECT {self._columns(table)} FROM read_json([{files}], format = 'newline_delimited', "
-                f"columns = {{{columns}}})"
-            )
+            selects.append(self._jsonl_select(table, jsonl))
         if not selects:
             selects.append(
                 f"SELECT {self._columns(table)} FROM (SELECT {', '.join('NULL AS ' + c.name for c in table.columns)}) WHERE false"

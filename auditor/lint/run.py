@@ -153,7 +153,6 @@ class LintEngine(DuckDBEngine):
     def register(self, manifest, tables: dict[str, list[dict]]) -> None:
         """Load rows as the snapshot tables, typed as declared in auditor/snapshot/schema.py."""
         from auditor.engine.tables import VIEW_PREFIX
-        from auditor.snapshot.schema import duckdb_type, sql_string
 
         cid = manifest.cluster_id
         self.register_previous_clusters([])  # the final stage reads it (empty outside fleet --previous)
@@ -166,18 +165,16 @@ class LintEngine(DuckDBEngine):
                 rows = [
                     {**{c: r.get(c) for c in table.names}, "cluster_id": cid} for r in tables.get(name, [])
                 ]
-            decl = ", ".join(f"{c.name} {duckdb_type(c.type)}" for c in table.columns)
             if not rows:
-                self.conn.execute(f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} ({decl})")
+                self._register_rows(table, [])
                 continue
             path = self.workdir / f"{name}.jsonl"
             with open(path, "w", encoding="utf-8") as fh:
                 for r in rows:
                     fh.write(json.dumps(r, separators=(",", ":")) + "\n")
-            columns = ", ".join(f"'{c.name}': '{duckdb_type(c.type)}'" for c in table.columns)
+            # A table, not DuckDBEngine's view over the files: lint's rules read each many times.
             self.conn.execute(
-                f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS SELECT * FROM "
-                f"read_json({sql_string(path)}, format = 'newline_delimited', columns = {{{columns}}})"
+                f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS {self._jsonl_select(table, [path])}"
             )
 
 
