@@ -187,47 +187,45 @@ def ensure_fleet(size: str, mirror_every: int = 50) -> Path:
     return root
 
 
-# Issue 20's "floor" for the embedded engine: one DuckDB pass over every partition of the fleet
-# with the core partition predicates (leaderless, under min.insync.replicas, under-replicated),
-# the min.insync.replicas join (topic override, else the cluster's value) and the ZooKeeper
-# state join (leader and ISR as ZooKeeper has them), in a process of its own like the fleet
-# job's. The full rule set (`--engines duckdb`) is measured against it: `--engines floor,duckdb`.
-FLOOR = """
-import json, sys, duckdb
-root = sys.argv[1].rstrip("/")
-def files(t):
-    return f"read_parquet('{root}/dt=*/cluster=*/{t}.parquet', union_by_name = true)"
-sql = f'''
+# Issue 20's "floor": one pass over every partition of the fleet with the core partition
+# predicates (leaderless, under min.insync.replicas, under-replicated), the min.insync.replicas
+# join (topic override, else the cluster's value) and the ZooKeeper state join (leader and ISR
+# as ZooKeeper has them). One query text, which DuckDB and Spark SQL both read, over views of
+# the fleet's Parquet files; each engine runs it in a process of its own like the fleet job's.
+# The full rule set is measured against it: `--engines floor,duckdb` and `spark-floor,spark`.
+FLOOR_SQL = """
 WITH topic_min_isr AS (
-  SELECT cluster_id, entity_name AS topic, max(TRY_CAST(value AS INT)) AS min_isr FROM {files("configs")}
-  WHERE key = 'min.insync.replicas' AND entity_type = 'topic' GROUP BY ALL),
+  SELECT cluster_id, entity_name AS topic, max(try_cast(value AS INT)) AS min_isr FROM configs
+  WHERE key = 'min.insync.replicas' AND entity_type = 'topic' GROUP BY cluster_id, entity_name),
 cluster_min_isr AS (
-  SELECT cluster_id, max(TRY_CAST(value AS INT)) AS min_isr FROM {files("configs")}
-  WHERE key = 'min.insync.replicas' AND entity_type <> 'topic' GROUP BY ALL),
-zk AS (SELECT cluster_id, topic, "partition", leader AS zk_leader, isr AS zk_isr FROM {files("zk_state")})
+  SELECT cluster_id, max(try_cast(value AS INT)) AS min_isr FROM configs
+  WHERE key = 'min.insync.replicas' AND entity_type <> 'topic' GROUP BY cluster_id),
+zk AS (SELECT cluster_id, topic, partition, leader AS zk_leader, isr AS zk_isr FROM zk_state)
 SELECT count(*) AS partitions,
-  count(*) FILTER (WHERE p.leader = -1) AS leaderless,
-  count(*) FILTER (WHERE len(p.isr) < coalesce(t.min_isr, c.min_isr, 1)) AS under_min_isr,
-  count(*) FILTER (WHERE len(p.isr) < len(p.replicas)) AS under_replicated,
-  count(*) FILTER (WHERE zk.zk_leader IS DISTINCT FROM p.leader OR zk.zk_isr IS DISTINCT FROM p.isr) AS zk_differs
-FROM {files("partitions")} AS p
+  count_if(p.leader = -1) AS leaderless,
+  count_if(cardinality(p.isr) < coalesce(t.min_isr, c.min_isr, 1)) AS under_min_isr,
+  count_if(cardinality(p.isr) < cardinality(p.replicas)) AS under_replicated,
+  count_if(zk.zk_leader IS DISTINCT FROM p.leader OR zk.zk_isr IS DISTINCT FROM p.isr) AS zk_differs
+FROM partitions AS p
 LEFT JOIN topic_min_isr AS t USING (cluster_id, topic)
 LEFT JOIN cluster_min_isr AS c USING (cluster_id)
-LEFT JOIN zk USING (cluster_id, topic, "partition")
-'''
+LEFT JOIN zk USING (cluster_id, topic, partition)
+"""
+# argv: the fleet root, the query (and for Spark the master); prints the totals as the CLI does.
+FLOOR = """
+import json, sys, duckdb
+root, sql = sys.argv[1].rstrip("/"), sys.argv[2]
+for t in ("partitions", "configs", "zk_state"):
+    duckdb.sql(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{root}/dt=*/cluster=*/{t}.parquet', union_by_name = true)")
 (row,) = duckdb.sql(sql).fetchall()
 print(json.dumps({"totals": {"total": sum(row[1:])}, "partitions": row[0]}))
 """
-
-
-# The same floor on Spark (`--engines spark-floor,spark`): the same pass, predicates and joins in
-# Spark SQL, in a process of its own that starts its JVM with the fleet job's master and the
-# settings the fleet job gives a large fleet (auditor/engine/spark_engine.py). The fleet job on
-# Spark is measured against what one pass over the fleet costs Spark, in the same run.
+# Spark with the fleet job's master and the settings it gives a large fleet
+# (auditor/engine/spark_engine.py).
 SPARK_FLOOR = """
 import json, sys
 from pyspark.sql import SparkSession
-root, master = sys.argv[1].rstrip("/"), sys.argv[2]
+root, sql, master = sys.argv[1].rstrip("/"), sys.argv[2], sys.argv[3]
 spark = (
     SparkSession.builder.master(master)
     .config("spark.sql.shuffle.partitions", "16")
@@ -239,24 +237,6 @@ spark = (
 spark.sparkContext.setLogLevel("ERROR")
 for t in ("partitions", "configs", "zk_state"):
     spark.read.parquet(f"{root}/dt=*/cluster=*/{t}.parquet").createOrReplaceTempView(t)
-sql = '''
-WITH topic_min_isr AS (
-  SELECT cluster_id, entity_name AS topic, max(try_cast(value AS INT)) AS min_isr FROM configs
-  WHERE key = 'min.insync.replicas' AND entity_type = 'topic' GROUP BY cluster_id, entity_name),
-cluster_min_isr AS (
-  SELECT cluster_id, max(try_cast(value AS INT)) AS min_isr FROM configs
-  WHERE key = 'min.insync.replicas' AND entity_type <> 'topic' GROUP BY cluster_id),
-zk AS (SELECT cluster_id, topic, partition, leader AS zk_leader, isr AS zk_isr FROM zk_state)
-SELECT count(*) AS partitions,
-  count_if(p.leader = -1) AS leaderless,
-  count_if(size(p.isr) < coalesce(t.min_isr, c.min_isr, 1)) AS under_min_isr,
-  count_if(size(p.isr) < size(p.replicas)) AS under_replicated,
-  count_if(NOT (zk.zk_leader <=> p.leader) OR NOT (zk.zk_isr <=> p.isr)) AS zk_differs
-FROM partitions AS p
-LEFT JOIN topic_min_isr AS t USING (cluster_id, topic)
-LEFT JOIN cluster_min_isr AS c USING (cluster_id)
-LEFT JOIN zk USING (cluster_id, topic, partition)
-'''
 (row,) = spark.sql(sql).collect()
 print(json.dumps({"totals": {"total": sum(row[1:])}, "partitions": row[0]}))
 """
@@ -267,9 +247,9 @@ def fleet_cmd(root: Path, engine: str, out: str, master: str, code: str | None =
     `git worktree`) that tree's CLI module run from inside it; for ``floor`` and
     ``spark-floor``, the FLOOR query on DuckDB or on Spark."""
     if engine == "floor":
-        return [sys.executable, "-c", FLOOR, str(root.resolve())]
+        return [sys.executable, "-c", FLOOR, str(root.resolve()), FLOOR_SQL]
     if engine == "spark-floor":
-        return [sys.executable, "-c", SPARK_FLOOR, str(root.resolve()), master]
+        return [sys.executable, "-c", SPARK_FLOOR, str(root.resolve()), FLOOR_SQL, master]
     exe = (
         [shutil.which("kafka-audit") or "kafka-audit"]
         if code is None
