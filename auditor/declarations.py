@@ -12,7 +12,7 @@ A declaration records:
 
 - ``needs``: the snapshot tables without which the rule cannot judge (auditor/coverage.py);
 - ``uses``: the shared transforms (functions ``(tables) -> DataFrame``, see
-  checks/_transforms.py) its DataFrame reads through ``tables.derived(transform)``. The
+  checks/transforms.py) its DataFrame reads through ``tables.derived(transform)``. The
   runner materialises them before it builds any rule's DataFrame, so building a check
   runs no engine job (a Spark checkpoint midway through a check would serialise the audit
   behind it); reading an undeclared transform while checks are built is an error.

@@ -117,18 +117,6 @@ class RuleDoc:
     example: str
 
 
-def registered_rule_docs() -> dict[str, RuleDoc]:
-    """Every registered rule's documentation, by code (the default of AuditResult.rule_docs)."""
-    from auditor.registry import load_rules
-
-    return {
-        code: RuleDoc(
-            r.code, r.name, r.severity, r.category, r.scope, r.summary, r.why, r.remediation, r.example
-        )
-        for code, r in load_rules().items()
-    }
-
-
 @dataclass
 class AuditResult:
     """Everything a renderer needs: findings, clusters audited, incomplete sources."""
@@ -150,9 +138,9 @@ class AuditResult:
     # Per cluster name: {"score", "grade", "grade_note"}, set by the fleet job (which grades
     # every finding, not only the sample in ``findings``); see cluster_grades().
     grades: dict[str, dict] | None = None
-    # The documentation of every registered rule, by code (what SARIF, JUnit, Markdown and
-    # HTML show of a rule): renderers read it here, never from the registry.
-    rule_docs: dict[str, RuleDoc] = field(default_factory=registered_rule_docs)
+    # The documentation of the rules that ran, by code (what SARIF, JUnit, Markdown and HTML
+    # show of a rule; auditor.registry.rule_docs): renderers read it here, never the registry.
+    rule_docs: dict[str, RuleDoc] = field(default_factory=dict)
     # The root causes the findings' ``cause`` ids name, each once, most findings first
     # (auditor/causes.py). Given by the fleet job (counted over every finding, not the
     # sample in ``findings``); derived from the findings otherwise.

@@ -22,17 +22,17 @@ from pathlib import Path
 from auditor import coverage
 from auditor.baseline import Baseline, Entry, Outcome
 from auditor.causes import Cause
-from auditor.causes import from_table as count_causes
 from auditor.config import AuditConfig
 from auditor.engine.base import Engine
+from auditor.engine.root_causes import from_table as count_causes
 from auditor.engine.runner import findings_table
 from auditor.engine.tables import VIEW_PREFIX
 from auditor.errors import SnapshotError, UsageError
-from auditor.findings import SEVERITY_RANK, WORST_FIRST, AuditResult, Finding, fails
+from auditor.findings import SEVERITY_RANK, WORST_FIRST, AuditResult, Finding, RuleDoc, fails
 from auditor.frames import F, Window, join
 from auditor.grading import NOT_AUDITED, grade_clusters
 from auditor.progress import NO_PROGRESS, Progress
-from auditor.registry import load_rules
+from auditor.registry import load_rules, rule_docs
 from auditor.snapshot.io import (
     FORMATS,
     MANIFEST,
@@ -67,7 +67,7 @@ class FleetResult:
     notes: list[str] = field(default_factory=list)
     # Per cluster id: the rules not evaluated and why (auditor/coverage.py).
     coverage: dict[str, list[dict]] = field(default_factory=dict)
-    # The root causes, counted over every finding of the run (auditor/causes.py).
+    # The root causes, counted over every finding of the run (auditor/engine/root_causes.py).
     causes: list[Cause] = field(default_factory=list)
     # --baseline: matched and stale entries (the baselined findings are left out of every count
     # and of the Parquet rows); --write-baseline: every finding's entry.
@@ -75,6 +75,8 @@ class FleetResult:
     baseline_entries: list[Entry] | None = None
     # Per cluster id: its grades in the earlier runs under --previous, oldest first (grade_history).
     grade_history: dict[str, list[dict]] = field(default_factory=dict)
+    # The documentation of the rules that ran (auditor.registry.rule_docs), for the reports.
+    rule_docs: dict[str, RuleDoc] = field(default_factory=dict)
 
     def failing(self, fail_on: str) -> bool:
         return fails((r["severity"] for r in self.rules), fail_on)
@@ -367,6 +369,7 @@ def _run(
         baseline=outcome,
         baseline_entries=entries,
         grade_history=grade_history(previous, run_date),
+        rule_docs=rule_docs(selected),
     )
 
 
@@ -539,6 +542,7 @@ def audit_result(result: FleetResult) -> AuditResult:
         hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits],
         coverage=result.coverage,
         causes=result.causes,
+        rule_docs=result.rule_docs,
         grades={h["cluster"]: NOT_AUDITED for h in result.hits}
         | {
             c["name"]: {

@@ -244,7 +244,7 @@ def partition_state(tables: Tables):
     short ISR, offline replicas, or fewer replicas than min.insync.replicas + 1; with the
     effective min.insync.replicas and where it comes from. DataFrame only."""
     from checks._api import F, join
-    from checks._transforms import topic_settings
+    from checks.transforms import topic_settings
 
     settings = topic_settings(tables).select(
         "cluster_id", "topic", "min_insync_replicas", "min_insync_replicas_source"

@@ -35,6 +35,7 @@ from typing import Any
 from auditor.declarations import Declaration, Param, declared_in
 from auditor.declarations import rule as declare
 from auditor.errors import AuditorError, UsageError
+from auditor.findings import RuleDoc
 from auditor.severity import SEVERITIES
 
 ENTRY_POINT_GROUP = "kafka_auditor.rules"
@@ -247,7 +248,7 @@ def load_rules() -> dict[str, Rule]:
 
 def rule_sources() -> list[Path]:
     """The source files that define the registered rules' plans: the whole top-level package
-    of each rule module (helpers such as checks/_transforms.py shape the SQL too), or the
+    of each rule module (helpers such as checks/transforms.py shape the SQL too), or the
     module's file when it has no package. The compiled-plan cache hashes them
     (auditor/engine/plans.py): the engine gets them from here rather than importing checks."""
     import sys
@@ -261,6 +262,14 @@ def rule_sources() -> list[Path]:
         else:
             sources.add(Path(top.__file__))
     return sorted(sources)
+
+
+def rule_docs(rules) -> dict[str, RuleDoc]:
+    """The documentation of these rules, by code: what a result carries of the rules that ran."""
+    return {
+        r.code: RuleDoc(r.code, r.name, r.severity, r.category, r.scope, r.summary, r.why, r.remediation, r.example)
+        for r in rules
+    }
 
 
 def resolve(ref: str, where: str = "config") -> list[Rule]:

@@ -125,7 +125,7 @@ NEWEST_RELEASE: str = kafka_configs.versions()[-1]
 
 
 def version_number(version: str) -> int:
-    """'3.8.0' -> 3008000, '0.10.2.1' -> 10002: encoded like checks._transforms.version_key
+    """'3.8.0' -> 3008000, '0.10.2.1' -> 10002: encoded like checks.transforms.version_key
     (major * 10^6 + minor * 10^3 + patch; a fourth part is dropped)."""
     parts = (kafka_configs.parse_version(version) or (0,)) + (0, 0)
     return parts[0] * 1_000_000 + parts[1] * 1000 + parts[2]
@@ -140,7 +140,7 @@ def _sortable(version: str | None) -> str | None:
 def range_rows() -> list[dict]:
     """The releases knowing each key, as rows: scope, key, since, removed (release strings,
     removed null while the newest release has it) and since_v, removed_v (the same encoded like
-    checks._transforms.version_key) and since_s, removed_s (``_sortable``). One row per range
+    checks.transforms.version_key) and since_s, removed_s (``_sortable``). One row per range
     of consecutive releases (a key removed and added back has several); since null: every
     release."""
     out = []

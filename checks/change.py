@@ -10,7 +10,7 @@ replaced rows with the dynamic layers give the configuration the broker runs *no
 
 from auditor.declarations import Param, lint_rule, rule
 from checks._api import F, Window, emit, ev, join, rows_frame, text
-from checks._transforms import broker_settings, try_int
+from checks.transforms import broker_settings, try_int
 
 REPLACED = "REPLACED_STATIC_BROKER_CONFIG"
 

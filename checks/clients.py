@@ -2,7 +2,7 @@
 
 from auditor.declarations import Param, rule
 from checks._api import F, emit, ev, text
-from checks._transforms import int_list, rdkafka_version_key, version_key, version_number
+from checks.transforms import int_list, rdkafka_version_key, version_key, version_number
 
 # Client names whose versions follow Apache Kafka's own numbering (the Java client) or
 # librdkafka's (librdkafka and Confluent's wrappers, which release in step with it).

@@ -2,7 +2,7 @@
 
 from auditor.declarations import Param, rule
 from checks._api import F, Window, emit, ev, join, text
-from checks._transforms import (
+from checks.transforms import (
     broker_counts,
     cluster_brokers,
     degraded_partitions,

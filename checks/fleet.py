@@ -4,7 +4,7 @@ by cluster_id."""
 
 from auditor.declarations import Param, rule
 from checks._api import F, Window, emit, ev, join, text
-from checks._transforms import cluster_settings, topic_durability, with_version_number
+from checks.transforms import cluster_settings, topic_durability, with_version_number
 
 FLEET_COMPARED_KEYS = (
     "min.insync.replicas",

@@ -9,7 +9,7 @@ definitions of every release, ``auditor/data/kafka_configs.json``), loaded as Da
 import checks._kafka_keys as kafka_keys
 from auditor.declarations import Param, rule
 from checks._api import F, Window, emit, ev, join, rows_frame, text
-from checks._transforms import (
+from checks.transforms import (
     SOURCE_NAMES,
     broker_settings,
     cluster_settings,

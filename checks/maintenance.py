@@ -24,7 +24,7 @@ The scope is "maintenance": `kafka-audit check` does not run these rules, `prefl
 
 from auditor.declarations import Param, rule
 from checks._api import F, Window, emit, ev, join, text
-from checks._transforms import partition_name, registered_as, topic_settings
+from checks.transforms import partition_name, registered_as, topic_settings
 
 COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
 _MAX_LISTED = Param(

@@ -1,13 +1,13 @@
 """DSK: storage and JBOD (one failed disk of a JBOD broker took old sarama clients down for hours).
 
 Log directories come from DescribeLogDirs (the ``log_dirs`` table), the brokers table and
-the effective log.dirs setting, merged per broker by ``broker_log_dirs`` in _transforms.
+the effective log.dirs setting, merged per broker by ``broker_log_dirs`` in checks/transforms.py.
 A log directory is named "<broker id>:<path>" (resource type ``log_dir``).
 """
 
 from auditor.declarations import Param, rule
 from checks._api import F, emit, ev, join, text
-from checks._transforms import (
+from checks.transforms import (
     broker_log_dirs,
     failed_log_dir,
     topic_replication,

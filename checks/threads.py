@@ -6,7 +6,7 @@ queue settings, the broker's cores, its log directory count and its request metr
 
 from auditor.declarations import Param, rule
 from checks._api import F, emit, ev, text
-from checks._transforms import broker_log_dirs, broker_settings, try_double
+from checks.transforms import broker_log_dirs, broker_settings, try_double
 
 NETWORK, IO, QUEUE = "num.network.threads", "num.io.threads", "queued.max.requests"
 CONNECTIONS = "connection_count"

@@ -101,6 +101,23 @@ def test_no_import_cycle_in_auditor_and_checks():
     assert cycles(import_graph()) == []
 
 
+# The shared transforms are the rules' public library: the engine's root-cause stage reads them
+# (as the rules do), never a rule module.
+SHARED_TRANSFORMS = {"checks.transforms", "checks._api", "checks._defaults", "checks._kafka_keys"}
+
+
+def reached(graph: dict[str, set[str]], module: str) -> set[str]:
+    """Every module ``module`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for target in graph.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
 def test_rules_and_engine_do_not_import_the_registry_or_the_checks():
     """The one-way direction: rule modules import declarations, never the registry; the engine
     never imports a rule module (it gets the rule sources from the registry)."""
@@ -109,4 +126,27 @@ def test_rules_and_engine_do_not_import_the_registry_or_the_checks():
         if module.startswith("checks"):
             assert "auditor.registry" not in targets, module
         if module.startswith("auditor.engine"):
-            assert not {t for t in targets if t.startswith("checks")}, module
+            assert not {t for t in targets if t.startswith("checks")} - SHARED_TRANSFORMS, module
+
+
+def test_findings_and_reports_never_reach_the_engine_or_the_rules():
+    """Data flows down: collectors -> snapshot -> engine/checks -> findings -> render. The
+    result types and the renderers are read by every layer above them, so importing them must
+    not load the engine, the rules, the collectors or a command."""
+    graph = import_graph()
+    above = (
+        "auditor.engine",
+        "checks",
+        "auditor.registry",
+        "auditor.collectors",
+        "auditor.cli",
+        "auditor.commands",
+        "auditor.lint",
+        "auditor.preflight",
+        "auditor.fleet",
+        "auditor.inventory",
+    )
+    for module in graph:
+        if module.startswith(("auditor.findings", "auditor.causes", "auditor.render")):
+            upward = sorted(t for t in reached(graph, module) if t.startswith(above))
+            assert not upward, f"{module} reaches {upward}"

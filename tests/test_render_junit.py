@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from auditor.findings import AuditResult
-from auditor.registry import load_rules
+from auditor.registry import load_rules, rule_docs
 from auditor.render.junit_render import render
 from tests.test_render_support import PAYLOADS, hostile_result, make_finding, sample_fleet_result
 
@@ -47,6 +47,7 @@ def test_explicit_rules_row_limit_and_incomplete_clusters():
         findings=findings,
         clusters=[{"id": "p", "name": "payments-msk"}, {"id": "q", "name": "quiet"}],
         incomplete=[{"cluster": "quiet", "source": "admin", "target": "b:9092", "message": "auth failed"}],
+        rule_docs=rule_docs(load_rules()[c] for c in ("REP002", "REP003")),
     )
     root = ET.fromstring(render(result, rules=["REP002", "REP003"], max_rows=2))
     suites = {s.get("name"): s for s in root.findall("testsuite")}

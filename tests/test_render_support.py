@@ -43,6 +43,7 @@ def sample_fleet_result() -> AuditResult:
         engine=base.engine,
         exempted=base.exempted,
         notes=list(base.notes),
+        rule_docs=dict(base.rule_docs),
     )
 
 

@@ -22,7 +22,7 @@ from tests.conftest import SAMPLE_FLEET
 PLUGIN = '''
 from auditor.declarations import rule
 from checks._api import F, emit, ev, text
-from checks._transforms import topic_settings
+from checks.transforms import topic_settings
 
 
 @rule("XMP001", "topic-count-demo", "info", category="demo", uses=(topic_settings,))

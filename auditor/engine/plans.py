@@ -59,7 +59,7 @@ SHAPING_MODULES = (
     "auditor/registry.py",
     "auditor/declarations.py",
     "auditor/frames.py",
-    "auditor/causes.py",
+    "auditor/engine/root_causes.py",
     "auditor/preflight.py",
     "auditor/preflight_plan.py",
 )

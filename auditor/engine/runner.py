@@ -13,15 +13,15 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-from auditor import causes
 from auditor.config import AuditConfig
+from auditor.engine import root_causes
 from auditor.engine.base import Engine
 from auditor.engine.tables import VIEW_PREFIX, Tables
 from auditor.errors import AuditorError, SnapshotError
 from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
 from auditor.frames import F, join
 from auditor.progress import NO_PROGRESS, Progress
-from auditor.registry import Rule
+from auditor.registry import Rule, rule_docs
 from auditor.snapshot.io import SnapshotRef
 
 FINDINGS_SQL_COLUMNS = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
@@ -95,7 +95,7 @@ def findings_table(
 ) -> str:
     """Run the rules; returns the engine table of every finding, with cluster names, the
     fingerprint, ``exempted_by`` (the reason of the first matching exemption, or null) and
-    ``cause`` (the id of the root cause that explains it, or null: auditor/causes.py).
+    ``cause`` (the id of the root cause that explains it, or null: auditor/engine/root_causes.py).
     The one place exemptions are matched, for check, fleet, lint and preflight alike; their
     patterns are in the dialect both engines read alike (auditor/exemptions.py). The final stage goes through the plan cache too: its plan depends only on the
     active exemptions. It is a view (read once, by `check`) unless
@@ -109,7 +109,7 @@ def findings_table(
     if tables.engine.rules_per_table is not None:
         # Every rule's findings are a table now: the shared transforms are read by the root
         # causes at most (their memory is the stages' after this, at 10M partitions).
-        tables.release(keep=causes.READS)
+        tables.release(keep=root_causes.READS)
     progress.stage("findings")
     columns = FINDINGS_SQL_COLUMNS
     union = " UNION ALL ".join(f"SELECT {columns} FROM {name}" for name in compiled)
@@ -123,7 +123,7 @@ def findings_table(
         "findings_final", lambda: _final_stage(tables, active), params=key, inputs={"findings_all": union}
     )
     # read once, by the stage that adds `cause`
-    return causes.attach(tables, final, [r.code for r in rules], reuse=materialize)
+    return root_causes.attach(tables, final, [r.code for r in rules], reuse=materialize)
 
 
 def _final_stage(tables: Tables, active):
@@ -242,4 +242,5 @@ def run_audit(
         exempted=exempted,
         notes=notes,
         coverage=coverage.compute(refs, rules),
+        rule_docs=rule_docs(rules),
     )

@@ -204,7 +204,7 @@ def run_lint(
 ) -> AuditResult:
     from auditor.engine.runner import incomplete_sources
     from auditor.engine.tables import Tables
-    from auditor.registry import load_rules
+    from auditor.registry import load_rules, rule_docs
 
     cfg = config or AuditConfig()
     rules = load_rules()
@@ -346,6 +346,7 @@ def run_lint(
         engine="duckdb",
         exempted=len(exempted),
         notes=notes,
+        rule_docs=rule_docs(r for r in selected if r.code in wanted or r.produced_by == "lint"),
     )
     result.files = list(inputs.files)  # for the text report
     result.skipped = list(inputs.skipped)

@@ -383,6 +383,49 @@ def broker_counts(t):
     )
 
 
+def replica_placement(t):
+    """Partitions placed worse than their cluster allows, in clusters whose brokers were
+    collected: ``rack_short`` (fewer distinct racks than min(replicas, racks in the
+    cluster), in clusters with more than one rack; a replica on a broker of unknown rack
+    counts as a rack of its own) or ``unregistered`` > 0 (replicas on broker ids that are
+    not registered). Other partitions are left out: REP007 and REP008 report no others.
+
+    Judged per distinct replica list of a cluster, not per partition: assignments repeat a
+    few patterns (5,265 distinct lists over a 10M-partition fleet), so the per-replica
+    rack lookups run on thousands of rows, and the partitions are then matched against
+    the few bad lists."""
+    brokers = F.transform(F.col("replicas"), lambda r: F.element_at(F.col("registered"), r))
+    racks = F.transform(brokers, lambda b: b.getField("rack"))
+    parts = t.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
+        "cluster_id", "topic", "partition", "replicas"
+    )
+    lists = (
+        t.derived(replica_lists)
+        .where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
+        .select("cluster_id", "replicas")
+    )
+    judged = join(
+        lists, cluster_brokers(t).select("cluster_id", "rack_count", "registered"), "cluster_id"
+    ).select(
+        "cluster_id",
+        "replicas",
+        "rack_count",
+        F.size("replicas").alias("rf"),
+        F.size(F.array_distinct(F.array_compact(racks))).alias("racks_used"),
+        (F.size("replicas") - F.size(F.array_compact(racks))).alias("unknown_rack"),
+        (F.size(F.array_compact(F.col("replicas"))) - F.size(F.array_compact(brokers))).alias("unregistered"),
+    )
+    rack_short = (F.col("rack_count") > 1) & (
+        F.col("racks_used") + F.col("unknown_rack") < F.least(F.col("rf"), F.col("rack_count"))
+    )
+    bad = judged.withColumn("rack_short", rack_short).where(F.col("rack_short") | (F.col("unregistered") > 0))
+    # A semi join first: its hash table holds the few bad lists, never the partitions. On
+    # Spark the bad lists are broadcast (the hint; DuckDB has none): planned from the size of
+    # the partitions scan they came from, they would be joined by shuffling every partition.
+    keys = ["cluster_id", "replicas"]
+    return join(join(parts, F.broadcast(bad.select(*keys)), keys, "left_semi"), F.broadcast(bad), keys)
+
+
 def int_list(col):
     """'[1,2,3]'-style text of an int array, for messages (identical on both engines)."""
     return F.concat(
