@@ -19,6 +19,10 @@ from auditor.severity import FAIL_ON, SEVERITIES, SEVERITY_RANK, WORST_FIRST, fa
 # What a check returns (CHECK_COLUMNS) and what the runner adds to it.
 CHECK_COLUMNS = ("cluster_id", "resource_type", "resource_name", "message", "evidence")
 
+# A result note that is a warning (a file nothing was recognised in, a topic defined differently
+# in two files) starts with this; the text reports print it as is, the other notes after "note: ".
+WARNING_PREFIX = "warning: "
+
 
 def fingerprint(rule: str, cluster: str, resource_type: str, resource_name: str) -> str:
     """Reference implementation of the fingerprint the engine computes (sha256, 32 hex)."""

@@ -267,7 +267,9 @@ def rule_sources() -> list[Path]:
 def rule_docs(rules) -> dict[str, RuleDoc]:
     """The documentation of these rules, by code: what a result carries of the rules that ran."""
     return {
-        r.code: RuleDoc(r.code, r.name, r.severity, r.category, r.scope, r.summary, r.why, r.remediation, r.example)
+        r.code: RuleDoc(
+            r.code, r.name, r.severity, r.category, r.scope, r.summary, r.why, r.remediation, r.example
+        )
         for r in rules
     }
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from auditor.escape import neutralise, no_mentions
 from auditor.findings import AuditResult, Finding
 from auditor.render import markdown_render
-from auditor.render.escape import neutralise, no_mentions
 from auditor.snapshot.io import Manifest, read_manifest, write_snapshot
 from tests.conftest import ROOT, cluster_dir
 

@@ -542,7 +542,7 @@ def _run_date(value: str | None) -> str | None:
 
 def _say(message: str) -> None:
     """One line on stderr; file, cluster and host names in it may hold control characters."""
-    from auditor.render.escape import neutralise
+    from auditor.escape import neutralise
 
     typer.echo(f"kafka-audit: {neutralise(message)}", err=True)
 
@@ -845,8 +845,8 @@ def _collect_inventory(
 
     from auditor.cli.progress import wanted
     from auditor.collectors.fleet_collect import collect_fleet
+    from auditor.escape import neutralise
     from auditor.inventory import load_inventory, parse_selector
-    from auditor.render.escape import neutralise
 
     if not 1 <= parallel <= 256:
         raise UsageError(f"collect: --parallel must be between 1 and 256, not {parallel}")
@@ -1185,7 +1185,7 @@ def rules_explain(
 
 def main() -> None:
     """Console entry point: one-line errors with the right exit code, never a traceback for bad input."""
-    from auditor.render.escape import neutralise
+    from auditor.escape import neutralise
 
     try:
         # standalone_mode=False: click returns the exit code instead of exiting itself.

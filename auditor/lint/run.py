@@ -30,7 +30,7 @@ from auditor.baseline import Baseline
 from auditor.baseline import apply as apply_baseline
 from auditor.config import AuditConfig
 from auditor.engine.duckdb_engine import DuckDBEngine
-from auditor.findings import AuditResult, Finding, fingerprint
+from auditor.findings import WARNING_PREFIX, AuditResult, Finding, fingerprint
 from auditor.lint.change_tables import against_tables, expand_templates, lint_manifest, proposed_tables
 from auditor.lint.inputs import (
     LintInputError,
@@ -40,7 +40,6 @@ from auditor.lint.inputs import (
     definition_variants,
     read_inputs,
 )
-from auditor.render.lint_text import WARNING_PREFIX
 from auditor.snapshot.io import SnapshotRef, open_snapshot
 from auditor.snapshot.schema import TABLES
 

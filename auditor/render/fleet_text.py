@@ -5,8 +5,8 @@ that fired with their first findings, the week-over-week diff. Grades come with 
 from __future__ import annotations
 
 from auditor import coverage
+from auditor.escape import neutralise, neutralise_lines
 from auditor.findings import Finding
-from auditor.render.escape import neutralise, neutralise_lines
 from auditor.render.text_render import counts_line, shorten
 
 

@@ -11,9 +11,8 @@ file (check, fleet) have no ``file`` property: GitHub shows them on the run's su
 
 from __future__ import annotations
 
-from auditor.findings import AuditResult
-from auditor.render.escape import neutralise
-from auditor.render.lint_text import WARNING_PREFIX
+from auditor.escape import neutralise
+from auditor.findings import WARNING_PREFIX, AuditResult
 
 COMMAND = {"critical": "error", "error": "error", "warning": "warning", "info": "notice"}
 

@@ -2,18 +2,13 @@
 definition recognised``, topics defined differently in two files), then one
 ``file:line: SEVERITY CODE name: message`` line per finding, in file and line order (what
 editors and CI logs link to), then a summary and the notes (files skipped, and why).
-Control characters in names are shown escaped (``\\x1b``): see auditor/render/escape.py."""
+Control characters in names are shown escaped (``\\x1b``): see auditor/escape.py."""
 
 from __future__ import annotations
 
-from auditor.findings import AuditResult
-from auditor.render.escape import neutralise_lines
+from auditor.escape import neutralise_lines
+from auditor.findings import WARNING_PREFIX, AuditResult
 from auditor.render.text_render import MARK, counts_line
-
-# A note that is a warning (a file nothing was recognised in, a topic defined differently in
-# two files) starts with this (auditor/lint/run.py writes them); it is printed as is, the
-# other notes after "note: ".
-WARNING_PREFIX = "warning: "
 
 
 def render(result: AuditResult) -> str:

@@ -7,7 +7,7 @@ named on one line), then findings grouped by severity, worst first: one collapsi
 Every value taken from a snapshot (cluster and resource names, messages) is escaped: ``|``
 and backticks and the other Markdown punctuation get a backslash, ``<``, ``>`` and ``&``
 become entities, line breaks become spaces, so a value can neither break a table nor
-inject markup; other control characters are shown as ``\\xNN`` (auditor/render/escape.py)
+inject markup; other control characters are shown as ``\\xNN`` (auditor/escape.py)
 and ``@name`` / ``@org/team`` get a zero-width space after the ``@`` (``@&#8203;org/team``)
 so that the comment pings nobody. Rule documentation is ours and is kept as Markdown.
 
@@ -26,8 +26,8 @@ from collections import Counter, defaultdict
 
 from auditor import coverage
 from auditor.causes import headline
+from auditor.escape import neutralise, no_mentions
 from auditor.findings import SEVERITIES, SEVERITY_RANK, WORST_FIRST, AuditResult, Finding
-from auditor.render.escape import neutralise, no_mentions
 
 DEFAULT_MAX_ROWS = 10
 DEFAULT_MAX_CHARS = 60000

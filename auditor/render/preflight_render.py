@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import json
 
+from auditor.escape import neutralise, neutralise_lines
 from auditor.render import json_render
-from auditor.render.escape import neutralise, neutralise_lines
 from auditor.render.text_render import MARK, counts_line
 
 FORMATS = ("text", "json", "html")

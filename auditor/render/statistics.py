@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+from auditor.escape import neutralise_lines
 from auditor.findings import SEVERITY_RANK
-from auditor.render.escape import neutralise_lines
 
 
 def per_rule(counts) -> list[dict]:

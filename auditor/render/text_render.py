@@ -1,7 +1,7 @@
 """Plain text for terminals and CI logs: findings grouped by cluster, worst first.
 
 Control characters in names and messages are shown escaped (``\\x1b``), never sent raw:
-see auditor/render/escape.py."""
+see auditor/escape.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from itertools import groupby
 
 from auditor import coverage
 from auditor.causes import headline
+from auditor.escape import neutralise_lines
 from auditor.findings import SEVERITY_RANK, WORST_FIRST, AuditResult
-from auditor.render.escape import neutralise_lines
 
 
 def shorten(text: str, width: int = 160) -> str:
