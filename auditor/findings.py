@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from auditor.causes import Cause, from_findings
 from auditor.severity import FAIL_ON, SEVERITIES, SEVERITY_RANK, WORST_FIRST, fails  # noqa: F401  (re-exported)
@@ -149,6 +150,11 @@ class AuditResult:
     # (auditor/causes.py). Given by the fleet job (counted over every finding, not the
     # sample in ``findings``); derived from the findings otherwise.
     causes: list[Cause] | None = None
+    # --baseline: the entries matched and stale (auditor/baseline.py Outcome), for the reports.
+    baseline: Any = None
+    # lint: the files read and those skipped, for its text report.
+    files: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
     def __post_init__(self):
         self.findings.sort(key=lambda f: f.sort_key)

@@ -3,7 +3,7 @@
     python bench/bench_profile.py bench/data/fleet-1M --engine duckdb [--explain 3]
     python bench/bench_profile.py bench/data/fleet-1M --engine spark --master 'local[2]' [--conf KEY=VALUE]
 
-Runs auditor.fleet.run_fleet (what `kafka-audit fleet` runs) with the engine's ``create`` wrapped
+Runs auditor.commands.fleet.run_fleet (what `kafka-audit fleet` runs) with the engine's ``create`` wrapped
 to time every table it materialises (each rule's findings, each shared transform ``derived_*``,
 the fleet findings), plus load, write and summary phases, and (Spark) the JVM's CPU time.
 Prints the tables by time, the sum, and the rest. With --explain N or --explain-table NAME
@@ -74,7 +74,7 @@ def main() -> None:
     t_start = time.perf_counter()
     from auditor.config import find_config
     from auditor.engine import open_engine
-    from auditor.fleet import run_fleet
+    from auditor.commands.fleet import run_fleet
 
     t_import = time.perf_counter() - t_start
     timings: list[tuple[float, str, str]] = []

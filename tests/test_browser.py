@@ -264,11 +264,11 @@ def screenshot(page: str, tmp_path: Path, name: str, width: int, height: int) ->
 def pages(tmp_path_factory):
     """The three reports: one cluster (check), the fleet job after an earlier run (grade
     trend), and preflight, from the sample snapshots on DuckDB."""
+    from auditor.commands.fleet import audit_result, run_fleet, write_summary
+    from auditor.commands.preflight import run_preflight
     from auditor.config import AuditConfig
     from auditor.engine import open_engine
     from auditor.engine.runner import run_audit
-    from auditor.fleet import audit_result, run_fleet, write_summary
-    from auditor.preflight import run_preflight
     from auditor.render import preflight_render
     from auditor.snapshot.io import open_snapshot
     from tests.conftest import SAMPLE_FLEET, cluster_dir

@@ -9,10 +9,10 @@ import json
 import jsonschema
 import pytest
 
+from auditor.commands.fleet import run_fleet, summary_json
 from auditor.config import AuditConfig
 from auditor.engine import open_engine
 from auditor.engine.runner import run_audit
-from auditor.fleet import run_fleet, summary_json
 from auditor.render import json_render, markdown_render, text_render
 from auditor.snapshot.io import Manifest, open_snapshot, write_snapshot
 from tests.conftest import ROOT, SAMPLE_FLEET, cluster_dir

@@ -486,7 +486,7 @@ def test_config_entry_row_maps_sources():
 
 # --- progress display --------------------------------------------------------------------------
 def test_progress_display_is_a_callback(monkeypatch):
-    from auditor.cli import progress as prog
+    from auditor import progress as prog
 
     class Rec:
         def __init__(self):

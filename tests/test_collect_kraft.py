@@ -24,6 +24,7 @@ import pytest
 
 from auditor.collectors import kraft
 from auditor.collectors.files import collect_broker_configs
+from auditor.sources import Sources
 from tests import tansu
 from tests.conftest import real_input
 
@@ -392,8 +393,7 @@ def test_kraft_rules_fire_on_a_collected_snapshot(served, broker, monkeypatch, t
     )
     monkeypatch.setattr(kraft, "make_admin", lambda config, timeout: client)
     manifest, tables = collect(
-        bootstrap_servers=broker.bootstrap,
-        timeout=5,
+        Sources(bootstrap_servers=broker.bootstrap, timeout=5),
         cluster={"environment": "prod", "kafka_version": "3.9.0"},
     )
     assert not [e for e in manifest.errors if e["source"] == "kraft"], manifest.errors
@@ -604,7 +604,7 @@ def test_raft_metrics_give_the_controller_when_describe_quorum_gave_none(tmp_pat
         f = tmp_path / f"n{node}.prom"
         f.write_text(text.format(leader=f"{leader}.0", epoch=f"{epoch}.0"))
         files.append(f"broker_id={node}:{f}")
-    manifest, tables = collect(metrics=files)
+    manifest, tables = collect(Sources(metrics=tuple(files)))
     assert manifest.errors == []
     assert tables["controller"] == [
         {
@@ -624,5 +624,5 @@ def test_raft_metrics_give_the_controller_when_describe_quorum_gave_none(tmp_pat
     } <= names
     f = tmp_path / "none.prom"
     f.write_text(RAFT_DEFAULT.format(leader="-1.0", epoch="8.0"))
-    _m, no_leader = collect(metrics=[f"broker_id=3003:{f}"])
+    _m, no_leader = collect(Sources(metrics=tuple([f"broker_id=3003:{f}"])))
     assert no_leader["controller"][0]["controller_id"] == -1  # CTL001: the quorum has no leader

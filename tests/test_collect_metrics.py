@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from auditor.collectors.metrics import RANGES, collect_metrics, parse_metrics, split_hint
 from auditor.snapshot.schema import METRICS
+from auditor.sources import Sources
 
 # What the MSK open-monitoring JMX exporter (port 11001) serves: jmx_exporter default naming,
 # mixed case, trailing ",}" and untyped.
@@ -520,7 +521,8 @@ def test_ambiguous_or_unknown_host_fails_with_the_accepted_forms():
 
 def test_collect_hands_registered_and_advertised_hosts_to_metrics(tmp_path):
     from auditor.collectors._common import CollectResult
-    from auditor.collectors.collect import broker_hosts, collect
+    from auditor.collectors.collect import collect
+    from auditor.collectors.metrics import broker_hosts
 
     conf = tmp_path / "conf"
     conf.mkdir()
@@ -545,7 +547,8 @@ def test_collect_hands_registered_and_advertised_hosts_to_metrics(tmp_path):
         f'{_QUEUE}{{instance="kafka-2.corp:7071"}} 21\n{_QUEUE}{{instance="kafka-7.corp:7071"}} 27\n'
     )
     manifest, tables = collect(
-        broker_configs=[str(conf)], metrics=[str(fed)], extra=[registry], cluster_name="c"
+        Sources(broker_configs=tuple([str(conf)]), metrics=tuple([str(fed)]), cluster_name="c"),
+        extra=[registry],
     )
     assert manifest.errors == []
     assert sorted((m["broker_id"], m["value"]) for m in tables["metrics"]) == [(2, 21.0), (7, 27.0)]

@@ -11,6 +11,8 @@ real retry handler, with its backoff, runs; Stubber answers before that handler.
 
 from __future__ import annotations
 
+from auditor.sources import Sources
+
 import datetime as dt
 import json
 
@@ -605,7 +607,7 @@ def test_rules_fire_on_a_snapshot_collected_from_msk_alone(monkeypatch, tmp_path
     )
     monkeypatch.setattr("auditor.collectors.metrics._fetch_url", _scrapes(fetched))
     out = tmp_path / "snap"
-    manifest, tables = collect_snapshot(out, "jsonl", msk_cluster_arn=ARN)
+    manifest, tables = collect_snapshot(out, "jsonl", Sources(msk_cluster_arn=ARN))
     assert manifest.errors == [], manifest.errors
     assert seen == {"bootstrap": BOOTSTRAP["BootstrapBrokerStringTls"], "protocol": "SSL"}
     assert len(fetched) == 6
@@ -670,7 +672,7 @@ def test_cli_rejects_a_region_that_is_not_the_arns(capsys, tmp_path):
 
 
 def test_inventory_entry_and_discovery_block(tmp_path):
-    from auditor.inventory import InventoryError, load_inventory
+    from auditor.collectors.inventory import InventoryError, load_inventory
 
     inv = tmp_path / "fleet.yaml"
     inv.write_text(

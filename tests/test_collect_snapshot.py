@@ -8,6 +8,7 @@ import sys
 
 from auditor.collectors.collect import collect
 from auditor.snapshot.io import open_snapshot, write_snapshot
+from auditor.sources import Sources
 from tests.conftest import ROOT
 from tests.test_collect_metrics import MSK_TEXT, NODE_TEXT
 
@@ -30,9 +31,11 @@ def _write_fixture(tmp_path):
 def test_collect_files_and_metrics_into_a_valid_snapshot(tmp_path):
     conf, prom, node = _write_fixture(tmp_path)
     manifest, tables = collect(
-        broker_configs=[str(conf)],
-        metrics=[f"broker_id=1:{prom}", f"broker_id=1:{node}"],
-        cluster_name="search-ingest",
+        Sources(
+            broker_configs=tuple([str(conf)]),
+            metrics=tuple([f"broker_id=1:{prom}", f"broker_id=1:{node}"]),
+            cluster_name="search-ingest",
+        ),
         cluster={"kafka_version": "3.7.1", "tier": None},
     )
     assert manifest.errors == []

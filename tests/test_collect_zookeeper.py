@@ -8,6 +8,7 @@ import time
 import pytest
 
 from auditor.collectors.zookeeper import READ_METHODS, collect_zookeeper
+from auditor.sources import Sources
 from tests.zk_server import (
     ZkServer,
     available,
@@ -125,7 +126,7 @@ def test_pending_log_dir_event_fires_dsk001(zk, writer, tmp_path):
     nodes = kafka_layout(topics={"orders": (2, 3)})
     nodes["/log_dir_event_notification/log_dir_event_0000000009"] = {"version": 1, "broker": 2, "event": 1}
     manifest, tables = collect(
-        zookeeper=zk.hosts + load(writer, nodes, "logdir"), cluster_name="logdir", timeout=5
+        Sources(zookeeper=zk.hosts + load(writer, nodes, "logdir"), cluster_name="logdir", timeout=5)
     )
     write_snapshot(tmp_path / "snap", manifest, tables, fmt="jsonl")
     with open_engine("duckdb") as engine:
@@ -313,9 +314,11 @@ def test_collect_then_check_finds_incident_3(zk, writer, tmp_path):
             "num.io.threads=16\n"
         )
     manifest, tables = collect(
-        zookeeper=zk.hosts + load(writer, kafka_layout(), "healthy"),
-        broker_configs=[str(conf)],
-        cluster_name="healthy",
+        Sources(
+            zookeeper=zk.hosts + load(writer, kafka_layout(), "healthy"),
+            broker_configs=tuple([str(conf)]),
+            cluster_name="healthy",
+        ),
         cluster={"kafka_version": "3.6.0"},
     )
     assert manifest.errors == []

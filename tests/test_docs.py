@@ -6,7 +6,7 @@ import filecmp
 import subprocess
 import sys
 
-from auditor.rulesdoc import markdown_reference
+from auditor.commands.rules import markdown_reference
 from tests.conftest import ROOT
 
 

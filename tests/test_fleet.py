@@ -16,9 +16,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from auditor.commands.fleet import run_fleet
 from auditor.config import AuditConfig, parse_config
 from auditor.engine import open_engine
-from auditor.fleet import run_fleet
 from auditor.registry import load_rules
 from tests.conftest import ROOT, SAMPLE_FLEET, cluster_dir
 from tests.rulecases import (

@@ -142,9 +142,9 @@ def test_findings_and_reports_never_reach_the_engine_or_the_rules():
         "auditor.cli",
         "auditor.commands",
         "auditor.lint",
-        "auditor.preflight",
-        "auditor.fleet",
-        "auditor.inventory",
+        "auditor.commands.preflight",
+        "auditor.commands.fleet",
+        "auditor.collectors.inventory",
     )
     for module in graph:
         if module.startswith(("auditor.findings", "auditor.causes", "auditor.render")):

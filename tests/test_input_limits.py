@@ -136,7 +136,7 @@ def test_deep_json_in_against_rows_names_file_and_line(tmp_path):
 
 
 def test_deep_fleet_summary_only_loses_a_point_of_the_chart(tmp_path):
-    from auditor.fleet import FleetResult, run_history
+    from auditor.commands.fleet import FleetResult, run_history
 
     run = tmp_path / "run_date=2026-01-01"
     run.mkdir()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.inventory import InventoryError, load_inventory, parse_selector
+from auditor.collectors.inventory import InventoryError, load_inventory, parse_selector
 from auditor.snapshot.io import Manifest, cluster_dir_name, open_snapshot, parse_manifest
 from tests import tansu
 from tests.conftest import ROOT
@@ -231,9 +231,9 @@ def test_the_collected_root_is_audited_by_fleet_duckdb(fleet):
 @pytest.mark.slow
 @pytest.mark.spark
 def test_the_collected_root_gives_the_same_fleet_on_spark(fleet, spark_engine):
+    from auditor.commands.fleet import run_fleet
     from auditor.config import AuditConfig
     from auditor.engine import open_engine
-    from auditor.fleet import run_fleet
 
     # What this proves is that Spark reads the Parquet snapshots collect writes (the sample
     # fleet is JSON Lines), not the whole catalogue again: the rules that fire on this fleet,
@@ -307,7 +307,7 @@ def test_select_picks_the_right_clusters(tmp_path):
 
 
 def test_selector_terms():
-    from auditor.inventory import ClusterEntry
+    from auditor.collectors.inventory import ClusterEntry
 
     a = ClusterEntry("a", 1, labels={"environment": "prod", "tier": "1"})
     b = ClusterEntry("b", 2, labels={"environment": "staging", "tier": "2", "pci": "yes"})

@@ -135,12 +135,13 @@ def test_renderers_read_the_result_not_the_registry():
             n.startswith(("auditor.grading.cluster_score", "auditor.grading.grade")) for n in imported
         ), path
         assert not any(
-            n.startswith(("auditor.preflight", "auditor.fleet", "auditor.engine")) for n in imported
+            n.startswith(("auditor.commands.preflight", "auditor.commands.fleet", "auditor.engine"))
+            for n in imported
         ), path
 
 
 def test_preflight_plan_and_render_depend_one_way():
-    """auditor.render -> auditor.preflight -> auditor.preflight_plan, never back: the plan is
+    """auditor.render -> auditor.commands.preflight -> auditor.commands.preflight_plan, never back: the plan is
     data, its text and --fix-plan script are rendered under render/."""
 
     def deps(module: str) -> set[str]:
@@ -149,15 +150,17 @@ def test_preflight_plan_and_render_depend_one_way():
 
     render_modules = [f"auditor.render.{p.stem}" for p in (ROOT / "auditor" / "render").glob("*.py")]
     for module in render_modules:
-        assert not any(n.startswith(("auditor.preflight", "auditor.preflight_plan")) for n in deps(module)), (
-            module
-        )
+        assert not any(
+            n.startswith(("auditor.commands.preflight", "auditor.commands.preflight_plan"))
+            for n in deps(module)
+        ), module
     assert not any(
-        n.startswith(("auditor.preflight", "auditor.render")) and not n.startswith("auditor.preflight_plan")
-        for n in deps("auditor.preflight_plan")
+        n.startswith(("auditor.commands.preflight", "auditor.render"))
+        and not n.startswith("auditor.commands.preflight_plan")
+        for n in deps("auditor.commands.preflight_plan")
     )
-    assert not any(n.startswith("auditor.render") for n in deps("auditor.preflight"))
-    assert "auditor.preflight_plan" in deps("auditor.preflight")
+    assert not any(n.startswith("auditor.render") for n in deps("auditor.commands.preflight"))
+    assert "auditor.commands.preflight_plan" in deps("auditor.commands.preflight")
 
 
 @pytest.mark.spark

@@ -10,10 +10,10 @@ import sys
 import jsonschema
 import pytest
 
+from auditor.commands.preflight import run_preflight
 from auditor.config import AuditConfig
 from auditor.engine import open_engine
 from auditor.errors import UsageError
-from auditor.preflight import run_preflight
 from auditor.render.preflight_render import render
 from auditor.snapshot.io import Manifest, open_snapshot, write_snapshot
 from tests.conftest import ROOT, cluster_dir

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from auditor.preflight_plan import apply_plan
+from auditor.commands.preflight_plan import apply_plan
 from auditor.render.preflight_render import fix_plan_file, render
 from auditor.snapshot.io import open_snapshot
 from tests.conftest import cluster_dir

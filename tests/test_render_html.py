@@ -235,7 +235,7 @@ def _fleet_result(tmp_path, history: dict[str, str | None]):
     tmp_path: run date -> grade of a (None: a damaged summary)."""
     import json
 
-    from auditor.fleet import FleetResult, grade_history
+    from auditor.commands.fleet import FleetResult, grade_history
 
     for day, grade_of_a in history.items():
         run = tmp_path / f"run_date={day}"
@@ -266,7 +266,7 @@ def _fleet_result(tmp_path, history: dict[str, str | None]):
 
 
 def test_fleet_page_shows_each_clusters_grades_of_the_last_runs(tmp_path):
-    from auditor.fleet import GRADE_HISTORY_RUNS, audit_result
+    from auditor.commands.fleet import GRADE_HISTORY_RUNS, audit_result
 
     grades = "FDCBAFDCB"
     days = {f"2026-09-{i + 10:02d}": g for i, g in enumerate(grades)}
@@ -286,7 +286,7 @@ def test_fleet_page_shows_each_clusters_grades_of_the_last_runs(tmp_path):
 
 
 def test_first_fleet_run_says_so(tmp_path):
-    from auditor.fleet import audit_result
+    from auditor.commands.fleet import audit_result
 
     page = render(audit_result(_fleet_result(tmp_path, {})))
     assert "<th>trend</th>" in page and text_of(section(page, "clusters")).count("first run") == 2

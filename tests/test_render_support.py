@@ -160,7 +160,7 @@ def _cli(*args):
 
 
 def test_every_report_format_is_wired_into_the_cli():
-    from auditor.cli.main import OutputFormat
+    from auditor.cli.options import OutputFormat
     from auditor.render import FORMATS, render
 
     assert (

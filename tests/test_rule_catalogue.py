@@ -10,12 +10,12 @@ import textwrap
 import pytest
 
 from auditor import registry
+from auditor.commands.rules import render_list
 from auditor.config import AuditConfig
 from auditor.engine.duckdb_engine import DuckDBEngine
 from auditor.engine.runner import compile_rules, run_audit
 from auditor.errors import AuditorError
 from auditor.registry import ENTRY_POINT_GROUP, load_rules, rule_sources
-from auditor.rulesdoc import render_list
 from auditor.snapshot.io import discover, open_snapshot
 from tests.conftest import SAMPLE_FLEET
 

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from auditor.collectors.collect import collect
+from auditor.sources import Sources
 from tests.conftest import ROOT, cluster_dir
 
 SOURCES = ROOT / "sample_configs" / "sources"
@@ -37,7 +38,9 @@ def _snapshot(name):
 
 def _collect(name):
     d = SOURCES / name
-    manifest, tables = collect(broker_configs=[str(d)], metrics=[str(d / "metrics.prom")], cluster_name=name)
+    manifest, tables = collect(
+        Sources(broker_configs=tuple([str(d)]), metrics=tuple([str(d / "metrics.prom")]), cluster_name=name)
+    )
     assert manifest.errors == []
     return tables
 
@@ -94,11 +97,13 @@ def test_zookeeper_dump_collects_into_the_snapshot(name, zk, writer):
     d = SOURCES / name
     chroot = load_dump(writer, d / "zookeeper.json", chroot=f"/sample-{name}")
     manifest, got = collect(
-        zookeeper=zk.hosts + chroot,
-        broker_configs=[str(d)],
-        metrics=[str(d / "metrics.prom")],
-        cluster_name=name,
-        timeout=10,
+        Sources(
+            zookeeper=zk.hosts + chroot,
+            broker_configs=tuple([str(d)]),
+            metrics=tuple([str(d / "metrics.prom")]),
+            cluster_name=name,
+            timeout=10,
+        )
     )
     assert manifest.errors == []
     snap = cluster_dir(name)

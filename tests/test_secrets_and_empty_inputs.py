@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from auditor.sources import Sources
 from tests.conftest import ROOT
 
 # Keys Kafka has no type for (plugins, vendors, login modules): Kafka's DescribeConfigs
@@ -73,7 +74,7 @@ def test_plugin_secrets_in_zookeeper_dynamic_configs_are_masked(zk, writer, tmp_
     chroot = f"/secrets-{next(_chroots)}"
     writer.create(chroot)
     write_layout(writer, {chroot + path: value for path, value in nodes.items()})
-    manifest, tables = collect(zookeeper=zk.hosts + chroot, cluster_name="secrets", timeout=5)
+    manifest, tables = collect(Sources(zookeeper=zk.hosts + chroot, cluster_name="secrets", timeout=5))
     write_snapshot(tmp_path / "snap", manifest, tables, fmt="jsonl")
     written = _all_text(tmp_path / "snap")
     for secret in [*PLUGIN_SECRETS.values(), "bob:default-pass-1b"]:

@@ -425,8 +425,8 @@ def test_an_empty_manifest_without_sources_is_at_least_a_warning(tmp_path):
 
 @pytest.mark.spark
 def test_fleet_out_with_over_long_cluster_names_on_spark(tmp_path, spark_engine):
+    from auditor.commands.fleet import run_fleet
     from auditor.config import AuditConfig
-    from auditor.fleet import run_fleet
 
     fleet = tmp_path / "fleet"
     for name in ("inventory-prod", "payments-msk", "search-ingest"):

@@ -16,6 +16,7 @@ import pytest
 
 import auditor.collectors.zookeeper as zkc
 from auditor.collectors.zookeeper import collect_zookeeper
+from auditor.sources import Sources
 from tests.conftest import ROOT
 from tests.zk_server import SilentServer, ZkServer, available, client, kafka_layout, write_layout
 
@@ -277,9 +278,9 @@ def test_collect_abandons_a_source_past_its_deadline(monkeypatch):
     try:
         (manifest, tables), took = _bounded(
             lambda: collect_mod.collect(
-                broker_configs=["/nonexistent/server.properties"],
-                cluster_name="c",
-                timeout=0.2,
+                Sources(
+                    broker_configs=tuple(["/nonexistent/server.properties"]), cluster_name="c", timeout=0.2
+                ),
                 progress=lambda *a: seen.append(a),
             ),
             10,

@@ -9,10 +9,11 @@ snapshot incomplete (exit 3), it never aborts the other sources.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-# Network calls of every collector use this timeout (seconds) unless told otherwise.
-DEFAULT_TIMEOUT = 10.0
+from auditor.sources import DEFAULT_TIMEOUT  # noqa: F401  (every collector's default, seconds)
 
 
 @dataclass
@@ -112,3 +113,44 @@ def config_row(
         "file": file,
         "line": line,
     }
+
+
+# --- the collector protocol ----------------------------------------------------------------------
+@dataclass
+class Context:
+    """What a collector is handed: the sources, the Admin API client settings (loaded once from
+    the client config, auditor/collectors/client_config.py), the progress callback, and the
+    results of the collectors that ran before it (a later one may read an earlier one's rows:
+    metrics are attributed to the brokers the registry sources found)."""
+
+    sources: Any  # auditor.sources.Sources
+    client: Any = None  # ClientSettings, when a bootstrap server is known
+    progress: Callable | None = None  # progress(source, step, done, total)
+    # (collector name, result): ``extra`` results first (named "extra"), then the earlier collectors'
+    results: list[tuple[str, CollectResult]] = field(default_factory=list)
+
+    def result(self, name: str) -> CollectResult | None:
+        return next((r for n, r in self.results if n == name), None)
+
+    @property
+    def bootstrap(self) -> str | None:
+        """The Admin API's bootstrap servers: the loaded client's (a client config may name them),
+        else the sources' (before a client is loaded: estimating deadlines)."""
+        if self.client is not None:
+            return self.client.config.get("bootstrap.servers") or None
+        return self.sources.bootstrap_servers
+
+
+@dataclass(frozen=True)
+class Collector:
+    """One read-only source of snapshot rows (auditor/collectors/collect.py ``COLLECTORS`` lists
+    them in the order they run). ``wanted(ctx)``: whether the sources name it; ``target(ctx)``:
+    what it reads, for messages (never a secret); ``collect(ctx)``: its rows and source errors,
+    never raising for a failing source; ``requests(ctx)``: how many requests it makes at most
+    (the orchestrator's deadline for it grows with them: collect.source_deadline)."""
+
+    name: str
+    wanted: Callable[[Context], bool]
+    target: Callable[[Context], str]
+    collect: Callable[[Context], CollectResult]
+    requests: Callable[[Context], int] = lambda ctx: 0

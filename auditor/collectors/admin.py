@@ -33,7 +33,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_row, one_line
+from auditor.collectors._common import DEFAULT_TIMEOUT, Collector, CollectResult, config_row, one_line
 from auditor.coordinator_partition import coordinator_partition
 
 SOURCE = "admin"
@@ -469,3 +469,19 @@ def config_entry_row(kind: str, name: str, entry) -> dict | None:
             "cluster_default", "", entry.name, entry.value, out_source, sensitive=bool(entry.is_sensitive)
         )
     return config_row(kind, name, entry.name, entry.value, out_source, sensitive=bool(entry.is_sensitive))
+
+
+# The Kafka Admin API, when a bootstrap server is known (--bootstrap-servers, the client
+# config's bootstrap.servers, or the listener the MSK source found).
+COLLECTOR = Collector(
+    name="admin",
+    wanted=lambda ctx: bool(ctx.bootstrap),
+    target=lambda ctx: ctx.bootstrap or "",
+    collect=lambda ctx: collect_admin(
+        ctx.bootstrap,
+        client_config=ctx.client.config,
+        timeout=ctx.sources.timeout,
+        progress=ctx.progress,
+        extra_source=ctx.client.describe(),
+    ),
+)

@@ -39,18 +39,27 @@ source error: the snapshot is incomplete (exit 3), the other sources are still c
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult
-from auditor.collectors.admin import Progress, collect_admin
-from auditor.collectors.files import collect_broker_configs
-from auditor.collectors.kraft import collect_kraft
-from auditor.collectors.metrics import MetricsResult, collect_metrics
-from auditor.collectors.urls import redact_url
+from auditor.collectors import admin, files, kraft, metrics, zookeeper
+from auditor.collectors._common import Collector, CollectResult, Context
+from auditor.collectors.admin import Progress
+from auditor.collectors.metrics import MetricsResult
 from auditor.collectors.versions import APP_INFO, DECLARED, detect_kafka_version
-from auditor.collectors.zookeeper import collect_zookeeper
 from auditor.collectors.zookeeper import source_bound as zookeeper_bound
 from auditor.snapshot.io import Manifest, now_iso
+from auditor.sources import Sources
+
+# The sources, in the order they run: a new source is one module with a COLLECTOR and one entry
+# here. The registry sources first (their brokers name the hosts the metrics are attributed to),
+# then the broker config files, then the metrics.
+COLLECTORS: tuple[Collector, ...] = (
+    admin.COLLECTOR,
+    kraft.COLLECTOR,
+    zookeeper.COLLECTOR,
+    files.COLLECTOR,
+    metrics.COLLECTOR,
+)
 
 SOURCE_DEADLINE_FACTOR = 40  # a source's overall deadline: this many times --timeout ...
 MIN_SOURCE_DEADLINE = 120.0  # ... and never less (seconds); see source_deadline()
@@ -83,129 +92,79 @@ _KEYS = {
 
 
 def collect(
+    sources: Sources,
     *,
-    zookeeper: str | None = None,
-    broker_configs: Sequence[str] = (),
-    metrics: Sequence[str] = (),
-    cluster_name: str | None = None,
+    client=None,
     cluster: dict | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
     extra: Iterable[CollectResult] = (),
-    bootstrap_servers: str | None = None,
-    client_config: dict | None = None,
-    client_info: dict | None = None,
     progress: Progress | None = None,
 ) -> tuple[Manifest, dict[str, list[dict]]]:
-    """Collect every given source. ``cluster``: manifest fields (environment, tier, platform,
-    kafka_version, metadata_mode, msk_instance_type, az_count); ``extra``: results of other
-    collectors merged first; ``bootstrap_servers`` / ``client_config`` (librdkafka settings from
-    client_config.py, ``client_info`` its description for the manifest): the Kafka Admin API,
-    merged first too. ``progress(source, step, done, total)``: called as sources advance (the
-    CLI's display; never needed)."""
-    results: list[CollectResult] = list(extra)
-    planned = [
-        s
-        for s, given in (
-            ("admin", bootstrap_servers or (client_config or {}).get("bootstrap.servers")),
-            ("zookeeper", zookeeper),
-            ("files", broker_configs),
-            ("metrics", metrics),
-        )
-        if given
-    ]
+    """Collect every source ``sources`` names, each collector of COLLECTORS in turn. ``client``:
+    the Admin API's client settings (client_config.py; its bootstrap.servers names the cluster;
+    default: loaded from the sources' client config and bootstrap servers);
+    ``cluster``: manifest fields (environment, tier, platform, kafka_version, metadata_mode,
+    msk_instance_type, az_count); ``extra``: results of other collectors merged first.
+    ``progress(source, step, done, total)``: called as sources advance (the CLI's display;
+    never needed)."""
+    if client is None and sources.bootstrap_servers:
+        from auditor.collectors.client_config import load_client_config
 
+        client = load_client_config(sources.command_config, sources.bootstrap_servers)
+    ctx = Context(sources, client, results=[("extra", r) for r in extra])
     shown = progress
     abandoned: set[str] = set()
 
-    def _run(source: str, fn, target: str = "", urls: int = 0):
-        if shown is not None:
-            shown(source, "start", 0, 1)
-        try:
-            return _bounded(source, fn, source_deadline(source, timeout, urls=urls), target)
-        finally:
-            if shown is not None:
-                shown(source, "done", 1, 1)
-
     if shown is not None:  # what a collector reports: dropped once its source is abandoned at its deadline
 
-        def progress(source, step, done, total):  # noqa: F811
+        def report(source, step, done, total):
             if source not in abandoned:
                 shown(source, step, done, total)
 
-    def _bounded(source: str, fn, seconds: float, target: str):
+        ctx.progress = report
+
+    def bounded(collector: Collector) -> CollectResult:
+        """The collector's result, or a source error once its deadline has passed (abandoned)."""
+        seconds = source_deadline(collector.name, sources.timeout, urls=collector.requests(ctx))
+        target = collector.target(ctx) or ""
         box: dict = {}
 
         def work():
             try:
-                box["result"] = fn()
+                box["result"] = collector.collect(ctx)
             except BaseException as e:  # noqa: BLE001 (re-raised in the caller's thread)
                 box["error"] = e
 
-        t = threading.Thread(target=work, name=f"collect-{source}", daemon=True)
-        t.start()
-        t.join(seconds)
+        if shown is not None:
+            shown(collector.name, "start", 0, 1)
+        try:
+            t = threading.Thread(target=work, name=f"collect-{collector.name}", daemon=True)
+            t.start()
+            t.join(seconds)
+        finally:
+            if shown is not None:
+                shown(collector.name, "done", 1, 1)
         if t.is_alive():
-            abandoned.add(source)
-            r = MetricsResult() if source == "metrics" else CollectResult()
+            abandoned.add(collector.name)
+            r = MetricsResult() if collector.name == "metrics" else CollectResult()
             r.error(
-                source,
+                collector.name,
                 target or None,
                 f"{target + ': ' if target else ''}no result within {seconds:g} s "
                 f"(the source's overall deadline); abandoned, nothing of it kept",
             )
-            r.sources.append({"source": source, "target": target, "status": "error"})
+            r.sources.append({"source": collector.name, "target": target, "status": "error"})
             return r
         if "error" in box:
             raise box["error"]
         return box["result"]
 
-    if "admin" in planned:
-        results.append(
-            _run(
-                "admin",
-                lambda: collect_admin(
-                    bootstrap_servers,
-                    client_config=client_config,
-                    timeout=timeout,
-                    progress=progress,
-                    extra_source=client_info,
-                ),
-                bootstrap_servers or str((client_config or {}).get("bootstrap.servers") or ""),
-            )
-        )
-        # The KRaft quorum, finalized features and log dirs (kafka-python): the same cluster and settings.
-        results.append(
-            _run(
-                "kraft",
-                lambda: collect_kraft(bootstrap_servers, client_config=client_config, timeout=timeout),
-                bootstrap_servers or str((client_config or {}).get("bootstrap.servers") or ""),
-            )
-        )
-    zk = (
-        _run("zookeeper", lambda: collect_zookeeper(zookeeper, timeout=timeout), zookeeper)
-        if zookeeper
-        else None
-    )
-    files = (
-        _run(
-            "files", lambda: collect_broker_configs(list(broker_configs)), ", ".join(map(str, broker_configs))
-        )
-        if broker_configs
-        else None
-    )
-    registry = [r for r in results + ([zk] if zk else []) if r.tables.get("brokers")]
-    hosts = broker_hosts(registry, files)
-    mets = (
-        _run(
-            "metrics",
-            lambda: collect_metrics(list(metrics), timeout=timeout, broker_hosts=hosts),
-            ", ".join(redact_url(str(m)) for m in metrics),
-            urls=len(metrics),
-        )
-        if metrics
-        else None
-    )
-    results += [r for r in (zk, files, mets) if r is not None]
+    for collector in COLLECTORS:
+        if collector.wanted(ctx):
+            ctx.results.append((collector.name, bounded(collector)))
+    results = [r for _, r in ctx.results]
+    zk, files, mets = (ctx.result(name) for name in ("zookeeper", "files", "metrics"))
+    registry = [r for name, r in ctx.results if name not in ("files", "metrics") and r.tables.get("brokers")]
+    zookeeper, cluster_name = sources.zookeeper, sources.cluster_name
 
     tables: dict[str, list[dict]] = {}
     for r in results:
@@ -311,44 +270,6 @@ def source_deadline(source: str, timeout: float, *, urls: int = 0) -> float:
     if source == "metrics":
         return max(base, 2 * timeout * urls)
     return base
-
-
-def broker_hosts(
-    registry: list[CollectResult], files: CollectResult | None
-) -> list[tuple[int, str, int | None]]:
-    """``(broker_id, host, port)`` of every broker: its registration (ZooKeeper, Admin API,
-    ``extra``) and the hosts of its server.properties ``advertised.listeners`` (else
-    ``listeners``). Handed to the metrics collector, which attributes a scrape whose URL host or
-    ``instance`` label names exactly one broker."""
-    out: list[tuple[int, str, int | None]] = []
-    for r in registry:
-        for row in r.tables.get("brokers", []):
-            if isinstance(row.get("broker_id"), int) and isinstance(row.get("host"), str) and row["host"]:
-                out.append((row["broker_id"], row["host"], row.get("port")))
-    listeners: dict[tuple[str, str], str] = {}
-    for row in files.tables.get("configs", []) if files else []:
-        if row.get("entity_type") == "broker" and row.get("key") in ("advertised.listeners", "listeners"):
-            listeners[(row["entity_name"], row["key"])] = row.get("value") or ""
-    for (entity, key), value in sorted(listeners.items()):
-        if not entity.isdigit() or (key == "listeners" and (entity, "advertised.listeners") in listeners):
-            continue
-        for host, port in _listener_hosts(value):
-            out.append((int(entity), host, port))
-    return out
-
-
-def _listener_hosts(value: str) -> list[tuple[str, int | None]]:
-    """``PLAINTEXT://kafka-1.internal:9092,SSL://[::1]:9093`` -> the named hosts (a listener
-    bound to every interface, or a ``${...}`` placeholder, names none)."""
-    out = []
-    for listener in value.split(","):
-        rest = listener.strip().split("://", 1)[-1]
-        host, _, port = rest.rpartition(":")
-        host = host.strip().strip("[]")
-        if not host or host in ("0.0.0.0", "::") or any(c in host for c in "${}"):
-            continue
-        out.append((host, int(port) if port.isascii() and port.isdigit() else None))
-    return out
 
 
 def _first_per_key(rows: list[dict], key: tuple[str, ...], *, fill: bool = False) -> list[dict]:

@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.collectors._common import CollectResult, config_row, one_line
+from auditor.collectors._common import Collector, CollectResult, config_row, one_line
 
 SOURCE = "broker-config"
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -518,3 +518,11 @@ def collect_broker_configs(paths) -> CollectResult:
             "(client, ZooKeeper, logging or unrecognised files only)",
         )
     return result
+
+
+COLLECTOR = Collector(
+    name="files",
+    wanted=lambda ctx: bool(ctx.sources.broker_configs),
+    target=lambda ctx: ", ".join(map(str, ctx.sources.broker_configs)),
+    collect=lambda ctx: collect_broker_configs(list(ctx.sources.broker_configs)),
+)

@@ -28,72 +28,53 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from auditor.collectors._common import CollectResult, source_error
 from auditor.errors import UsageError
+from auditor.sources import Sources
 
 DEADLINE_MARGIN = 30.0  # seconds above the sum of a cluster's source deadlines
 
 
 def collect_snapshot(
     output: Path,
-    fmt: str = "parquet",
+    fmt: str,
+    sources: Sources,
     *,
-    bootstrap_servers=None,
-    command_config=None,
-    zookeeper=None,
-    broker_config=None,
-    metrics=None,
-    cluster_name=None,
     cluster=None,
-    timeout: float = 10.0,
     progress=None,
     extra=(),
     annotate: Callable | None = None,
     should_write: Callable[[], bool] | None = None,
-    msk_cluster_arn=None,
-    msk_region=None,
     msk=None,
 ):
-    """Collect the given sources and write the snapshot directory: (manifest, tables).
+    """Collect ``sources`` and write the snapshot directory: (manifest, tables).
     ``annotate(manifest)`` may add to the manifest before it is written; ``should_write()``
     False: nothing is written (an abandoned cluster). UsageError for a bad client config.
-    ``msk_cluster_arn`` (``msk_region``), or ``msk`` already collected: the AWS MSK source
-    (:func:`_apply_msk`)."""
+    The MSK source (``sources.msk_cluster_arn``, or ``msk`` already collected) runs first and
+    gives the others what it found (:func:`_apply_msk`)."""
     from auditor.collectors.client_config import load_client_config
     from auditor.collectors.collect import collect as run_collect
     from auditor.snapshot.io import write_snapshot
 
-    if msk is None and msk_cluster_arn:
-        msk = collect_msk_source(msk_cluster_arn, msk_region, timeout, command_config)
+    if msk is None and sources.msk_cluster_arn:
+        msk = collect_msk_source(sources)
     # With MSK naming the listener, the client config is loaded for it (an IAM config needs its host).
     client = (
-        load_client_config(command_config, bootstrap_servers)
-        if bootstrap_servers or (command_config and not (msk and msk.bootstrap))
+        load_client_config(sources.command_config, sources.bootstrap_servers)
+        if sources.bootstrap_servers or (sources.command_config and not (msk and msk.bootstrap))
         else None
     )
     if msk is not None:
-        extra, cluster, cluster_name, metrics, client, annotate = _apply_msk(
-            msk, extra, cluster, cluster_name, metrics, client, command_config, annotate
-        )
+        extra, cluster, sources, client, annotate = _apply_msk(msk, extra, cluster, sources, client, annotate)
     if client is not None and not client.config.get("bootstrap.servers"):
         raise UsageError(
             "collect: --command-config gives no bootstrap.servers: add --bootstrap-servers HOST:PORT"
         )
     manifest, tables = run_collect(
-        zookeeper=zookeeper,
-        broker_configs=broker_config or [],
-        metrics=metrics or [],
-        cluster_name=cluster_name,
-        cluster=cluster or {},
-        timeout=timeout,
-        extra=extra,
-        bootstrap_servers=client.config["bootstrap.servers"] if client else None,
-        client_config=client.config if client else None,
-        client_info=client.describe() if client else None,
-        progress=progress,
+        sources, client=client, cluster=cluster or {}, extra=extra, progress=progress
     )
     if annotate is not None:
         annotate(manifest)
@@ -105,15 +86,20 @@ def collect_snapshot(
     return manifest, tables
 
 
-def collect_msk_source(cluster_arn: str, region: str | None, timeout: float, command_config=None):
+def collect_msk_source(sources: Sources):
     """The AWS MSK source (auditor/collectors/msk.py); the bootstrap listener is chosen by the
     client config's security.protocol and SASL mechanism when there is one."""
     from auditor.collectors.msk import collect_msk, security_of
 
-    return collect_msk(cluster_arn, region=region, timeout=timeout, security=security_of(command_config))
+    return collect_msk(
+        sources.msk_cluster_arn,
+        region=sources.msk_region,
+        timeout=sources.timeout,
+        security=security_of(sources.command_config),
+    )
 
 
-def _apply_msk(msk, extra, cluster, cluster_name, metrics, client, command_config, annotate):
+def _apply_msk(msk, extra, cluster, sources: Sources, client, annotate):
     """What the MSK source gives the other sources: its rows first (``extra``), the cluster
     fields it discovered (typed ones win), its name, the open-monitoring URLs when no metrics
     are given, its bootstrap listener when no client config names one (unauthenticated TLS:
@@ -122,8 +108,8 @@ def _apply_msk(msk, extra, cluster, cluster_name, metrics, client, command_confi
 
     typed = {k: v for k, v in (cluster or {}).items() if v is not None}
     if msk.bootstrap and (client is None or not client.config.get("bootstrap.servers")):
-        client = load_client_config(command_config, msk.bootstrap)
-        if command_config is None and msk.bootstrap_protocol == "SSL":
+        client = load_client_config(sources.command_config, msk.bootstrap)
+        if sources.command_config is None and msk.bootstrap_protocol == "SSL":
             client.config["security.protocol"] = "SSL"
     if client is not None and not client.config.get("bootstrap.servers"):
         client = None  # no listener found (GetBootstrapBrokers failed: a source error already)
@@ -133,14 +119,12 @@ def _apply_msk(msk, extra, cluster, cluster_name, metrics, client, command_confi
         if annotate is not None:
             annotate(manifest)
 
-    return (
-        [msk.result, *extra],
-        {**msk.cluster_fields, **typed},
-        cluster_name or msk.name,
-        list(metrics or []) or list(msk.metrics),
-        client,
-        with_msk,
+    found = replace(
+        sources,
+        cluster_name=sources.cluster_name or msk.name,
+        metrics=tuple(sources.metrics) or tuple(msk.metrics),
     )
+    return [msk.result, *extra], {**msk.cluster_fields, **typed}, found, client, with_msk
 
 
 # --- the fleet ----------------------------------------------------------------------------------
@@ -170,19 +154,15 @@ def cluster_deadline(entry) -> float:
     deadlines collect() gives each of its sources (run one after the other) plus a margin."""
     if entry.deadline is not None:
         return entry.deadline
-    from auditor.collectors.collect import source_deadline
+    from auditor.collectors._common import Context
+    from auditor.collectors.collect import COLLECTORS, source_deadline
 
+    ctx = Context(entry.sources)
     urls = len(entry.metrics) + len(entry.templates) * max(len(entry.broker_ids), 3)
     total = sum(
-        source_deadline(s, entry.timeout, urls=urls)
-        for s, given in (
-            ("admin", entry.bootstrap_servers),
-            ("kraft", entry.bootstrap_servers),
-            ("zookeeper", entry.zookeeper),
-            ("files", entry.broker_configs),
-            ("metrics", entry.metrics or entry.templates),
-        )
-        if given
+        source_deadline(c.name, entry.timeout, urls=urls)
+        for c in COLLECTORS
+        if c.wanted(ctx) or (c.name == "metrics" and entry.templates)
     )
     if entry.templates and entry.broker_configs:
         total += source_deadline("files", entry.timeout)  # read again by the second collect
@@ -234,58 +214,38 @@ def collect_cluster(
     from auditor.collectors.collect import collect as run_collect
 
     fields = entry.cluster_fields()
-    msk = _entry_msk(entry)
-    common = dict(
-        bootstrap_servers=entry.bootstrap_servers,
-        command_config=entry.command_config,
-        cluster_name=entry.name,
-        timeout=entry.timeout,
-        annotate=_annotator(entry, inventory_file),
-        should_write=should_write,
-        msk=msk,
-    )
-    metrics = list(entry.metrics)
+    sources = entry.sources
+    msk = collect_msk_source(sources) if sources.msk_cluster_arn else None
     extra: list[CollectResult] = []
     if entry.templates and entry.discovers_brokers and not (msk and msk.broker_ids):
         # First pass: the sources that discover brokers, without metrics.
         from auditor.collectors.client_config import load_client_config
 
         client = (
-            load_client_config(entry.command_config, entry.bootstrap_servers)
-            if (entry.bootstrap_servers or entry.command_config)
+            load_client_config(sources.command_config, sources.bootstrap_servers)
+            if (sources.bootstrap_servers or sources.command_config)
             else None
         )
-        first, tables = run_collect(
-            zookeeper=entry.zookeeper,
-            broker_configs=entry.broker_configs,
-            metrics=[],
-            cluster_name=entry.name,
-            cluster=fields,
-            timeout=entry.timeout,
-            bootstrap_servers=client.config["bootstrap.servers"] if client else None,
-            client_config=client.config if client else None,
-            client_info=client.describe() if client else None,
-        )
+        first, tables = run_collect(replace(sources, metrics=()), client=client, cluster=fields)
         found = [b["broker_id"] for b in tables.get("brokers", []) if isinstance(b.get("broker_id"), int)]
         keep = lambda items: [x for x in items if x.get("source") != "files"]  # noqa: E731 (files: read again)
         meta = {"cluster_id": first.cluster_id} if first.cluster_id != entry.name else {}
         extra.append(
             CollectResult(tables=tables, errors=keep(first.errors), sources=keep(first.sources), meta=meta)
         )
-        if "metadata_mode" in first.cluster:  # (the second collect has no ZooKeeper source to tell it;
+        if "metadata_mode" in first.cluster:  # the second collect has no ZooKeeper source to tell it
             fields = {
                 **fields,
                 "metadata_mode": first.cluster["metadata_mode"],
-            }  # versions: from the brokers rows)
+            }  # (versions: the brokers rows)
         ids = found or entry.broker_ids
-        common.update(bootstrap_servers=None, command_config=None)
-        zookeeper = None
+        # The second pass: the files (read again) and the metrics, over what the first found.
+        sources = replace(sources, bootstrap_servers=None, command_config=None, zookeeper=None)
     else:
         ids = (msk.broker_ids if msk else []) or entry.broker_ids
-        zookeeper = entry.zookeeper
     if entry.templates:
         if ids:
-            metrics += _expand(entry.templates, ids)
+            sources = replace(sources, metrics=(*sources.metrics, *_expand(entry.templates, ids)))
         else:
             r = CollectResult()
             for t in entry.templates:
@@ -302,20 +262,13 @@ def collect_cluster(
     return collect_snapshot(
         output,
         fmt,
-        zookeeper=zookeeper,
-        broker_config=entry.broker_configs,
-        metrics=metrics,
+        sources,
         cluster=fields,
         extra=extra,
-        **common,
+        annotate=_annotator(entry, inventory_file),
+        should_write=should_write,
+        msk=msk,
     )
-
-
-def _entry_msk(entry):
-    """The MSK source of an inventory entry, collected once before the others (None: none)."""
-    if not entry.msk_cluster_arn:
-        return None
-    return collect_msk_source(entry.msk_cluster_arn, entry.msk_region, entry.timeout, entry.command_config)
 
 
 def _failed_snapshot(entry, output: Path, message: str, *, inventory_file: str, fmt: str):

@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import time
 
-from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, one_line
+from auditor.collectors._common import DEFAULT_TIMEOUT, Collector, CollectResult, one_line
 
 SOURCE = "kraft"
 # The only KafkaAdminClient methods this source calls.
@@ -485,3 +485,14 @@ def log_dir_rows(broker: int, results: list[dict]) -> list[dict]:
             }
         )
     return rows
+
+
+# The KRaft quorum, finalized features and log dirs: the same cluster and settings as the Admin API.
+COLLECTOR = Collector(
+    name="kraft",
+    wanted=lambda ctx: bool(ctx.bootstrap),
+    target=lambda ctx: ctx.bootstrap or "",
+    collect=lambda ctx: collect_kraft(
+        ctx.bootstrap, client_config=ctx.client.config, timeout=ctx.sources.timeout
+    ),
+)

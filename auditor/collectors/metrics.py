@@ -152,7 +152,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from auditor import safe_io
-from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, one_line
+from auditor.collectors._common import DEFAULT_TIMEOUT, Collector, CollectResult, Context, one_line
 from auditor.collectors.urls import redact_url, scrub, split_credentials
 
 SOURCE = "metrics"
@@ -1263,3 +1263,62 @@ def _dedupe(result: MetricsResult) -> None:
             kept[key] = r  # the host's CPUs (node exporter) over a container-limited JVM view
     if "metrics" in result.tables:
         result.tables["metrics"] = list(kept.values())
+
+
+# --- the metrics source -------------------------------------------------------------------------
+def broker_hosts(
+    registry: list[CollectResult], files: CollectResult | None
+) -> list[tuple[int, str, int | None]]:
+    """``(broker_id, host, port)`` of every broker: its registration (ZooKeeper, Admin API,
+    ``extra``) and the hosts of its server.properties ``advertised.listeners`` (else
+    ``listeners``). Handed to the metrics collector, which attributes a scrape whose URL host or
+    ``instance`` label names exactly one broker."""
+    out: list[tuple[int, str, int | None]] = []
+    for r in registry:
+        for row in r.tables.get("brokers", []):
+            if isinstance(row.get("broker_id"), int) and isinstance(row.get("host"), str) and row["host"]:
+                out.append((row["broker_id"], row["host"], row.get("port")))
+    listeners: dict[tuple[str, str], str] = {}
+    for row in files.tables.get("configs", []) if files else []:
+        if row.get("entity_type") == "broker" and row.get("key") in ("advertised.listeners", "listeners"):
+            listeners[(row["entity_name"], row["key"])] = row.get("value") or ""
+    for (entity, key), value in sorted(listeners.items()):
+        if not entity.isdigit() or (key == "listeners" and (entity, "advertised.listeners") in listeners):
+            continue
+        for host, port in _listener_hosts(value):
+            out.append((int(entity), host, port))
+    return out
+
+
+def _listener_hosts(value: str) -> list[tuple[str, int | None]]:
+    """``PLAINTEXT://kafka-1.internal:9092,SSL://[::1]:9093`` -> the named hosts (a listener
+    bound to every interface, or a ``${...}`` placeholder, names none)."""
+    out = []
+    for listener in value.split(","):
+        rest = listener.strip().split("://", 1)[-1]
+        host, _, port = rest.rpartition(":")
+        host = host.strip().strip("[]")
+        if not host or host in ("0.0.0.0", "::") or any(c in host for c in "${}"):
+            continue
+        out.append((host, int(port) if port.isascii() and port.isdigit() else None))
+    return out
+
+
+def _collect_source(ctx: Context) -> MetricsResult:
+    """The scrapes, attributed to the brokers that the registry sources (ZooKeeper, the Admin API,
+    an MSK or first-pass result) and the broker config files, which ran before, name."""
+    registry = [r for name, r in ctx.results if name != "files" and r.tables.get("brokers")]
+    return collect_metrics(
+        list(ctx.sources.metrics),
+        timeout=ctx.sources.timeout,
+        broker_hosts=broker_hosts(registry, ctx.result("files")),
+    )
+
+
+COLLECTOR = Collector(
+    name="metrics",
+    wanted=lambda ctx: bool(ctx.sources.metrics),
+    target=lambda ctx: ", ".join(redact_url(str(m)) for m in ctx.sources.metrics),
+    collect=_collect_source,
+    requests=lambda ctx: len(ctx.sources.metrics),
+)

@@ -56,7 +56,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_row, one_line
+from auditor.collectors._common import DEFAULT_TIMEOUT, Collector, CollectResult, config_row, one_line
 
 SOURCE = "zookeeper"
 DEFAULT_BATCH = 1000
@@ -623,3 +623,11 @@ def _configs(got, path, entity_type, entity_name, source, result, target) -> Non
                 source,
             )
         )
+
+
+COLLECTOR = Collector(
+    name="zookeeper",
+    wanted=lambda ctx: bool(ctx.sources.zookeeper),
+    target=lambda ctx: ctx.sources.zookeeper,
+    collect=lambda ctx: collect_zookeeper(ctx.sources.zookeeper, timeout=ctx.sources.timeout),
+)

@@ -60,8 +60,8 @@ SHAPING_MODULES = (
     "auditor/declarations.py",
     "auditor/frames.py",
     "auditor/engine/root_causes.py",
-    "auditor/preflight.py",
-    "auditor/preflight_plan.py",
+    "auditor/commands/preflight.py",
+    "auditor/commands/preflight_plan.py",
 )
 KEY_FILE = "plan-cache.key"
 

@@ -346,8 +346,8 @@ def run_lint(
         exempted=len(exempted),
         notes=notes,
         rule_docs=rule_docs(r for r in selected if r.code in wanted or r.produced_by == "lint"),
+        baseline=outcome,
+        files=list(inputs.files),
+        skipped=list(inputs.skipped),
     )
-    result.files = list(inputs.files)  # for the text report
-    result.skipped = list(inputs.skipped)
-    result.baseline = outcome  # matched and stale entries, for the JSON report
     return result

@@ -11,7 +11,7 @@ from auditor.render.text_render import counts_line, shorten
 
 
 def render(result, per_rule: int = 3) -> str:
-    """``result``: an auditor.fleet.FleetResult (not imported: the fleet job imports the engines)."""
+    """``result``: an auditor.commands.fleet.FleetResult (not imported: the fleet job imports the engines)."""
     lines = [f"fleet audit {result.run_date} on {result.engine}: {len(result.clusters)} cluster(s)"]
     for item in result.incomplete:
         lines.append(

@@ -23,7 +23,7 @@ Layout: each rule's explanation (why, remediation, example) is a collapsed <deta
 filter box searches it too and opens the ones it matches. Below 640 px every table becomes
 one card per row with its verdict (grade, severity) first; charts are drawn at most CHART_W
 px wide, so they are never scaled below their 12 px text on a phone. The fleet job's grades
-carry each cluster's earlier grades (``trend``, auditor/fleet.py grade_history), shown as a
+carry each cluster's earlier grades (``trend``, auditor/commands/fleet.py grade_history), shown as a
 letter sequence; the root causes (``result.causes``) head the page as "Fix first".
 
 Counts come from ``result.cluster_rule_counts()``, so a fleet result that carries only the

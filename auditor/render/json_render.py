@@ -42,7 +42,7 @@ def document(result: AuditResult) -> dict:
         "causes": [c.to_json() for c in result.causes],
         "findings": [f.to_json() for f in result.findings],
         # --baseline: how many baselined findings matched, the stale entries (auditor/baseline.py)
-        **({"baseline": result.baseline.to_json()} if getattr(result, "baseline", None) else {}),
+        **({"baseline": result.baseline.to_json()} if result.baseline else {}),
     }
 
 

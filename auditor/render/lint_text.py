@@ -35,8 +35,8 @@ def render(result: AuditResult) -> str:
         )
     s = result.summary()
     counts = counts_line(s)
-    files = len(getattr(result, "files", []) or [])
-    skipped = len(getattr(result, "skipped", []) or [])
+    files = len(result.files)
+    skipped = len(result.skipped)
     unrecognised = sum(1 for w in warnings if "no topic or broker definition recognised" in w)
     extra = [f"{skipped} skipped"] if skipped else []
     extra += [f"{unrecognised} not recognised"] if unrecognised else []

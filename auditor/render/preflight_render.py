@@ -28,7 +28,7 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
       }]
     }
 
-``pre`` is an auditor.preflight.PreflightResult, not imported: the preflight modules may use
+``pre`` is an auditor.commands.preflight.PreflightResult, not imported: the preflight modules may use
 render/ (escape.py), never the other way round.
 
 HTML goes through jinja2 with autoescape on (auditor/render/templates/preflight.html.j2); no script, no
@@ -81,7 +81,7 @@ def fix_plan_file(pre) -> str:
 
 
 def plan_lines(plan) -> list[str]:
-    """A fix plan (auditor.preflight_plan.FixPlan) in the text report."""
+    """A fix plan (auditor.commands.preflight_plan.FixPlan) in the text report."""
     out = []
     for i, c in enumerate(plan.changes, 1):
         out.append(f"{i}. {c.summary}")

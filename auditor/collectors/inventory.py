@@ -50,6 +50,7 @@ from pathlib import Path
 from auditor import safe_io
 from auditor.collectors.urls import redact_url
 from auditor.errors import UsageError
+from auditor.sources import Sources
 
 MAX_INVENTORY_BYTES = 16 * 1024 * 1024
 MAX_TIMEOUT = 3600.0
@@ -109,6 +110,21 @@ class ClusterEntry:
     references: dict = field(
         default_factory=dict
     )  # key -> {"env": NAME} (or a list of them, per metrics entry)
+
+    @property
+    def sources(self) -> Sources:
+        """What to collect this cluster from (the templates of metrics are expanded at collection)."""
+        return Sources(
+            bootstrap_servers=self.bootstrap_servers,
+            command_config=self.command_config,
+            zookeeper=self.zookeeper,
+            broker_configs=tuple(self.broker_configs),
+            metrics=tuple(self.metrics),
+            msk_cluster_arn=self.msk_cluster_arn,
+            msk_region=self.msk_region,
+            cluster_name=self.name,
+            timeout=self.timeout,
+        )
 
     @property
     def discovers_brokers(self) -> bool:

@@ -3,7 +3,7 @@
 Read-only: the plan is text (commands, a reassignment JSON, conditions to wait for) for a
 person to review and run; nothing here talks to a cluster.
 
-Algorithm, per cluster that is not safe to roll (auditor/preflight.py), from the partitions
+Algorithm, per cluster that is not safe to roll (auditor/commands/preflight.py), from the partitions
 that matter (``partition_state``: leaderless, short ISR, offline replicas, replicas <=
 min.insync.replicas):
 
@@ -455,7 +455,7 @@ def apply_plan(ref, plan: FixPlan, directory: Path):
 
 
 def prove(engine, ref, config, plan: FixPlan, selected, simulate) -> None:
-    """Re-run ``simulate`` (auditor.preflight.run_preflight, passed in: this module is used
+    """Re-run ``simulate`` (auditor.commands.preflight.run_preflight, passed in: this module is used
     by preflight and never imports it) on a copy of the snapshot with ``plan`` applied."""
     if not ref.files or any("://" in f for f, _ in ref.files.values()):
         plan.proof = {"error": "the snapshot is not a local directory: cannot copy it to re-simulate"}

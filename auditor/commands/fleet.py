@@ -46,6 +46,7 @@ from auditor.snapshot.io import (
     verify_data,
 )
 from auditor.snapshot.schema import Column, Table
+from auditor.stderr import say
 
 REMOTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
@@ -723,3 +724,13 @@ def write_summary(result: FleetResult) -> None:
         path = Path(_run_dir(result.out, result.run_date)) / "_summary.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(summary_json(result), indent=2) + "\n", encoding="utf-8")
+
+
+def note_replaced_run(out: str | None, run_date: str | None) -> None:
+    """fleet --out: a run of the same date is replaced, and says so (local roots)."""
+    if out is None or REMOTE.match(out):
+        return
+    day = run_date or dt.date.today().isoformat()
+    run_dir = Path(out) / f"run_date={day}"
+    if run_dir.is_dir() and any(run_dir.iterdir()):
+        say(f"note: replacing the findings of run_date={day} under {out}")

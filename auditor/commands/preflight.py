@@ -16,7 +16,7 @@ rack, partitions it leads now, the active controller). From those it builds, per
   blocks the cluster: fewest leaders first, then broker id, the active controller last (so
   that the controller moves once). A safe broker never takes a partition offline, so the
   broker whose restart takes ``__consumer_offsets`` offline is never in it;
-* when the roll is not safe, a fix plan (auditor/preflight_plan.py): the smallest set of
+* when the roll is not safe, a fix plan (auditor/commands/preflight_plan.py): the smallest set of
   changes that makes every broker safe, proven by re-running this simulation on a copy of
   the snapshot with the changes applied.
 
@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from auditor.config import AuditConfig
 from auditor.engine.base import Engine
@@ -43,6 +44,7 @@ from auditor.engine.tables import Tables
 from auditor.errors import UsageError
 from auditor.findings import AuditResult, Finding
 from auditor.snapshot.io import SnapshotRef
+from auditor.sources import Sources
 
 MAINTENANCE_RULES = ("MNT001", "MNT002", "MNT003", "MNT004")
 PATCH_RULES = (
@@ -105,7 +107,7 @@ class ClusterPreflight:
     degraded_counts: dict = field(default_factory=dict)  # the same, uncapped counts
     incomplete: bool = False  # a source of this cluster failed
     selected: bool = False  # --broker: only some brokers were simulated
-    plan: object | None = None  # auditor.preflight_plan.FixPlan when the roll is not safe
+    plan: object | None = None  # auditor.commands.preflight_plan.FixPlan when the roll is not safe
 
     @property
     def unsafe(self) -> list[int]:
@@ -338,7 +340,7 @@ def run_preflight(
         clusters.append(view)
     pre = PreflightResult(result, clusters, selected, target_version)
     if plan:
-        from auditor.preflight_plan import attach_plans
+        from auditor.commands.preflight_plan import attach_plans
 
         attach_plans(engine, refs, config, pre, facts, states, simulate=run_preflight)
     return pre
@@ -439,3 +441,24 @@ def _cluster_view(ref: SnapshotRef, name: str, rows: list[dict], findings: list[
     ]
     unknown = not rows or all(r["partition_count"] == 0 for r in rows)
     return ClusterPreflight(name, ref.manifest.cluster_id, controller, mode, views, order, unknown)
+
+
+def preflight_of(
+    target: Path | None,
+    sources: Sources,
+    config: AuditConfig,
+    *,
+    brokers=None,
+    target_version: str | None = None,
+    engine_name: str = "duckdb",
+) -> PreflightResult:
+    """``preflight``: TARGET's snapshots, or a snapshot collected from ``sources`` first, simulated."""
+    import tempfile
+
+    from auditor.commands.collect import snapshot_refs
+    from auditor.engine import open_engine
+
+    with tempfile.TemporaryDirectory(prefix="kafka-audit-") as workdir:
+        refs = snapshot_refs(target, sources, workdir)
+        with open_engine(engine_name) as eng:
+            return run_preflight(eng, refs, config, brokers=brokers, target_version=target_version)
