@@ -11,6 +11,15 @@ passes the same checks in one place.
 A declaration records:
 
 - ``needs``: the snapshot tables without which the rule cannot judge (auditor/coverage.py);
+- ``runs_in``: the commands that run it besides those its scope implies (a cluster rule runs
+  in ``check`` and ``fleet``): ``preflight`` (a patch window's rules), ``upgrade`` (preflight
+  ``--target-version``), ``lint`` (what files alone decide), ``lint-against`` (lint with
+  ``--against SNAPSHOT``); ``lint_key``: for a broker finding of lint, the setting whose line
+  it points at;
+- ``cause``: its role for root causes (auditor/engine/root_causes.py): ``"failure"``, a failed
+  broker or log dir produces it about the resources it touches; ``"symptom"``, a partition
+  symptom a failure explains when the partition's state shows it; ``Inherits(...)``, it is
+  about a value a topic inherits, so one cluster default may explain many of its findings;
 - ``uses``: the shared transforms (functions ``(tables) -> DataFrame``, see
   checks/transforms.py) its DataFrame reads through ``tables.derived(transform)``. The
   runner materialises them before it builds any rule's DataFrame, so building a check
@@ -61,6 +70,23 @@ class Param:
         return value
 
 
+# The commands a rule may run in, and those its scope implies (a maintenance rule names whether it
+# runs in every preflight or only in an upgrade preflight, a change rule which lint runs it).
+COMMANDS = ("check", "fleet", "preflight", "upgrade", "lint", "lint-against")
+SCOPE_COMMANDS = {"cluster": ("check", "fleet"), "fleet": ("fleet",), "maintenance": (), "change": ()}
+CAUSE_ROLES = ("failure", "symptom")
+
+
+@dataclass(frozen=True)
+class Inherits:
+    """A rule whose findings are about the value of ``key`` a topic inherits: the evidence names
+    the value (``value_field``) and the config layer it came from (``layer_field``)."""
+
+    key: str
+    value_field: str
+    layer_field: str
+
+
 @dataclass(frozen=True)
 class Declaration:
     """A rule as its module declares it; auditor/registry.py turns it into a Rule.
@@ -81,6 +107,9 @@ class Declaration:
     where: str
     produced_by: str = "engine"
     category: str | None = None  # a plugin's own category; built-in codes take RULES.md's
+    runs_in: tuple[str, ...] = ()
+    lint_key: str | None = None
+    cause: str | Inherits | None = None
 
 
 def rule(
@@ -93,8 +122,11 @@ def rule(
     needs: tuple[str | tuple[str, ...], ...] = (),
     uses: tuple[Callable, ...] = (),
     category: str | None = None,
+    runs_in: tuple[str, ...] = (),
+    lint_key: str | None = None,
+    cause: str | Inherits | None = None,
 ):
-    """Declare the decorated function a DataFrame check (see the module doc for needs/uses)."""
+    """Declare the decorated function a DataFrame check (see the module doc for the keywords)."""
 
     def declare(func: Callable) -> Callable:
         func.__rule__ = Declaration(
@@ -110,6 +142,9 @@ def rule(
             func.__module__,
             f"rule {code} ({func.__module__}.{func.__qualname__})",
             category=category,
+            runs_in=tuple(runs_in),
+            lint_key=lint_key,
+            cause=cause,
         )
         return func
 
@@ -125,6 +160,7 @@ def lint_rule(
     module: str,
     scope: str = "change",
     params: tuple[Param, ...] = (),
+    runs_in: tuple[str, ...] = ("lint",),
 ) -> Declaration:
     """Declare a rule whose findings the lint layer (auditor/lint) computes, not a DataFrame:
     registered and documented like every rule, never run by the engine. Assign the result to
@@ -142,6 +178,7 @@ def lint_rule(
         module,
         f"rule {code} ({module})",
         produced_by="lint",
+        runs_in=tuple(runs_in),
     )
 
 

@@ -32,7 +32,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from auditor.declarations import Declaration, Param, declared_in
+from auditor.declarations import (
+    CAUSE_ROLES,
+    COMMANDS,
+    SCOPE_COMMANDS,
+    Declaration,
+    Inherits,
+    Param,
+    declared_in,
+)
 from auditor.declarations import rule as declare
 from auditor.errors import AuditorError, UsageError
 from auditor.findings import RuleDoc
@@ -86,6 +94,10 @@ class Rule:
     produced_by: str = "engine"
     # Sources behind the documentation, each "Title <https://...>" (docstring section References).
     references: tuple[str, ...] = ()
+    # The commands that run it (auditor/declarations.py COMMANDS): its scope's and those it declares.
+    commands: tuple[str, ...] = ()
+    lint_key: str | None = None  # lint: the setting a broker finding's line points at
+    cause: str | Inherits | None = None  # its role for root causes (auditor/engine/root_causes.py)
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -144,6 +156,10 @@ def register(decl: Declaration) -> Rule:
             raise ValueError(
                 f"{where}: parameter {p.name!r} needs a snake_case name, a typed default and a doc"
             )
+    if not set(decl.runs_in) <= set(COMMANDS):
+        raise ValueError(f"{where}: runs_in takes commands of {COMMANDS}, not {decl.runs_in}")
+    if decl.cause is not None and not (decl.cause in CAUSE_ROLES or isinstance(decl.cause, Inherits)):
+        raise ValueError(f"{where}: cause is one of {CAUSE_ROLES} or an Inherits")
     if not all(callable(u) and getattr(u, "__name__", "").isidentifier() for u in decl.uses):
         raise ValueError(f"{where}: uses must list shared transforms (functions of the tables)")
     summary, sections = parse_docstring(decl.doc, where)
@@ -163,6 +179,9 @@ def register(decl: Declaration) -> Rule:
         uses=decl.uses,
         produced_by=decl.produced_by,
         references=sections["References"],
+        commands=tuple(c for c in COMMANDS if c in SCOPE_COMMANDS[scope] or c in decl.runs_in),
+        lint_key=decl.lint_key,
+        cause=decl.cause,
     )
     return REGISTRY[code]
 
@@ -262,6 +281,11 @@ def rule_sources() -> list[Path]:
         else:
             sources.add(Path(top.__file__))
     return sorted(sources)
+
+
+def rules_run_by(command: str) -> list[Rule]:
+    """The registered rules that ``command`` (auditor/declarations.py COMMANDS) runs, in code order."""
+    return [r for code, r in sorted(load_rules().items()) if command in r.commands]
 
 
 def rule_docs(rules) -> dict[str, RuleDoc]:

@@ -4,7 +4,7 @@ from auditor.declarations import rule
 from checks._api import F, emit, ev
 
 
-@rule("AUD001", "audit-incomplete", "critical")
+@rule("AUD001", "audit-incomplete", "critical", runs_in=("preflight",))
 def audit_incomplete(t, p):
     """A source failed or timed out while the snapshot was collected: the audit is incomplete.
 

@@ -99,6 +99,7 @@ def _current_threads(t, pools):
         ),
     ),
     uses=(broker_settings,),
+    runs_in=("lint-against",),
 )
 def unsafe_thread_change(t, p):
     """A proposed thread count is more than double or under half the current one: a restart applies a jump Kafka would refuse as one dynamic resize.

@@ -173,7 +173,14 @@ def _name_matches(name, names):
     return cond
 
 
-@rule("CLI002", "kafka4-incompatible-client", "error", scope="maintenance", needs=("client_software",))
+@rule(
+    "CLI002",
+    "kafka4-incompatible-client",
+    "error",
+    scope="maintenance",
+    needs=("client_software",),
+    runs_in=("upgrade",),
+)
 def kafka4_incompatible_client(t, p):
     """(Upgrade preflight, `kafka-audit preflight --target-version 4.0`) Connected client software older than the first release known to work with Kafka 4.0.
 
@@ -271,7 +278,14 @@ def kafka4_incompatible_client(t, p):
     )
 
 
-@rule("CLI003", "unidentified-client-software", "warning", scope="maintenance", needs=("client_software",))
+@rule(
+    "CLI003",
+    "unidentified-client-software",
+    "warning",
+    scope="maintenance",
+    needs=("client_software",),
+    runs_in=("upgrade",),
+)
 def unidentified_client_software(t, p):
     """(Upgrade preflight) Connections whose client software is `unknown`: the group a Kafka 4.0 upgrade cannot judge.
 
@@ -356,7 +370,14 @@ def _label_value(name: str, value_pattern: str = '[^"]*'):
     return F.regexp_extract(F.col("labels"), f'"{name}" *: *"({value_pattern})"', 1)
 
 
-@rule("CLI004", "removed-protocol-versions-in-use", "error", scope="maintenance", needs=("metrics",))
+@rule(
+    "CLI004",
+    "removed-protocol-versions-in-use",
+    "error",
+    scope="maintenance",
+    needs=("metrics",),
+    runs_in=("upgrade",),
+)
 def removed_protocol_versions_in_use(t, p):
     """(Upgrade preflight, `kafka-audit preflight --target-version 4.0`) Requests the brokers received at protocol API versions Kafka 4.0 no longer accepts.
 

@@ -717,7 +717,7 @@ def kraft_version_mismatch(t, p):
     )
 
 
-@rule("CTL009", "metadata-version-behind", "warning", needs=("features",))
+@rule("CTL009", "metadata-version-behind", "warning", needs=("features",), runs_in=("upgrade",))
 def metadata_version_behind(t, p):
     """The finalized `metadata.version` is from an older release than the software the brokers run.
 

@@ -134,7 +134,14 @@ def _expected(typ, key):
     return out
 
 
-@rule("CFG001", "malformed-config-value", "error", needs=("configs",), uses=(config_entries, kafka_key_table))
+@rule(
+    "CFG001",
+    "malformed-config-value",
+    "error",
+    needs=("configs",),
+    uses=(config_entries, kafka_key_table),
+    runs_in=("lint",),
+)
 def malformed_config_value(t, p):
     """A configuration value does not parse for its key's type: Kafka refuses it.
 
@@ -219,6 +226,7 @@ _RELEASES = f"no Kafka release from {kafka_keys.OLDEST_RELEASE} to {kafka_keys.N
         ),
     ),
     uses=(config_entries, kafka_key_range_table, kafka_key_table),
+    runs_in=("lint",),
 )
 def unknown_config_key(t, p):
     """A configuration key the cluster's Kafka does not know, usually a typo or a key of another release: the setting is not applied.
@@ -496,6 +504,7 @@ def _source_name(prec):
     "warning",
     needs=("configs",),
     uses=(cluster_settings, configured_brokers),
+    runs_in=("lint",),
 )
 def replication_defaults_unset(t, p):
     """default.replication.factor or min.insync.replicas is 1 on a cluster of several brokers.

@@ -151,6 +151,7 @@ def _per_broker(d, n: int):
     params=(_MAX_LISTED,),
     needs=("partitions",),
     uses=(restart_impact,),
+    runs_in=("preflight",),
 )
 def restart_blocks_writes(t, p):
     """Restarting this broker now would drop partitions below their effective min.insync.replicas: acks=all writes to them block while it is down.
@@ -253,6 +254,7 @@ def restart_blocks_writes(t, p):
     params=(_MAX_LISTED,),
     needs=("partitions",),
     uses=(restart_impact,),
+    runs_in=("preflight",),
 )
 def restart_takes_offline(t, p):
     """This broker is the only in-sync replica of some partitions: restarting it takes them offline.
@@ -308,6 +310,7 @@ def restart_takes_offline(t, p):
     params=(_MAX_LISTED,),
     needs=("partitions",),
     uses=(restart_impact,),
+    runs_in=("preflight",),
 )
 def restart_stalls_consumer_groups(t, p):
     """Restarting this broker hits `__consumer_offsets` or `__transaction_state` partitions (MNT001/MNT002): the consumer groups they coordinate stall.
@@ -404,6 +407,7 @@ def restart_stalls_consumer_groups(t, p):
     needs=("partitions", "brokers"),
     scope="maintenance",
     uses=(restart_impact,),
+    runs_in=("preflight",),
 )
 def no_safe_roll(t, p):
     """No broker of the cluster can be restarted without blocking writes or taking partitions offline (MNT001/MNT002 on every broker).

@@ -83,6 +83,7 @@ def _evidence():
         ),
     ),
     uses=(msk_broker_partitions,),
+    runs_in=("preflight", "lint"),
 )
 def partitions_over_update_limit(t, p):
     """A broker of an MSK cluster hosts more partitions than MSK allows for updates at its size.
@@ -133,6 +134,7 @@ def partitions_over_update_limit(t, p):
         ),
     ),
     uses=(msk_broker_partitions,),
+    runs_in=("preflight", "lint"),
 )
 def partitions_over_recommended(t, p):
     """A broker of an MSK cluster hosts more partitions than AWS recommends for its size.
@@ -174,6 +176,7 @@ def partitions_over_recommended(t, p):
     params=(
         Param("max_cpu_percent", 60.0, "CPU user + system (percent) above which a broker lacks headroom"),
     ),
+    runs_in=("preflight",),
 )
 def cpu_headroom(t, p):
     """A broker of an MSK cluster uses more CPU (user + system) than leaves headroom for a rolling restart.

@@ -14,7 +14,14 @@ from checks.transforms import (
 )
 
 
-@rule("PAR001", "leaderless-partition", "critical", needs=("partitions",), uses=(degraded_partitions,))
+@rule(
+    "PAR001",
+    "leaderless-partition",
+    "critical",
+    needs=("partitions",),
+    uses=(degraded_partitions,),
+    cause="symptom",
+)
 def leaderless_partition(t, p):
     """A partition has no leader, or its leader is not a registered broker: it cannot be read or written.
 
@@ -84,7 +91,14 @@ def _min_isr_text():
     )
 
 
-@rule("PAR002", "coordinator-unavailable", "critical", needs=("partitions",), uses=(degraded_partitions,))
+@rule(
+    "PAR002",
+    "coordinator-unavailable",
+    "critical",
+    needs=("partitions",),
+    uses=(degraded_partitions,),
+    cause="symptom",
+)
 def coordinator_unavailable(t, p):
     """A `__consumer_offsets` or `__transaction_state` partition is leaderless or under min ISR: the groups mapped to it have no working coordinator.
 
@@ -177,7 +191,15 @@ def coordinator_unavailable(t, p):
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-@rule("PAR003", "under-min-isr", "critical", needs=("partitions",), uses=(degraded_partitions,))
+@rule(
+    "PAR003",
+    "under-min-isr",
+    "critical",
+    needs=("partitions",),
+    uses=(degraded_partitions,),
+    runs_in=("preflight",),
+    cause="symptom",
+)
 def under_min_isr(t, p):
     """A partition's ISR is smaller than its effective min.insync.replicas: acks=all writes to it fail now.
 
@@ -211,7 +233,15 @@ def under_min_isr(t, p):
     return emit(h, "partition", partition_name(), msg, _isr_evidence())
 
 
-@rule("PAR004", "at-min-isr", "warning", needs=("partitions",), uses=(degraded_partitions,))
+@rule(
+    "PAR004",
+    "at-min-isr",
+    "warning",
+    needs=("partitions",),
+    uses=(degraded_partitions,),
+    runs_in=("preflight",),
+    cause="symptom",
+)
 def at_min_isr(t, p):
     """A partition's ISR is exactly at its effective min.insync.replicas, below its replication factor: one more failure blocks writes.
 
@@ -245,7 +275,15 @@ def at_min_isr(t, p):
     return emit(h, "partition", partition_name(), msg, _isr_evidence())
 
 
-@rule("PAR005", "under-replicated", "warning", needs=("partitions",), uses=(degraded_partitions,))
+@rule(
+    "PAR005",
+    "under-replicated",
+    "warning",
+    needs=("partitions",),
+    uses=(degraded_partitions,),
+    runs_in=("preflight",),
+    cause="symptom",
+)
 def under_replicated(t, p):
     """A partition has fewer in-sync replicas than replicas: it is under-replicated.
 
@@ -287,7 +325,14 @@ def under_replicated(t, p):
     )
 
 
-@rule("PAR006", "offline-replicas", "error", needs=("partitions",), uses=(broker_counts, degraded_partitions))
+@rule(
+    "PAR006",
+    "offline-replicas",
+    "error",
+    needs=("partitions",),
+    uses=(broker_counts, degraded_partitions),
+    cause="failure",
+)
 def offline_replicas(t, p):
     """Metadata reports offline replicas for a partition: a log directory holding it failed, or its broker is down.
 
@@ -361,6 +406,7 @@ def offline_replicas(t, p):
         ),
     ),
     uses=(cluster_settings, replica_lists),
+    cause="failure",
 )
 def preferred_leader_imbalance(t, p):
     """A broker does not lead more than 10% (a parameter) of the partitions it is the preferred leader of.

@@ -1,6 +1,6 @@
 """REP: replication and durability, from assignments and effective topic configuration."""
 
-from auditor.declarations import Param, rule
+from auditor.declarations import Inherits, Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     KAFKA_DEFAULT,
@@ -123,6 +123,8 @@ def _min_isr_against_rf(t, topics_where, topics_say, defaults_where, defaults_sa
     "critical",
     needs=(("topics", "configs"),),
     uses=(broker_defaults, topic_durability),
+    runs_in=("lint",),
+    cause=Inherits("min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
 )
 def min_isr_unsatisfiable(t, p):
     """min.insync.replicas is greater than the topic's replica count: acks=all writes always fail.
@@ -167,6 +169,8 @@ def min_isr_unsatisfiable(t, p):
     "error",
     needs=(("topics", "configs"),),
     uses=(broker_defaults, topic_durability),
+    runs_in=("preflight", "lint"),
+    cause=Inherits("min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
 )
 def min_isr_equals_rf(t, p):
     """min.insync.replicas equals the replica count: any single broker restart blocks acks=all producers.
@@ -214,7 +218,14 @@ def min_isr_equals_rf(t, p):
     )
 
 
-@rule("REP003", "single-replica", "error", needs=("topics",), uses=(topic_durability,))
+@rule(
+    "REP003",
+    "single-replica",
+    "error",
+    needs=("topics",),
+    uses=(topic_durability,),
+    runs_in=("preflight", "lint"),
+)
 def single_replica(t, p):
     """A topic has partitions with a single replica: they go offline whenever their broker restarts.
 
@@ -246,7 +257,15 @@ def single_replica(t, p):
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 
 
-@rule("REP004", "min-isr-one", "warning", needs=("topics",), uses=(topic_durability,))
+@rule(
+    "REP004",
+    "min-isr-one",
+    "warning",
+    needs=("topics",),
+    uses=(topic_durability,),
+    runs_in=("lint",),
+    cause=Inherits("min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
+)
 def min_isr_one(t, p):
     """min.insync.replicas is 1 on a topic with three or more replicas: an acknowledged write can live on one disk.
 
@@ -292,6 +311,8 @@ def min_isr_one(t, p):
         ),
     ),
     uses=(broker_defaults, topic_durability),
+    runs_in=("lint",),
+    cause=Inherits("unclean.leader.election.enable", "unclean_leader_election_enable", "source"),
 )
 def unclean_leader_election(t, p):
     """Unclean leader election is enabled: an out-of-sync replica may become leader and drop acknowledged writes.
@@ -584,6 +605,7 @@ def replicas_share_rack(t, p):
     "error",
     needs=("partitions", "brokers"),
     uses=(broker_counts, replica_placement),
+    cause="failure",
 )
 def replica_on_unknown_broker(t, p):
     """A partition has a replica assigned to a broker id that is not registered.
@@ -635,7 +657,14 @@ def replica_on_unknown_broker(t, p):
     )
 
 
-@rule("REP009", "rf-below-az-count", "warning", needs=("topics",), uses=(broker_counts, topic_durability))
+@rule(
+    "REP009",
+    "rf-below-az-count",
+    "warning",
+    needs=("topics",),
+    uses=(broker_counts, topic_durability),
+    runs_in=("preflight",),
+)
 def rf_below_az_count(t, p):
     """A topic's replication factor is below the number of availability zones (up to 3): a zone outage during a restart can take it offline.
 
@@ -693,6 +722,7 @@ def rf_below_az_count(t, p):
     "error",
     needs=("topics", "brokers"),
     uses=(broker_counts, topic_replication),
+    runs_in=("lint-against",),
 )
 def rf_exceeds_brokers(t, p):
     """A topic's replication factor is greater than the number of live brokers: it can never be fully replicated.

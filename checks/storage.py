@@ -49,7 +49,13 @@ def old_sarama(t, fixed: str = SARAMA_FIXED):
     )
 
 
-@rule("DSK001", "offline-log-dir", "critical", needs=(("log_dirs", "metrics", "log_dir_events"),))
+@rule(
+    "DSK001",
+    "offline-log-dir",
+    "critical",
+    needs=(("log_dirs", "metrics", "log_dir_events"),),
+    cause="failure",
+)
 def offline_log_dir(t, p):
     """A log directory is offline: the broker reports an error for it (a failed disk).
 
@@ -218,7 +224,14 @@ def jbod_client_storage_error_risk(t, p):
     )
 
 
-@rule("DSK003", "jbod-unsupported-version", "error", needs=("brokers",), uses=(broker_log_dirs,))
+@rule(
+    "DSK003",
+    "jbod-unsupported-version",
+    "error",
+    needs=("brokers",),
+    uses=(broker_log_dirs,),
+    runs_in=("upgrade",),
+)
 def jbod_unsupported_version(t, p):
     """A broker has several log dirs on a version that does not support JBOD in its metadata mode.
 
@@ -317,7 +330,9 @@ def jbod_unsupported_version(t, p):
     )
 
 
-@rule("DSK004", "log-dirs-share-device", "warning", needs=("log_dirs",))
+@rule(
+    "DSK004", "log-dirs-share-device", "warning", needs=("log_dirs",), runs_in=("lint",), lint_key="log.dirs"
+)
 def log_dirs_share_device(t, p):
     """Several log dirs of one broker sit on the same device: JBOD without isolation.
 
@@ -381,6 +396,8 @@ def log_dirs_share_device(t, p):
         Param("acceptable_min_racks", 2, "... and the brokers span at least this many racks"),
     ),
     uses=(broker_log_dirs, topic_replication),
+    runs_in=("lint",),
+    lint_key="log.dirs",
 )
 def single_log_dir(t, p):
     """A broker has a single log dir: one disk failure stops the broker.

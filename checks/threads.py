@@ -255,6 +255,8 @@ def io_threads_saturated(t, p):
         ),
     ),
     uses=(broker_threads,),
+    runs_in=("lint",),
+    lint_key="num.network.threads",
 )
 def network_threads_low(t, p):
     """num.network.threads is low for the broker's cores or for its connections.
@@ -338,6 +340,8 @@ def network_threads_low(t, p):
     needs=("brokers", "configs"),
     params=(Param("cores_per_io_thread", 2.0, "fires when num.io.threads < cores / this"),),
     uses=(broker_threads,),
+    runs_in=("lint",),
+    lint_key="num.io.threads",
 )
 def io_threads_low(t, p):
     """num.io.threads is below half the broker's cores, or below its number of log directories.
@@ -395,7 +399,15 @@ def io_threads_low(t, p):
     return _broker(d, msg, suggested_io_threads=target.cast("bigint"))
 
 
-@rule("THR005", "network-above-io", "warning", needs=("brokers", "configs"), uses=(broker_threads,))
+@rule(
+    "THR005",
+    "network-above-io",
+    "warning",
+    needs=("brokers", "configs"),
+    uses=(broker_threads,),
+    runs_in=("lint",),
+    lint_key="num.network.threads",
+)
 def network_above_io(t, p):
     """num.network.threads is greater than num.io.threads.
 
@@ -442,6 +454,8 @@ def network_above_io(t, p):
         ),
     ),
     uses=(broker_threads,),
+    runs_in=("lint",),
+    lint_key="queued.max.requests",
 )
 def request_queue_small(t, p):
     """queued.max.requests is small for the broker's connections, or the request queue is nearly full.

@@ -2,8 +2,8 @@
 
 One pass over the snapshot runs the maintenance rules (MNT001-MNT004: a restart simulated
 per broker on the current ISR, see checks/maintenance.py) together with the static rules
-that matter for a patch window (PATCH_RULES), and reads a few facts per broker (host,
-rack, partitions it leads now, the active controller). From those it builds, per cluster:
+that matter for a patch window (the rules that declare runs_in "preflight"), and reads a few
+facts per broker (host, rack, partitions it leads now, the active controller). From those it builds, per cluster:
 
 * a broker table: safe to restart or not, partitions / topics / consumer groups hit,
   leaders that move (partitions the broker leads now);
@@ -46,24 +46,10 @@ from auditor.findings import AuditResult, Finding
 from auditor.snapshot.io import SnapshotRef
 from auditor.sources import Sources
 
-MAINTENANCE_RULES = ("MNT001", "MNT002", "MNT003", "MNT004")
-PATCH_RULES = (
-    "AUD001",
-    "REP002",
-    "REP003",
-    "REP009",
-    "PAR003",
-    "PAR004",
-    "PAR005",
-    "MSK001",
-    "MSK002",
-    "MSK003",
-)
 UNSAFE_RULES = ("MNT001", "MNT002")
-# --target-version 4.0: the upgrade preflight adds the Kafka 4.0 readiness rules (KIP-896
-# clients, requests at removed protocol versions, unidentified clients) and the version rules;
-# CLI002, CLI004 and DSK003 block the upgrade.
-UPGRADE_RULES = ("CLI002", "CLI004", "CLI003", "DSK003", "CTL009")
+# --target-version 4.0: the upgrade preflight adds the rules that declare runs_in "upgrade" (the
+# Kafka 4.0 readiness rules: KIP-896 clients, requests at removed protocol versions, unidentified
+# clients, and the version rules); of those, CLI002, CLI004 and DSK003 block the upgrade.
 UPGRADE_BLOCKING = ("CLI002", "CLI004", "DSK003")
 TARGET_VERSIONS = ("4.0",)
 PER_BROKER_RULES = ("MNT001", "MNT002", "MNT003")
@@ -173,9 +159,12 @@ class PreflightResult:
 
 
 def preflight_config(config: AuditConfig, target_version: str | None = None) -> AuditConfig:
-    """The user's config with preflight's fixed rule selection."""
-    extra = UPGRADE_RULES if target_version else ()
-    return dataclasses.replace(config, select=MAINTENANCE_RULES + PATCH_RULES + extra)
+    """The user's config with preflight's fixed rule selection: the rules that declare they run in
+    a preflight (auditor/declarations.py runs_in), and in an upgrade preflight those of "upgrade"."""
+    from auditor.registry import rules_run_by
+
+    commands = ("preflight", "upgrade") if target_version else ("preflight",)
+    return dataclasses.replace(config, select=tuple(r.code for c in commands for r in rules_run_by(c)))
 
 
 def check_target_version(target_version: str | None) -> str | None:
@@ -296,7 +285,7 @@ def run_preflight(
 ) -> PreflightResult:
     """``plan``: compute a fix plan for clusters that are not safe (and prove it by re-running
     this function on a copy of the snapshot with the plan applied). ``target_version``
-    ("4.0"): an upgrade preflight, which also runs UPGRADE_RULES."""
+    ("4.0"): an upgrade preflight, which also runs the rules of "upgrade"."""
     target_version = check_target_version(target_version)
     result = run_audit(
         engine, refs, preflight_config(config, target_version), scopes=("cluster", "maintenance")

@@ -14,15 +14,16 @@ The causes, most specific first (a finding gets at most one; the first that matc
 
 1. ``log-dir-offline:B``: broker B has a failed log dir (a log_dirs error, or a pending
    log_dir_event). Its findings: DSK001 and PAR006 about B, its dirs and the partitions
-   whose offline replicas include B, and the partition symptoms (SYMPTOM_RULES) of those
-   partitions when the failures explain them.
+   whose offline replicas include B, and the partition symptoms (the rules that declare
+   cause="symptom") of those partitions when the failures explain them.
 2. ``broker-unregistered:B``: B holds replicas but is not in the brokers table (down, or
    removed without reassigning). Its findings: REP008 and PAR007 about B and the partitions
    with a replica on B, and the partition symptoms when the failures explain them. Only in
    clusters with registered brokers (a snapshot without the brokers table names no one).
    A partition on several failed brokers is attributed to the lowest id.
-3. ``cluster-default:KEY=VALUE (SOURCE)``: a finding about the value itself (INHERITED:
-   REP001/REP002/REP004 for min.insync.replicas, REP005 for unclean leader election) whose
+3. ``cluster-default:KEY=VALUE (SOURCE)``: a finding about the value itself (the rules that
+   declare cause=Inherits(...): REP001/REP002/REP004 for min.insync.replicas, REP005 for
+   unclean leader election) whose
    evidence says it came from a cluster-level layer (server.properties, the dynamic cluster
    default or Kafka's default), when at least MIN_INHERITED findings of the cluster share it:
    one change of the default fixes them all.
@@ -41,8 +42,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from auditor.causes import BROKER_DOWN, DEFAULT, LOG_DIR, Cause, summarise
+from auditor.declarations import Inherits
 from auditor.engine.tables import VIEW_PREFIX
 from auditor.frames import F, Window, join
+from auditor.registry import load_rules
 from checks.transforms import (
     DYNAMIC_DEFAULT,
     KAFKA_DEFAULT,
@@ -53,22 +56,28 @@ from checks.transforms import (
     replica_placement,
 )
 
-# Findings a failed broker or log dir produces about the resources it touches, whatever else is wrong.
-DIRECT_RULES = ("REP008", "PAR007", "DSK001", "PAR006")
-# Partition symptoms: attributed only when the failures explain the partition's state.
-SYMPTOM_RULES = ("PAR001", "PAR002", "PAR003", "PAR004", "PAR005")
-# (rules, config key, evidence field of the value, evidence field of its layer)
-INHERITED = (
-    (
-        ("REP001", "REP002", "REP004"),
-        "min.insync.replicas",
-        "min_insync_replicas",
-        "min_insync_replicas_source",
-    ),
-    (("REP005",), "unclean.leader.election.enable", "unclean_leader_election_enable", "source"),
-)
-# Every rule a cause may explain.
-EXPLAINABLE = frozenset((*DIRECT_RULES, *SYMPTOM_RULES, *(code for rules, *_ in INHERITED for code in rules)))
+
+def roles() -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[tuple[str, ...], Inherits], ...]]:
+    """What each registered rule declares it is for root causes (auditor/declarations.py cause):
+    (failure rules: a failed broker or log dir produces them about the resources it touches,
+    whatever else is wrong; symptom rules: partition symptoms, attributed only when the
+    failures explain the partition's state; (rules, Inherits) per inherited key)."""
+    rules = sorted(load_rules().items())
+    failure = tuple(code for code, r in rules if r.cause == "failure")
+    symptom = tuple(code for code, r in rules if r.cause == "symptom")
+    inherited: dict[Inherits, list[str]] = {}
+    for code, r in rules:
+        if isinstance(r.cause, Inherits):
+            inherited.setdefault(r.cause, []).append(code)
+    return failure, symptom, tuple((tuple(codes), how) for how, codes in inherited.items())
+
+
+def explainable() -> frozenset[str]:
+    """Every rule a cause may explain."""
+    failure, symptom, inherited = roles()
+    return frozenset((*failure, *symptom, *(code for codes, _ in inherited for code in codes)))
+
+
 CLUSTER_LAYERS = tuple(SOURCE_NAMES[layer] for layer in (DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT))
 MIN_INHERITED = 2  # one topic inheriting a value is fixed as well on the topic
 
@@ -91,7 +100,7 @@ def attach(tables, findings: str, rules: Iterable[str], *, reuse: bool) -> str:
     """The engine table ``findings`` (the runner's final stage, of ``rules``) with a ``cause``
     column (a cause id or null); returns its name."""
     # Its plan is cached like a rule's: this module is one of the plan cache's SHAPING_MODULES.
-    if EXPLAINABLE.isdisjoint(rules):
+    if explainable().isdisjoint(rules):
         # No selected rule is one a cause explains (`fleet --select FLT`, a lint of topic files):
         # no joins with the snapshot to find causes no finding can have. Plain SQL both engines
         # read alike, so no selection compiles a plan here (the bundle holds the default's).
@@ -241,7 +250,8 @@ def _json_text(field: str):
 def _inherited_default():
     """The cluster-default key of a finding about an inherited value (null otherwise)."""
     key = F.lit(None).cast("string")
-    for rules, config, value_field, layer_field in INHERITED:
+    for rules, how in roles()[2]:
+        config, value_field, layer_field = how.key, how.value_field, how.layer_field
         layer = _json_text(layer_field)
         key = F.when(
             F.col("rule").isin(*rules) & layer.isin(*CLUSTER_LAYERS),
@@ -254,7 +264,8 @@ def _with_causes(tables, findings: str):
     df = tables.session.table(findings)
     columns = list(df.columns)
     joined = join(df, _targets(tables), ["cluster_id", "resource_type", "resource_name"], "left")
-    direct = F.col("rule").isin(*DIRECT_RULES) | (F.col("rule").isin(*SYMPTOM_RULES) & F.col("explained"))
+    failure, symptom, _ = roles()
+    direct = F.col("rule").isin(*failure) | (F.col("rule").isin(*symptom) & F.col("explained"))
     failure = F.when(F.col("target_cause").isNotNull() & direct, F.col("target_cause"))
     inherited = joined.withColumn("default_cause", _inherited_default())
     shared = F.count(F.col("default_cause")).over(Window.partitionBy("cluster_id", "default_cause"))

@@ -43,38 +43,10 @@ from auditor.lint.inputs import (
 from auditor.snapshot.io import SnapshotRef, open_snapshot
 from auditor.snapshot.schema import TABLES
 
-# The static rules: what files alone can decide.
-STATIC_RULES = (
-    "REP001",
-    "REP002",
-    "REP003",
-    "REP004",
-    "REP005",
-    "THR003",
-    "THR004",
-    "THR005",
-    "THR006",
-    "DSK004",
-    "DSK005",
-    "CFG001",
-    "CFG002",
-    "CFG004",
-    "MSK001",
-    "MSK002",
-)
-# With --against: the cluster's broker count and the change itself.
-AGAINST_RULES = ("REP010", "THR007")
+# Which rules lint runs is declared on each rule (runs_in "lint": what files alone can decide;
+# "lint-against": with --against, the cluster's broker count and the change itself), and so is
+# the setting a broker finding points at (lint_key): auditor/declarations.py.
 SUPPRESSION_RULE = "CFG900"
-
-# For broker findings: the line of the setting the rule is about.
-BROKER_KEY = {
-    "THR003": "num.network.threads",
-    "THR004": "num.io.threads",
-    "THR005": "num.network.threads",
-    "THR006": "queued.max.requests",
-    "DSK004": "log.dirs",
-    "DSK005": "log.dirs",
-}
 
 
 class Locator:
@@ -83,8 +55,9 @@ class Locator:
     ``world``: the definition linted for each topic name in this run (a variant: one or more
     identical definitions); a finding about the topic is reported at each of them."""
 
-    def __init__(self, inputs: LintInputs, world: dict[str, list[TopicDef]]):
+    def __init__(self, inputs: LintInputs, world: dict[str, list[TopicDef]], keys: dict[str, str]):
         self.inputs = inputs
+        self.keys = keys  # rule code -> the setting its broker findings point at
         self.topics = world
         self.brokers = {str(b.broker_id): b for b in inputs.brokers}
         self.by_file = sorted(inputs.brokers, key=lambda b: (b.file, b.broker_id))
@@ -101,7 +74,7 @@ class Locator:
         if rt == "topic" and name in self.topics:
             return [(t.file, t.line, t.anchors) for t in self.topics[name]]
         if rt == "broker" and name in self.brokers:
-            return self._broker_key(self.brokers[name], BROKER_KEY.get(f.rule))
+            return self._broker_key(self.brokers[name], self.keys.get(f.rule))
         if rt == "log_dir":
             bid = name.split(":", 1)[0]
             if bid in self.brokers:
@@ -220,7 +193,10 @@ def run_lint(
         expand_templates(inputs, ref_against)
     manifest = lint_manifest(ref_against)
 
-    wanted = set(STATIC_RULES) | (set(AGAINST_RULES) if ref_against else set())
+    commands = ("lint", "lint-against") if ref_against else ("lint",)
+    wanted = {
+        code for code, r in rules.items() if r.produced_by == "engine" and set(commands) & set(r.commands)
+    }
     selected = cfg.rules(("cluster", "change"))
     engine_rules = [r for r in selected if r.code in wanted]
     report_unused = any(r.code == SUPPRESSION_RULE for r in selected)
@@ -247,7 +223,7 @@ def run_lint(
             finally:
                 engine.close()
             exempted.update(run_exempted)
-            locator = Locator(inputs, world)
+            locator = Locator(inputs, world, {code: r.lint_key for code, r in rules.items() if r.lint_key})
             for f in raw:
                 where = locator.locate(f)
                 if not where:
