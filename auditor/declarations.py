@@ -78,6 +78,22 @@ CAUSE_ROLES = ("failure", "symptom")
 
 
 @dataclass(frozen=True)
+class Category:
+    """A series of rule codes, declared once, in the module that holds its rules (``CATEGORY``):
+    the prefix, the category's name and title, and the code numbers the series has (RULES.md;
+    a new rule continues its series)."""
+
+    prefix: str
+    name: str
+    title: str
+    numbers: tuple[int, ...]
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(f"{self.prefix}{n:03d}" for n in self.numbers)
+
+
+@dataclass(frozen=True)
 class Inherits:
     """A rule whose findings are about the value of ``key`` a topic inherits: the evidence names
     the value (``value_field``) and the config layer it came from (``layer_field``)."""
@@ -180,6 +196,12 @@ def lint_rule(
         produced_by="lint",
         runs_in=tuple(runs_in),
     )
+
+
+def category_of(module) -> Category | None:
+    """The category a rule module declares (``CATEGORY``), if any."""
+    found = getattr(module, "CATEGORY", None)
+    return found if isinstance(found, Category) else None
 
 
 def declared_in(module) -> list[Declaration]:

@@ -36,9 +36,11 @@ from auditor.declarations import (
     CAUSE_ROLES,
     COMMANDS,
     SCOPE_COMMANDS,
+    Category,
     Declaration,
     Inherits,
     Param,
+    category_of,
     declared_in,
 )
 from auditor.declarations import rule as declare
@@ -47,21 +49,11 @@ from auditor.findings import RuleDoc
 from auditor.severity import SEVERITIES
 
 ENTRY_POINT_GROUP = "kafka_auditor.rules"
-# Built-in codes are fixed by shared/RULES.md: a code with one of their prefixes outside this
-# list is rejected; a plugin's rule has a prefix of its own and declares its category.
-CATALOGUE: dict[str, str] = {
-    **{f"AUD00{i}": "audit" for i in (1,)},
-    **{f"REP{i:03d}": "replication" for i in range(1, 11)},
-    **{f"PAR{i:03d}": "partitions" for i in range(1, 8)},
-    **{f"CTL{i:03d}": "controller" for i in range(1, 11)},
-    **{f"THR{i:03d}": "threads" for i in range(1, 8)},
-    **{f"DSK{i:03d}": "storage" for i in range(1, 7)},
-    **{f"CLI{i:03d}": "clients" for i in range(1, 5)},
-    **{f"MSK{i:03d}": "msk" for i in range(1, 4)},
-    **{f"CFG{i:03d}": "hygiene" for i in (1, 2, 3, 4, 900)},
-    **{f"FLT{i:03d}": "fleet" for i in range(1, 5)},
-    **{f"MNT{i:03d}": "maintenance" for i in range(1, 5)},
-}
+# Built-in codes are fixed by shared/RULES.md: each series (category) is declared once, beside its
+# rules (``CATEGORY`` of a rule module, auditor/declarations.py Category). A code with a built-in
+# prefix outside its series is rejected; a plugin's rule has a prefix of its own and declares its
+# category. Filled by load_rules from the rule modules, before any of their rules is registered.
+CATEGORIES: dict[str, Category] = {}
 SCOPES = ("cluster", "fleet", "maintenance", "change")  # change: lint of proposed files (THR007, CFG900)
 PRODUCERS = ("engine", "lint")  # what computes a rule's findings: its DataFrame check, or auditor/lint
 SECTIONS = ("Why", "Remediation", "Example", "References")
@@ -133,14 +125,14 @@ def rule(code: str, name: str, severity: str, **declared):
 def register(decl: Declaration) -> Rule:
     """Validate a declaration (everything a user will later rely on) and add its rule."""
     code, name, severity, scope, where = decl.code, decl.name, decl.severity, decl.scope, decl.where
-    builtin_prefix = any(known.startswith(code[:3]) for known in CATALOGUE)
-    if not _CODE.match(code) or (code not in CATALOGUE and (builtin_prefix or not decl.category)):
+    series = CATEGORIES.get(code[:3])
+    if not _CODE.match(code) or (code not in series.codes if series else not decl.category):
         raise ValueError(
             f"{where}: code is not in the RULES.md catalogue (a plugin's rule has a prefix "
             "of its own and declares its category)"
         )
-    if code in CATALOGUE and decl.category not in (None, CATALOGUE[code]):
-        raise ValueError(f"{where}: category must be {CATALOGUE[code]!r} (RULES.md)")
+    if series is not None and decl.category not in (None, series.name):
+        raise ValueError(f"{where}: category must be {series.name!r} (RULES.md)")
     if code in REGISTRY:
         raise ValueError(f"{where}: code registered twice")
     if not _NAME.match(name) or any(r.name == name for r in REGISTRY.values()):
@@ -167,7 +159,7 @@ def register(decl: Declaration) -> Rule:
         code,
         name,
         severity,
-        decl.category or CATALOGUE[code],
+        series.name if series else decl.category,
         scope,
         decl.params,
         decl.func,
@@ -258,6 +250,10 @@ def load_rules() -> dict[str, Rule]:
     global _loaded_from
     if not _loaded_from:
         modules = rule_modules()
+        for module in modules:
+            category = category_of(module)
+            if category is not None:
+                CATEGORIES.setdefault(category.prefix, category)
         for module in modules:
             for decl in declared_in(module):
                 register(decl)

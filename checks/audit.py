@@ -1,7 +1,9 @@
 """AUD: the audit itself."""
 
-from auditor.declarations import rule
+from auditor.declarations import Category, rule
 from checks._api import F, emit, ev
+
+CATEGORY = Category("AUD", "audit", "the audit itself", (1,))
 
 
 @rule("AUD001", "audit-incomplete", "critical", runs_in=("preflight",))

@@ -1,8 +1,10 @@
 """CLI: client software seen by the brokers (KIP-511)."""
 
-from auditor.declarations import Param, rule
+from auditor.declarations import Category, Param, rule
 from checks._api import F, emit, ev, text
 from checks.transforms import int_list, rdkafka_version_key, version_key, version_number
+
+CATEGORY = Category("CLI", "clients", "clients seen by the brokers", tuple(range(1, 5)))
 
 # Client names whose versions follow Apache Kafka's own numbering (the Java client) or
 # librdkafka's (librdkafka and Confluent's wrappers, which release in step with it).

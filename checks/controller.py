@@ -1,6 +1,6 @@
 """CTL: controller and metadata (ZooKeeper and KRaft)."""
 
-from auditor.declarations import Param, rule
+from auditor.declarations import Category, Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     broker_counts,
@@ -14,6 +14,8 @@ from checks.transforms import (
     version_key,
     with_version_number,
 )
+
+CATEGORY = Category("CTL", "controller", "controller and metadata", tuple(range(1, 11)))
 
 PARTITION_KEYS = ["cluster_id", "topic", "partition"]
 # Kafka 2.1 added controller epoch fencing of ZooKeeper writes (KAFKA-6082).

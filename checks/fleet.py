@@ -2,9 +2,11 @@
 (scope "fleet"), where one DataFrame holds every cluster; they are the only joins not keyed
 by cluster_id."""
 
-from auditor.declarations import Param, rule
+from auditor.declarations import Category, Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import cluster_settings, topic_durability, with_version_number
+
+CATEGORY = Category("FLT", "fleet", "fleet (cross-cluster)", tuple(range(1, 5)))
 
 FLEET_COMPARED_KEYS = (
     "min.insync.replicas",

@@ -7,7 +7,7 @@ definitions of every release, ``auditor/data/kafka_configs.json``), loaded as Da
 """
 
 import checks._kafka_keys as kafka_keys
-from auditor.declarations import Param, rule
+from auditor.declarations import Category, Param, rule
 from checks._api import F, Window, emit, ev, join, rows_frame, text
 from checks.transforms import (
     SOURCE_NAMES,
@@ -18,6 +18,8 @@ from checks.transforms import (
     try_int,
     version_key,
 )
+
+CATEGORY = Category("CFG", "hygiene", "configuration hygiene", (1, 2, 3, 4, 900))
 
 # Keys every broker of a cluster must agree on (CFG003): they decide topic creation,
 # durability, retention and the inter-broker protocol, all cluster-wide in effect.

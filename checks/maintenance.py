@@ -22,9 +22,11 @@ consumer groups it would hit as evidence (sorted lists, capped; counts uncapped)
 The scope is "maintenance": `kafka-audit check` does not run these rules, `preflight` does.
 """
 
-from auditor.declarations import Param, rule
+from auditor.declarations import Category, Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import partition_name, registered_as, topic_settings
+
+CATEGORY = Category("MNT", "maintenance", "pre-maintenance", tuple(range(1, 5)))
 
 COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
 _MAX_LISTED = Param(

@@ -10,10 +10,12 @@ Source: AWS, "Best practices for Standard brokers: right-size your cluster, numb
 partitions per broker".
 """
 
-from auditor.declarations import Param, rule
+from auditor.declarations import Category, Param, rule
 from auditor.errors import UsageError
 from checks._api import F, emit, ev, join, text
 from checks.transforms import replica_lists
+
+CATEGORY = Category("MSK", "msk", "Amazon MSK limits", tuple(range(1, 4)))
 
 _BIG = ("4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")
 UPDATE_LIMITS = ("t3.small=300", "large=1500", "xlarge=1500", "2xlarge=3000", *(f"{s}=6000" for s in _BIG))

@@ -1,6 +1,6 @@
 """PAR: live partition state, as the brokers serve it and as ZooKeeper holds it."""
 
-from auditor.declarations import Param, rule
+from auditor.declarations import Category, Param, rule
 from checks._api import F, emit, ev, join, text
 from checks.transforms import (
     broker_counts,
@@ -12,6 +12,8 @@ from checks.transforms import (
     registered_as,
     replica_lists,
 )
+
+CATEGORY = Category("PAR", "partitions", "live partition state", tuple(range(1, 8)))
 
 
 @rule(

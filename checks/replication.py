@@ -1,6 +1,6 @@
 """REP: replication and durability, from assignments and effective topic configuration."""
 
-from auditor.declarations import Inherits, Param, rule
+from auditor.declarations import Category, Inherits, Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     KAFKA_DEFAULT,
@@ -15,6 +15,8 @@ from checks.transforms import (
     topic_replication,
     try_int,
 )
+
+CATEGORY = Category("REP", "replication", "replication and durability", tuple(range(1, 11)))
 
 
 def _durability(t):

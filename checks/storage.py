@@ -5,7 +5,7 @@ the effective log.dirs setting, merged per broker by ``broker_log_dirs`` in chec
 A log directory is named "<broker id>:<path>" (resource type ``log_dir``).
 """
 
-from auditor.declarations import Param, rule
+from auditor.declarations import Category, Param, rule
 from checks._api import F, emit, ev, join, text
 from checks.transforms import (
     broker_log_dirs,
@@ -14,6 +14,8 @@ from checks.transforms import (
     version_key,
     version_number,
 )
+
+CATEGORY = Category("DSK", "storage", "storage and JBOD", tuple(range(1, 7)))
 
 SARAMA_FIXED = "1.43.3"
 MV_JBOD_LEVEL = 17  # metadata.version 3.7-IV2: JBOD on KRaft (KIP-858)

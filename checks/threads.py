@@ -4,9 +4,11 @@ All rules here read one per-broker view (``broker_threads``): the effective thre
 queue settings, the broker's cores, its log directory count and its request metrics.
 """
 
-from auditor.declarations import Param, rule
+from auditor.declarations import Category, Param, rule
 from checks._api import F, emit, ev, text
 from checks.transforms import broker_log_dirs, broker_settings, try_double
+
+CATEGORY = Category("THR", "threads", "request threads and queues", tuple(range(1, 8)))
 
 NETWORK, IO, QUEUE = "num.network.threads", "num.io.threads", "queued.max.requests"
 CONNECTIONS = "connection_count"

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import json
 
-from auditor.registry import Rule, load_rules, reference_parts
+from auditor.registry import CATEGORIES, Rule, load_rules, reference_parts
 
-CATEGORY_TITLES = {
-    "audit": "AUD: the audit itself",
-    "replication": "REP: replication and durability",
-    "partitions": "PAR: live partition state",
-    "controller": "CTL: controller and metadata",
-    "threads": "THR: request threads and queues",
-    "storage": "DSK: storage and JBOD",
-    "clients": "CLI: clients seen by the brokers",
-    "msk": "MSK: Amazon MSK limits",
-    "hygiene": "CFG: configuration hygiene",
-    "fleet": "FLT: fleet (cross-cluster)",
-    "maintenance": "MNT: pre-maintenance",
+
+# How the docs name each command a rule runs in (auditor/declarations.py COMMANDS).
+COMMAND_WORDS = {
+    "check": "`check`",
+    "fleet": "`fleet`",
+    "preflight": "`preflight`",
+    "upgrade": "`preflight --target-version`",
+    "lint": "`lint`",
+    "lint-against": "`lint --against`",
 }
 
 
@@ -28,6 +25,7 @@ def rule_json(r: Rule) -> dict:
         "severity": r.severity,
         "category": r.category,
         "scope": r.scope,
+        "commands": list(r.commands),
         "summary": r.summary,
         "why": r.why,
         "remediation": r.remediation,
@@ -74,6 +72,8 @@ def _rule_markdown(r: Rule, level: int) -> str:
         f"Severity: {r.severity}. Category: {r.category}."
         + (f" Scope: {r.scope}." if r.scope != "cluster" else ""),
         "",
+        "Run by: " + ", ".join(COMMAND_WORDS[c] for c in r.commands) + ".",
+        "",
         r.summary,
         "",
         "Why: " + r.why,
@@ -111,8 +111,9 @@ def markdown_reference(rules: list[Rule] | None = None) -> str:
         f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.severity} | {r.summary} |" for r in rules
     ]
     out.append("")
-    for category, title in CATEGORY_TITLES.items():
-        members = [r for r in rules if r.category == category]
+    for category in CATEGORIES.values():
+        title = f"{category.prefix}: {category.title}"
+        members = [r for r in rules if r.category == category.name]
         if not members:
             continue
         out += [f"## {title}", ""]
