@@ -390,7 +390,7 @@ def test_fleet_job_on_a_standalone_spark_cluster_via_spark_submit(tmp_path):
         # of spark-submit's run against 24 s for this one.
         config = tmp_path / "kafka-audit.toml"
         config.write_text('select = ["CTL004"]\n')
-        job = Path(__import__("auditor.spark_submit", fromlist=["x"]).__file__)
+        job = Path(__import__("auditor.cli.spark_submit", fromlist=["x"]).__file__)
         p = subprocess.run(
             [
                 str(spark_home / "bin" / "spark-submit"),

@@ -150,3 +150,47 @@ def test_findings_and_reports_never_reach_the_engine_or_the_rules():
         if module.startswith(("auditor.findings", "auditor.causes", "auditor.render")):
             upward = sorted(t for t in reached(graph, module) if t.startswith(above))
             assert not upward, f"{module} reaches {upward}"
+
+
+# The floors above the engine, top to bottom: a module may import its own floor and those below,
+# never one above (commands on top; collectors -> snapshot -> engine/checks -> findings -> render).
+ABOVE = {
+    "auditor.commands": ("auditor.cli",),
+    "auditor.lint": ("auditor.cli", "auditor.commands"),
+    "auditor.engine": (
+        "auditor.cli",
+        "auditor.commands",
+        "auditor.lint",
+        "auditor.collectors",
+        "auditor.render",
+    ),
+    "auditor.collectors": (
+        "auditor.cli",
+        "auditor.commands",
+        "auditor.lint",
+        "auditor.engine",
+        "auditor.render",
+        "auditor.registry",
+        "checks",
+    ),
+    "auditor.snapshot": (
+        "auditor.cli",
+        "auditor.commands",
+        "auditor.lint",
+        "auditor.engine",
+        "auditor.collectors",
+    ),
+    "checks": ("auditor.cli", "auditor.commands", "auditor.lint", "auditor.engine", "auditor.collectors"),
+}
+
+
+def test_no_import_runs_upward():
+    graph = import_graph()
+    upward = []
+    for module, targets in graph.items():
+        for floor, above in ABOVE.items():
+            if module == floor or module.startswith(floor + "."):
+                upward += [f"{module} -> {t}" for t in targets if t.startswith(above)]
+        if not module.startswith("auditor.cli"):
+            upward += [f"{module} -> {t}" for t in targets if t.startswith("auditor.cli")]
+    assert upward == []

@@ -122,7 +122,7 @@ def test_readme_commands_work_as_written(tmp_path):
 
     jars = {p.name for p in (Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar")}
     version = subprocess.run(
-        [sys.executable, "-c", "import auditor.spark_submit as m; print(m.hadoop_version())"],
+        [sys.executable, "-c", "import auditor.cli.spark_submit as m; print(m.hadoop_version())"],
         capture_output=True,
         text=True,
         check=True,

@@ -1,7 +1,7 @@
 """Entry point for spark-submit: the fleet job with Spark's own master and settings.
 
     spark-submit --master spark://HOST:7077 --conf spark.executor.memory=4g \\
-        $(python -c 'import auditor.spark_submit as m; print(m.__file__)') \\
+        $(python -c 'import auditor.cli.spark_submit as m; print(m.__file__)') \\
         s3a://bucket/snapshots --out s3a://bucket/findings --previous s3a://bucket/findings
 
 Arguments are those of `kafka-audit fleet` (the engine is always Spark, the master is the
