@@ -26,6 +26,7 @@ import datetime as dt
 import math
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 
@@ -64,8 +65,10 @@ class AuditConfig:
     params: dict[str, dict] = field(default_factory=dict)  # code -> overrides
     exemptions: list[Exemption] = field(default_factory=list)
 
-    def rules(self, scopes: tuple[str, ...] = ("cluster",)) -> list[Rule]:
-        """Selected rules of the given scopes, in code order."""
+    @cached_property
+    def selected(self) -> tuple[str, ...]:
+        """The codes select and ignore leave, in code order: resolved once per configuration
+        (a changed selection is a new configuration: dataclasses.replace)."""
         all_rules = load_rules()
         chosen = (
             {r.code for ref in self.select for r in resolve(ref, self.source)}
@@ -73,13 +76,25 @@ class AuditConfig:
             else set(all_rules)
         )
         chosen -= {r.code for ref in self.ignore for r in resolve(ref, self.source)}
-        return [all_rules[c] for c in sorted(chosen) if all_rules[c].scope in scopes]
+        return tuple(sorted(chosen))
+
+    @cached_property
+    def _bound(self) -> dict[str, MappingProxyType]:
+        return {}
+
+    def rules(self, scopes: tuple[str, ...] = ("cluster",)) -> list[Rule]:
+        """Selected rules of the given scopes, in code order."""
+        all_rules = load_rules()
+        return [all_rules[c] for c in self.selected if all_rules[c].scope in scopes]
 
     def severity_of(self, rule: Rule) -> str:
         return self.severity.get(rule.code, rule.severity)
 
     def params_of(self, rule: Rule) -> MappingProxyType:
-        return rule.bind(self.params.get(rule.code), self.source)
+        """The rule's parameters for this configuration, bound (and validated) once."""
+        if rule.code not in self._bound:
+            self._bound[rule.code] = rule.bind(self.params.get(rule.code), self.source)
+        return self._bound[rule.code]
 
     def active_exemptions(self, today: dt.date | None = None) -> tuple[list[Exemption], list[Exemption]]:
         today = today or dt.date.today()
