@@ -264,6 +264,7 @@ def test_collect_abandons_a_source_past_its_deadline(monkeypatch):
     """collect() guards every source with an overall deadline (here a files source that
     never returns), records it as a source error and goes on."""
     import auditor.collectors.collect as collect_mod
+    import auditor.collectors.files as files_mod
 
     release = threading.Event()
 
@@ -271,16 +272,14 @@ def test_collect_abandons_a_source_past_its_deadline(monkeypatch):
         release.wait(30)
         raise AssertionError("not reached")
 
-    monkeypatch.setattr(collect_mod, "collect_broker_configs", hang)
+    monkeypatch.setattr(files_mod, "collect_broker_configs", hang)
     monkeypatch.setattr(collect_mod, "MIN_SOURCE_DEADLINE", 0.5)
     monkeypatch.setattr(collect_mod, "SOURCE_DEADLINE_FACTOR", 1)
     seen = []
     try:
         (manifest, tables), took = _bounded(
             lambda: collect_mod.collect(
-                Sources(
-                    broker_configs=tuple(["/nonexistent/server.properties"]), cluster_name="c", timeout=0.2
-                ),
+                Sources(broker_configs=("/nonexistent/server.properties",), cluster_name="c", timeout=0.2),
                 progress=lambda *a: seen.append(a),
             ),
             10,

@@ -111,20 +111,26 @@ def collect(
 
         client = load_client_config(sources.command_config, sources.bootstrap_servers)
     ctx = Context(sources, client, results=[("extra", r) for r in extra])
-    shown = progress
-    abandoned: set[str] = set()
+    _run_collectors(ctx, progress)
+    tables, brokers = _merged_tables(ctx)
+    return _manifest(ctx, tables, brokers, cluster), tables
 
-    if shown is not None:  # what a collector reports: dropped once its source is abandoned at its deadline
+
+def _run_collectors(ctx: Context, progress: Progress | None) -> None:
+    """Each wanted collector in turn, in a thread of its own joined with its deadline: its result,
+    or a source error once the deadline has passed (abandoned: its later progress calls are
+    dropped, and nothing it reads is kept)."""
+    abandoned: set[str] = set()
+    if progress is not None:
 
         def report(source, step, done, total):
             if source not in abandoned:
-                shown(source, step, done, total)
+                progress(source, step, done, total)
 
         ctx.progress = report
 
     def bounded(collector: Collector) -> CollectResult:
-        """The collector's result, or a source error once its deadline has passed (abandoned)."""
-        seconds = source_deadline(collector.name, sources.timeout, urls=collector.requests(ctx))
+        seconds = source_deadline(collector.name, ctx.sources.timeout, urls=collector.requests(ctx))
         target = collector.target(ctx) or ""
         box: dict = {}
 
@@ -134,15 +140,15 @@ def collect(
             except BaseException as e:  # noqa: BLE001 (re-raised in the caller's thread)
                 box["error"] = e
 
-        if shown is not None:
-            shown(collector.name, "start", 0, 1)
+        if progress is not None:
+            progress(collector.name, "start", 0, 1)
         try:
             t = threading.Thread(target=work, name=f"collect-{collector.name}", daemon=True)
             t.start()
             t.join(seconds)
         finally:
-            if shown is not None:
-                shown(collector.name, "done", 1, 1)
+            if progress is not None:
+                progress(collector.name, "done", 1, 1)
         if t.is_alive():
             abandoned.add(collector.name)
             r = MetricsResult() if collector.name == "metrics" else CollectResult()
@@ -161,22 +167,27 @@ def collect(
     for collector in COLLECTORS:
         if collector.wanted(ctx):
             ctx.results.append((collector.name, bounded(collector)))
-    results = [r for _, r in ctx.results]
-    zk, files, mets = (ctx.result(name) for name in ("zookeeper", "files", "metrics"))
-    registry = [r for name, r in ctx.results if name not in ("files", "metrics") and r.tables.get("brokers")]
-    zookeeper, cluster_name = sources.zookeeper, sources.cluster_name
 
+
+def _registry(ctx: Context) -> list[CollectResult]:
+    """The results that register brokers (ZooKeeper, the Admin API, an ``extra`` source)."""
+    return [r for name, r in ctx.results if name not in ("files", "metrics") and r.tables.get("brokers")]
+
+
+def _merged_tables(ctx: Context) -> tuple[dict[str, list[dict]], list[dict]]:
+    """Every table, the first row per key (see the module doc), and the merged brokers."""
+    files, mets = ctx.result("files"), ctx.result("metrics")
+    registry = _registry(ctx)
     tables: dict[str, list[dict]] = {}
-    for r in results:
+    for _, r in ctx.results:
         for name, rows in r.tables.items():
-            if name == "brokers":
-                continue
-            tables.setdefault(name, []).extend(rows)
+            if name != "brokers":
+                tables.setdefault(name, []).extend(rows)
     for name, key in _KEYS.items():
         if name in tables:
             tables[name] = _first_per_key(tables[name], key, fill=name == "log_dirs")
 
-    brokers = _merge_brokers(registry, files, mets, zk_given=bool(zookeeper) or bool(registry))
+    brokers = _merge_brokers(registry, files, mets, zk_given=bool(ctx.sources.zookeeper) or bool(registry))
     if brokers:
         tables["brokers"] = brokers
     if mets is not None and files is not None:
@@ -185,19 +196,26 @@ def collect(
             tables["log_dirs"] = _first_per_key(
                 tables.get("log_dirs", []) + dirs, _KEYS["log_dirs"], fill=True
             )
-    if mets is not None and not zookeeper and not tables.get("controller"):
+    if mets is not None and not ctx.sources.zookeeper and not tables.get("controller"):
         raft = raft_controller(mets.tables.get("metrics", []))  # no DescribeQuorum answer: the raft metrics
         if raft is not None:
             tables.setdefault("controller", []).append(raft)
-    tables = {k: v for k, v in tables.items() if v}
+    return {k: v for k, v in tables.items() if v}, brokers
 
+
+def _manifest(
+    ctx: Context, tables: dict[str, list[dict]], brokers: list[dict], cluster: dict | None
+) -> Manifest:
+    """The manifest: the cluster's id and name, its fields (the metadata mode and the Kafka
+    version when not typed: auditor/collectors/versions.py), every source and source error."""
+    results = [r for _, r in ctx.results]
     meta: dict = {}
     for r in results:
         for k, v in r.meta.items():
             meta.setdefault(k, v)
     fields = {k: v for k, v in (cluster or {}).items() if k in CLUSTER_OPTIONAL and v is not None}
     if "metadata_mode" not in fields:
-        if zookeeper:
+        if ctx.sources.zookeeper:
             fields["metadata_mode"] = "zookeeper"
         elif (
             any(c["key"] == "process.roles" for c in tables.get("configs", []))
@@ -205,7 +223,7 @@ def collect(
             or any(str(c.get("mode")).lower() == "kraft" for c in tables.get("controller", []))
         ):
             fields["metadata_mode"] = "kraft"
-    reports, origins = _version_reports(brokers, registry, mets)
+    reports, origins = _version_reports(brokers, _registry(ctx), ctx.result("metrics"))
     version, version_source = detect_kafka_version(
         reports,
         fields.get("kafka_version"),
@@ -218,14 +236,14 @@ def collect(
         fields["kafka_version"] = version
     if version_source != DECLARED:  # (a typed version needs no source)
         fields["kafka_version_source"] = version_source
-    cluster_id = meta.get("cluster_id") or cluster_name or "unknown-cluster"
-    manifest = Manifest(
-        cluster={"id": cluster_id, "name": cluster_name or cluster_id, **fields},
+    name = ctx.sources.cluster_name
+    cluster_id = meta.get("cluster_id") or name or "unknown-cluster"
+    return Manifest(
+        cluster={"id": cluster_id, "name": name or cluster_id, **fields},
         collected_at=now_iso(),
         sources=[s for r in results for s in r.sources],
         errors=[e for r in results for e in r.errors],
     )
-    return manifest, tables
 
 
 def raft_controller(metric_rows: list[dict]) -> dict | None:

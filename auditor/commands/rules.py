@@ -6,7 +6,6 @@ import json
 
 from auditor.registry import CATEGORIES, Rule, load_rules, reference_parts
 
-
 # How the docs name each command a rule runs in (auditor/declarations.py COMMANDS).
 COMMAND_WORDS = {
     "check": "`check`",
