@@ -624,5 +624,5 @@ def test_raft_metrics_give_the_controller_when_describe_quorum_gave_none(tmp_pat
     } <= names
     f = tmp_path / "none.prom"
     f.write_text(RAFT_DEFAULT.format(leader="-1.0", epoch="8.0"))
-    _m, no_leader = collect(Sources(metrics=tuple([f"broker_id=3003:{f}"])))
+    _m, no_leader = collect(Sources(metrics=(f"broker_id=3003:{f}",)))
     assert no_leader["controller"][0]["controller_id"] == -1  # CTL001: the quorum has no leader

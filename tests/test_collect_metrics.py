@@ -547,7 +547,7 @@ def test_collect_hands_registered_and_advertised_hosts_to_metrics(tmp_path):
         f'{_QUEUE}{{instance="kafka-2.corp:7071"}} 21\n{_QUEUE}{{instance="kafka-7.corp:7071"}} 27\n'
     )
     manifest, tables = collect(
-        Sources(broker_configs=tuple([str(conf)]), metrics=tuple([str(fed)]), cluster_name="c"),
+        Sources(broker_configs=(str(conf),), metrics=(str(fed),), cluster_name="c"),
         extra=[registry],
     )
     assert manifest.errors == []

@@ -11,12 +11,12 @@ real retry handler, with its backoff, runs; Stubber answers before that handler.
 
 from __future__ import annotations
 
-from auditor.sources import Sources
-
 import datetime as dt
 import json
 
 import pytest
+
+from auditor.sources import Sources
 
 pytest.importorskip("boto3")
 

@@ -32,8 +32,8 @@ def test_collect_files_and_metrics_into_a_valid_snapshot(tmp_path):
     conf, prom, node = _write_fixture(tmp_path)
     manifest, tables = collect(
         Sources(
-            broker_configs=tuple([str(conf)]),
-            metrics=tuple([f"broker_id=1:{prom}", f"broker_id=1:{node}"]),
+            broker_configs=(str(conf),),
+            metrics=(f"broker_id=1:{prom}", f"broker_id=1:{node}"),
             cluster_name="search-ingest",
         ),
         cluster={"kafka_version": "3.7.1", "tier": None},

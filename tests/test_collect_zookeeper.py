@@ -316,7 +316,7 @@ def test_collect_then_check_finds_incident_3(zk, writer, tmp_path):
     manifest, tables = collect(
         Sources(
             zookeeper=zk.hosts + load(writer, kafka_layout(), "healthy"),
-            broker_configs=tuple([str(conf)]),
+            broker_configs=(str(conf),),
             cluster_name="healthy",
         ),
         cluster={"kafka_version": "3.6.0"},

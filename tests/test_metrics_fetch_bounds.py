@@ -173,7 +173,7 @@ def test_within_the_limit_is_read(server, monkeypatch):
 # --- credentials -----------------------------------------------------------------------------
 def test_userinfo_is_sent_as_basic_auth_and_never_stored(server, tmp_path):
     url = server.replace("http://", "http://user:s3cret@") + "/auth"
-    manifest, tables = collect(Sources(metrics=tuple([f"broker_id=1:{url}"]), cluster_name="c1", timeout=5))
+    manifest, tables = collect(Sources(metrics=(f"broker_id=1:{url}",), cluster_name="c1", timeout=5))
     assert manifest.errors == []
     assert tables["metrics"][0]["value"] == 3.0
     assert _Handler.seen == [{"path": "/auth", "authorization": AUTH}]

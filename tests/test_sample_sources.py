@@ -39,7 +39,7 @@ def _snapshot(name):
 def _collect(name):
     d = SOURCES / name
     manifest, tables = collect(
-        Sources(broker_configs=tuple([str(d)]), metrics=tuple([str(d / "metrics.prom")]), cluster_name=name)
+        Sources(broker_configs=(str(d),), metrics=(str(d / "metrics.prom"),), cluster_name=name)
     )
     assert manifest.errors == []
     return tables
@@ -99,8 +99,8 @@ def test_zookeeper_dump_collects_into_the_snapshot(name, zk, writer):
     manifest, got = collect(
         Sources(
             zookeeper=zk.hosts + chroot,
-            broker_configs=tuple([str(d)]),
-            metrics=tuple([str(d / "metrics.prom")]),
+            broker_configs=(str(d),),
+            metrics=(str(d / "metrics.prom"),),
             cluster_name=name,
             timeout=10,
         )

@@ -140,8 +140,8 @@ def test_collect_rolling_upgrade_two_exporter_configs(tmp_path):
     (tmp_path / "b2.prom").write_text(APP_INFO_VERSION.format(broker=2, version="3.6.1"))
     manifest, tables = collect(
         Sources(
-            broker_configs=tuple([str(conf)]),
-            metrics=tuple([f"broker_id=1:{tmp_path / 'b1.prom'}", str(tmp_path / "b2.prom")]),
+            broker_configs=(str(conf),),
+            metrics=(f"broker_id=1:{tmp_path / 'b1.prom'}", str(tmp_path / "b2.prom")),
             cluster_name="c1",
         )
     )
@@ -157,7 +157,7 @@ def test_collect_rolling_upgrade_two_exporter_configs(tmp_path):
 def test_collect_declared_wins(tmp_path):
     (tmp_path / "b1.prom").write_text(KOPERATOR.format(version="3.7.0"))
     manifest, tables = collect(
-        Sources(metrics=tuple([f"broker_id=1:{tmp_path / 'b1.prom'}"]), cluster_name="c1"),
+        Sources(metrics=(f"broker_id=1:{tmp_path / 'b1.prom'}",), cluster_name="c1"),
         cluster={"kafka_version": "3.5.2"},
     )
     assert manifest.cluster["kafka_version"] == "3.5.2"
@@ -167,7 +167,7 @@ def test_collect_declared_wins(tmp_path):
 def test_collect_metrics_only_still_detects(tmp_path):
     # No registry and no server.properties: no brokers rows, the metrics' versions still count.
     (tmp_path / "b3.prom").write_text(APP_INFO_LABELS.format(broker=3, version="7.7.1-ccs"))
-    manifest, tables = collect(Sources(metrics=tuple([str(tmp_path / "b3.prom")]), cluster_name="c1"))
+    manifest, tables = collect(Sources(metrics=(str(tmp_path / "b3.prom"),), cluster_name="c1"))
     assert "brokers" not in tables
     assert manifest.cluster["kafka_version"] == "3.7"
     assert manifest.cluster["kafka_version_source"] == "metrics: app-info: brokers report 7.7.1-ccs"
@@ -177,7 +177,7 @@ def test_collect_unknown_says_so(tmp_path):
     msk = real_input("metrics/msk-open-monitoring-jmx-excerpt.prom")
     conf = _props(tmp_path, 1)
     manifest, tables = collect(
-        Sources(broker_configs=tuple([str(conf)]), metrics=tuple([f"broker_id=1:{msk}"]), cluster_name="c1")
+        Sources(broker_configs=(str(conf),), metrics=(f"broker_id=1:{msk}",), cluster_name="c1")
     )
     assert "kafka_version" not in manifest.cluster
     assert manifest.cluster["kafka_version_source"] == UNKNOWN
