@@ -72,9 +72,9 @@ def main() -> None:
     a = ap.parse_args()
 
     t_start = time.perf_counter()
+    from auditor.commands.fleet import run_fleet
     from auditor.config import find_config
     from auditor.engine import open_engine
-    from auditor.commands.fleet import run_fleet
 
     t_import = time.perf_counter() - t_start
     timings: list[tuple[float, str, str]] = []
