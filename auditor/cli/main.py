@@ -422,6 +422,12 @@ class SnapshotFormat(str, Enum):
     jsonl = "jsonl"
 
 
+class MskTopics(str, Enum):
+    auto = "auto"
+    api = "api"
+    admin = "admin"
+
+
 BootstrapOpt = Annotated[
     str | None,
     typer.Option(
@@ -561,6 +567,7 @@ def _collect_into(
     timeout: float = 10.0,
     msk_cluster_arn=None,
     msk_region=None,
+    msk_topics: str = "auto",
 ):
     """Collect the given sources into a snapshot directory: (manifest, tables, rows); the
     manifest's ``errors`` name the sources that failed. Shared by collect, check and preflight;
@@ -594,6 +601,7 @@ def _collect_into(
             progress=progress,
             msk_cluster_arn=msk_cluster_arn,
             msk_region=msk_region,
+            msk_topics=msk_topics,
         )
     for source in manifest.sources:  # files passed over (a client config in /etc/kafka ...): one line each
         if source.get("status") == "skipped" and source.get("reason"):
@@ -703,6 +711,15 @@ def collect(
             help="AWS region: of --msk-cluster-arn (default: the ARN's), or, without it, discover every MSK cluster of the region(s) into --out.",
         ),
     ] = None,
+    msk_topics: Annotated[
+        MskTopics,
+        typer.Option(
+            "--msk-topics",
+            help="With --msk-cluster-arn: topics, partitions and topic configs from the Kafka Admin API "
+            "(admin), the MSK topic APIs with metrics from CloudWatch, the brokers not contacted (api), or "
+            "auto: admin when --bootstrap-servers is given or MSK's listener is reachable, else api.",
+        ),
+    ] = "auto",
 ):
     """Collect a snapshot (read-only): exit 0 complete, 3 when a source failed (what was read is still written).
     With --inventory: every selected cluster of a fleet.yaml, concurrently, into --out."""
@@ -740,6 +757,8 @@ def collect(
         )
     if msk_region and len(msk_region) > 1:
         raise UsageError("collect: --msk-cluster-arn takes one --msk-region")
+    if msk_topics != MskTopics.auto and not msk_cluster_arn:
+        raise UsageError("collect: --msk-topics only with --msk-cluster-arn")
     _check_msk_arn(msk_cluster_arn, msk_region[0] if msk_region else None)
     fleet_only = [k for k, v in (("--out", out), ("--select", select), ("--run-date", run_date)) if v]
     if fleet_only or parallel != 4:
@@ -767,6 +786,7 @@ def collect(
         timeout=timeout,
         msk_cluster_arn=msk_cluster_arn,
         msk_region=msk_region[0] if msk_region else None,
+        msk_topics=msk_topics.value if isinstance(msk_topics, MskTopics) else msk_topics,
     )
     typer.echo(
         f"{output}: snapshot of {manifest.cluster_name}: {table_count} tables, {row_count} rows, "

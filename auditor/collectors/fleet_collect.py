@@ -56,22 +56,32 @@ def collect_snapshot(
     msk_cluster_arn=None,
     msk_region=None,
     msk=None,
+    msk_topics: str = "auto",
 ):
     """Collect the given sources and write the snapshot directory: (manifest, tables).
     ``annotate(manifest)`` may add to the manifest before it is written; ``should_write()``
     False: nothing is written (an abandoned cluster). UsageError for a bad client config.
     ``msk_cluster_arn`` (``msk_region``), or ``msk`` already collected: the AWS MSK source
-    (:func:`_apply_msk`)."""
+    (:func:`_apply_msk`); ``msk_topics``: where its topics come from (:func:`collect_msk_source`)."""
     from auditor.collectors.client_config import load_client_config
     from auditor.collectors.collect import collect as run_collect
     from auditor.snapshot.io import write_snapshot
 
     if msk is None and msk_cluster_arn:
-        msk = collect_msk_source(msk_cluster_arn, msk_region, timeout, command_config)
-    # With MSK naming the listener, the client config is loaded for it (an IAM config needs its host).
+        msk = collect_msk_source(
+            msk_cluster_arn,
+            msk_region,
+            timeout,
+            command_config,
+            topics=msk_topics,
+            bootstrap_servers=bootstrap_servers,
+            metrics_given=bool(metrics),
+        )
+    # With MSK naming the listener, the client config is loaded for it (an IAM config needs its host);
+    # with MSK's topic APIs instead, the brokers are not contacted unless servers were given.
     client = (
         load_client_config(command_config, bootstrap_servers)
-        if bootstrap_servers or (command_config and not (msk and msk.bootstrap))
+        if bootstrap_servers or (command_config and not (msk and (msk.bootstrap or msk.topics_via_api)))
         else None
     )
     if msk is not None:
@@ -95,6 +105,10 @@ def collect_snapshot(
         client_info=client.describe() if client else None,
         progress=progress,
     )
+    if msk is not None:
+        from auditor.collectors.msk_cloudwatch import settle
+
+        settle(msk.manifest.get("cloudwatch"), tables)
     if annotate is not None:
         annotate(manifest)
     if should_write is None or should_write():
@@ -105,12 +119,31 @@ def collect_snapshot(
     return manifest, tables
 
 
-def collect_msk_source(cluster_arn: str, region: str | None, timeout: float, command_config=None):
+def collect_msk_source(
+    cluster_arn: str,
+    region: str | None,
+    timeout: float,
+    command_config=None,
+    *,
+    topics: str = "auto",
+    bootstrap_servers: str | None = None,
+    metrics_given: bool = False,
+):
     """The AWS MSK source (auditor/collectors/msk.py); the bootstrap listener is chosen by the
-    client config's security.protocol and SASL mechanism when there is one."""
+    client config's security.protocol and SASL mechanism when there is one. ``topics``: auto
+    (the Admin API when bootstrap servers are given or MSK's listener is reachable, else the MSK
+    topic APIs), api, or admin. CloudWatch metrics when no exporter is scraped and no metrics
+    source is given."""
     from auditor.collectors.msk import collect_msk, security_of
 
-    return collect_msk(cluster_arn, region=region, timeout=timeout, security=security_of(command_config))
+    return collect_msk(
+        cluster_arn,
+        region=region,
+        timeout=timeout,
+        security=security_of(command_config),
+        topics="admin" if topics == "auto" and bootstrap_servers else topics,
+        cloudwatch=False if metrics_given else None,
+    )
 
 
 def _apply_msk(msk, extra, cluster, cluster_name, metrics, client, command_config, annotate):
@@ -315,7 +348,14 @@ def _entry_msk(entry):
     """The MSK source of an inventory entry, collected once before the others (None: none)."""
     if not entry.msk_cluster_arn:
         return None
-    return collect_msk_source(entry.msk_cluster_arn, entry.msk_region, entry.timeout, entry.command_config)
+    return collect_msk_source(
+        entry.msk_cluster_arn,
+        entry.msk_region,
+        entry.timeout,
+        entry.command_config,
+        bootstrap_servers=entry.bootstrap_servers,
+        metrics_given=bool(entry.metrics or entry.templates),
+    )
 
 
 def _failed_snapshot(entry, output: Path, message: str, *, inventory_file: str, fmt: str):
