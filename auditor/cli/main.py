@@ -1203,6 +1203,11 @@ def rules_explain(
     sys.stdout.write(rulesdoc.render_one(matches[0], fmt.value))
 
 
+from auditor.cli.wait import wait_command  # noqa: E402 (kafka-audit wait: its own module)
+
+app.command(name="wait")(wait_command)
+
+
 def main() -> None:
     """Console entry point: one-line errors with the right exit code, never a traceback for bad input."""
     from auditor.render.escape import neutralise

@@ -57,12 +57,14 @@ def collect_snapshot(
     msk_region=None,
     msk=None,
     msk_topics: str = "auto",
+    msk_metrics: bool = True,
 ):
     """Collect the given sources and write the snapshot directory: (manifest, tables).
     ``annotate(manifest)`` may add to the manifest before it is written; ``should_write()``
     False: nothing is written (an abandoned cluster). UsageError for a bad client config.
     ``msk_cluster_arn`` (``msk_region``), or ``msk`` already collected: the AWS MSK source
-    (:func:`_apply_msk`); ``msk_topics``: where its topics come from (:func:`collect_msk_source`)."""
+    (:func:`_apply_msk`); ``msk_topics``: where its topics come from (:func:`collect_msk_source`);
+    ``msk_metrics`` False: neither CloudWatch nor its open-monitoring exporters (``kafka-audit wait``)."""
     from auditor.collectors.client_config import load_client_config
     from auditor.collectors.collect import collect as run_collect
     from auditor.snapshot.io import write_snapshot
@@ -75,7 +77,7 @@ def collect_snapshot(
             command_config,
             topics=msk_topics,
             bootstrap_servers=bootstrap_servers,
-            metrics_given=bool(metrics),
+            metrics_given=bool(metrics) or not msk_metrics,
         )
     # With MSK naming the listener, the client config is loaded for it (an IAM config needs its host);
     # with MSK's topic APIs instead, the brokers are not contacted unless servers were given.
@@ -88,6 +90,8 @@ def collect_snapshot(
         extra, cluster, cluster_name, metrics, client, annotate = _apply_msk(
             msk, extra, cluster, cluster_name, metrics, client, command_config, annotate
         )
+        if not msk_metrics:
+            metrics = []
     if client is not None and not client.config.get("bootstrap.servers"):
         raise UsageError(
             "collect: --command-config gives no bootstrap.servers: add --bootstrap-servers HOST:PORT"

@@ -57,23 +57,15 @@ from importlib import resources
 from pathlib import Path
 
 from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_row, one_line
+from auditor.collectors.aws_errors import MAX_ATTEMPTS, SOURCE, describe_failure
 
-SOURCE = "msk"
 JMX_EXPORTER_PORT = 11001
 NODE_EXPORTER_PORT = 11002
-MAX_ATTEMPTS = 5  # botocore standard retry mode: throttling and transient errors, exponential backoff
 READ_PREFIXES = ("Describe", "List", "Get")
 CLOUDWATCH_READS = frozenset({"GetMetricData", "ListMetrics"})
 MAX_OPERATION_PAGES = 3  # in-progress operations are the newest: no need for years of history
 DEFAULTS_FILE = "msk-default-configuration"
 _ARN = re.compile(r"^arn:aws[\w-]*:kafka:([a-z0-9-]+):\d{12}:cluster/([^/]+)/[\w-]+$")
-_DENIED = (
-    "AccessDeniedException",
-    "AccessDenied",
-    "ForbiddenException",
-    "UnauthorizedException",
-    "UnauthorizedOperation",
-)
 _FINISHED = ("COMPLETE", "FAILED", "CANCELLED", "CANCELED")
 # GetBootstrapBrokers keys per (security.protocol, SASL mechanism) of the client config.
 _LISTENERS = {
@@ -178,27 +170,6 @@ def _call(result: CollectResult, target: str, client, operation: str, **params) 
     except Exception as e:  # noqa: BLE001 (every failure is a source error, never a traceback)
         result.error(SOURCE, target, describe_failure(e, f"{service}:{operation}", target))
         raise _CallFailed from None
-
-
-def describe_failure(error: Exception, action: str, target: str) -> str:
-    """One line naming the API call / IAM action and what went wrong."""
-    from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError
-
-    if isinstance(error, ClientError):
-        err = error.response.get("Error", {})
-        code, message = err.get("Code") or "error", one_line(err.get("Message") or "", 200)
-        if code in _DENIED or error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 403:
-            return (
-                f"{action} denied for {target} ({code}): allow it in the IAM policy (README: AWS MSK source)"
-            )
-        if code in ("TooManyRequestsException", "ThrottlingException"):
-            return f"{action} for {target}: still throttled after {MAX_ATTEMPTS} attempts ({code})"
-        return f"{action} for {target} failed: {code}" + (f": {message}" if message else "")
-    if isinstance(error, NoCredentialsError):
-        return f"{action} for {target}: no AWS credentials (the standard chain: environment, profile, role)"
-    if isinstance(error, NoRegionError):
-        return f"{action} for {target}: no AWS region (give the cluster ARN, --msk-region or AWS_REGION)"
-    return f"{action} for {target} failed: {type(error).__name__}: {one_line(error, 200)}"
 
 
 def _snake(operation: str) -> str:

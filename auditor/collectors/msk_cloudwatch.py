@@ -101,7 +101,7 @@ def collect_cloudwatch(
 ) -> dict:
     """``metrics`` rows into ``result``; returns the manifest block ``cluster.msk.cloudwatch``.
     A failed call is one source error naming cloudwatch:GetMetricData."""
-    from auditor.collectors.msk import SOURCE, describe_failure
+    from auditor.collectors.aws_errors import SOURCE, describe_failure
 
     have = level_index(level)
     block: dict = {

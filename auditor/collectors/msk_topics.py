@@ -91,7 +91,7 @@ def collect_topics(
     """Add ``topics``, ``partitions`` and (``configs``) topic ``configs`` rows of the cluster
     to ``result``. ``only``: describe just these topics (the others keep their topics row).
     Failures are source errors in ``result`` (see the module doc); never raises."""
-    from auditor.collectors.msk import SOURCE, describe_failure
+    from auditor.collectors.aws_errors import SOURCE, describe_failure
 
     got = TopicsCollected()
     limiter = RateLimiter(rate)
@@ -236,7 +236,7 @@ def decode_configs(encoded: str | None) -> tuple[dict[str, str], str | None]:
 
 
 def _config_rows(result: CollectResult, topic: str, encoded: str | None) -> list[dict]:
-    from auditor.collectors.msk import SOURCE
+    from auditor.collectors.aws_errors import SOURCE
 
     values, problem = decode_configs(encoded)
     if problem:
