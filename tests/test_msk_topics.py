@@ -404,11 +404,18 @@ def test_access_denied_on_each_call_names_its_iam_action(monkeypatch, service, o
     monkeypatch.setattr(msk, "make_client", lambda s, region, timeout=10.0: clients[s])
     got = msk.collect_msk(ARN, topics="api", cloudwatch=True, topic_rate=0)
     action = f"{'cloudwatch' if service == 'monitoring' else 'kafka'}:{operation}"
+    what = {
+        "ListTopics": "kafka-cluster:Connect and kafka-cluster:DescribeTopic on the cluster ARN",
+        "DescribeTopic": "kafka-cluster:Connect, kafka-cluster:DescribeTopic and "
+        "kafka-cluster:DescribeTopicDynamicConfiguration on the topic ARNs",
+        "DescribeTopicPartitions": "kafka-cluster:Connect, kafka-cluster:DescribeTopic and "
+        "kafka-cluster:DescribeTopicDynamicConfiguration on the topic ARNs",
+    }.get(operation, "it")
     assert got.result.errors == [
         {
             "source": "msk",
             "target": ARN,
-            "message": f"{action} denied for {ARN} (AccessDeniedException): allow it in the IAM policy "
+            "message": f"{action} denied for {ARN} (AccessDeniedException): allow {what} in the IAM policy "
             "(README: AWS MSK source)",
         }
     ]
@@ -679,3 +686,18 @@ def test_snapshot_from_the_arn_alone_feeds_the_rules(monkeypatch, tmp_path):
     assert block["topics_source"] == "msk-api" and block["cloudwatch"]["enhanced_monitoring"] == "DEFAULT"
     fired, _ = audit_sample(("REP002",), roots=(out,))
     assert fired == {("payments", "REP002"): {"topic:t00011"}}
+
+
+def test_a_cluster_before_kafka_3_6_gets_one_clear_error_and_no_topic_call(monkeypatch):
+    """AWS: the topic APIs need Kafka 3.6.0 or later; a 2.8 cluster is told so, not called."""
+    info = cluster_info(version="2.8.1")
+    calls, stubs = stub_clients(monkeypatch, cluster_calls(info, config=True))
+    got = msk.collect_msk(ARN, topics="api")
+    for s in stubs:
+        s.assert_no_pending_responses()
+    assert [e["message"] for e in got.result.errors] == [
+        f"{ARN}: the MSK topic APIs need Kafka 3.6.0 or later and the cluster runs 2.8.1: no topics read "
+        "(give --command-config or --bootstrap-servers to read them through the Kafka Admin API)"
+    ]
+    assert not any(n.endswith(("Topics", "Topic", "Partitions")) for n in calls.names)
+    assert got.bootstrap is None

@@ -16,6 +16,17 @@ _DENIED = (
 )
 
 
+# The IAM actions an API call needs when they are not the call's own name (AWS, "Topic Operations":
+# https://docs.aws.amazon.com/msk/latest/developerguide/msk-view-topic-information.html).
+IAM_ACTIONS = {
+    "kafka:ListTopics": "kafka-cluster:Connect and kafka-cluster:DescribeTopic on the cluster ARN",
+    "kafka:DescribeTopic": "kafka-cluster:Connect, kafka-cluster:DescribeTopic and "
+    "kafka-cluster:DescribeTopicDynamicConfiguration on the topic ARNs",
+    "kafka:DescribeTopicPartitions": "kafka-cluster:Connect, kafka-cluster:DescribeTopic and "
+    "kafka-cluster:DescribeTopicDynamicConfiguration on the topic ARNs",
+}
+
+
 def describe_failure(error: Exception, action: str, target: str) -> str:
     """One line naming the API call / IAM action and what went wrong."""
     from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError
@@ -24,9 +35,8 @@ def describe_failure(error: Exception, action: str, target: str) -> str:
         err = error.response.get("Error", {})
         code, message = err.get("Code") or "error", one_line(err.get("Message") or "", 200)
         if code in _DENIED or error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 403:
-            return (
-                f"{action} denied for {target} ({code}): allow it in the IAM policy (README: AWS MSK source)"
-            )
+            what = IAM_ACTIONS.get(action, "it")
+            return f"{action} denied for {target} ({code}): allow {what} in the IAM policy (README: AWS MSK source)"
         if code in ("TooManyRequestsException", "ThrottlingException"):
             return f"{action} for {target}: still throttled after {MAX_ATTEMPTS} attempts ({code})"
         return f"{action} for {target} failed: {code}" + (f": {message}" if message else "")

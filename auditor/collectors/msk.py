@@ -78,6 +78,7 @@ _LISTENERS = {
 
 
 TOPIC_MODES = ("auto", "api", "admin")
+TOPIC_APIS_SINCE = (3, 6)  # AWS: the topic APIs need "Apache Kafka version 3.6.0 or later"
 PROBE_ADDRESSES = 3  # bootstrap addresses tried by the reachability probe
 MAX_PROBE_SECONDS = 5.0
 
@@ -530,6 +531,17 @@ def _brokers_unreachable(out: MskCollected, timeout: float) -> bool:
 def _topic_apis(out: MskCollected, kafka, arn: str, workers: int | None, rate: float | None) -> None:
     from auditor.collectors.msk_topics import DEFAULT_RATE, DEFAULT_WORKERS, collect_topics
 
+    out.bootstrap = out.bootstrap_protocol = None  # the brokers are not contacted
+    version = str(out.manifest.get("kafka_version") or "")
+    m = re.match(r"^(\d+)\.(\d+)", version)
+    if m and (int(m.group(1)), int(m.group(2))) < TOPIC_APIS_SINCE:
+        out.result.error(
+            SOURCE,
+            arn,
+            f"{arn}: the MSK topic APIs need Kafka 3.6.0 or later and the cluster runs {version}: no topics "
+            "read (give --command-config or --bootstrap-servers to read them through the Kafka Admin API)",
+        )
+        return
     got = collect_topics(
         out.result,
         kafka,
@@ -537,7 +549,6 @@ def _topic_apis(out: MskCollected, kafka, arn: str, workers: int | None, rate: f
         workers=workers or DEFAULT_WORKERS,
         rate=DEFAULT_RATE if rate is None else rate,
     )
-    out.bootstrap = out.bootstrap_protocol = None  # the brokers are not contacted
     out.manifest["topics_api"] = {
         "calls": got.calls,
         "topics": len(got.out_of_sync),
