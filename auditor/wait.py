@@ -158,6 +158,7 @@ class WaitSources:
     zookeeper: str | None = None
     msk_cluster_arn: str | None = None
     msk_region: str | None = None
+    msk_topics: str = "auto"
     timeout: float = 10.0
 
 
@@ -176,6 +177,7 @@ def collect_state(sources: WaitSources) -> tuple[dict[str, list[dict]], list[dic
         should_write=lambda: False,
         msk_cluster_arn=sources.msk_cluster_arn,
         msk_region=sources.msk_region,
+        msk_topics=sources.msk_topics,
         msk_metrics=False,
     )
     return tables, manifest.errors

@@ -647,7 +647,7 @@ def test_the_cloudwatch_guard_refuses_anything_but_its_two_reads():
     assert sent == []
 
 
-def test_snapshot_from_the_arn_alone_feeds_the_rules(monkeypatch, tmp_path):
+def test_snapshot_from_the_arn_alone_feeds_the_rules(monkeypatch, tmp_path, capsys):
     """collect_snapshot with only the ARN, the brokers unreachable: topics, partitions and topic
     configs from the MSK API, metrics from CloudWatch; REP002 fires on the topic whose
     DescribeTopic configs set min.insync.replicas to its replication factor, and the coverage
@@ -686,6 +686,13 @@ def test_snapshot_from_the_arn_alone_feeds_the_rules(monkeypatch, tmp_path):
     assert block["topics_source"] == "msk-api" and block["cloudwatch"]["enhanced_monitoring"] == "DEFAULT"
     fired, _ = audit_sample(("REP002",), roots=(out,))
     assert fired == {("payments", "REP002"): {"topic:t00011"}}
+    # The same snapshot is the patch preflight's whole input: restarting any broker takes
+    # t00011 (min.insync.replicas 3 on RF 3) below its min ISR.
+    from tests.test_lint import cli
+
+    code, text, err = cli(capsys, "preflight", str(out))
+    assert code == 1, err
+    assert "t00011" in text and "unsafe" in text
 
 
 def test_a_cluster_before_kafka_3_6_gets_one_clear_error_and_no_topic_call(monkeypatch):

@@ -44,6 +44,14 @@ def wait_command(
     msk_region: Annotated[
         str | None, typer.Option("--msk-region", help="AWS region of --msk-cluster-arn (default: the ARN's).")
     ] = None,
+    msk_topics: Annotated[
+        str,
+        typer.Option(
+            "--msk-topics",
+            help="With --msk-cluster-arn: auto (the Admin API when MSK's listener is reachable, else the MSK "
+            "topic APIs), api or admin.",
+        ),
+    ] = "auto",
     broker_id: Annotated[
         int | None,
         typer.Option(
@@ -85,6 +93,10 @@ def wait_command(
         )
     if leadership and broker_id is None:
         raise UsageError("wait: --leadership needs --broker-id")
+    if msk_topics not in ("auto", "api", "admin"):
+        raise UsageError(f"wait: --msk-topics is auto, api or admin, not {msk_topics}")
+    if msk_topics != "auto" and not msk_cluster_arn:
+        raise UsageError("wait: --msk-topics only with --msk-cluster-arn")
     if msk_cluster_arn:
         from auditor.collectors.msk import is_cluster_arn, region_of
 
@@ -100,6 +112,7 @@ def wait_command(
         zookeeper=zookeeper,
         msk_cluster_arn=msk_cluster_arn,
         msk_region=msk_region,
+        msk_topics=msk_topics,
         timeout=timeout,
     )
 
