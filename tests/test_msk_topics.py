@@ -708,3 +708,34 @@ def test_a_cluster_before_kafka_3_6_gets_one_clear_error_and_no_topic_call(monke
     ]
     assert not any(n.endswith(("Topics", "Topic", "Partitions")) for n in calls.names)
     assert got.bootstrap is None
+
+
+def test_cli_collect_with_msk_topics_api(monkeypatch, capsys, tmp_path):
+    """kafka-audit collect --msk-cluster-arn ARN --msk-topics api: no probe, no Admin API; the
+    topics and partitions are in the snapshot, CloudWatch was asked; exit 0."""
+    from tests.test_lint import cli
+
+    fake = FakeTopics(12, lagging={"t00003": 1})
+    clients = {s: msk.make_client(s, REGION, 5.0) for s in ("kafka", "ec2", "cloudwatch")}
+    answer = _full_answers(fake, cluster_info())
+    for c in clients.values():
+        ModelAnswers(c, answer)
+    StrictCalls(*clients.values())
+    monkeypatch.setattr(msk, "make_client", lambda s, region, timeout=10.0: clients[s])
+
+    def no_probe(servers, timeout):
+        raise AssertionError("--msk-topics api does not probe the brokers")
+
+    monkeypatch.setattr(msk, "unreachable", no_probe)
+    out = tmp_path / "snap"
+    code, text, err = cli(
+        capsys, "collect", "--msk-cluster-arn", ARN, "--msk-topics", "api", "-o", out, "--format", "jsonl"
+    )
+    assert code == 0, err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["cluster"]["msk"]["topics_api"]["out_of_sync_replicas"] == 3
+    assert manifest["tables"]["partitions"] and "metrics" not in manifest["tables"]
+    cw = manifest["cluster"]["msk"]["cloudwatch"]  # asked, but no datapoint came back
+    assert cw["enhanced_monitoring"] == "PER_BROKER" and cw["no_data"]
+    code, _, err = cli(capsys, "collect", "--zookeeper", "zk.internal:2181", "--msk-topics", "api", "-o", out)
+    assert code == 2 and "--msk-topics only with --msk-cluster-arn" in err

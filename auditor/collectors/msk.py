@@ -522,7 +522,7 @@ def _brokers_unreachable(out: MskCollected, timeout: float) -> bool:
             "source": "admin",
             "target": out.bootstrap or out.manifest.get("cluster_arn"),
             "status": "skipped",
-            "reason": f"{why}: topics, partitions and topic configs from the MSK API, metrics from CloudWatch",
+            "reason": f"{why}: topics, partitions and topic configs from the MSK topic APIs instead",
         }
     )
     return True

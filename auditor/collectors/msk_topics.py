@@ -86,11 +86,9 @@ def collect_topics(
     workers: int = DEFAULT_WORKERS,
     rate: float = DEFAULT_RATE,
     configs: bool = True,
-    only: set[str] | None = None,
 ) -> TopicsCollected:
     """Add ``topics``, ``partitions`` and (``configs``) topic ``configs`` rows of the cluster
-    to ``result``. ``only``: describe just these topics (the others keep their topics row).
-    Failures are source errors in ``result`` (see the module doc); never raises."""
+    to ``result`` (``configs`` False: no DescribeTopic calls). Failures are source errors in ``result`` (see the module doc); never raises."""
     from auditor.collectors.aws_errors import SOURCE, describe_failure
 
     got = TopicsCollected()
@@ -167,7 +165,7 @@ def collect_topics(
                 break
         return name, config_rows, [_partition_row(name, p) for p in parts], False
 
-    names = sorted(n for n in seen if only is None or n in only)
+    names = sorted(seen)
     out: dict[str, tuple[list[dict], list[dict]]] = {}
     if not failed and names:
 
