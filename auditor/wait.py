@@ -18,7 +18,9 @@ nothing written), until
 
 A round whose collection failed (a source error) is not healthy: it is shown, and waited past
 like any other unhealthy round. The MSK topic APIs "reflect data that updates approximately
-every minute" (AWS): an interval below that only reads the same state again.
+every minute" (AWS): an interval below that only reads the same state again; without
+``leadership`` only the topics ListTopics reports with replicas out of sync are described (the
+others have their whole ISR, so no replica of theirs is out of it and none is under min ISR).
 
 :func:`wait_until_healthy` returns :data:`auditor.exitcodes.OK` when healthy, and
 :data:`auditor.exitcodes.WAIT_TIMEOUT` when ``max_wait`` passed first.
@@ -122,7 +124,8 @@ def assess(
     h = Health(errors=[f"{e.get('source')}: {e.get('message')}" for e in errors])
     topic_min_isr, default_min_isr = min_isr_by_topic(tables.get("configs", []))
     rows = sorted(tables.get("partitions", []), key=lambda p: (p["topic"], p["partition"]))
-    h.partitions = len(rows)
+    counts = [t.get("partitions") for t in tables.get("topics", [])]  # (MSK: only some topics described)
+    h.partitions = max(len(rows), sum(c for c in counts if isinstance(c, int)))
     for p in rows:
         name = f"{p['topic']}-{p['partition']}"
         replicas, isr = list(p.get("replicas") or []), list(p.get("isr") or [])
@@ -144,7 +147,7 @@ def assess(
             h.broker_not_leader.append(name)
     if broker is not None and "brokers" in tables:
         h.broker_missing = broker not in {b.get("broker_id") for b in tables["brokers"]}
-    if not rows and not h.errors:
+    if not rows and not h.partitions and not h.errors:
         h.errors.append(
             "no partition state was collected (give --bootstrap-servers, --zookeeper or --msk-cluster-arn)"
         )
@@ -162,12 +165,30 @@ class WaitSources:
     timeout: float = 10.0
 
 
-def collect_state(sources: WaitSources) -> tuple[dict[str, list[dict]], list[dict]]:
-    """One read-only collection of the live state: (tables, source errors). Nothing is written."""
+def collect_state(
+    sources: WaitSources, *, leadership: bool = False
+) -> tuple[dict[str, list[dict]], list[dict]]:
+    """One read-only collection of the live state: (tables, source errors). Nothing is written.
+    From the MSK topic APIs, without ``leadership``: the partitions only of the topics ListTopics
+    reports with replicas out of sync (every other topic has its whole ISR)."""
     from pathlib import Path
 
-    from auditor.collectors.fleet_collect import collect_snapshot
+    from auditor.collectors.fleet_collect import collect_msk_source, collect_snapshot
 
+    msk = None
+    if sources.msk_cluster_arn:
+        msk = collect_msk_source(
+            sources.msk_cluster_arn,
+            sources.msk_region,
+            sources.timeout,
+            sources.command_config,
+            topics=sources.msk_topics,
+            bootstrap_servers=sources.bootstrap_servers,
+            metrics_given=True,
+            out_of_sync_only=not leadership,
+        )
+        if msk.topics_via_api and not (sources.bootstrap_servers or sources.zookeeper):
+            return msk.result.tables, msk.result.errors
     manifest, tables = collect_snapshot(
         Path("unused"),
         bootstrap_servers=sources.bootstrap_servers,
@@ -175,9 +196,7 @@ def collect_state(sources: WaitSources) -> tuple[dict[str, list[dict]], list[dic
         zookeeper=sources.zookeeper,
         timeout=sources.timeout,
         should_write=lambda: False,
-        msk_cluster_arn=sources.msk_cluster_arn,
-        msk_region=sources.msk_region,
-        msk_topics=sources.msk_topics,
+        msk=msk,
         msk_metrics=False,
     )
     return tables, manifest.errors

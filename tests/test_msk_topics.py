@@ -739,3 +739,14 @@ def test_cli_collect_with_msk_topics_api(monkeypatch, capsys, tmp_path):
     assert cw["enhanced_monitoring"] == "PER_BROKER" and cw["no_data"]
     code, _, err = cli(capsys, "collect", "--zookeeper", "zk.internal:2181", "--msk-topics", "api", "-o", out)
     assert code == 2 and "--msk-topics only with --msk-cluster-arn" in err
+
+
+def test_out_of_sync_only_describes_just_the_topics_listtopics_flags():
+    fake = FakeTopics(450, lagging={"t00100": 3, "t00400": 1})
+    kafka = msk.make_client("kafka", REGION, 5.0)
+    answers = ModelAnswers(kafka, fake.answer)
+    r = CollectResult()
+    got = msk_topics.collect_topics(r, kafka, ARN, workers=4, rate=0, out_of_sync_only=True)
+    assert r.errors == [] and len(r.tables["topics"]) == 450
+    assert {p["topic"] for p in r.tables["partitions"]} == {"t00100", "t00400"}
+    assert got.calls == len(answers.calls) == 5 + 2 * 2  # five ListTopics pages, two topics described

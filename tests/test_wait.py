@@ -228,4 +228,9 @@ def test_wait_on_the_msk_topic_apis(monkeypatch):
     )
     assert code == exitcodes.OK
     assert len(rounds) == 3 and "broker 2 out of the ISR of 6 (t00004-0, t00004-1, t00004-2, ...)" in lines[0]
+    assert lines[0].startswith("round 1 (") and "not healthy: 60 partitions" in lines[0]
+    assert "healthy: 60 partitions" in lines[2]
     assert "GetMetricData" not in calls.names  # the wait reads no metrics
+    # Only the two topics ListTopics reports out of sync are described, and none once healed.
+    assert calls.names.count("DescribeTopicPartitions") == 2 * 2
+    assert calls.names.count("DescribeTopic") == 2 * 2

@@ -123,7 +123,7 @@ def wait_command(
 
     raise typer.Exit(
         wait_until_healthy(
-            lambda: collect_state(sources),
+            lambda: collect_state(sources, leadership=leadership),
             broker=broker_id,
             leadership=leadership,
             interval=interval,

@@ -132,6 +132,7 @@ def collect_msk_source(
     topics: str = "auto",
     bootstrap_servers: str | None = None,
     metrics_given: bool = False,
+    out_of_sync_only: bool = False,
 ):
     """The AWS MSK source (auditor/collectors/msk.py); the bootstrap listener is chosen by the
     client config's security.protocol and SASL mechanism when there is one. ``topics``: auto
@@ -147,6 +148,7 @@ def collect_msk_source(
         security=security_of(command_config),
         topics="admin" if topics == "auto" and bootstrap_servers else topics,
         cloudwatch=False if metrics_given else None,
+        out_of_sync_only=out_of_sync_only,
     )
 
 

@@ -192,13 +192,15 @@ def collect_msk(
     cloudwatch: bool | None = False,
     topic_workers: int | None = None,
     topic_rate: float | None = None,
+    out_of_sync_only: bool = False,
 ) -> MskCollected:
     """Read one MSK cluster (see the module docstring). ``security``: the client config's
     (security.protocol, SASL mechanism), to choose the bootstrap listener. ``kafka`` / ``ec2``:
     clients to use (tests); else made here. ``topics``: admin | api | auto; ``cloudwatch``:
     True, False, or None (when the exporters are not scraped); ``topic_workers`` /
-    ``topic_rate``: concurrency and calls per second of the topic APIs. Never raises: failures
-    are source errors."""
+    ``topic_rate``: concurrency and calls per second of the topic APIs; ``out_of_sync_only``:
+    partitions only of the topics with replicas out of sync (msk_topics.collect_topics). Never
+    raises: failures are source errors."""
     if topics not in TOPIC_MODES:
         raise ValueError(f"topics: one of {', '.join(TOPIC_MODES)}, not {topics!r}")
     out = MskCollected(name=_ARN.match(cluster_arn.strip()).group(2) if is_cluster_arn(cluster_arn) else None)
@@ -241,7 +243,7 @@ def collect_msk(
     if topics == "api" or (topics == "auto" and _brokers_unreachable(out, timeout)):
         out.topics_via_api = True
         out.manifest["topics_source"] = "msk-api"
-        _topic_apis(out, kafka, cluster_arn, topic_workers, topic_rate)
+        _topic_apis(out, kafka, cluster_arn, topic_workers, topic_rate, out_of_sync_only)
     else:
         _open_monitoring(out, info)
     if cloudwatch or (cloudwatch is None and not out.metrics):
@@ -528,7 +530,9 @@ def _brokers_unreachable(out: MskCollected, timeout: float) -> bool:
     return True
 
 
-def _topic_apis(out: MskCollected, kafka, arn: str, workers: int | None, rate: float | None) -> None:
+def _topic_apis(
+    out: MskCollected, kafka, arn: str, workers: int | None, rate: float | None, out_of_sync_only: bool
+) -> None:
     from auditor.collectors.msk_topics import DEFAULT_RATE, DEFAULT_WORKERS, collect_topics
 
     out.bootstrap = out.bootstrap_protocol = None  # the brokers are not contacted
@@ -548,6 +552,7 @@ def _topic_apis(out: MskCollected, kafka, arn: str, workers: int | None, rate: f
         arn,
         workers=workers or DEFAULT_WORKERS,
         rate=DEFAULT_RATE if rate is None else rate,
+        out_of_sync_only=out_of_sync_only,
     )
     out.manifest["topics_api"] = {
         "calls": got.calls,
