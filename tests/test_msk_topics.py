@@ -660,7 +660,21 @@ def test_snapshot_from_the_arn_alone_feeds_the_rules(monkeypatch, tmp_path, caps
     info = cluster_info()
     info["ClusterInfo"]["Provisioned"]["EnhancedMonitoring"] = "DEFAULT"
     clients = {s: msk.make_client(s, REGION, 5.0) for s in ("kafka", "ec2", "cloudwatch")}
-    answer = _full_answers(fake, info)
+    base = _full_answers(fake, info)
+
+    def answer(operation, params):
+        if operation != "GetMetricData":
+            return base(operation, params)
+        values = {}  # broker 2 at 55 + 17 = 72% CPU user + system, the others at 30%
+        for q in params["MetricDataQueries"]:
+            metric = q["MetricStat"]["Metric"]
+            broker = {d["Name"]: d["Value"] for d in metric["Dimensions"]}.get("Broker ID")
+            if metric["MetricName"] in ("CpuUser", "CpuSystem"):
+                values[q["Id"]] = {"2": 55.0 if metric["MetricName"] == "CpuUser" else 17.0}.get(broker, 15.0)
+            else:
+                values[q["Id"]] = 1.0 if metric["MetricName"] == "ActiveControllerCount" else 0.0
+        return metric_results(values)
+
     for c in clients.values():
         ModelAnswers(c, answer)
     calls = StrictCalls(*clients.values())
@@ -684,8 +698,8 @@ def test_snapshot_from_the_arn_alone_feeds_the_rules(monkeypatch, tmp_path, caps
     assert skipped and skipped[0]["reason"].startswith("brokers not reachable from here")
     block = read_manifest(out).cluster["msk"]
     assert block["topics_source"] == "msk-api" and block["cloudwatch"]["enhanced_monitoring"] == "DEFAULT"
-    fired, _ = audit_sample(("REP002",), roots=(out,))
-    assert fired == {("payments", "REP002"): {"topic:t00011"}}
+    fired, _ = audit_sample(("REP002", "MSK003"), roots=(out,))
+    assert fired == {("payments", "REP002"): {"topic:t00011"}, ("payments", "MSK003"): {"broker:2"}}
     # The same snapshot is the patch preflight's whole input: restarting any broker takes
     # t00011 (min.insync.replicas 3 on RF 3) below its min ISR.
     from tests.test_lint import cli
@@ -693,6 +707,16 @@ def test_snapshot_from_the_arn_alone_feeds_the_rules(monkeypatch, tmp_path, caps
     code, text, err = cli(capsys, "preflight", str(out))
     assert code == 1, err
     assert "t00011" in text and "unsafe" in text
+    # The idle ratios need PER_BROKER monitoring: not evaluated, naming the level, not healthy.
+    code, text, err = cli(capsys, "check", str(out), "--select", "THR001,THR002,MSK003", "--format", "json")
+    report = json.loads(text)
+    gaps = {code: e["reason"] for e in report["clusters"][0]["not_evaluated"] for code in e["rules"]}
+    assert gaps == {
+        "THR001": "no network_processor_avg_idle_percent metric: CloudWatch NetworkProcessorAvgIdlePercent "
+        "needs enhanced monitoring PER_BROKER (the cluster's level is DEFAULT)",
+        "THR002": "no request_handler_avg_idle_percent metric: CloudWatch RequestHandlerAvgIdlePercent "
+        "needs enhanced monitoring PER_BROKER (the cluster's level is DEFAULT)",
+    }
 
 
 def test_a_cluster_before_kafka_3_6_gets_one_clear_error_and_no_topic_call(monkeypatch):
