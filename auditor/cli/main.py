@@ -723,6 +723,8 @@ def collect(
 ):
     """Collect a snapshot (read-only): exit 0 complete, 3 when a source failed (what was read is still written).
     With --inventory: every selected cluster of a fleet.yaml, concurrently, into --out."""
+    if msk_topics != MskTopics.auto and not msk_cluster_arn:
+        raise UsageError("collect: --msk-topics only with --msk-cluster-arn")
     if inventory is not None:
         single = {
             "--output": output,
@@ -757,8 +759,6 @@ def collect(
         )
     if msk_region and len(msk_region) > 1:
         raise UsageError("collect: --msk-cluster-arn takes one --msk-region")
-    if msk_topics != MskTopics.auto and not msk_cluster_arn:
-        raise UsageError("collect: --msk-topics only with --msk-cluster-arn")
     _check_msk_arn(msk_cluster_arn, msk_region[0] if msk_region else None)
     fleet_only = [k for k, v in (("--out", out), ("--select", select), ("--run-date", run_date)) if v]
     if fleet_only or parallel != 4:
