@@ -63,6 +63,7 @@ class FakeTopics:
         self.brokers = list(brokers)
         self.partitions = partitions
         self.names = [f"t{i:05d}" for i in range(count)]
+        self.index = {n: i for i, n in enumerate(self.names)}
         self.lagging = dict(lagging or {})
         self.configs = dict(configs or {})
         self.gone: set[str] = set()
@@ -70,7 +71,7 @@ class FakeTopics:
 
     def replicas(self, topic: str, p: int) -> list[int]:
         n = len(self.brokers)
-        start = (self.names.index(topic) if topic in self.names else 0) + p
+        start = self.index.get(topic, 0) + p
         return [self.brokers[(start + k) % n] for k in range(min(3, n))]
 
     def isr(self, topic: str, p: int) -> list[int]:
@@ -102,7 +103,7 @@ class FakeTopics:
                 out["NextToken"] = str(start + size)
             return out
         topic = params.get("TopicName")
-        if topic in self.gone or topic not in self.names:
+        if topic in self.gone or topic not in self.index:
             return ("error", "NotFoundException", 404)
         if operation == "DescribeTopic":
             text = self.configs.get(topic, "")
