@@ -17,6 +17,12 @@ the cluster: such a cluster is never graded A (auditor/grading.py).
 
 Needs that cannot apply are met: ZooKeeper state on a KRaft cluster, and the MSK rules on
 a cluster that is not on MSK (those rules have nothing to judge there).
+
+A table can be there and still lack the one metric a rule reads: an MSK cluster's metrics
+from CloudWatch hold only what its EnhancedMonitoring level publishes. The manifest's
+``cluster.msk.cloudwatch`` lists the metrics not collected (with the level each needs) and
+those that gave no datapoint, once no other source gave them (auditor/collectors/msk_cloudwatch.py);
+the rules reading them (:data:`METRIC_READERS`) are not evaluated, the reason naming the level.
 """
 
 from __future__ import annotations
@@ -41,6 +47,36 @@ REASONS = {
     "features": "no finalized feature levels (ApiVersions)",
     "kraft_nodes": "no KRaft node configuration",
 }
+
+
+# The rules whose finding rests on one canonical metric (auditor/snapshot/schema.py METRICS).
+METRIC_READERS: dict[str, tuple[str, ...]] = {
+    "network_processor_avg_idle_percent": ("THR001",),
+    "request_handler_avg_idle_percent": ("THR002",),
+    "request_queue_size": ("THR006",),
+    "cpu_user_system_percent": ("MSK003",),
+}
+
+
+def metric_gaps(manifest) -> dict[str, str]:
+    """Rule code -> why its metric is missing, from the manifest's CloudWatch block."""
+    cw = (manifest.cluster.get("msk") or {}).get("cloudwatch") or {}
+    level = cw.get("enhanced_monitoring") or "DEFAULT"
+    out: dict[str, str] = {}
+    for m in cw.get("not_collected") or []:
+        if m.get("needs"):
+            reason = (
+                f"no {m['metric']} metric: CloudWatch {m['cloudwatch']} needs enhanced monitoring "
+                f"{m['needs']} (the cluster's level is {level})"
+            )
+        else:
+            reason = f"no {m['metric']} metric: CloudWatch has no {m['cloudwatch']} (open monitoring has it)"
+        for code in METRIC_READERS.get(m["metric"], ()):
+            out.setdefault(code, reason)
+    for m in cw.get("no_data") or []:
+        for code in METRIC_READERS.get(m["metric"], ()):
+            out.setdefault(code, f"no {m['metric']} metric: CloudWatch {m['cloudwatch']} gave no datapoint")
+    return out
 
 
 def reason_for(table: str) -> str:
@@ -81,12 +117,13 @@ def cluster_coverage(manifest, rules: Iterable) -> list[dict]:
     """The not-evaluated entries of one snapshot for the selected rules (empty when every
     rule could be evaluated), ordered by category then first rule code."""
     tables = available_tables(manifest)
+    gaps = metric_gaps(manifest)
     groups: dict[tuple[str, str], list[str]] = {}
     evaluated: set[str] = set()
     for rule in sorted(rules, key=lambda r: r.code):
         if not _applies(rule, manifest):
             continue
-        reason = unmet(rule, tables)
+        reason = unmet(rule, tables) or gaps.get(rule.code)
         if reason is None:
             evaluated.add(rule.category)
         else:

@@ -4,6 +4,7 @@ OK = 0  # nothing at or above --fail-on
 FINDINGS = 1  # findings at or above --fail-on
 USAGE = 2  # usage or config error, unreadable or corrupt input
 INCOMPLETE = 3  # a source failed: the audit is incomplete; wins over 0 and 1
+WAIT_TIMEOUT = 4  # kafka-audit wait: the cluster was not healthy again within --max-wait
 
 
 def for_result(*, failing: bool, incomplete: bool) -> int:

@@ -15,6 +15,7 @@ from auditor.errors import UsageError
 
 DEFAULT_TIMEOUT = 10.0  # seconds, every network call
 MAX_TIMEOUT = 3600.0  # an hour per call at most (inf would overflow socket and thread timeouts)
+MSK_TOPICS = ("auto", "api", "admin")
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,10 @@ class Sources:
     metrics: tuple[str, ...] = ()  # Prometheus text, each optionally 'broker_id=N:'-prefixed
     msk_cluster_arn: str | None = None  # the AWS MSK API
     msk_region: str | None = None  # None: the ARN's region
+    # Where an MSK cluster's topics come from: the Kafka Admin API (admin), the MSK topic APIs with
+    # CloudWatch metrics, the brokers not contacted (api), or auto (admin when bootstrap servers are
+    # given or MSK's listener is reachable, else api): auditor/collectors/msk.py.
+    msk_topics: str = "auto"
     cluster_name: str | None = None
     timeout: float = DEFAULT_TIMEOUT
 
@@ -61,6 +66,10 @@ class Sources:
             raise UsageError(
                 f"{command}: --msk-region names the region of --msk-cluster-arn: give the ARN too"
             )
+        if self.msk_topics not in MSK_TOPICS:
+            raise UsageError(f"{command}: --msk-topics is {', '.join(MSK_TOPICS)}, not {self.msk_topics}")
+        if self.msk_topics != "auto" and not self.msk_cluster_arn:
+            raise UsageError(f"{command}: --msk-topics only with --msk-cluster-arn")
         if not (0 < self.timeout <= MAX_TIMEOUT):  # also nan (no comparison holds) and inf
             raise UsageError(
                 f"{command}: --timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, "

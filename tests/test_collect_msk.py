@@ -600,12 +600,15 @@ def test_rules_fire_on_a_snapshot_collected_from_msk_alone(monkeypatch, tmp_path
 
     stubbed(monkeypatch, zookeeper_calls(), SUBNET_CALL)
     seen, fetched = {}, []
-    monkeypatch.setattr("auditor.collectors.collect.collect_admin", _admin_partitions(seen))
+    monkeypatch.setattr("auditor.collectors.admin.collect_admin", _admin_partitions(seen))
     # The KRaft source (when present) reads the same listener: nothing to answer it here.
     monkeypatch.setattr(
-        "auditor.collectors.collect.collect_kraft", lambda *a, **k: CollectResult(), raising=False
+        "auditor.collectors.kraft.collect_kraft", lambda *a, **k: CollectResult(), raising=False
     )
     monkeypatch.setattr("auditor.collectors.metrics._fetch_url", _scrapes(fetched))
+    # MSK's listener counts as reachable (the Admin API is stood in for above): --msk-topics auto
+    # keeps the Admin API and the exporters.
+    monkeypatch.setattr(msk, "unreachable", lambda servers, timeout: None)
     out = tmp_path / "snap"
     manifest, tables = collect_snapshot(out, "jsonl", Sources(msk_cluster_arn=ARN))
     assert manifest.errors == [], manifest.errors
@@ -728,11 +731,14 @@ def test_inventory_discovery_alone_collects_a_cluster(monkeypatch, capsys, tmp_p
     ]
     stubbed(monkeypatch, calls, SUBNET_CALL)
     seen, fetched = {}, []
-    monkeypatch.setattr("auditor.collectors.collect.collect_admin", _admin_partitions(seen))
+    monkeypatch.setattr("auditor.collectors.admin.collect_admin", _admin_partitions(seen))
     monkeypatch.setattr(
-        "auditor.collectors.collect.collect_kraft", lambda *a, **k: CollectResult(), raising=False
+        "auditor.collectors.kraft.collect_kraft", lambda *a, **k: CollectResult(), raising=False
     )
     monkeypatch.setattr("auditor.collectors.metrics._fetch_url", _scrapes(fetched))
+    # MSK's listener counts as reachable (the Admin API is stood in for above): --msk-topics auto
+    # keeps the Admin API and the exporters.
+    monkeypatch.setattr(msk, "unreachable", lambda servers, timeout: None)
     (tmp_path / "scram.properties").write_text(
         "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common."
         'security.scram.ScramLoginModule required username="auditor" password="not-in-any-snapshot";\n'

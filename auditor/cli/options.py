@@ -18,10 +18,13 @@ from typing import Annotated
 import typer
 
 from auditor.render import FORMATS
-from auditor.sources import DEFAULT_TIMEOUT, Sources
+from auditor.sources import DEFAULT_TIMEOUT, MSK_TOPICS, Sources
 
 # --format choices: the renderers' list (auditor/render/__init__.py), never a copy of it.
 OutputFormat = Enum("OutputFormat", {name: name for name in FORMATS}, type=str)
+
+
+MskTopics = Enum("MskTopics", {name: name for name in MSK_TOPICS}, type=str)
 
 
 class FailOn(str, Enum):
@@ -177,6 +180,19 @@ SOURCE_OPTIONS = (
         None,
     ),
     (
+        "msk_topics",
+        Annotated[
+            MskTopics,
+            typer.Option(
+                "--msk-topics",
+                help="With --msk-cluster-arn: topics, partitions and topic configs from the Kafka Admin API "
+                "(admin), the MSK topic APIs with metrics from CloudWatch, the brokers not contacted (api), or "
+                "auto: admin when --bootstrap-servers is given or MSK's listener is reachable, else api.",
+            ),
+        ],
+        "auto",
+    ),
+    (
         "cluster_name",
         Annotated[
             str | None,
@@ -205,6 +221,7 @@ def sources_of(values: dict) -> tuple[Sources, list[str]]:
             metrics=tuple(values.get("metrics") or ()),
             msk_cluster_arn=values.get("msk_cluster_arn"),
             msk_region=regions[0] if len(regions) == 1 else None,
+            msk_topics=getattr(values.get("msk_topics"), "value", values.get("msk_topics") or "auto"),
             cluster_name=values.get("cluster_name"),
             timeout=values.get("timeout", DEFAULT_TIMEOUT),
         ),

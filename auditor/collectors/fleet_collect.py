@@ -49,26 +49,32 @@ def collect_snapshot(
     annotate: Callable | None = None,
     should_write: Callable[[], bool] | None = None,
     msk=None,
+    msk_metrics: bool = True,
 ):
     """Collect ``sources`` and write the snapshot directory: (manifest, tables).
     ``annotate(manifest)`` may add to the manifest before it is written; ``should_write()``
     False: nothing is written (an abandoned cluster). UsageError for a bad client config.
     The MSK source (``sources.msk_cluster_arn``, or ``msk`` already collected) runs first and
-    gives the others what it found (:func:`_apply_msk`)."""
+    gives the others what it found (:func:`_apply_msk`); ``msk_metrics`` False: neither CloudWatch
+    nor its open-monitoring exporters (``kafka-audit wait``)."""
     from auditor.collectors.client_config import load_client_config
     from auditor.collectors.collect import collect as run_collect
     from auditor.snapshot.io import write_snapshot
 
     if msk is None and sources.msk_cluster_arn:
-        msk = collect_msk_source(sources)
-    # With MSK naming the listener, the client config is loaded for it (an IAM config needs its host).
+        msk = collect_msk_source(sources, metrics_given=bool(sources.metrics) or not msk_metrics)
+    # With MSK naming the listener, the client config is loaded for it (an IAM config needs its host);
+    # with MSK's topic APIs instead, the brokers are not contacted unless servers were given.
     client = (
         load_client_config(sources.command_config, sources.bootstrap_servers)
-        if sources.bootstrap_servers or (sources.command_config and not (msk and msk.bootstrap))
+        if sources.bootstrap_servers
+        or (sources.command_config and not (msk and (msk.bootstrap or msk.topics_via_api)))
         else None
     )
     if msk is not None:
         extra, cluster, sources, client, annotate = _apply_msk(msk, extra, cluster, sources, client, annotate)
+        if not msk_metrics:
+            sources = replace(sources, metrics=())
     if client is not None and not client.config.get("bootstrap.servers"):
         raise UsageError(
             "collect: --command-config gives no bootstrap.servers: add --bootstrap-servers HOST:PORT"
@@ -76,6 +82,10 @@ def collect_snapshot(
     manifest, tables = run_collect(
         sources, client=client, cluster=cluster or {}, extra=extra, progress=progress
     )
+    if msk is not None:
+        from auditor.collectors.msk_cloudwatch import settle
+
+        settle(msk.manifest.get("cloudwatch"), tables)
     if annotate is not None:
         annotate(manifest)
     if should_write is None or should_write():
@@ -86,9 +96,12 @@ def collect_snapshot(
     return manifest, tables
 
 
-def collect_msk_source(sources: Sources):
+def collect_msk_source(sources: Sources, *, metrics_given: bool = False, out_of_sync_only: bool = False):
     """The AWS MSK source (auditor/collectors/msk.py); the bootstrap listener is chosen by the
-    client config's security.protocol and SASL mechanism when there is one."""
+    client config's security.protocol and SASL mechanism when there is one. ``msk_topics``: auto
+    (the Admin API when bootstrap servers are given or MSK's listener is reachable, else the MSK
+    topic APIs), api, or admin. CloudWatch metrics when no exporter is scraped and no metrics
+    source is given."""
     from auditor.collectors.msk import collect_msk, security_of
 
     return collect_msk(
@@ -96,6 +109,9 @@ def collect_msk_source(sources: Sources):
         region=sources.msk_region,
         timeout=sources.timeout,
         security=security_of(sources.command_config),
+        topics="admin" if sources.msk_topics == "auto" and sources.bootstrap_servers else sources.msk_topics,
+        cloudwatch=False if metrics_given else None,
+        out_of_sync_only=out_of_sync_only,
     )
 
 
@@ -215,7 +231,11 @@ def collect_cluster(
 
     fields = entry.cluster_fields()
     sources = entry.sources
-    msk = collect_msk_source(sources) if sources.msk_cluster_arn else None
+    msk = (
+        collect_msk_source(sources, metrics_given=bool(entry.metrics or entry.templates))
+        if sources.msk_cluster_arn
+        else None
+    )
     extra: list[CollectResult] = []
     if entry.templates and entry.discovers_brokers and not (msk and msk.broker_ids):
         # First pass: the sources that discover brokers, without metrics.

@@ -22,6 +22,19 @@ What one provisioned cluster gives (``collect_msk(cluster_arn)``):
 * open monitoring: per broker ``http://<endpoint>:11001/metrics`` (JMX exporter) and ``:11002``
   (node exporter) when enabled, scraped by the metrics collector with no inventory entry.
 
+Topics, partitions and topic configs (``topics=``): ``admin`` (the Kafka Admin API on the chosen
+bootstrap listener, run by auditor/collectors/collect.py: the richer source), ``api`` (the MSK
+topic APIs ListTopics / DescribeTopic / DescribeTopicPartitions, auditor/collectors/msk_topics.py:
+no network path to the brokers and no Kafka authentication needed; the brokers are then not
+contacted at all, neither the Admin API nor the open-monitoring exporters), or ``auto``: ``api``
+when no listener could be chosen or none of its first addresses accepts a TCP connection within
+the timeout (:func:`unreachable`: a connect, nothing sent), else ``admin``.
+
+Metrics from CloudWatch (``cloudwatch=``, auditor/collectors/msk_cloudwatch.py): GetMetricData
+for the per-broker metrics the rules read, checked against the cluster's EnhancedMonitoring
+level; ``None``: only when the open-monitoring exporters are not scraped (disabled, or the
+``api`` mode), open monitoring being the richer source.
+
 Everything that is not a table row goes to the manifest's ``cluster.msk`` block
 (:attr:`MskCollected.manifest`): ARN, region, state, active operation, operations in progress,
 storage mode, configuration, open monitoring, bootstrap listener, controller endpoints. A
@@ -44,22 +57,15 @@ from importlib import resources
 from pathlib import Path
 
 from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_row, one_line
+from auditor.collectors.aws_errors import MAX_ATTEMPTS, SOURCE, describe_failure
 
-SOURCE = "msk"
 JMX_EXPORTER_PORT = 11001
 NODE_EXPORTER_PORT = 11002
-MAX_ATTEMPTS = 5  # botocore standard retry mode: throttling and transient errors, exponential backoff
 READ_PREFIXES = ("Describe", "List", "Get")
+CLOUDWATCH_READS = frozenset({"GetMetricData", "ListMetrics"})
 MAX_OPERATION_PAGES = 3  # in-progress operations are the newest: no need for years of history
 DEFAULTS_FILE = "msk-default-configuration"
 _ARN = re.compile(r"^arn:aws[\w-]*:kafka:([a-z0-9-]+):\d{12}:cluster/([^/]+)/[\w-]+$")
-_DENIED = (
-    "AccessDeniedException",
-    "AccessDenied",
-    "ForbiddenException",
-    "UnauthorizedException",
-    "UnauthorizedOperation",
-)
 _FINISHED = ("COMPLETE", "FAILED", "CANCELLED", "CANCELED")
 # GetBootstrapBrokers keys per (security.protocol, SASL mechanism) of the client config.
 _LISTENERS = {
@@ -69,6 +75,12 @@ _LISTENERS = {
     ("SASL_SSL", "AWS_MSK_IAM"): "BootstrapBrokerStringSaslIam",
     ("SASL_SSL", "OAUTHBEARER"): "BootstrapBrokerStringSaslIam",
 }
+
+
+TOPIC_MODES = ("auto", "api", "admin")
+TOPIC_APIS_SINCE = (3, 6)  # AWS: the topic APIs need "Apache Kafka version 3.6.0 or later"
+PROBE_ADDRESSES = 3  # bootstrap addresses tried by the reachability probe
+MAX_PROBE_SECONDS = 5.0
 
 
 class MskUnavailable(RuntimeError):
@@ -84,6 +96,7 @@ class MskCollected:
     bootstrap: str | None = None  # the listener the Admin API collector should use
     bootstrap_protocol: str | None = None  # its security.protocol
     metrics: list[str] = field(default_factory=list)  # broker_id=N:URL of the open-monitoring exporters
+    topics_via_api: bool = False  # topics, partitions and topic configs came from the MSK topic APIs
 
     @property
     def broker_ids(self) -> list[int]:
@@ -118,10 +131,12 @@ def security_of(command_config) -> tuple[str | None, str | None]:
 
 
 def read_only(client) -> None:
-    """Refuse, before anything is sent, any operation that does not only read."""
+    """Refuse, before anything is sent, any operation that does not only read (CloudWatch:
+    only GetMetricData and ListMetrics)."""
+    only = CLOUDWATCH_READS if client.meta.service_model.service_name == "cloudwatch" else None
 
     def guard(model, **_):
-        if not model.name.startswith(READ_PREFIXES):
+        if not model.name.startswith(READ_PREFIXES) or (only is not None and model.name not in only):
             raise PermissionError(f"msk: {model.name} is not a read-only call: refused")
 
     client.meta.events.register("provide-client-params.*.*", guard)
@@ -158,27 +173,6 @@ def _call(result: CollectResult, target: str, client, operation: str, **params) 
         raise _CallFailed from None
 
 
-def describe_failure(error: Exception, action: str, target: str) -> str:
-    """One line naming the API call / IAM action and what went wrong."""
-    from botocore.exceptions import ClientError, NoCredentialsError, NoRegionError
-
-    if isinstance(error, ClientError):
-        err = error.response.get("Error", {})
-        code, message = err.get("Code") or "error", one_line(err.get("Message") or "", 200)
-        if code in _DENIED or error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 403:
-            return (
-                f"{action} denied for {target} ({code}): allow it in the IAM policy (README: AWS MSK source)"
-            )
-        if code in ("TooManyRequestsException", "ThrottlingException"):
-            return f"{action} for {target}: still throttled after {MAX_ATTEMPTS} attempts ({code})"
-        return f"{action} for {target} failed: {code}" + (f": {message}" if message else "")
-    if isinstance(error, NoCredentialsError):
-        return f"{action} for {target}: no AWS credentials (the standard chain: environment, profile, role)"
-    if isinstance(error, NoRegionError):
-        return f"{action} for {target}: no AWS region (give the cluster ARN, --msk-region or AWS_REGION)"
-    return f"{action} for {target} failed: {type(error).__name__}: {one_line(error, 200)}"
-
-
 def _snake(operation: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", operation).lower()
 
@@ -194,10 +188,21 @@ def collect_msk(
     security: tuple[str | None, str | None] = (None, None),
     kafka=None,
     ec2=None,
+    topics: str = "admin",
+    cloudwatch: bool | None = False,
+    topic_workers: int | None = None,
+    topic_rate: float | None = None,
+    out_of_sync_only: bool = False,
 ) -> MskCollected:
     """Read one MSK cluster (see the module docstring). ``security``: the client config's
     (security.protocol, SASL mechanism), to choose the bootstrap listener. ``kafka`` / ``ec2``:
-    clients to use (tests); else made here. Never raises: failures are source errors."""
+    clients to use (tests); else made here. ``topics``: admin | api | auto; ``cloudwatch``:
+    True, False, or None (when the exporters are not scraped); ``topic_workers`` /
+    ``topic_rate``: concurrency and calls per second of the topic APIs; ``out_of_sync_only``:
+    partitions only of the topics with replicas out of sync (msk_topics.collect_topics). Never
+    raises: failures are source errors."""
+    if topics not in TOPIC_MODES:
+        raise ValueError(f"topics: one of {', '.join(TOPIC_MODES)}, not {topics!r}")
     out = MskCollected(name=_ARN.match(cluster_arn.strip()).group(2) if is_cluster_arn(cluster_arn) else None)
     r = out.result
     region = region or region_of(cluster_arn)
@@ -235,7 +240,14 @@ def collect_msk(
             step()
         except _CallFailed:
             pass
-    _open_monitoring(out, info)
+    if topics == "api" or (topics == "auto" and _brokers_unreachable(out, timeout)):
+        out.topics_via_api = True
+        out.manifest["topics_source"] = "msk-api"
+        _topic_apis(out, kafka, cluster_arn, topic_workers, topic_rate, out_of_sync_only)
+    else:
+        _open_monitoring(out, info)
+    if cloudwatch or (cloudwatch is None and not out.metrics):
+        _cloudwatch(out, info, cluster_arn, region, timeout)
     status = "error" if r.errors else "ok"
     r.sources.append({"source": SOURCE, "target": cluster_arn, "status": status})
     return out
@@ -295,6 +307,7 @@ def _describe(out: MskCollected, info: dict) -> None:
                 "node_exporter": bool((monitoring.get("NodeExporter") or {}).get("EnabledInBroker")),
             },
             "zookeeper_connect": prov.get("ZookeeperConnectString"),
+            "enhanced_monitoring": prov.get("EnhancedMonitoring"),
             "customer_action_status": prov.get("CustomerActionStatus"),
         }
     )
@@ -480,6 +493,91 @@ def _open_monitoring(out: MskCollected, info: dict) -> None:
     for row in out.result.tables.get("brokers", []):
         if row["host"]:
             out.metrics += [f"broker_id={row['broker_id']}:http://{row['host']}:{p}/metrics" for p in ports]
+
+
+def unreachable(servers: str | None, timeout: float) -> str | None:
+    """None when one of the first bootstrap addresses accepts a TCP connection (closed at once,
+    nothing sent); else why not, in one line."""
+    import socket
+
+    if not servers:
+        return "no bootstrap listener could be chosen (an IAM or SCRAM listener needs --command-config)"
+    reasons = []
+    for hp in [s.strip() for s in servers.split(",") if s.strip()][:PROBE_ADDRESSES]:
+        host, _, port = hp.rpartition(":")
+        try:
+            with socket.create_connection(
+                (host.strip("[]"), int(port)), timeout=min(timeout, MAX_PROBE_SECONDS)
+            ):
+                return None
+        except (OSError, ValueError) as e:
+            reasons.append(f"{hp}: {one_line(e, 120)}")
+    return "brokers not reachable from here (" + "; ".join(reasons) + ")"
+
+
+def _brokers_unreachable(out: MskCollected, timeout: float) -> bool:
+    why = unreachable(out.bootstrap, timeout)
+    if why is None:
+        return False
+    out.result.sources.append(
+        {
+            "source": "admin",
+            "target": out.bootstrap or out.manifest.get("cluster_arn"),
+            "status": "skipped",
+            "reason": f"{why}: topics, partitions and topic configs from the MSK topic APIs instead",
+        }
+    )
+    return True
+
+
+def _topic_apis(
+    out: MskCollected, kafka, arn: str, workers: int | None, rate: float | None, out_of_sync_only: bool
+) -> None:
+    from auditor.collectors.msk_topics import DEFAULT_RATE, DEFAULT_WORKERS, collect_topics
+
+    out.bootstrap = out.bootstrap_protocol = None  # the brokers are not contacted
+    version = str(out.manifest.get("kafka_version") or "")
+    m = re.match(r"^(\d+)\.(\d+)", version)
+    if m and (int(m.group(1)), int(m.group(2))) < TOPIC_APIS_SINCE:
+        out.result.error(
+            SOURCE,
+            arn,
+            f"{arn}: the MSK topic APIs need Kafka 3.6.0 or later and the cluster runs {version}: no topics "
+            "read (give --command-config or --bootstrap-servers to read them through the Kafka Admin API)",
+        )
+        return
+    got = collect_topics(
+        out.result,
+        kafka,
+        arn,
+        workers=workers or DEFAULT_WORKERS,
+        rate=DEFAULT_RATE if rate is None else rate,
+        out_of_sync_only=out_of_sync_only,
+    )
+    out.manifest["topics_api"] = {
+        "calls": got.calls,
+        "topics": len(got.out_of_sync),
+        "out_of_sync_replicas": sum(got.out_of_sync.values()),
+        "vanished": len(got.vanished),
+    }
+
+
+def _cloudwatch(out: MskCollected, info: dict, arn: str, region: str | None, timeout: float) -> None:
+    from auditor.collectors.msk_cloudwatch import collect_cloudwatch
+
+    try:
+        client = make_client("cloudwatch", region, timeout)
+    except MskUnavailable as e:
+        out.result.error(SOURCE, arn, str(e))
+        return
+    out.manifest["cloudwatch"] = collect_cloudwatch(
+        out.result,
+        client,
+        cluster_name=out.name or "",
+        broker_ids=out.broker_ids,
+        level=(info.get("Provisioned") or {}).get("EnhancedMonitoring"),
+        target=arn,
+    )
 
 
 # --- discovery --------------------------------------------------------------------------------

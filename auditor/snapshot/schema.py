@@ -259,6 +259,14 @@ METRICS: dict[str, str] = {
     "deprecated_request_rate": "kafka.network:type=RequestMetrics,name=DeprecatedRequestsPerSec recent rate (Kafka 3.7-3.9); "
     "labels {request, version, client_software_name, client_software_version}",
     "deprecated_request_count": "the same meter's Count since the broker started; labels as deprecated_request_rate",
+    # From CloudWatch (AWS/Kafka, auditor/collectors/msk_cloudwatch.py): labels {source, metric, stat}.
+    "data_logs_disk_used_percent": "CloudWatch KafkaDataLogsDiskUsed: percent of the data-log disk used (0-100)",
+    "under_replicated_partitions": "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions (CloudWatch)",
+    "under_min_isr_partition_count": "kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount (CloudWatch)",
+    "offline_partitions_count": "kafka.controller:type=KafkaController,name=OfflinePartitionsCount; cluster-wide "
+    "(broker_id null; CloudWatch)",
+    "active_controller_count": "kafka.controller:type=KafkaController,name=ActiveControllerCount summed over the "
+    "cluster (broker_id null; CloudWatch)",
 }
 
 # Tables stored as files inside a snapshot directory.
