@@ -775,3 +775,29 @@ def test_out_of_sync_only_describes_just_the_topics_listtopics_flags():
     assert r.errors == [] and len(r.tables["topics"]) == 450
     assert {p["topic"] for p in r.tables["partitions"]} == {"t00100", "t00400"}
     assert got.calls == len(answers.calls) == 5 + 2 * 2  # five ListTopics pages, two topics described
+
+
+def test_preflight_and_check_take_the_arn_alone(monkeypatch, capsys):
+    """`kafka-audit preflight --msk-cluster-arn ARN` is the whole patch preflight (the MSK API
+    answers through botocore's model-validating stand-in, the brokers unreachable): it
+    collects first, then simulates; `check` takes the same source."""
+    from tests.test_lint import cli
+
+    fake = FakeTopics(20, configs={"t00007": "min.insync.replicas=3\n"})
+    clients = {s: msk.make_client(s, REGION, 5.0) for s in ("kafka", "ec2", "cloudwatch")}
+    for c in clients.values():
+        ModelAnswers(c, _full_answers(fake, cluster_info()))
+    calls = StrictCalls(*clients.values())
+    monkeypatch.setattr(msk, "make_client", lambda s, region, timeout=10.0: clients[s])
+    monkeypatch.setattr(
+        msk, "unreachable", lambda servers, timeout: f"brokers not reachable from here ({servers}: timed out)"
+    )
+    code, text, err = cli(capsys, "preflight", "--msk-cluster-arn", ARN)
+    assert code == 1, err
+    assert "t00007" in text and "unsafe" in text
+    code, text, err = cli(capsys, "check", "--msk-cluster-arn", ARN, "--select", "REP002", "--format", "json")
+    assert code == 1, err
+    assert {f["resource"]["name"] for f in json.loads(text)["findings"]} == {"t00007"}
+    assert not any(n.startswith(("Update", "Create", "Delete", "Put")) for n in calls.names)
+    code, _, err = cli(capsys, "preflight", "--msk-cluster-arn", "arn:aws:kafka:x", "--msk-topics", "api")
+    assert code == 2 and "expected arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID" in err
