@@ -48,10 +48,11 @@ CATALOGUE: dict[str, str] = {
     **{f"THR{i:03d}": "threads" for i in range(1, 8)},
     **{f"DSK{i:03d}": "storage" for i in range(1, 7)},
     **{f"CLI{i:03d}": "clients" for i in range(1, 5)},
-    **{f"MSK{i:03d}": "msk" for i in range(1, 4)},
+    **{f"MSK{i:03d}": "msk" for i in range(1, 5)},
     **{f"CFG{i:03d}": "hygiene" for i in (1, 2, 3, 4, 900)},
     **{f"FLT{i:03d}": "fleet" for i in range(1, 5)},
-    **{f"MNT{i:03d}": "maintenance" for i in range(1, 5)},
+    **{f"MNT{i:03d}": "maintenance" for i in range(1, 6)},
+    **{f"UPG{i:03d}": "upgrade" for i in range(1, 6)},
 }
 SCOPES = ("cluster", "fleet", "maintenance", "change")  # change: lint of proposed files (THR007, CFG900)
 PRODUCERS = ("engine", "lint")  # what computes a rule's findings: its DataFrame check, or auditor/lint

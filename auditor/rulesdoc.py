@@ -18,6 +18,7 @@ CATEGORY_TITLES = {
     "hygiene": "CFG: configuration hygiene",
     "fleet": "FLT: fleet (cross-cluster)",
     "maintenance": "MNT: pre-maintenance",
+    "upgrade": "UPG: upgrade readiness",
 }
 
 

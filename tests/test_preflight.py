@@ -261,7 +261,7 @@ def test_mixed_message_separates_new_blocks_from_writes_that_already_fail(tmp_pa
     parts = [([1, 2, 3], [1, 2]), ([1, 2, 3], [2])]
     pre = preflight(snapshot(tmp_path, "mixed", parts))
     f = next(f for f in pre.result.findings if f.rule == "MNT001" and f.resource_name == "1")
-    assert "leaves 1 partition(s) with an ISR below min.insync.replicas: acks=all writes block" in f.message
+    assert "leaves 1 partition(s) with an ISR below their effective min.insync.replicas: acks=all producers fail" in f.message
     assert (
         "holds a replica of 1 partition(s) already below" in f.message and f.evidence["already_failing"] == 1
     )
