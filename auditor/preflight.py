@@ -74,8 +74,21 @@ SATURATED_QUEUE_FILL = 0.8
 # --target-version 4.0: the upgrade preflight adds the Kafka 4.0 readiness rules (KIP-896
 # clients, requests at removed protocol versions, unidentified clients) and the version rules;
 # CLI002, CLI004 and DSK003 block the upgrade.
-UPGRADE_RULES = ("CLI002", "CLI004", "CLI003", "DSK003", "CTL009")
-UPGRADE_BLOCKING = ("CLI002", "CLI004", "DSK003")
+UPGRADE_RULES = (
+    "CLI002",
+    "CLI004",
+    "CLI003",
+    "DSK003",
+    "CTL009",
+    "UPG001",
+    "UPG002",
+    "UPG003",
+    "UPG004",
+    "UPG005",
+)
+# UPG001 ZooKeeper mode, UPG002 a version 4.x does not upgrade from, UPG003 metadata.version not
+# finalized, UPG005 MSK's migration prerequisites unmet; UPG004 (removed configs) only warns.
+UPGRADE_BLOCKING = ("CLI002", "CLI004", "DSK003", "UPG001", "UPG002", "UPG003", "UPG005")
 TARGET_VERSIONS = ("4.0",)
 PER_BROKER_RULES = ("MNT001", "MNT002", "MNT003")
 

@@ -18,6 +18,7 @@ from checks import (
     replication,
     storage,
     threads,
+    upgrade,
 )
 
 RULE_MODULES = (
@@ -33,4 +34,5 @@ RULE_MODULES = (
     replication,
     storage,
     threads,
+    upgrade,
 )

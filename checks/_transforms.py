@@ -292,12 +292,26 @@ def leader_min_isr(t):
     w = Window.partitionBy("cluster_id", "broker_id").orderBy(F.col("prec").asc())
     chosen = layers.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") == 1)
     cluster_v = t.clusters.select("cluster_id", version_key("kafka_version").alias("cluster_v"))
-    d = join(join(brokers, chosen, ["cluster_id", "broker_id"], "left"), cluster_v, "cluster_id", "left")
+    # A broker whose own configuration was not collected (no broker-level row at all) is not
+    # judged by Kafka's default: its partitions fall back to the cluster's value.
+    described = (
+        t.configs.where(F.col("entity_type") == "broker")
+        .select("cluster_id", broker_id.alias("broker_id"))
+        .distinct()
+        .withColumn("described", F.lit(True))
+    )
+    d = join(
+        join(join(brokers, chosen, ["cluster_id", "broker_id"], "left"), cluster_v, "cluster_id", "left"),
+        described,
+        ["cluster_id", "broker_id"],
+        "left",
+    )
+    own = F.col("described").isNotNull() | (F.col("prec") < F.lit(KAFKA_DEFAULT))
     return d.select(
         "cluster_id",
         F.col("broker_id").alias("leader"),
-        try_int("value").alias("leader_min_isr"),
-        F.col("prec").alias("leader_min_isr_prec"),
+        F.when(own, try_int("value")).alias("leader_min_isr"),
+        F.when(own, F.col("prec")).alias("leader_min_isr_prec"),
         F.coalesce(F.col("v"), F.col("cluster_v")).alias("leader_v"),
     )
 

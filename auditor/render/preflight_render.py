@@ -282,7 +282,8 @@ def render_text(pre) -> str:
         state = "NOT ready" if blocking else ("unknown" if pre.incomplete else "ready")
         lines.append(
             f"upgrade to Kafka {pre.target_version}: {state}: {len(blocking)} blocking finding(s) "
-            f"(CLI002/CLI004 clients that stop working, DSK003), {len(unknown)} cluster(s) with unidentified "
+            f"(UPG001-UPG003/UPG005 the upgrade path: ZooKeeper mode, version, metadata.version, MSK's KRaft "
+            f"migration; CLI002/CLI004 clients that stop working; DSK003), {len(unknown)} cluster(s) with unidentified "
             "clients (CLI003)"
         )
     s = res.summary()
