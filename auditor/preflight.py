@@ -206,6 +206,11 @@ class PreflightResult:
     target_version: str | None = None  # --target-version: an upgrade preflight
 
     @property
+    def patch_rules(self) -> tuple[str, ...]:
+        """The static and load rules preflight runs with the simulation (the report's footer)."""
+        return PATCH_RULES
+
+    @property
     def upgrade_blockers(self) -> list[Finding]:
         """--target-version: the findings that make the upgrade unsafe (clients that stop
         working, JBOD on an unsupported version)."""

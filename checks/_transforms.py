@@ -330,8 +330,10 @@ def with_effective_min_isr(t, d):
       judges a partition safer than it is;
     * ``min_insync_replicas``: the effective value the rules compare the ISR with;
     * ``min_isr_capped``: the effective value is the replica count, below the configured one."""
-    leaders = t.derived(leader_min_isr)
-    versions = t.derived(cluster_versions).select("cluster_id", "low_v")
+    # One row per broker and per cluster: broadcast on Spark, so that the partitions (10M in the
+    # bench) are not shuffled again by leader after degraded_partitions' joins by topic.
+    leaders = F.broadcast(t.derived(leader_min_isr))
+    versions = F.broadcast(t.derived(cluster_versions).select("cluster_id", "low_v"))
     d = join(join(d, leaders, ["cluster_id", "leader"], "left"), versions, "cluster_id", "left")
     override = F.coalesce(F.col("min_insync_replicas_source") == SOURCE_NAMES[TOPIC], F.lit(False))
     configured = F.when(override, F.col("min_insync_replicas")).otherwise(

@@ -321,6 +321,7 @@ def render_html(pre) -> str:
         selected=pre.selected_brokers,
         target_version=pre.target_version,
         upgrade_blockers=pre.upgrade_blockers,
+        patch_rules=[r for r in pre.patch_rules if r != "AUD001"],
         controller_label=controller_label,
         controller_lines=controller_lines,
         broker_role=broker_role,
