@@ -9,18 +9,31 @@ rack, partitions it leads now, the active controller). From those it builds, per
   leaders that move (partitions the broker leads now);
 * what blocks the roll of the whole cluster, whatever one more restart does (``blockers``,
   printed first): partitions already leaderless, with offline replicas or below
-  min.insync.replicas; an MSK cluster not ACTIVE or with an operation in progress (the
-  manifest's ``cluster.msk`` block); a source that failed (an incomplete snapshot: a topic
-  whose description failed would fall back to min.insync.replicas 1);
+  their effective min.insync.replicas (the leader's, capped at the replica count on Kafka
+  3.7+: checks._transforms.with_effective_min_isr); an MSK cluster not ACTIVE or with an
+  operation in progress (the manifest's ``cluster.msk`` block, also rule MSK004); saturated
+  brokers; a KRaft quorum without a leader; a source that failed (an incomplete snapshot: a
+  topic whose description failed would fall back to min.insync.replicas 1);
 * a suggested restart order, only of the brokers that are safe and only when nothing
-  blocks the cluster: fewest leaders first, then broker id, the active controller last (so
-  that the controller moves once). A safe broker never takes a partition offline, so the
-  broker whose restart takes ``__consumer_offsets`` offline is never in it;
+  blocks the cluster: fewest leaders first, then broker id, and in ZooKeeper mode the active
+  controller last (so that the controller moves once; on KRaft DescribeCluster's
+  "controller" is an arbitrary broker, so no broker is ordered last for it). A safe broker
+  never takes a partition offline, so the broker whose restart takes ``__consumer_offsets``
+  offline is never in it;
+* on KRaft, the controllers (the quorum table's voters): each safe unless MNT005 (its
+  restart leaves no caught-up majority, Strimzi's KafkaQuorumCheck) names it, ordered
+  followers first and the quorum leader last; on MSK KRaft AWS runs them, and the report
+  says so instead of simulating them;
+* load headroom: saturated brokers (SATURATION_RULES) block the roll of the whole cluster,
+  since each restart moves leadership and connections onto the others;
+* the procedure: the order holds one restart at a time; before the next, the restarted
+  broker must be back in every ISR (the condition and the commands to check it);
 * when the roll is not safe, a fix plan (auditor/preflight_plan.py): the smallest set of
   changes that makes every broker safe, proven by re-running this simulation on a copy of
   the snapshot with the changes applied.
 
-A broker is safe when no (non-exempted) MNT001 or MNT002 finding names it. A partition
+A broker is safe when no (non-exempted) MNT001 or MNT002 finding names it; a controller when
+no MNT005 finding does. A partition
 already below min.insync.replicas (or leaderless) makes every broker holding a replica of
 it unsafe, in the ISR or not (checks/maintenance.py). A cluster is safe to roll when every
 broker is safe and nothing blocks it. The
@@ -563,7 +576,7 @@ def _procedure(view: ClusterPreflight, ref: SnapshotRef) -> list[str]:
     """How to use the order: it holds at collection time only. After each restart the next
     node is safe only once the restarted one is back in every ISR (and, for a controller,
     caught up with the quorum leader): the condition to check and the command to re-run."""
-    if view.unknown or not (view.order or view.controller_order):
+    if view.unknown:
         return []
     bootstrap = next(
         (
@@ -580,7 +593,7 @@ def _procedure(view: ClusterPreflight, ref: SnapshotRef) -> list[str]:
         "prints nothing (URP back to 0; UnderReplicatedPartitions 0 on every broker) and the broker is listed "
         "in every ISR again",
     ]
-    if view.controller_order:
+    if view.controllers:
         steps.append(
             "controllers first, the quorum leader last; after each controller restart wait until "
             f"`kafka-metadata-quorum.sh --bootstrap-server {bootstrap} describe --replication` shows it caught "

@@ -76,7 +76,12 @@ def fix_plan_file(pre) -> str:
     parts = []
     for c in pre.clusters:
         if c.plan is not None:
-            parts.append(plan_script(c.plan))
+            script = plan_script(c.plan)
+            if c.procedure:  # once the plan has made the roll safe
+                script += "# then roll, one node at a time:\n" + "".join(
+                    f"#   {i}. {neutralise(step)}\n" for i, step in enumerate(c.procedure, 1)
+                )
+            parts.append(script)
         elif c.safe_to_roll:
             parts.append(f"# {neutralise(c.cluster)}: safe to roll, nothing to change\n")
         else:
@@ -259,12 +264,17 @@ def render_text(pre) -> str:
             lines.append(f"  {scope} can be restarted one at a time (only these were simulated)")
         else:
             lines.append("  every broker can be restarted one at a time")
-        if c.procedure:
-            lines.append("  procedure (the order is a snapshot, not a plan for the whole roll):")
-            lines.extend(f"    {i}. {step}" for i, step in enumerate(c.procedure, 1))
         if c.plan is not None:
             lines.append("  fix plan (nothing was executed; review, then run):")
             lines.extend(f"    {line}" for line in plan_lines(c.plan))
+        if c.procedure:
+            head = (
+                "procedure (the order is a snapshot, not a plan for the whole roll):"
+                if c.safe_to_roll
+                else "procedure, once preflight says safe (the order is a snapshot, not a plan for the whole roll):"
+            )
+            lines.append(f"  {head}")
+            lines.extend(f"    {i}. {step}" for i, step in enumerate(c.procedure, 1))
         lines.append("")
     by_cluster: dict[str, list] = {}
     for f in res.findings:
