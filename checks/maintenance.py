@@ -627,8 +627,9 @@ def restart_breaks_controller_quorum(t, p):
     controller.quorum.fetch.timeout.ms; parameter `fetch_timeout_ms`), with one difference:
     Strimzi rolls a quorum of one or two controllers anyway with a warning; this rule
     reports them, because metadata stops while one of them is down. With no quorum leader
-    every voter is reported. Preflight simulates these with the brokers; on MSK the
-    controllers are run by AWS and are not in the snapshot.
+    every voter is reported. Preflight simulates these with the brokers; on MSK KRaft the
+    controllers are AWS's ("included at no additional cost ... and require no additional
+    setup or management from you"): they are not in the snapshot and preflight says so.
 
     Remediation: restart the lagging voter first, or find why it lags (CTL010:
     `kafka-metadata-quorum --bootstrap-server B describe --replication`, its disk, GC and
@@ -645,6 +646,7 @@ def restart_breaks_controller_quorum(t, p):
     - Strimzi KafkaQuorumCheck (strimzi/strimzi-kafka-operator, cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaQuorumCheck.java) <https://github.com/strimzi/strimzi-kafka-operator/blob/main/cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaQuorumCheck.java>
     - Strimzi KafkaRoller deferController / controller (the KRaft active controller from DescribeQuorum, restarted last) <https://github.com/strimzi/strimzi-kafka-operator/blob/main/cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaRoller.java>
     - Kafka broker config controller.quorum.fetch.timeout.ms <https://kafka.apache.org/39/documentation.html#brokerconfigs_controller.quorum.fetch.timeout.ms>
+    - Amazon MSK: metadata management, KRaft mode (controllers managed by AWS) <https://docs.aws.amazon.com/msk/latest/developerguide/metadata-management.html>
     """
     q = t.derived(quorum_restart_impact)
     caught = F.col("is_leader") | F.when(
