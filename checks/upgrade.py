@@ -101,10 +101,12 @@ def zookeeper_mode_blocks_kafka_4(t, p):
 
     Why: Apache Kafka 4.0 only supports KRaft mode; ZooKeeper mode has been removed, and the
     4.0 upgrade notes say that clusters in ZooKeeper mode have to be migrated to KRaft mode
-    before they can be upgraded to 4.0.x. A 4.0 broker started against a ZooKeeper-mode
-    cluster does not join it. The migration (KIP-866) runs on 3.x: the Kafka
-    documentation's ZooKeeper to KRaft migration procedure (production-ready since 3.6;
-    3.9 is the last 3.x release and the bridge to 4.x), then the 4.0 upgrade from KRaft.
+    before they can be upgraded to 4.0.x. A 4.0 broker has no ZooKeeper mode to run in
+    (zookeeper.connect and every zookeeper.* key are gone from its configuration). The
+    migration (KIP-866) runs on 3.x: the Kafka documentation's ZooKeeper to KRaft
+    migration procedure (production-ready from 3.6.0, as the 3.6 notes quoted in
+    KAFKA-17457 say; the 4.0 notes point to 3.9.x as the release to come from), then the
+    4.0 upgrade from KRaft.
     On Amazon MSK the migration is an in-place `UpdateClusterKafkaVersion` from 3.9.x in
     ZooKeeper mode (UPG005 checks AWS's prerequisites).
 
