@@ -22,5 +22,6 @@ NAMES = (
     "change",
     "fleet",
     "maintenance",
+    "upgrade",
 )
 RULE_MODULES = tuple(import_module(f"checks.{name}") for name in NAMES)

@@ -24,9 +24,16 @@ The scope is "maintenance": `kafka-audit check` does not run these rules, `prefl
 
 from auditor.declarations import Category, Param, rule
 from checks._api import F, Window, emit, ev, join, text
-from checks.transforms import partition_name, registered_as, topic_settings
+from checks.transforms import (
+    UNCLEAN_IN_KRAFT_SINCE,
+    cluster_versions,
+    partition_name,
+    registered_as,
+    topic_settings,
+    with_effective_min_isr,
+)
 
-CATEGORY = Category("MNT", "maintenance", "pre-maintenance", tuple(range(1, 5)))
+CATEGORY = Category("MNT", "maintenance", "pre-maintenance", tuple(range(1, 6)))
 
 COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
 _MAX_LISTED = Param(
@@ -43,13 +50,57 @@ def restart_impact(t):
     min_insync_replicas, replication_factor, in_isr, remaining_isr (ISR size without B),
     already_failing (the partition is already below min.insync.replicas or has no leader),
     offline (B is its last in-sync replica: the restart takes it offline), strimzi_skips
-    (replicas <= min.insync.replicas: Strimzi's roller lets these through).
+    (replicas <= min.insync.replicas: Strimzi's roller lets these through), and from
+    with_effective_min_isr: configured_min_isr, strict_min_isr (the leader runs 3.7+: the
+    high watermark stops below min ISR, consumers stall), min_isr_capped; unclean (the
+    controller elects an out-of-sync replica when the last in-sync one goes:
+    unclean.leader.election.enable in ZooKeeper mode, or on KRaft from 3.9).
+
+    min_insync_replicas is the effective value the partition's leader applies (its own
+    defaults; capped at the replica count on 3.7+, KAFKA-15583).
 
     A partition is hit when B is in its ISR and the ISR without B is below min.insync.replicas
     or empty, or when the partition is already failing (ISR below min.insync.replicas, empty
     ISR, leader -1): then every registered replica holder is hit, in sync or not."""
-    settings = t.derived(topic_settings).select("cluster_id", "topic", "min_insync_replicas")
-    base = t.partitions.select("cluster_id", "topic", "partition", "leader", "replicas", "isr")
+    settings = t.derived(topic_settings).select(
+        "cluster_id",
+        "topic",
+        "min_insync_replicas",
+        "min_insync_replicas_source",
+        F.coalesce(F.col("unclean_leader_election_enable"), F.lit(False)).alias("unclean"),
+    )
+    versions = t.derived(cluster_versions).select("cluster_id", "mode", F.col("low_v").alias("cluster_low_v"))
+    # The leader's min ISR (with_effective_min_isr); the unclean election the controller runs
+    # when the last in-sync replica goes: ZooKeeper mode, or KRaft from 3.9 (KAFKA-12670).
+    base = with_effective_min_isr(
+        t,
+        join(
+            t.partitions.select("cluster_id", "topic", "partition", "leader", "replicas", "isr"),
+            settings,
+            ["cluster_id", "topic"],
+            "left",
+        ),
+    )
+    base = join(base, versions, "cluster_id", "left").select(
+        "cluster_id",
+        "topic",
+        "partition",
+        "leader",
+        "replicas",
+        "isr",
+        "min_insync_replicas",
+        "configured_min_isr",
+        "strict_min_isr",
+        "min_isr_capped",
+        (
+            F.coalesce(F.col("unclean"), F.lit(False))
+            & F.coalesce(F.size("replicas") > 1, F.lit(False))  # an out-of-sync replica to elect
+            & (
+                (F.coalesce(F.col("mode"), F.lit("zookeeper")) != "kraft")
+                | F.coalesce(F.col("cluster_low_v") >= F.lit(UNCLEAN_IN_KRAFT_SINCE), F.lit(False))
+            )
+        ).alias("unclean"),
+    )
     holders = (
         base.select("cluster_id", "topic", "partition", F.explode(F.col("replicas")).alias("broker_id"))
         .unionByName(
@@ -59,7 +110,7 @@ def restart_impact(t):
     )
     parts = join(holders, base, ["cluster_id", "topic", "partition"])
     live = registered_as(t, "broker_id", "registered")
-    d = join(join(parts, live, ["cluster_id", "broker_id"]), settings, ["cluster_id", "topic"], "left")
+    d = join(parts, live, ["cluster_id", "broker_id"])
     isr_size = F.when(F.col("isr").isNull(), F.lit(0)).otherwise(F.size(F.array_distinct(F.col("isr"))))
     in_isr = F.coalesce(F.array_contains(F.col("isr"), F.col("broker_id")), F.lit(False))
     d = d.select(
@@ -71,6 +122,10 @@ def restart_impact(t):
         "replicas",
         "isr",
         "min_insync_replicas",
+        "configured_min_isr",
+        "strict_min_isr",
+        "min_isr_capped",
+        "unclean",
         in_isr.alias("in_isr"),
         isr_size.alias("isr_size"),
         F.when(F.col("replicas").isNotNull(), F.size("replicas")).alias("replication_factor"),
@@ -142,6 +197,8 @@ def _per_broker(d, n: int):
         ),
         F.min("remaining_isr").alias("min_remaining_isr"),
         F.sum(F.when(F.col("already_failing"), F.lit(1)).otherwise(F.lit(0))).alias("already_failing"),
+        F.sum(F.when(F.col("strict_min_isr"), F.lit(1)).otherwise(F.lit(0))).alias("strict_count"),
+        F.sum(F.when(F.col("unclean"), F.lit(1)).otherwise(F.lit(0))).alias("unclean_count"),
     )
 
 
@@ -161,7 +218,13 @@ def restart_blocks_writes(t, p):
     Why: a restarted broker leaves the ISR of every partition it replicates until it is
     back and caught up. Where the ISR without it is smaller than min.insync.replicas, the
     leader rejects acks=all produce requests (NOT_ENOUGH_REPLICAS) for the whole restart
-    and catch-up, and offset commits fail when the partition is `__consumer_offsets`
+    and catch-up, and, when the leader runs Kafka 3.7 or newer, stops advancing the high
+    watermark (KAFKA-15583): consumers receive no new records, acks=0/1 writes included,
+    until the ISR is back at min ISR (the message says which: producers only, or producers
+    and consumers). The min ISR is the effective one the partition's leader applies: the
+    topic override, else the leading broker's own default, capped at the replica count on
+    3.7+ (so min.insync.replicas above the replica count acts as equal to it there).
+    Offset commits fail when the partition is `__consumer_offsets`
     (an MSK monthly patch on topics with min.insync.replicas equal to RF blocked every
     acks=all producer while each broker restarted). The simulation uses the current ISR, so a partition that is already at
     min ISR because another replica is out of sync blocks too. Strimzi's roller skips
@@ -185,6 +248,7 @@ def restart_blocks_writes(t, p):
     References:
     - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
     - Kafka documentation: graceful shutdown <https://kafka.apache.org/39/documentation.html#basic_ops_restarting>
+    - KAFKA-15583, apache/kafka PR #14594 (3.7.0): core/src/main/scala/kafka/cluster/Partition.scala effectiveMinIsr, maybeIncrementLeaderHW <https://github.com/apache/kafka/pull/14594>
     - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
@@ -209,7 +273,21 @@ def restart_blocks_writes(t, p):
             " leaves ",
             newly,
             " partition(s) with an ISR below "
-            "min.insync.replicas: acks=all writes block until it is back in sync",
+            "their effective min.insync.replicas: acks=all producers fail with NOT_ENOUGH_REPLICAS",
+            F.when(
+                F.col("strict_count") == F.col("partition_count"),
+                F.lit(" and consumers receive no new records (Kafka 3.7+ leaders stop the high watermark)"),
+            )
+            .when(
+                F.col("strict_count") > 0,
+                text(
+                    "; consumers of the ",
+                    F.col("strict_count"),
+                    " led by Kafka 3.7+ brokers receive no new records (the high watermark stops)",
+                ),
+            )
+            .otherwise(F.lit("; consumers keep receiving acks=0/1 writes (leaders before Kafka 3.7)")),
+            ", until it is back in sync",
         ),
     ).otherwise(F.lit(""))
     failing = F.when(
@@ -244,6 +322,7 @@ def restart_blocks_writes(t, p):
         led_by_broker=F.col("led_by_broker"),
         min_remaining_isr=F.col("min_remaining_isr"),
         already_failing=F.col("already_failing"),
+        consumers_stall=F.col("strict_count"),
     )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
 
@@ -259,15 +338,20 @@ def restart_blocks_writes(t, p):
     runs_in=("preflight",),
 )
 def restart_takes_offline(t, p):
-    """This broker is the only in-sync replica of some partitions: restarting it takes them offline.
+    """This broker is the only in-sync replica of some partitions: restarting it takes them offline, or with unclean leader election on loses acknowledged data.
 
     Why: when the last in-sync replica goes down nobody can take over leadership (with
-    unclean.leader.election.enable=false, the default): the partition cannot be read or
-    written until that broker is back, and when it is a `__consumer_offsets` partition its
-    consumer groups lose their coordinator (MNT003). With unclean election on, an
-    out-of-sync replica takes over and acknowledged writes are lost instead. This covers
-    single-replica partitions (REP003) and partitions whose other replicas fell out of
-    the ISR.
+    unclean.leader.election.enable=false, Kafka's default since 0.11): the partition cannot
+    be read or written until that broker is back, and when it is a `__consumer_offsets`
+    partition its consumer groups lose their coordinator (MNT003). With unclean election on
+    (MSK's default configuration sets it true), the controller elects an out-of-sync replica
+    instead: the partition stays available, but the writes only the restarted broker had,
+    acknowledged ones included, are truncated from its log when it rejoins as a follower:
+    the message says "loses acknowledged data" for those partitions (evidence
+    `loses_acknowledged_data`). The KRaft controller honours the setting only from Kafka 3.9
+    (KAFKA-12670); before that a KRaft cluster takes the partition offline. This covers
+    single-replica partitions (REP003: no other replica to elect, so offline whatever the
+    setting) and partitions whose other replicas fell out of the ISR.
 
     Remediation: do not restart the broker until the partitions have another in-sync
     replica: find why the other replicas are out of sync (PAR005: broker down, failed log
@@ -280,6 +364,8 @@ def restart_takes_offline(t, p):
     References:
     - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
     - Kafka documentation: graceful shutdown <https://kafka.apache.org/39/documentation.html#basic_ops_restarting>
+    - KAFKA-12670, apache/kafka PR #16866: unclean.leader.election.enable in KRaft (docs/upgrade.html, notable changes in 3.9.0) <https://github.com/apache/kafka/pull/16866>
+    - Amazon MSK default configuration (unclean.leader.election.enable true for clusters without tiered storage) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     n = p["max_listed"]
@@ -291,7 +377,29 @@ def restart_takes_offline(t, p):
         F.col("partition_count"),
         " partition(s) of ",
         F.col("topic_count"),
-        " topic(s): restarting it takes them offline: ",
+        " topic(s): ",
+        F.when(
+            F.col("unclean_count") == F.col("partition_count"),
+            F.lit(
+                "restarting it loses acknowledged data: with unclean.leader.election.enable=true the "
+                "controller elects an out-of-sync replica, and the writes only this broker had are "
+                "truncated when it rejoins"
+            ),
+        )
+        .when(
+            F.col("unclean_count") > 0,
+            text(
+                "restarting it loses acknowledged data on ",
+                F.col("unclean_count"),
+                " of them (unclean.leader.election.enable=true: an out-of-sync replica is elected and "
+                "the writes only this broker had are truncated) and takes the others offline "
+                "(no producer or consumer can use them until it is back)",
+            ),
+        )
+        .otherwise(
+            F.lit("restarting it takes them offline: no producer or consumer can use them until it is back")
+        ),
+        ": ",
         _listing(F.col("partitions"), F.col("partition_count"), n),
     )
     evidence = ev(
@@ -300,6 +408,7 @@ def restart_takes_offline(t, p):
         topic_count=F.col("topic_count"),
         topics=F.col("topics"),
         led_by_broker=F.col("led_by_broker"),
+        loses_acknowledged_data=F.col("unclean_count"),
     )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
 
@@ -454,3 +563,149 @@ def no_safe_roll(t, p):
     )
     evidence = ev(broker_count=F.col("broker_count"), unsafe_brokers=F.col("broker_ids"))
     return emit(d, "cluster", F.coalesce(F.col("cluster"), F.col("cluster_id")), msg, evidence)
+
+
+_FETCH_TIMEOUT = Param(
+    "fetch_timeout_ms",
+    2000,
+    "a voter counts as caught up when its last caught-up time is within this many ms of the "
+    "leader's (Strimzi's KafkaQuorumCheck uses controller.quorum.fetch.timeout.ms, Kafka's default 2000)",
+)
+
+
+def quorum_restart_impact(t):
+    """One row per KRaft quorum voter (the quorum table, DescribeQuorum): cluster_id, node_id,
+    is_leader, voters (count), majority (voters // 2 + 1), caught_up (this voter),
+    others_caught_up (caught-up voters other than it), leader_count (0: no quorum leader), lag,
+    caught_up_age_ms and its lag behind the leader's last caught-up time (behind_leader_ms).
+
+    A voter is caught up when it is the leader, or when its last caught-up time is within
+    fetch_timeout_ms of the leader's (Strimzi's KafkaQuorumCheck: leader's lastCaughtUpTimestamp
+    minus the voter's); both ages are measured from the same collection time, so their
+    difference is that of the leader's own timestamps. A voter without a last caught-up
+    time (an older DescribeQuorum) counts as caught up only when its lag is 0."""
+    q = t.quorum.where(F.col("role") == "voter").select(
+        "cluster_id",
+        "node_id",
+        F.coalesce(F.col("is_leader"), F.lit(False)).alias("is_leader"),
+        "lag",
+        "caught_up_age_ms",
+    )
+    leader = (
+        q.where(F.col("is_leader"))
+        .groupBy("cluster_id")
+        .agg(F.count(F.lit(1)).alias("leader_count"), F.max("caught_up_age_ms").alias("leader_age"))
+    )
+    d = join(q, leader, "cluster_id", "left")
+    behind = F.col("caught_up_age_ms") - F.coalesce(F.col("leader_age"), F.lit(0))
+    return d.select(
+        "cluster_id",
+        "node_id",
+        "is_leader",
+        "lag",
+        "caught_up_age_ms",
+        F.coalesce(F.col("leader_count"), F.lit(0)).alias("leader_count"),
+        behind.alias("behind_leader_ms"),
+    )
+
+
+@rule(
+    "MNT005",
+    "restart-breaks-controller-quorum",
+    "critical",
+    scope="maintenance",
+    params=(_FETCH_TIMEOUT,),
+    needs=("quorum",),
+    uses=(quorum_restart_impact,),
+    runs_in=("preflight",),
+)
+def restart_breaks_controller_quorum(t, p):
+    """Restarting this KRaft controller now would leave fewer caught-up voters than a majority: the metadata quorum stops committing.
+
+    Why: the KRaft metadata quorum commits a record once a majority of its voters
+    (voters // 2 + 1) has it (KIP-595). While a controller restarts it is not one of them;
+    if the other voters that are caught up with the leader are fewer than a majority, no
+    metadata change commits until it is back: no partition leader election (a broker that
+    fails meanwhile leaves its partitions leaderless), no ISR change, no topic or config
+    change, no broker registration (a broker restarted meanwhile cannot rejoin). Restarting
+    the quorum leader itself also triggers an election, which needs a caught-up majority too.
+    This is Strimzi's KafkaQuorumCheck (a controller is rolled only when a majority of the
+    voters, excluding it, have caught up with the leader within
+    controller.quorum.fetch.timeout.ms; parameter `fetch_timeout_ms`), with one difference:
+    Strimzi rolls a quorum of one or two controllers anyway with a warning; this rule
+    reports them, because metadata stops while one of them is down. With no quorum leader
+    every voter is reported. Preflight simulates these with the brokers; on MSK KRaft the
+    controllers are AWS's ("included at no additional cost ... and require no additional
+    setup or management from you"): they are not in the snapshot and preflight says so.
+
+    Remediation: restart the lagging voter first, or find why it lags (CTL010:
+    `kafka-metadata-quorum --bootstrap-server B describe --replication`, its disk, GC and
+    network), and restart no other controller until every voter is caught up. Run three
+    or five dedicated controllers (CTL006). Restart the quorum leader last (Strimzi's
+    roller defers the active controller, which it takes from DescribeQuorum's leader id,
+    not from DescribeCluster, whose "controller" is an arbitrary broker on KRaft).
+
+    Example: voters 3001 (leader), 3002 and 3003, where 3003 last caught up 5 minutes before
+    the leader: restarting 3002 leaves only the leader caught up, 1 of the 2 needed.
+
+    References:
+    - KIP-595: A Raft Protocol for the Metadata Quorum <https://cwiki.apache.org/confluence/display/KAFKA/KIP-595%3A+A+Raft+Protocol+for+the+Metadata+Quorum>
+    - Strimzi KafkaQuorumCheck (strimzi/strimzi-kafka-operator, cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaQuorumCheck.java) <https://github.com/strimzi/strimzi-kafka-operator/blob/main/cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaQuorumCheck.java>
+    - Strimzi KafkaRoller deferController / controller (the KRaft active controller from DescribeQuorum, restarted last) <https://github.com/strimzi/strimzi-kafka-operator/blob/main/cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaRoller.java>
+    - Kafka broker config controller.quorum.fetch.timeout.ms <https://kafka.apache.org/39/documentation.html#brokerconfigs_controller.quorum.fetch.timeout.ms>
+    - Amazon MSK: metadata management, KRaft mode (controllers managed by AWS) <https://docs.aws.amazon.com/msk/latest/developerguide/metadata-management.html>
+    """
+    q = t.derived(quorum_restart_impact)
+    caught = F.col("is_leader") | F.when(
+        F.col("caught_up_age_ms").isNotNull(), F.col("behind_leader_ms") < F.lit(p["fetch_timeout_ms"])
+    ).otherwise(F.coalesce(F.col("lag") <= 0, F.lit(False)))
+    q = q.withColumn("caught_up", (F.col("leader_count") > 0) & caught)
+    per_cluster = q.groupBy("cluster_id").agg(
+        F.count(F.lit(1)).alias("voters"),
+        F.sum(F.when(F.col("caught_up"), F.lit(1)).otherwise(F.lit(0))).alias("caught_up_count"),
+        F.sort_array(F.collect_list(F.when(~F.col("caught_up"), F.col("node_id")))).alias("lagging"),
+    )
+    d = join(q, per_cluster, "cluster_id").select(
+        "*",
+        (F.floor(F.col("voters") / 2) + 1).cast("int").alias("majority"),
+        (F.col("caught_up_count") - F.when(F.col("caught_up"), F.lit(1)).otherwise(F.lit(0))).alias("others"),
+    )
+    d = d.where(F.col("others") < F.col("majority"))
+    lagging = F.filter(F.col("lagging"), lambda x: x.isNotNull())
+    why = (
+        F.when(F.col("leader_count") == 0, F.lit("the quorum has no leader now"))
+        .when(F.col("voters") == 1, F.lit("it is the only voter"))
+        .when(
+            F.size(lagging) > 0,
+            text(
+                "voter(s) ",
+                F.array_join(lagging.cast("array<string>"), ", "),
+                " have not caught up with the leader",
+            ),
+        )
+        .otherwise(text("a quorum of ", F.col("voters"), " cannot lose a voter"))
+    )
+    msg = text(
+        "restarting controller ",
+        F.col("node_id"),
+        F.when(F.col("is_leader"), F.lit(" (the quorum leader)")).otherwise(F.lit("")),
+        " leaves ",
+        F.col("others"),
+        " caught-up voter(s) of ",
+        F.col("voters"),
+        ", below the majority of ",
+        F.col("majority"),
+        " (",
+        why,
+        "): no metadata change commits while it is down (no leader election for partitions of a "
+        "failed broker, no ISR change, no topic or config change, no broker registration)",
+    )
+    evidence = ev(
+        voters=F.col("voters"),
+        majority=F.col("majority"),
+        caught_up_without_it=F.col("others"),
+        lagging_voters=lagging,
+        is_leader=F.col("is_leader"),
+        fetch_timeout_ms=F.lit(p["fetch_timeout_ms"]),
+    )
+    return emit(d, "node", F.col("node_id").cast("string"), msg, evidence)

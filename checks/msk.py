@@ -15,7 +15,7 @@ from auditor.errors import UsageError
 from checks._api import F, emit, ev, join, text
 from checks.transforms import replica_lists
 
-CATEGORY = Category("MSK", "msk", "Amazon MSK limits", tuple(range(1, 4)))
+CATEGORY = Category("MSK", "msk", "Amazon MSK limits", tuple(range(1, 5)))
 
 _BIG = ("4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")
 UPDATE_LIMITS = ("t3.small=300", "large=1500", "xlarge=1500", "2xlarge=3000", *(f"{s}=6000" for s in _BIG))
@@ -220,4 +220,57 @@ def cpu_headroom(t, p):
         F.col("broker_id").cast("string"),
         msg,
         ev(cpu_user_system_percent=pct, instance_type=F.col("msk_instance_type")),
+    )
+
+
+@rule("MSK004", "cluster-operation-in-progress", "warning", runs_in=("preflight",))
+def cluster_operation_in_progress(t, p):
+    """The MSK API reports the cluster not ACTIVE, or a cluster operation in progress: AWS is changing it now.
+
+    Why: while an MSK cluster is in MAINTENANCE (AWS applying security patches: a rolling
+    restart of every broker), REBOOTING_BROKER, UPDATING (a configuration, version or size
+    change: also rolling restarts) or HEALING (AWS replacing an unhealthy broker), brokers
+    are restarting under you, one at a time: the ISR of their partitions is short, a second
+    restart of your own can take partitions below min.insync.replicas or offline, and AWS
+    refuses other update operations until the cluster is ACTIVE again. The state comes from
+    DescribeClusterV2 and the operations from ListClusterOperationsV2, as the collector
+    recorded them in the manifest (`cluster.msk`). `kafka-audit check` reports it; preflight
+    also refuses to call the cluster safe to roll meanwhile.
+
+    Remediation: wait until `aws kafka describe-cluster-v2 --cluster-arn ARN` shows State
+    ACTIVE and `aws kafka list-cluster-operations-v2 --cluster-arn ARN` shows no operation
+    in progress, collect again, then plan your own maintenance (or make sure the patch in
+    progress does not block writers: MNT001/REP002).
+
+    Example: payments-msk in state MAINTENANCE with an operation of type
+    UPDATE_BROKER_PATCHING in progress.
+
+    References:
+    - Amazon MSK: understand MSK Provisioned cluster states <https://docs.aws.amazon.com/msk/latest/developerguide/msk-cluster-states.html>
+    - Amazon MSK API: DescribeClusterV2 <https://docs.aws.amazon.com/MSK/2.0/APIReference/v2-clusters-clusterarn.html>
+    - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
+    """
+    c = t.clusters.select(
+        "cluster_id",
+        F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
+        F.upper(F.trim(F.col("msk_state"))).alias("state"),
+        "msk_operations",
+    )
+    not_active = F.coalesce((F.col("state") != "ACTIVE") & (F.col("state") != ""), F.lit(False))
+    busy = F.col("msk_operations").isNotNull() & (F.trim(F.col("msk_operations")) != "")
+    d = c.where(not_active | busy)
+    msg = text(
+        F.when(not_active, text("the MSK cluster is in state ", F.col("state"), " (not ACTIVE)")).otherwise(
+            F.lit("the MSK cluster is ACTIVE")
+        ),
+        F.when(busy, text("; operation(s) in progress: ", F.col("msk_operations"))).otherwise(F.lit("")),
+        ": AWS is changing it now (brokers may be restarting); wait for ACTIVE with no operation in "
+        "progress before any maintenance of your own",
+    )
+    return emit(
+        d,
+        "cluster",
+        F.col("cluster"),
+        msg,
+        ev(state=F.col("state"), operations_in_progress=F.col("msk_operations")),
     )

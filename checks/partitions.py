@@ -8,6 +8,7 @@ from checks.transforms import (
     cluster_settings,
     degraded_partitions,
     int_list,
+    min_isr_text,
     partition_name,
     registered_as,
     replica_lists,
@@ -82,14 +83,31 @@ def _isr_evidence(**extra):
         replication_factor=F.col("replication_factor"),
         min_insync_replicas=F.col("min_insync_replicas"),
         min_insync_replicas_source=F.col("min_insync_replicas_source"),
+        configured_min_insync_replicas=F.col("configured_min_isr"),
+        strict_min_isr=F.col("strict_min_isr"),
         leader=F.col("leader"),
         **extra,
     )
 
 
 def _min_isr_text():
-    return text(
-        "min.insync.replicas=", F.col("min_insync_replicas"), " (", F.col("min_insync_replicas_source"), ")"
+    return min_isr_text()
+
+
+def _consumers_below_min_isr():
+    """What a partition below its effective min ISR does to consumers: since 3.7 the leader
+    stops the high watermark (KAFKA-15583), so nothing new is delivered whatever the acks."""
+    return F.when(
+        F.col("strict_min_isr"),
+        F.lit(
+            "; the leader (Kafka 3.7+) does not advance the high watermark: consumers receive no new "
+            "records, acks=0/1 writes included"
+        ),
+    ).otherwise(
+        F.lit(
+            "; acks=0/1 writes still succeed and reach consumers (leader before Kafka 3.7, or its version "
+            "unknown: since 3.7 the high watermark stops too)"
+        )
     )
 
 
@@ -207,8 +225,17 @@ def under_min_isr(t, p):
 
     Why: the leader rejects every acks=all produce request with NOT_ENOUGH_REPLICAS while
     fewer than min.insync.replicas replicas are in sync. Producers retry and then fail,
-    and on `__consumer_offsets` offset commits fail too. This is the live state, not a
-    risk: writes are failing while it lasts.
+    and on `__consumer_offsets` offset commits fail too. Since Kafka 3.7 (KAFKA-15583) the
+    leader also stops advancing the high watermark while the ISR is below its effective
+    min ISR: consumers receive no new records at all, whatever acks the producers used
+    (acks=0/1 writes are appended but stay invisible). Before 3.7 those writes were
+    delivered. This is the live state, not a risk: writes are failing while it lasts.
+
+    The effective min ISR is the one the partition's leader applies: the topic override,
+    else the leading broker's own broker-level value (where brokers disagree, the leader's,
+    not the majority's; per-broker values are ignored once eligible leader replicas,
+    KIP-966, are enabled), capped at the replica count when the leader runs 3.7 or newer.
+    An older or unknown leader version keeps the raw value.
 
     Remediation: bring the out-of-sync replicas back: check the brokers missing from the
     ISR (down? offline log dir? replica fetcher lag, `kafka-replica-verification`). Do not
@@ -220,6 +247,8 @@ def under_min_isr(t, p):
     References:
     - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
     - Kafka documentation: monitoring (UnderMinIsrPartitionCount) <https://kafka.apache.org/39/documentation.html#monitoring>
+    - KAFKA-15583, apache/kafka PR #14594 (3.7.0): core/src/main/scala/kafka/cluster/Partition.scala effectiveMinIsr and maybeIncrementLeaderHW <https://github.com/apache/kafka/pull/14594>
+    - Kafka documentation: Eligible Leader Replicas (broker-level min.insync.replicas removed when enabled) <https://kafka.apache.org/41/operations/eligible-leader-replicas>
     """
     h = _health(t).where(F.col("isr_size") < F.col("min_insync_replicas"))
     msg = text(
@@ -229,7 +258,9 @@ def under_min_isr(t, p):
         F.col("isr_size"),
         " replica(s), below ",
         _min_isr_text(),
-        ": acks=all writes fail with NOT_ENOUGH_REPLICAS; replicas ",
+        ": acks=all producers fail with NOT_ENOUGH_REPLICAS",
+        _consumers_below_min_isr(),
+        "; replicas ",
         int_list(F.col("replicas")),
     )
     return emit(h, "partition", partition_name(), msg, _isr_evidence())
@@ -249,7 +280,10 @@ def at_min_isr(t, p):
 
     Why: a replica is already out of sync. The next broker restart or failure among the
     remaining in-sync replicas drops the ISR below min.insync.replicas and acks=all writes
-    start failing. A rolling restart (an MSK patch) in this state blocks producers.
+    start failing; on a Kafka 3.7+ leader consumers stop too, because the high watermark
+    does not advance below the effective min ISR (KAFKA-15583). A rolling restart (an MSK
+    patch) in this state blocks producers. The effective min ISR is the leader's, capped
+    at the replica count on 3.7+ (see PAR003).
 
     Remediation: find why the missing replicas left the ISR (broker down, disk failure,
     fetcher lag: `kafka-topics --describe --at-min-isr-partitions`) and restore them
@@ -260,6 +294,7 @@ def at_min_isr(t, p):
     References:
     - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
     - Kafka documentation: monitoring (AtMinIsrPartitionCount) <https://kafka.apache.org/39/documentation.html#monitoring>
+    - KAFKA-15583, apache/kafka PR #14594 (3.7.0): Partition.scala isAtMinIsr uses effectiveMinIsr <https://github.com/apache/kafka/pull/14594>
     """
     h = _health(t).where(
         (F.col("isr_size") == F.col("min_insync_replicas"))
@@ -272,7 +307,11 @@ def at_min_isr(t, p):
         int_list(F.col("replicas")),
         " is at ",
         _min_isr_text(),
-        ": one more replica failure blocks acks=all writes",
+        ": one more replica failure or restart blocks acks=all producers",
+        F.when(
+            F.col("strict_min_isr"),
+            F.lit(" and stops consumers (Kafka 3.7+: the high watermark stops below min ISR)"),
+        ).otherwise(F.lit("")),
     )
     return emit(h, "partition", partition_name(), msg, _isr_evidence())
 

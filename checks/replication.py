@@ -5,9 +5,11 @@ from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     KAFKA_DEFAULT,
     SOURCE_NAMES,
+    STRICT_MIN_ISR_SINCE,
     broker_counts,
     cluster_brokers,
     cluster_settings,
+    cluster_versions,
     int_list,
     partition_name,
     replica_placement,
@@ -85,13 +87,14 @@ def _explicit_defaults(t):
     return d.where((F.col("min_isr_prec") < KAFKA_DEFAULT) | (F.col("default_rf_prec") < KAFKA_DEFAULT))
 
 
-def _evidence():
+def _evidence(**extra):
     return ev(
         replication_factor=F.col("rf_min"),
         replication_factor_max=F.col("rf_max"),
         min_insync_replicas=F.col("min_insync_replicas"),
         min_insync_replicas_source=F.col("min_insync_replicas_source"),
         partitions=F.col("partition_count"),
+        **extra,
     )
 
 
@@ -106,7 +109,13 @@ def _min_isr_against_rf(t, topics_where, topics_say, defaults_where, defaults_sa
         ") ",
         *topics_say,
     )
-    topics = emit(_durability(t).where(topics_where), "topic", F.col("topic"), topic_msg, _evidence())
+    topics = emit(
+        _with_versions(t, _durability(t)).where(topics_where),
+        "topic",
+        F.col("topic"),
+        topic_msg,
+        _evidence(strict_min_isr=F.col("strict"), kafka_version_low=F.col("low_v")),
+    )
     default_msg = text(
         "min.insync.replicas=",
         F.col("min_isr"),
@@ -115,8 +124,27 @@ def _min_isr_against_rf(t, topics_where, topics_say, defaults_where, defaults_sa
         ") ",
         *defaults_say,
     )
-    defaults = _defaults_finding(_explicit_defaults(t).where(defaults_where), default_msg)
+    defaults = _defaults_finding(_with_versions(t, _explicit_defaults(t)).where(defaults_where), default_msg)
     return topics.unionByName(defaults)
+
+
+def _with_versions(t, d):
+    """``strict``: every broker of the cluster (its lowest version, else the cluster's) runs
+    Kafka 3.7+, which applies min(min.insync.replicas, replica count) (KAFKA-15583); false
+    when a broker is older or the version is unknown (older brokers keep the raw value)."""
+    v = t.derived(cluster_versions).select("cluster_id", "low_v")
+    return join(d, v, "cluster_id", "left").withColumn(
+        "strict", F.coalesce(F.col("low_v") >= F.lit(STRICT_MIN_ISR_SINCE), F.lit(False))
+    )
+
+
+def _old_brokers():
+    """Why a cluster is judged by the raw min.insync.replicas (a function: a column built at
+    import would load sqlframe whenever the rules are registered, lint's path included)."""
+    return F.when(F.col("low_v").isNull(), F.lit("the Kafka version is unknown")).otherwise(
+        F.lit("a broker runs Kafka before 3.7")
+    )
+_CONSUMERS_STOP = " and stops consumers (Kafka 3.7+ leaders do not advance the high watermark below min ISR)"
 
 
 @rule(
@@ -124,16 +152,22 @@ def _min_isr_against_rf(t, topics_where, topics_say, defaults_where, defaults_sa
     "min-isr-unsatisfiable",
     "critical",
     needs=(("topics", "configs"),),
-    uses=(broker_defaults, topic_durability),
+    uses=(broker_defaults, topic_durability, cluster_versions),
     runs_in=("lint",),
     cause=Inherits("min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
 )
 def min_isr_unsatisfiable(t, p):
-    """min.insync.replicas is greater than the topic's replica count: acks=all writes always fail.
+    """min.insync.replicas is greater than the topic's replica count on brokers before Kafka 3.7: acks=all writes always fail.
 
-    Why: a leader accepts an acks=all write only when at least min.insync.replicas replicas
-    are in sync. With fewer replicas than that, every such write fails with
-    NOT_ENOUGH_REPLICAS, even on a perfectly healthy cluster.
+    Why: a leader before Kafka 3.7 accepts an acks=all write only when at least
+    min.insync.replicas replicas are in sync. With fewer replicas than that, every such
+    write fails with NOT_ENOUGH_REPLICAS, even on a perfectly healthy cluster; acks=0/1
+    writes still succeed and reach consumers. Since Kafka 3.7 (KAFKA-15583) the leader
+    applies min(min.insync.replicas, replica count) instead, so on a cluster whose brokers
+    all run 3.7+ the value acts as equal to the replica count: that is REP002 (one restart
+    blocks producers and stops consumers), and this rule does not fire. A cluster with a
+    broker before 3.7, or of unknown version, is judged by the raw value: partitions led
+    by an older broker keep it.
 
     Remediation: lower the topic's min.insync.replicas to replication factor - 1
     (`kafka-configs --alter --entity-type topics --entity-name T --add-config
@@ -144,23 +178,34 @@ def min_isr_unsatisfiable(t, p):
     topic inherits them): a broker-level min.insync.replicas above default.replication.factor
     makes every topic created without an explicit factor unwritable with acks=all.
 
-    Example: topic `audit-log` with 2 replicas and min.insync.replicas=3.
+    Example: topic `audit-log` with 2 replicas and min.insync.replicas=3 on Kafka 3.6.
 
     References:
     - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
     - Kafka broker config min.insync.replicas <https://kafka.apache.org/39/documentation.html#brokerconfigs_min.insync.replicas>
+    - KAFKA-15583, apache/kafka PR #14594 (first in 3.7.0): core/src/main/scala/kafka/cluster/Partition.scala effectiveMinIsr <https://github.com/apache/kafka/pull/14594>
     """
     return _min_isr_against_rf(
         t,
-        F.col("min_insync_replicas") > F.col("rf_min"),
-        ("exceeds the replica count ", F.col("rf_min"), ": every acks=all write fails"),
-        F.col("min_isr") > F.col("default_rf"),
+        (F.col("min_insync_replicas") > F.col("rf_min")) & ~F.col("strict"),
+        (
+            "exceeds the replica count ",
+            F.col("rf_min"),
+            " and ",
+            _old_brokers(),
+            " (such brokers apply it as set): every acks=all write fails with NOT_ENOUGH_REPLICAS, "
+            "even on a healthy cluster; acks=0/1 writes still reach consumers. Kafka 3.7+ caps it "
+            "at the replica count (then REP002 applies)",
+        ),
+        (F.col("min_isr") > F.col("default_rf")) & ~F.col("strict"),
         (
             "exceeds default.replication.factor=",
             F.col("default_rf"),
             " (",
             source_name(F.col("default_rf_prec")),
-            "): every topic created without an explicit replication factor rejects acks=all writes",
+            ") and ",
+            _old_brokers(),
+            ": every topic created without an explicit replication factor rejects acks=all writes",
         ),
     )
 
@@ -170,7 +215,7 @@ def min_isr_unsatisfiable(t, p):
     "min-isr-equals-rf",
     "error",
     needs=(("topics", "configs"),),
-    uses=(broker_defaults, topic_durability),
+    uses=(broker_defaults, topic_durability, cluster_versions),
     runs_in=("preflight", "lint"),
     cause=Inherits("min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
 )
@@ -182,8 +227,12 @@ def min_isr_equals_rf(t, p):
     below the minimum and acks=all producers fail with NOT_ENOUGH_REPLICAS until it is
     back. On `__consumer_offsets` it also blocks offset commits: consumer groups stall
     (an MSK monthly patch on such topics blocked every acks=all producer while each broker
-    restarted, and the consumer downstream stalled and never resumed). Strimzi and MSK
-    roll brokers anyway in this state. MSK recommends
+    restarted, and the consumer downstream stalled and never resumed). Since Kafka 3.7
+    (KAFKA-15583) the leader also stops advancing the high watermark while the ISR is below
+    min ISR, so during the restart consumers receive no new records, whatever acks the
+    producers use; and a min.insync.replicas ABOVE the replica count is applied as the
+    replica count, so it falls here too (on a cluster whose brokers all run 3.7+; older
+    ones are REP001). Strimzi and MSK roll brokers anyway in this state. MSK recommends
     min.insync.replicas of at most RF - 1.
 
     Remediation: set min.insync.replicas to replication factor - 1 (RF 3: 2) on the topic,
@@ -198,24 +247,45 @@ def min_isr_equals_rf(t, p):
 
     References:
     - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
+    - KAFKA-15583, apache/kafka PR #14594 (first in 3.7.0): Partition.scala effectiveMinIsr and maybeIncrementLeaderHW <https://github.com/apache/kafka/pull/14594>
     - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
+    capped = F.col("strict") & (F.col("min_insync_replicas") > F.col("rf_min"))
     return _min_isr_against_rf(
         t,
-        (F.col("min_insync_replicas") == F.col("rf_min")) & (F.col("rf_min") > 1),
+        ((F.col("min_insync_replicas") == F.col("rf_min")) | capped) & (F.col("rf_min") > 1),
         (
-            "equals the replica count: one broker restart blocks acks=all writes",
+            F.when(
+                capped,
+                text(
+                    "exceeds the replica count ",
+                    F.col("rf_min"),
+                    "; Kafka 3.7+ applies it as ",
+                    F.col("rf_min"),
+                    " (KAFKA-15583)",
+                ),
+            ).otherwise(F.lit("equals the replica count")),
+            ": one broker restart blocks acks=all producers (NOT_ENOUGH_REPLICAS)",
             F.when(F.col("topic") == "__consumer_offsets", F.lit(" and consumer offset commits")).otherwise(
                 F.lit("")
             ),
+            F.when(F.col("strict"), F.lit(_CONSUMERS_STOP)).otherwise(F.lit("")),
         ),
-        (F.col("min_isr") == F.col("default_rf")) & (F.col("default_rf") > 1),
         (
-            "equals default.replication.factor (",
+            (F.col("min_isr") == F.col("default_rf"))
+            | (F.col("strict") & (F.col("min_isr") > F.col("default_rf")))
+        )
+        & (F.col("default_rf") > 1),
+        (
+            F.when(
+                F.col("min_isr") > F.col("default_rf"), F.lit("exceeds (Kafka 3.7+ applies it as)")
+            ).otherwise(F.lit("equals")),
+            " default.replication.factor (",
             source_name(F.col("default_rf_prec")),
-            "): every topic created without an explicit replication factor blocks acks=all writes "
+            "): every topic created without an explicit replication factor blocks acks=all producers "
             "during any single broker restart",
+            F.when(F.col("strict"), F.lit(_CONSUMERS_STOP)).otherwise(F.lit("")),
         ),
     )
 

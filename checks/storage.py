@@ -462,6 +462,7 @@ def single_log_dir(t, p):
     "warning",
     needs=("log_dirs",),
     params=(Param("max_used", 0.85, "fraction of a log dir's capacity above which it is too full"),),
+    runs_in=("preflight",),
 )
 def disk_usage_high(t, p):
     """A log dir is nearly full.

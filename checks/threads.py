@@ -157,6 +157,7 @@ def _broker(df, message, **extra):
         ),
     ),
     uses=(broker_threads,),
+    runs_in=("preflight",),
 )
 def network_threads_saturated(t, p):
     """The broker's network threads are saturated: NetworkProcessorAvgIdlePercent is below the threshold.
@@ -208,6 +209,7 @@ def network_threads_saturated(t, p):
         ),
     ),
     uses=(broker_threads,),
+    runs_in=("preflight",),
 )
 def io_threads_saturated(t, p):
     """The broker's I/O (request handler) threads are saturated: RequestHandlerAvgIdlePercent is below the threshold.
@@ -456,7 +458,7 @@ def network_above_io(t, p):
         ),
     ),
     uses=(broker_threads,),
-    runs_in=("lint",),
+    runs_in=("preflight", "lint"),
     lint_key="queued.max.requests",
 )
 def request_queue_small(t, p):

@@ -13,7 +13,7 @@ ties broken by the lowest value; its source says where it came from.
 
 from __future__ import annotations
 
-from checks._api import F, Window, join, rows_frame
+from checks._api import F, Window, join, rows_frame, text
 from checks._defaults import DEFAULTS, TOPIC_FALLBACK
 
 # Precedence of config layers; lower wins.
@@ -207,6 +207,182 @@ def topic_settings(t):
     )
 
 
+# -- effective min.insync.replicas, by the version of the broker leading the partition --------
+
+# Since Kafka 3.7 (KAFKA-15583, apache/kafka PR #14594, core/src/main/scala/kafka/cluster/
+# Partition.scala effectiveMinIsr) the leader uses min(min.insync.replicas, replica count) for
+# acks=all produce requests and for its under/at-min-ISR checks, and does not advance the high
+# watermark while the ISR is below that value. Older leaders use the raw value and advance the
+# high watermark whatever the ISR size.
+STRICT_MIN_ISR_SINCE = 3_007_000
+# unclean.leader.election.enable is honoured by the KRaft controller only since 3.9.0
+# (KAFKA-12670, apache/kafka PR #16866; docs/upgrade.html "Notable changes in 3.9.0").
+UNCLEAN_IN_KRAFT_SINCE = 3_009_000
+ELR_FEATURE = "eligible.leader.replicas.version"
+
+
+def cluster_versions(t):
+    """Per cluster: ``low_v``, the lowest broker software version (brokers.version, else the
+    cluster's kafka_version) as a version number (version_key), null when unknown; ``mode``
+    (zookeeper | kraft | null); ``elr`` (the eligible.leader.replicas.version feature is
+    finalized at level 1 or above, KIP-966)."""
+    brokers = (
+        t.brokers.select("cluster_id", version_key("version").alias("v"))
+        .groupBy("cluster_id")
+        .agg(F.min("v").alias("broker_low_v"))
+    )
+    elr = (
+        t.features.where((F.col("feature") == ELR_FEATURE) & (F.col("finalized_level") >= 1))
+        .select("cluster_id")
+        .distinct()
+        .withColumn("elr", F.lit(True))
+    )
+    clusters = t.clusters.select(
+        "cluster_id",
+        version_key("kafka_version").alias("cluster_v"),
+        F.lower(F.col("metadata_mode")).alias("mode"),
+    )
+    d = join(join(clusters, brokers, "cluster_id", "left"), elr, "cluster_id", "left")
+    return d.select(
+        "cluster_id",
+        F.coalesce(F.col("broker_low_v"), F.col("cluster_v")).alias("low_v"),
+        "mode",
+        F.coalesce(F.col("elr"), F.lit(False)).alias("elr"),
+    )
+
+
+def leader_min_isr(t):
+    """Per registered broker, as ``leader``: the broker-level min.insync.replicas a partition it
+    leads inherits (``leader_min_isr``, its layer ``leader_min_isr_prec``) and the broker's
+    version (``leader_v``, version_key of brokers.version, else the cluster's kafka_version).
+
+    A partition's log config is built on the broker holding it from that broker's own
+    defaults (topic override > dynamic per-broker > dynamic cluster default >
+    server.properties > Kafka default), and the leader's log config is the one acks=all
+    produce requests are checked against (Partition.scala, leaderLog.config): where brokers
+    disagree on the default, a partition follows its leader's, not the majority's. With
+    eligible leader replicas enabled (KIP-966, feature eligible.leader.replicas.version >= 1)
+    per-broker min.insync.replicas overrides are removed and no longer allowed (Kafka
+    documentation, "Eligible Leader Replicas"): the dynamic per-broker layer is skipped."""
+    key = "min.insync.replicas"
+    c = t.configs.where((F.col("key") == key) & (F.col("is_sensitive").isNull() | ~F.col("is_sensitive")))
+    broker_id = try_int("entity_name")
+    brokers = t.brokers.select("cluster_id", "broker_id", version_key("version").alias("v"))
+    dynamic = c.where(
+        (F.col("entity_type") == "broker") & (F.col("source") == "DYNAMIC_BROKER_CONFIG")
+    ).select("cluster_id", broker_id.alias("broker_id"), "value", F.lit(DYNAMIC_BROKER).alias("prec"))
+    static = c.where(
+        (F.col("entity_type") == "broker")
+        & (F.coalesce(F.col("source"), F.lit("STATIC_BROKER_CONFIG")) == "STATIC_BROKER_CONFIG")
+    ).select("cluster_id", broker_id.alias("broker_id"), "value", F.lit(STATIC).alias("prec"))
+    ids = brokers.select("cluster_id", "broker_id")
+    cluster_default = join(
+        c.where(F.col("entity_type") == "cluster_default").select("cluster_id", "value"), ids, "cluster_id"
+    ).select("cluster_id", "broker_id", "value", F.lit(DYNAMIC_DEFAULT).alias("prec"))
+    defaults = join(
+        t.derived(kafka_defaults).where(F.col("key") == key).select("cluster_id", "value"), ids, "cluster_id"
+    ).select("cluster_id", "broker_id", "value", F.lit(KAFKA_DEFAULT).alias("prec"))
+    versions = t.derived(cluster_versions).select("cluster_id", "elr")
+    layers = join(
+        dynamic.unionByName(static).unionByName(cluster_default).unionByName(defaults),
+        versions,
+        "cluster_id",
+        "left",
+    ).where(~((F.col("prec") == DYNAMIC_BROKER) & F.coalesce(F.col("elr"), F.lit(False))))
+    w = Window.partitionBy("cluster_id", "broker_id").orderBy(F.col("prec").asc())
+    chosen = layers.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") == 1)
+    cluster_v = t.clusters.select("cluster_id", version_key("kafka_version").alias("cluster_v"))
+    # A broker whose own configuration was not collected (no broker-level row at all) is not
+    # judged by Kafka's default: its partitions fall back to the cluster's value.
+    described = (
+        t.configs.where(F.col("entity_type") == "broker")
+        .select("cluster_id", broker_id.alias("broker_id"))
+        .distinct()
+        .withColumn("described", F.lit(True))
+    )
+    d = join(
+        join(join(brokers, chosen, ["cluster_id", "broker_id"], "left"), cluster_v, "cluster_id", "left"),
+        described,
+        ["cluster_id", "broker_id"],
+        "left",
+    )
+    own = F.col("described").isNotNull() | (F.col("prec") < F.lit(KAFKA_DEFAULT))
+    return d.select(
+        "cluster_id",
+        F.col("broker_id").alias("leader"),
+        F.when(own, try_int("value")).alias("leader_min_isr"),
+        F.when(own, F.col("prec")).alias("leader_min_isr_prec"),
+        F.coalesce(F.col("v"), F.col("cluster_v")).alias("leader_v"),
+    )
+
+
+def with_effective_min_isr(t, d):
+    """``d`` (cluster_id, leader, replicas and topic_settings' min_insync_replicas and
+    min_insync_replicas_source) with the partition's min.insync.replicas as its leader applies it:
+
+    * ``configured_min_isr``: the topic override, else the leading broker's own broker-level
+      value (leader_min_isr), else the cluster's (a partition without a registered leader);
+      ``min_insync_replicas_source`` says which layer it came from;
+    * ``strict_min_isr``: the leader (else the cluster's lowest broker) runs Kafka 3.7 or
+      newer: acks=all is checked against min(configured, replica count) and the high
+      watermark stops while the ISR is below it (consumers get nothing new, whatever the
+      producers' acks). False when the version is unknown: the raw value is kept, which never
+      judges a partition safer than it is;
+    * ``min_insync_replicas``: the effective value the rules compare the ISR with;
+    * ``min_isr_capped``: the effective value is the replica count, below the configured one."""
+    # One row per broker and per cluster: broadcast on Spark, so that the partitions (10M in the
+    # bench) are not shuffled again by leader after degraded_partitions' joins by topic.
+    leaders = F.broadcast(t.derived(leader_min_isr))
+    versions = F.broadcast(t.derived(cluster_versions).select("cluster_id", "low_v"))
+    d = join(join(d, leaders, ["cluster_id", "leader"], "left"), versions, "cluster_id", "left")
+    override = F.coalesce(F.col("min_insync_replicas_source") == SOURCE_NAMES[TOPIC], F.lit(False))
+    configured = F.when(override, F.col("min_insync_replicas")).otherwise(
+        F.coalesce(F.col("leader_min_isr"), F.col("min_insync_replicas"))
+    )
+    source = F.when(override, F.col("min_insync_replicas_source"))
+    for prec in (DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT):
+        source = source.when(F.col("leader_min_isr_prec") == prec, F.lit(SOURCE_NAMES[prec]))
+    source = source.otherwise(F.col("min_insync_replicas_source"))
+    strict = F.coalesce(
+        F.coalesce(F.col("leader_v"), F.col("low_v")) >= F.lit(STRICT_MIN_ISR_SINCE), F.lit(False)
+    )
+    d = d.withColumn("configured_min_isr", configured).withColumn("strict_min_isr", strict)
+    rf = F.when(F.col("replicas").isNotNull() & (F.size("replicas") > 0), F.size("replicas"))
+    effective = F.when(
+        F.col("strict_min_isr") & rf.isNotNull(), F.least(F.col("configured_min_isr"), rf)
+    ).otherwise(F.col("configured_min_isr"))
+    return (
+        d.withColumn("min_insync_replicas_source", source)
+        .withColumn("min_insync_replicas", effective)
+        .withColumn(
+            "min_isr_capped",
+            F.coalesce(F.col("min_insync_replicas") < F.col("configured_min_isr"), F.lit(False)),
+        )
+        .drop("leader_min_isr", "leader_min_isr_prec", "low_v")
+    )
+
+
+def min_isr_text():
+    """'min.insync.replicas=2 (topic override)', with ', capped at the 2 replicas (Kafka 3.7+)'
+    when the configured value exceeds the replica count on a 3.7+ leader."""
+    capped = F.when(
+        F.col("min_isr_capped"),
+        text(
+            "; configured ",
+            F.col("configured_min_isr"),
+            ", applied as the replica count since Kafka 3.7",
+        ),
+    ).otherwise(F.lit(""))
+    return text(
+        "min.insync.replicas=",
+        F.col("min_insync_replicas"),
+        " (",
+        F.col("min_insync_replicas_source"),
+        capped,
+        ")",
+    )
+
+
 def _col(key: str) -> str:
     return key.replace(".", "_")
 
@@ -261,7 +437,9 @@ def degraded_partitions(t):
 
     One row per partition (as the brokers serve it) with ZooKeeper's state for it, the
     ISR size, the replication factor (replicas minus replicas being added, as Kafka counts
-    it during a reassignment), the topic's effective min.insync.replicas, ``leaderless``
+    it during a reassignment), the partition's effective min.insync.replicas as its leader
+    applies it (with_effective_min_isr: its own defaults, capped at the replica count on
+    3.7+, with ``strict_min_isr``, ``configured_min_isr``, ``min_isr_capped``), ``leaderless``
     (leader -1 in metadata or ZooKeeper, or a leader that is not a registered broker,
     judged only when brokers were collected) and ``zk_diverged`` (ZooKeeper holds another
     leader or ISR than the brokers serve).
@@ -301,6 +479,7 @@ def degraded_partitions(t):
         "cluster_id",
         "left",
     )
+    d = with_effective_min_isr(t, d)
     adding = F.when(F.col("adding_replicas").isNotNull(), F.size("adding_replicas")).otherwise(F.lit(0))
     unregistered = (
         (F.col("leader") >= 0)
@@ -331,6 +510,10 @@ def degraded_partitions(t):
         "offline_replicas",
         "min_insync_replicas",
         "min_insync_replicas_source",
+        "configured_min_isr",
+        "strict_min_isr",
+        "min_isr_capped",
+        "leader_v",
         "zk_isr",
         "zk_leader_epoch",
         "zk_controller_epoch",

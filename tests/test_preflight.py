@@ -49,6 +49,8 @@ def snapshot(
     errors=(),
     topic="orders",
     clients=(),
+    extra=None,
+    cluster=None,
 ):
     """A small cluster: ``partitions`` are (replicas, isr[, leader]) of one topic; min.insync.replicas
     as the cluster default."""
@@ -111,8 +113,9 @@ def snapshot(
                 "reassignment_pending": False,
             }
         ]
+    tables.update(extra or {})
     manifest = Manifest(
-        cluster={"id": name, "name": name, "metadata_mode": mode},
+        cluster={"id": name, "name": name, "metadata_mode": mode, **(cluster or {})},
         collected_at="2026-11-22T00:00:00Z",
         errors=list(errors),
     )
@@ -217,6 +220,14 @@ STRIMZI_CASES = {
         {1: "MNT001", 2: "MNT001", 3: "MNT001"},
     ),
     "headroom-above-min-isr-is-safe": ([([1, 2, 3], [1, 2, 3])], "2", {}),
+    # Strimzi's KafkaAvailabilityTest.testNoLeader: two leaderless partitions, min ISR 1, one with ISR
+    # [2, 3], one with ISR [1]. Strimzi rolls 2 and 3 (only 1 would take B below min ISR); we block
+    # every replica holder of a leaderless partition (deliberate difference, README "preflight").
+    "strimzi-test-no-leader-deliberate-difference": (
+        [([1, 2, 3], [2, 3], -1), ([1, 2, 3], [1], -1)],
+        "1",
+        {1: "MNT001", 2: "MNT001", 3: "MNT001"},
+    ),
 }
 
 
@@ -261,7 +272,10 @@ def test_mixed_message_separates_new_blocks_from_writes_that_already_fail(tmp_pa
     parts = [([1, 2, 3], [1, 2]), ([1, 2, 3], [2])]
     pre = preflight(snapshot(tmp_path, "mixed", parts))
     f = next(f for f in pre.result.findings if f.rule == "MNT001" and f.resource_name == "1")
-    assert "leaves 1 partition(s) with an ISR below min.insync.replicas: acks=all writes block" in f.message
+    assert (
+        "leaves 1 partition(s) with an ISR below their effective min.insync.replicas: acks=all producers fail"
+        in f.message
+    )
     assert (
         "holds a replica of 1 partition(s) already below" in f.message and f.evidence["already_failing"] == 1
     )
@@ -627,6 +641,7 @@ def test_target_version_fails_a_safe_roll_on_incompatible_clients_and_rejects_un
         tmp_path,
         "roll-ok",
         rotation(6),
+        mode="kraft",  # in ZooKeeper mode UPG001 would block the upgrade too
         clients=[(1, "kafkajs", "1.14.0", 4), (2, "apache-kafka-java", "3.7.1", 9)],
     )
     assert cli("preflight", snap).returncode == 0
@@ -652,3 +667,180 @@ def test_kafka4_client_table_rows_all_cite_a_source():
         assert row["names"] and row["first_safe"] and row["sources"]
         assert all(s.startswith("https://") for s in row["sources"])
         assert any("KIP-896" in s for s in row["sources"])
+
+
+# -- issue 34: roll and upgrade safety by today's Kafka ----------------------------------------
+
+
+def _quorum(lagging_age_ms=100):
+    """Voters 3001 (leader), 3002, 3003; 3003 last caught up ``lagging_age_ms`` before collection."""
+    return [
+        {
+            "node_id": 3001,
+            "role": "voter",
+            "is_leader": True,
+            "log_end_offset": 900,
+            "lag": 0,
+            "high_watermark": 900,
+        },
+        {"node_id": 3002, "role": "voter", "is_leader": False, "lag": 0, "caught_up_age_ms": 100},
+        {
+            "node_id": 3003,
+            "role": "voter",
+            "is_leader": False,
+            "lag": 800,
+            "caught_up_age_ms": lagging_age_ms,
+        },
+        {"node_id": 1, "role": "observer", "is_leader": False, "lag": 0, "caught_up_age_ms": 100},
+    ]
+
+
+def test_kraft_quorum_with_a_lagging_voter_is_not_safe_to_roll(tmp_path):
+    # Brokers all safe; controller 3003 lags 5 minutes: restarting 3001 or 3002 leaves one caught-up voter.
+    snap = snapshot(
+        tmp_path, "kraft-lag", rotation(6), mode="kraft", controller=2, extra={"quorum": _quorum(300_000)}
+    )
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    assert c.unsafe == [] and c.unsafe_controllers == [3001, 3002] and not c.safe_to_roll and pre.any_unsafe
+    assert c.controller_order == [3003]  # restarting the lagging voter itself leaves the leader and 3002
+    assert not any(b.is_controller for b in c.brokers)  # DescribeCluster's pick on KRaft is no controller
+    mnt005 = {f.resource_name for f in pre.result.findings if f.rule == "MNT005"}
+    assert mnt005 == {"3001", "3002"}
+    text = render("text", pre)
+    assert (
+        "quorum leader 3001" in text
+        and "UNSAFE: restarting controller 3002" in text
+        and "(controller)" not in text
+    )
+    doc = json.loads(render("json", pre))["preflight"]["clusters"][0]
+    assert doc["unsafe_controllers"] == [3001, 3002] and doc["safe_to_roll"] is False
+    assert any(w.what.startswith("the KRaft quorum") for w in c.plan.waits)
+
+
+def test_kraft_quorum_caught_up_orders_the_quorum_leader_last(tmp_path):
+    snap = snapshot(
+        tmp_path, "kraft-ok", rotation(6), mode="kraft", controller=2, extra={"quorum": _quorum()}
+    )
+    (c,) = preflight(snap).clusters
+    assert c.safe_to_roll and c.unsafe_controllers == [] and c.controller_order == [3002, 3003, 3001]
+    assert c.order == [1, 2, 3]  # no "active controller last" for brokers on KRaft
+
+
+def test_msk_kraft_says_aws_runs_the_controllers(tmp_path):
+    snap = snapshot(
+        tmp_path, "msk-kraft", rotation(6), mode="kraft", controller=1, cluster={"platform": "msk"}
+    )
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    text = render("text", pre)
+    assert c.controllers_managed and "managed by AWS" in text and "(controller)" not in text
+    assert json.loads(render("json", pre))["preflight"]["clusters"][0]["controllers_managed_by_aws"] is True
+    assert "managed by AWS" in render("html", pre)
+
+
+def test_saturated_cluster_is_not_safe_to_roll_and_says_why(tmp_path):
+    metrics = [
+        {"broker_id": b, "name": n, "labels": "{}", "value": v}
+        for b in (1, 2, 3)
+        for n, v in (("network_processor_avg_idle_percent", 0.02), ("request_handler_avg_idle_percent", 0.5))
+    ]
+    snap = snapshot(tmp_path, "saturated", rotation(6), extra={"metrics": metrics})
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    assert c.unsafe == [] and not c.safe_to_roll and c.order == []
+    (blocker,) = [b for b in c.blockers if "load headroom" in b]
+    assert "broker(s) 1, 2, 3: network threads 2% idle (THR001)" in blocker and "THR002" not in blocker
+    assert any("the load to drop" in w.what for w in c.plan.waits)
+    r = cli("preflight", snap)
+    assert r.returncode == 1 and "without load headroom" in r.stdout
+
+
+def test_headroom_keeps_a_healthy_cluster_safe(tmp_path):
+    metrics = [
+        {"broker_id": b, "name": "network_processor_avg_idle_percent", "labels": "{}", "value": 0.7}
+        for b in (1, 2, 3)
+    ]
+    (c,) = preflight(snapshot(tmp_path, "headroom", rotation(6), extra={"metrics": metrics})).clusters
+    assert c.safe_to_roll and c.blockers == []
+
+
+def test_procedure_says_the_order_holds_one_restart_at_a_time_in_every_format(tmp_path):
+    pre = preflight(snapshot(tmp_path, "procedure", rotation(6)))
+    (c,) = pre.clusters
+    assert c.safe_to_roll and c.procedure
+    assert any("--under-replicated-partitions" in step for step in c.procedure)
+    assert any("kafka-audit preflight" in step for step in c.procedure)
+    assert "back in the ISR of every partition" in render("text", pre)
+    assert json.loads(render("json", pre))["preflight"]["clusters"][0]["procedure"] == c.procedure
+    assert "URP back to 0" in render("html", pre)
+
+
+def _versioned(tmp_path, name, version):
+    """RF 2 topic with min.insync.replicas 3 (above the replica count) on brokers of ``version``."""
+    return snapshot(
+        tmp_path,
+        name,
+        [([1, 2], [1, 2], 1), ([2, 3], [2, 3], 2)],
+        min_isr="3",
+        extra={
+            "brokers": [{"broker_id": b, "host": f"kafka-{b}.test", "version": version} for b in (1, 2, 3)]
+        },
+        cluster={"kafka_version": version},
+    )
+
+
+def test_min_isr_above_replica_count_on_either_side_of_kafka_3_7(tmp_path):
+    # 3.6: min ISR 3 on 2 replicas rejects acks=all now (PAR003, a blocker); 3.7 caps it at 2
+    # (KAFKA-15583): writes work, but each restart blocks producers and stops consumers.
+    old = preflight(_versioned(tmp_path, "kafka-3-6", "3.6.2"))
+    (c,) = old.clusters
+    assert c.degraded_counts["under_min_isr"] == 2 and not c.safe_to_roll
+    par003 = [f for f in old.result.findings if f.rule == "PAR003"]
+    assert len(par003) == 2 and all("acks=0/1 writes still succeed" in f.message for f in par003)
+    new = preflight(_versioned(tmp_path, "kafka-3-7", "3.7.1"))
+    (c,) = new.clusters
+    assert c.degraded_counts["under_min_isr"] == 0 and not any(
+        f.rule == "PAR003" for f in new.result.findings
+    )
+    assert c.unsafe == [1, 2, 3]
+    f = next(f for f in new.result.findings if f.rule == "MNT001" and f.resource_name == "2")
+    assert "consumers receive no new records" in f.message and f.evidence["consumers_stall"] == 2
+    rep002 = [f for f in new.result.findings if f.rule == "REP002" and f.resource_type == "topic"]
+    assert rep002 and "Kafka 3.7+ applies it as 2" in rep002[0].message
+
+
+def test_unclean_election_on_says_acknowledged_data_is_lost(tmp_path):
+    unclean = {
+        "entity_type": "cluster_default",
+        "entity_name": "",
+        "key": "unclean.leader.election.enable",
+        "value": "true",
+        "source": "DYNAMIC_DEFAULT_BROKER_CONFIG",
+        "is_sensitive": False,
+    }
+    snap = snapshot(tmp_path, "unclean", rotation(3) + [([1, 2, 3], [2], 2)], min_isr="1")
+    rows = [json.loads(line) for line in (snap / "configs.jsonl").read_text().splitlines() if line.strip()]
+    (snap / "configs.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in [*rows, {**unclean, "cluster_id": rows[0]["cluster_id"]}]) + "\n"
+    )
+    pre = preflight(snap)
+    f = next(f for f in pre.result.findings if f.rule == "MNT002")
+    assert f.resource_name == "2" and "loses acknowledged data" in f.message
+    assert f.evidence["loses_acknowledged_data"] == 1
+
+
+def test_upgrade_to_4_0_is_not_ready_in_zookeeper_mode(tmp_path):
+    snap = snapshot(tmp_path, "zk-39", rotation(6), cluster={"kafka_version": "3.9.0"})
+    pre = run_preflight_target(snap)
+    assert {f.rule for f in pre.upgrade_blockers} >= {"UPG001"}
+    assert "upgrade to Kafka 4.0: NOT ready" in render("text", pre)
+    kraft = run_preflight_target(
+        snapshot(tmp_path, "kraft-39", rotation(6), mode="kraft", cluster={"kafka_version": "3.9.0"})
+    )
+    assert not any(f.rule.startswith("UPG") for f in kraft.upgrade_blockers)
+
+
+def run_preflight_target(snap):
+    with open_engine("duckdb") as engine:
+        return run_preflight(engine, [open_snapshot(snap)], AuditConfig(), target_version="4.0")

@@ -101,7 +101,7 @@ def test_rule_sections_carry_the_rule_docs_and_the_evidence(fleet_page):
     assert "<code>kafka-configs --alter" in rep  # backtick spans become code
     assert "payments.orders.v1" in rep and "payments-msk" in rep
     # evidence is shown as escaped JSON
-    assert "{&#34;min_insync_replicas&#34;: 3" in rep
+    assert "&#34;min_insync_replicas&#34;: 3," in rep and "{&#34;" in rep
     # rules are ordered worst first
     assert fleet_page.index('id="rule-PAR001"') < fleet_page.index('id="rule-REP002"')
 

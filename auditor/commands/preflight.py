@@ -9,18 +9,31 @@ facts per broker (host, rack, partitions it leads now, the active controller). F
   leaders that move (partitions the broker leads now);
 * what blocks the roll of the whole cluster, whatever one more restart does (``blockers``,
   printed first): partitions already leaderless, with offline replicas or below
-  min.insync.replicas; an MSK cluster not ACTIVE or with an operation in progress (the
-  manifest's ``cluster.msk`` block); a source that failed (an incomplete snapshot: a topic
-  whose description failed would fall back to min.insync.replicas 1);
+  their effective min.insync.replicas (the leader's, capped at the replica count on Kafka
+  3.7+: checks.transforms.with_effective_min_isr); an MSK cluster not ACTIVE or with an
+  operation in progress (the manifest's ``cluster.msk`` block, also rule MSK004); saturated
+  brokers; a KRaft quorum without a leader; a source that failed (an incomplete snapshot: a
+  topic whose description failed would fall back to min.insync.replicas 1);
 * a suggested restart order, only of the brokers that are safe and only when nothing
-  blocks the cluster: fewest leaders first, then broker id, the active controller last (so
-  that the controller moves once). A safe broker never takes a partition offline, so the
-  broker whose restart takes ``__consumer_offsets`` offline is never in it;
+  blocks the cluster: fewest leaders first, then broker id, and in ZooKeeper mode the active
+  controller last (so that the controller moves once; on KRaft DescribeCluster's
+  "controller" is an arbitrary broker, so no broker is ordered last for it). A safe broker
+  never takes a partition offline, so the broker whose restart takes ``__consumer_offsets``
+  offline is never in it;
+* on KRaft, the controllers (the quorum table's voters): each safe unless MNT005 (its
+  restart leaves no caught-up majority, Strimzi's KafkaQuorumCheck) names it, ordered
+  followers first and the quorum leader last; on MSK KRaft AWS runs them, and the report
+  says so instead of simulating them;
+* load headroom: saturated brokers (SATURATION_RULES) block the roll of the whole cluster,
+  since each restart moves leadership and connections onto the others;
+* the procedure: the order holds one restart at a time; before the next, the restarted
+  broker must be back in every ISR (the condition and the commands to check it);
 * when the roll is not safe, a fix plan (auditor/commands/preflight_plan.py): the smallest set of
   changes that makes every broker safe, proven by re-running this simulation on a copy of
   the snapshot with the changes applied.
 
-A broker is safe when no (non-exempted) MNT001 or MNT002 finding names it. A partition
+A broker is safe when no (non-exempted) MNT001 or MNT002 finding names it; a controller when
+no MNT005 finding does. A partition
 already below min.insync.replicas (or leaderless) makes every broker holding a replica of
 it unsafe, in the ISR or not (checks/maintenance.py). A cluster is safe to roll when every
 broker is safe and nothing blocks it. The
@@ -47,10 +60,20 @@ from auditor.snapshot.io import SnapshotRef
 from auditor.sources import Sources
 
 UNSAFE_RULES = ("MNT001", "MNT002")
+CONTROLLER_RULE = "MNT005"  # a KRaft voter whose restart leaves no caught-up majority
+# Load headroom: findings that make the whole cluster unsafe to roll. Restarting one broker
+# moves its partition leadership and its client connections onto the others; when those are
+# already saturated they tip over (the connection-surge incident). THR006 counts only for a
+# request queue nearly full (RequestQueueSize above SATURATED_QUEUE_FILL of queued.max.requests),
+# not for a small queued.max.requests alone.
+SATURATION_RULES = ("THR001", "THR002", "THR006", "MSK003", "DSK006")
+SATURATED_QUEUE_FILL = 0.8
 # --target-version 4.0: the upgrade preflight adds the rules that declare runs_in "upgrade" (the
 # Kafka 4.0 readiness rules: KIP-896 clients, requests at removed protocol versions, unidentified
-# clients, and the version rules); of those, CLI002, CLI004 and DSK003 block the upgrade.
-UPGRADE_BLOCKING = ("CLI002", "CLI004", "DSK003")
+# clients; the version rules; the UPG rules of the 4.x path). Of those these block the upgrade:
+# UPG001 ZooKeeper mode, UPG002 a version 4.x does not upgrade from, UPG003 metadata.version not
+# finalized, UPG005 MSK's migration prerequisites unmet; UPG004 (removed configs) only warns.
+UPGRADE_BLOCKING = ("CLI002", "CLI004", "DSK003", "UPG001", "UPG002", "UPG003", "UPG005")
 TARGET_VERSIONS = ("4.0",)
 PER_BROKER_RULES = ("MNT001", "MNT002", "MNT003")
 
@@ -80,6 +103,20 @@ class BrokerView:
 
 
 @dataclass
+class ControllerView:
+    """A KRaft quorum voter (DescribeQuorum), simulated by MNT005."""
+
+    node_id: int
+    is_leader: bool = False
+    is_broker: bool = False  # combined mode: the node is also a registered broker
+    safe: bool = True
+    reason: str = ""  # MNT005's message when unsafe
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass
 class ClusterPreflight:
     cluster: str
     cluster_id: str
@@ -94,14 +131,28 @@ class ClusterPreflight:
     incomplete: bool = False  # a source of this cluster failed
     selected: bool = False  # --broker: only some brokers were simulated
     plan: object | None = None  # auditor.commands.preflight_plan.FixPlan when the roll is not safe
+    controllers: list[ControllerView] = field(default_factory=list)  # KRaft voters (empty: ZooKeeper, MSK)
+    controller_order: list[int] = field(default_factory=list)  # safe voters, the quorum leader last
+    controllers_managed: bool = False  # MSK KRaft: AWS runs the controllers; not in the snapshot
+    procedure: list[str] = field(default_factory=list)  # how to roll: the order holds one step at a time
 
     @property
     def unsafe(self) -> list[int]:
         return [b.broker_id for b in self.brokers if not b.safe]
 
     @property
+    def unsafe_controllers(self) -> list[int]:
+        return [c.node_id for c in self.controllers if not c.safe]
+
+    @property
     def safe_to_roll(self) -> bool:
-        return not self.unsafe and not self.unknown and not self.blockers and not self.incomplete
+        return (
+            not self.unsafe
+            and not self.unsafe_controllers
+            and not self.unknown
+            and not self.blockers
+            and not self.incomplete
+        )
 
     @property
     def top_reasons(self) -> list[str]:
@@ -123,6 +174,11 @@ class ClusterPreflight:
             "degraded_counts": self.degraded_counts,
             "brokers": [b.to_json() for b in self.brokers],
             "order": self.order,
+            "controllers": [c.to_json() for c in self.controllers],
+            "unsafe_controllers": self.unsafe_controllers,
+            "controller_order": self.controller_order,
+            "controllers_managed_by_aws": self.controllers_managed,
+            "procedure": self.procedure,
             "fix_plan": self.plan.to_json() if self.plan is not None else None,
         }
 
@@ -135,6 +191,14 @@ class PreflightResult:
     target_version: str | None = None  # --target-version: an upgrade preflight
 
     @property
+    def patch_rules(self) -> tuple[str, ...]:
+        """The static and load rules preflight runs with the simulation (the report's footer):
+        those that declare runs_in "preflight", besides the maintenance rules."""
+        from auditor.registry import rules_run_by
+
+        return tuple(r.code for r in rules_run_by("preflight") if r.scope != "maintenance")
+
+    @property
     def upgrade_blockers(self) -> list[Finding]:
         """--target-version: the findings that make the upgrade unsafe (clients that stop
         working, JBOD on an unsupported version)."""
@@ -144,8 +208,8 @@ class PreflightResult:
 
     @property
     def any_unsafe(self) -> bool:
-        """A broker is unsafe or something blocks a cluster's roll (exit 1)."""
-        return any(c.unsafe or c.blockers for c in self.clusters)
+        """A broker or controller is unsafe, or something blocks a cluster's roll (exit 1)."""
+        return any(c.unsafe or c.unsafe_controllers or c.blockers for c in self.clusters)
 
     @property
     def safe_to_roll(self) -> bool:
@@ -233,21 +297,27 @@ def broker_facts(tables: Tables):
 def partition_state(tables: Tables):
     """The partitions that matter for a roll (not the healthy majority): leaderless, empty or
     short ISR, offline replicas, or fewer replicas than min.insync.replicas + 1; with the
-    effective min.insync.replicas and where it comes from. DataFrame only."""
+    effective min.insync.replicas (the leader's, capped at the replica count on Kafka 3.7+:
+    checks.transforms.with_effective_min_isr), the configured one (configured_min_isr) and
+    where it comes from. DataFrame only."""
     from checks._api import F, join
-    from checks.transforms import topic_settings
+    from checks.transforms import topic_settings, with_effective_min_isr
 
     settings = topic_settings(tables).select(
         "cluster_id", "topic", "min_insync_replicas", "min_insync_replicas_source"
     )
-    p = join(
-        tables.partitions.select(
-            "cluster_id", "topic", "partition", "leader", "replicas", "isr", "offline_replicas"
+    # The min ISR the partition's leader applies (capped at the replica count on 3.7+).
+    p = with_effective_min_isr(
+        tables,
+        join(
+            tables.partitions.select(
+                "cluster_id", "topic", "partition", "leader", "replicas", "isr", "offline_replicas"
+            ),
+            settings,
+            ["cluster_id", "topic"],
+            "left",
         ),
-        settings,
-        ["cluster_id", "topic"],
-        "left",
-    )
+    ).drop("leader_v")
     isr = F.when(F.col("isr").isNull(), F.lit(0)).otherwise(F.size("isr"))
     reps = F.when(F.col("replicas").isNull(), F.lit(0)).otherwise(F.size("replicas"))
     off = F.when(F.col("offline_replicas").isNull(), F.lit(0)).otherwise(F.size("offline_replicas"))
@@ -259,6 +329,15 @@ def partition_state(tables: Tables):
         | F.coalesce(reps - F.lit(1) < F.col("min_insync_replicas"), F.lit(False))
     )
     return p.where(risky)
+
+
+def quorum_voters(tables: Tables):
+    """The KRaft quorum voters (DescribeQuorum): cluster_id, node_id, is_leader. DataFrame only."""
+    from checks._api import F
+
+    return tables.quorum.where(F.col("role") == "voter").select(
+        "cluster_id", "node_id", F.coalesce(F.col("is_leader"), F.lit(False)).alias("is_leader")
+    )
 
 
 def _msk_blockers(ref: SnapshotRef) -> list[str]:
@@ -295,6 +374,7 @@ def run_preflight(
     # DataFrames is sqlframe work, ~1 s per cluster and again for each plan's re-simulation.
     facts = engine.rows(tables.compile("preflight_broker_facts", lambda: broker_facts(tables)))
     states = engine.rows(tables.compile("preflight_partition_state", lambda: partition_state(tables)))
+    voters = engine.rows(tables.compile("preflight_quorum_voters", lambda: quorum_voters(tables)))
     selected = sorted(set(brokers)) if brokers else None
     if selected:
         known = {f["broker_id"] for f in facts}
@@ -320,12 +400,17 @@ def run_preflight(
         findings = [f for f in result.findings if f.cluster_id == cid]
         view = _cluster_view(ref, name, rows, findings)
         view.selected = bool(selected)
+        _controllers(
+            view, ref, [v for v in voters if v["cluster_id"] == cid], findings, {r["broker_id"] for r in rows}
+        )
         _blockers(
             view,
             ref,
             [s for s in states if s["cluster_id"] == cid],
             any(i.get("cluster") in (name, cid) for i in result.incomplete) or bool(ref.manifest.errors),
+            findings,
         )
+        view.procedure = _procedure(view, ref)
         clusters.append(view)
     pre = PreflightResult(result, clusters, selected, target_version)
     if plan:
@@ -342,7 +427,86 @@ INCOMPLETE_REASON = (
 )
 
 
-def _blockers(view: ClusterPreflight, ref: SnapshotRef, states: list[dict], incomplete: bool) -> None:
+def _is_msk(ref: SnapshotRef) -> bool:
+    c = ref.manifest.cluster
+    return str(c.get("platform") or "").lower() == "msk" or bool(c.get("msk"))
+
+
+def _controllers(
+    view: ClusterPreflight, ref: SnapshotRef, voters: list[dict], findings: list[Finding], brokers: set[int]
+) -> None:
+    """The KRaft controllers: each voter safe unless MNT005 names it; their order (followers
+    first, the quorum leader last, as Strimzi's KafkaRoller defers the active controller). On
+    MSK KRaft the controllers are AWS's and absent from the snapshot: said instead."""
+    mode = (view.metadata_mode or "").lower()
+    if mode == "kraft" and _is_msk(ref) and not voters:
+        view.controllers_managed = True
+        return
+    hits = {
+        _int(f.resource_name): f.message
+        for f in findings
+        if f.rule == CONTROLLER_RULE and f.resource_type == "node" and _int(f.resource_name) is not None
+    }
+    for v in sorted(voters, key=lambda v: v["node_id"]):
+        view.controllers.append(
+            ControllerView(
+                v["node_id"],
+                bool(v["is_leader"]),
+                v["node_id"] in brokers,
+                v["node_id"] not in hits,
+                hits.get(v["node_id"], ""),
+            )
+        )
+    view.controller_order = [
+        c.node_id for c in sorted(view.controllers, key=lambda c: (c.is_leader, c.node_id)) if c.safe
+    ]
+
+
+def _saturation(findings: list[Finding]) -> list[str]:
+    """Per broker, what is saturated (SATURATION_RULES findings), as short phrases."""
+    by_broker: dict[str, list[str]] = {}
+    for f in findings:
+        if f.rule not in SATURATION_RULES:
+            continue
+        e = f.evidence or {}
+        if f.rule == "THR001":
+            what = f"network threads {_pct(e.get('network_processor_avg_idle'))} idle (THR001)"
+        elif f.rule == "THR002":
+            what = f"request handlers {_pct(e.get('request_handler_avg_idle'))} idle (THR002)"
+        elif f.rule == "THR006":
+            size, cap = e.get("request_queue_size"), e.get("queued_max_requests")
+            if not isinstance(size, int | float) or not isinstance(cap, int | float) or cap <= 0:
+                continue
+            if size <= SATURATED_QUEUE_FILL * cap:
+                continue  # queued.max.requests small for the connections, but the queue is not full now
+            what = f"request queue {size:g} of queued.max.requests={cap:g} (THR006)"
+        elif f.rule == "MSK003":
+            what = f"CPU {e.get('cpu_user_system_percent')}% (MSK003, AWS: keep it under 60%)"
+        else:
+            what = f"log dir above its disk-usage threshold ({f.resource_type} {f.resource_name}, DSK006)"
+        name = f.resource_name if f.resource_type == "broker" else f"{f.resource_type} {f.resource_name}"
+        by_broker.setdefault(name, []).append(what)
+    # Brokers in the same state share one line: "broker(s) 1, 2, 3: ...".
+    by_state: dict[str, list[str]] = {}
+    for b, w in by_broker.items():
+        by_state.setdefault(", ".join(w), []).append(b)
+    return [
+        f"broker(s) {', '.join(sorted(names, key=lambda n: (len(n), n)))}: {state}"
+        for state, names in sorted(by_state.items(), key=lambda kv: min(kv[1]))
+    ]
+
+
+def _pct(value) -> str:
+    return f"{value * 100:.0f}%" if isinstance(value, int | float) else "?"
+
+
+def _blockers(
+    view: ClusterPreflight,
+    ref: SnapshotRef,
+    states: list[dict],
+    incomplete: bool,
+    findings: list[Finding] = (),
+) -> None:
     """What blocks the roll of the whole cluster, whatever one more restart does. Orders are
     only given for clusters nothing blocks."""
     groups: dict[str, list[str]] = {"leaderless": [], "under_min_isr": [], "offline_replicas": []}
@@ -369,9 +533,55 @@ def _blockers(view: ClusterPreflight, ref: SnapshotRef, states: list[dict], inco
                 f"{len(names)} partition(s) {labels[key]}: {', '.join(sorted(names)[:MAX_LISTED])}{more}"
             )
     view.blockers.extend(_msk_blockers(ref))
+    saturated = _saturation(list(findings))
+    if saturated:
+        view.blockers.append(
+            f"brokers without load headroom: {'; '.join(saturated[:MAX_LISTED])}"
+            f"{' ... and more' if len(saturated) > MAX_LISTED else ''}: each restart moves the restarted "
+            "broker's partition leadership and client connections onto the others, which are already "
+            "saturated (a connection surge onto starving brokers); relieve the load (threads, queue, "
+            "capacity) first"
+        )
+    if view.controllers and not any(c.is_leader for c in view.controllers):
+        view.blockers.append("the KRaft quorum has no leader: no metadata change can commit now")
     view.incomplete = incomplete
     if view.blockers or incomplete:
         view.order = []
+        view.controller_order = []
+
+
+def _procedure(view: ClusterPreflight, ref: SnapshotRef) -> list[str]:
+    """How to use the order: it holds at collection time only. After each restart the next
+    node is safe only once the restarted one is back in every ISR (and, for a controller,
+    caught up with the quorum leader): the condition to check and the command to re-run."""
+    if view.unknown:
+        return []
+    bootstrap = next(
+        (
+            str(s["target"]).split(",")[0]
+            for s in ref.manifest.sources
+            if s.get("source") == "admin" and s.get("target")
+        ),
+        "BOOTSTRAP:9092",
+    )
+    steps = [
+        "the order holds at collection time only: restart one node at a time, and before the next one "
+        "wait until the restarted node is back in the ISR of every partition it replicates",
+        f"condition: `kafka-topics.sh --bootstrap-server {bootstrap} --describe --under-replicated-partitions` "
+        "prints nothing (URP back to 0; UnderReplicatedPartitions 0 on every broker) and the broker is listed "
+        "in every ISR again",
+    ]
+    if view.controllers:
+        steps.append(
+            "controllers first, the quorum leader last; after each controller restart wait until "
+            f"`kafka-metadata-quorum.sh --bootstrap-server {bootstrap} describe --replication` shows it caught "
+            "up (Lag near 0, LastCaughtUpTimestamp recent)"
+        )
+    steps.append(
+        "then collect a new snapshot and run `kafka-audit preflight` on it again before the next restart: "
+        "a broker that was safe may no longer be (an ISR that has not recovered, a partition newly at min ISR)"
+    )
+    return steps
 
 
 def _int(text: str) -> int | None:
@@ -384,6 +594,9 @@ def _int(text: str) -> int | None:
 def _cluster_view(ref: SnapshotRef, name: str, rows: list[dict], findings: list[Finding]) -> ClusterPreflight:
     controller = next((r["controller_id"] for r in rows if r["controller_id"] is not None), None)
     mode = next((r["mode"] for r in rows if r["mode"]), None) or ref.manifest.cluster.get("metadata_mode")
+    zookeeper = (mode or "").lower() == "zookeeper"
+    if not zookeeper:
+        controller = None  # DescribeCluster's pick on KRaft, not the active controller
     by_broker: dict[int, dict[str, Finding]] = {}
     for f in findings:
         if f.rule in PER_BROKER_RULES and f.resource_type == "broker" and _int(f.resource_name) is not None:
@@ -398,7 +611,12 @@ def _cluster_view(ref: SnapshotRef, name: str, rows: list[dict], findings: list[
             rack=r["rack"],
             leaders=r["leaders"],
             replicas=r["replicas_hosted"],
-            is_controller=controller is not None and controller >= 0 and r["broker_id"] == controller,
+            # ZooKeeper mode only: on KRaft DescribeCluster's "controller" is an arbitrary broker
+            # (the active controller is the quorum leader, see ControllerView).
+            is_controller=zookeeper
+            and controller is not None
+            and controller >= 0
+            and r["broker_id"] == controller,
         )
         topics: set[str] = set()
         partitions: set[str] = set()

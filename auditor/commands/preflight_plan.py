@@ -158,7 +158,7 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
     grow: list[dict] = []  # partitions whose RF goes to new_rf
     new_rf: dict[tuple, int] = {}
     for topic, parts in sorted(by_topic.items()):
-        m = parts[0]["min_insync_replicas"] or 1
+        m = _configured(parts[0]) or 1  # a 3.7+ leader caps it at RF: a larger RF lifts the cap
         r = min(len(s["replicas"] or []) for s in parts)
         if r >= 3:
             target[topic] = r - 1
@@ -240,6 +240,23 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
                     "again",
                 )
             )
+        elif "without load headroom" in reason:
+            plan.waits.append(
+                Wait(
+                    f"the load to drop (no configuration change of min ISR or RF helps): {reason}",
+                    "NetworkProcessorAvgIdlePercent and RequestHandlerAvgIdlePercent above 0.3, RequestQueueSize "
+                    "well below queued.max.requests, MSK CPU (user + system) below 60% and disks below 85% on "
+                    "every broker; collect again and run kafka-audit preflight",
+                )
+            )
+        elif reason.startswith("the KRaft quorum has no leader"):
+            plan.waits.append(
+                Wait(
+                    "the KRaft quorum to elect a leader",
+                    f"kafka-metadata-quorum.sh --bootstrap-server {shlex.quote(bootstrap)} describe --status "
+                    "shows a LeaderId; collect again",
+                )
+            )
         elif reason.startswith("the snapshot is incomplete"):
             plan.waits.append(
                 Wait(
@@ -248,6 +265,17 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
                     "error; run kafka-audit preflight on the new snapshot",
                 )
             )
+    lagging = sorted(c.node_id for c in getattr(view, "controllers", []) if not c.safe)
+    if lagging:
+        plan.waits.append(
+            Wait(
+                f"the KRaft quorum to have a caught-up majority without each controller it restarts (MNT005: "
+                f"controller(s) {', '.join(map(str, lagging))} cannot restart now)",
+                f"kafka-metadata-quorum.sh --bootstrap-server {shlex.quote(bootstrap)} describe --replication "
+                "shows every voter caught up (Lag near 0, LastCaughtUpTimestamp within "
+                "controller.quorum.fetch.timeout.ms of the leader's); collect again",
+            )
+        )
     return plan
 
 
@@ -271,7 +299,7 @@ def _config_changes(
             Change(
                 "topic_config",
                 f"topic {t}: min.insync.replicas "
-                f"{by_topic[t][0]['min_insync_replicas']} -> {target[t]} (topic override)",
+                f"{_configured(by_topic[t][0])} -> {target[t]} (topic override)",
                 [_configs_cmd(bootstrap, f"--entity-type topics --entity-name {shlex.quote(t)}", target[t])],
                 [t],
                 target[t],
@@ -279,7 +307,7 @@ def _config_changes(
         )
     for source, topics in sorted(inherited.items()):
         value = min(target[t] for t in topics)
-        old = by_topic[topics[0]][0]["min_insync_replicas"]
+        old = _configured(by_topic[topics[0]][0])
         if msk:
             for t in topics:
                 plan.changes.append(
@@ -334,6 +362,13 @@ def _config_changes(
                     value,
                 )
             )
+
+
+def _configured(state: dict):
+    """The min.insync.replicas as configured (partition_state's configured_min_isr), not the
+    effective value a 3.7+ leader caps at the replica count: what the change replaces."""
+    value = state.get("configured_min_isr")
+    return value if value is not None else state["min_insync_replicas"]
 
 
 def _reassignment(plan: FixPlan, grow: list[dict], new_rf: dict, registered: dict, bootstrap: str) -> None:

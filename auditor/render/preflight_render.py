@@ -15,6 +15,10 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
         "degraded": {"leaderless": [...], "under_min_isr": [...], "offline_replicas": [...]},  # capped
         "degraded_counts": {"leaderless": 0, ...},
         "order": [1, 3, 2],                     # safe brokers only; [] when blocked
+        "controllers": [{"node_id", "is_leader", "is_broker", "safe", "reason"}],  # KRaft voters (MNT005)
+        "unsafe_controllers": [...], "controller_order": [...],   # safe voters, the quorum leader last
+        "controllers_managed_by_aws": false,    # MSK KRaft: AWS runs the controllers (not simulated)
+        "procedure": ["..."],                   # the order holds one restart at a time: what to check
         "fix_plan": null | {"changes": [{"kind", "summary", "commands", "topics", "value", "brokers"}],
                             "waits": [{"what", "recheck"}], "followups": [...], "reassignment": {...} | null,
                             "proof": {"brokers", "safe", "unsafe", "blockers", "reached_safe", "order_after"}},
@@ -72,7 +76,12 @@ def fix_plan_file(pre) -> str:
     parts = []
     for c in pre.clusters:
         if c.plan is not None:
-            parts.append(plan_script(c.plan))
+            script = plan_script(c.plan)
+            if c.procedure:  # once the plan has made the roll safe
+                script += "# then roll, one node at a time:\n" + "".join(
+                    f"#   {i}. {neutralise(step)}\n" for i, step in enumerate(c.procedure, 1)
+                )
+            parts.append(script)
         elif c.safe_to_roll:
             parts.append(f"# {neutralise(c.cluster)}: safe to roll, nothing to change\n")
         else:
@@ -135,6 +144,60 @@ def _cell(values: list, count: int, width: int = 60) -> str:
     return f"{count}: {text}" + (f" (+{more})" if more > 0 and not text.endswith("...") else "")
 
 
+def controller_label(c) -> str:
+    """The header's controller part: ZooKeeper's active controller, the KRaft quorum leader,
+    or, on MSK KRaft, AWS's controllers (never a broker picked by DescribeCluster)."""
+    if c.controllers_managed:
+        return "KRaft controllers managed by AWS (MSK): not in the snapshot, not simulated"
+    leader = next((v.node_id for v in c.controllers if v.is_leader), None)
+    if c.controllers:
+        return f"quorum leader {leader if leader is not None else 'none'}, {len(c.controllers)} voter(s)"
+    if (c.metadata_mode or "").lower() == "kraft":
+        return "quorum not collected: controllers not simulated"
+    return f"controller {c.controller_id}" if c.controller_id is not None else "controller unknown"
+
+
+def broker_role(b, voters: dict) -> str:
+    if b.is_controller:
+        return " (controller)"
+    v = voters.get(b.broker_id)
+    if v is not None:
+        return " (quorum leader)" if v.is_leader else " (voter)"
+    return ""
+
+
+def unsafe_phrase(c) -> str:
+    parts = []
+    if c.unsafe:
+        parts.append(
+            f"restarting broker(s) {', '.join(map(str, c.unsafe))} blocks acks=all producers (and, on Kafka "
+            "3.7+, consumers), loses acknowledged data or takes partitions offline"
+        )
+    if c.unsafe_controllers:
+        parts.append(
+            f"restarting controller(s) {', '.join(map(str, c.unsafe_controllers))} leaves the KRaft quorum "
+            "without a caught-up majority (MNT005)"
+        )
+    return "; ".join(parts)
+
+
+def controller_lines(c) -> list[str]:
+    if c.controllers_managed:
+        return ["controllers: run by AWS on MSK KRaft (not part of this roll, not simulated)"]
+    if not c.controllers:
+        return []
+    out = ["controllers (KRaft quorum voters):"]
+    for v in c.controllers:
+        role = "quorum leader" if v.is_leader else "voter"
+        state = "safe" if v.safe else f"UNSAFE: {v.reason}"
+        out.append(f"  {v.node_id} ({role}{', also a broker' if v.is_broker else ''}): {state}")
+    if c.controller_order:
+        out.append(
+            f"suggested controller order: {' -> '.join(map(str, c.controller_order))}  (quorum leader last)"
+        )
+    return out
+
+
 def render_text(pre) -> str:
     lines: list[str] = []
     res = pre.result
@@ -146,8 +209,9 @@ def render_text(pre) -> str:
     if res.incomplete:
         lines.append("")
     for c in pre.clusters:
-        ctl = f"controller {c.controller_id}" if c.controller_id is not None else "controller unknown"
-        lines.append(f"{c.cluster}: restart preflight ({c.metadata_mode or 'mode unknown'}, {ctl})")
+        lines.append(
+            f"{c.cluster}: restart preflight ({c.metadata_mode or 'mode unknown'}, {controller_label(c)})"
+        )
         if c.unknown:
             lines.append("  no brokers or partition state in the snapshot: cannot simulate restarts")
             lines.append("")
@@ -155,15 +219,13 @@ def render_text(pre) -> str:
         if c.top_reasons:
             lines.append(f"  {c.cluster} is unsafe to roll now, whatever the order:")
             lines.extend(f"    - {b}" for b in c.top_reasons)
-        elif c.unsafe:
-            lines.append(
-                f"  {c.cluster} is unsafe to roll now: restarting broker(s) {', '.join(map(str, c.unsafe))} "
-                "blocks acks=all writes or takes partitions offline"
-            )
+        elif c.unsafe or c.unsafe_controllers:
+            lines.append(f"  {c.cluster} is unsafe to roll now: {unsafe_phrase(c)}")
         header = ("broker", "restart", "leaders", "blocked", "offline", "topics hit", "groups hit")
         rows = []
+        voters = {v.node_id: v for v in c.controllers}
         for b in c.brokers:
-            name = f"{b.broker_id}{' (controller)' if b.is_controller else ''}"
+            name = f"{b.broker_id}{broker_role(b, voters)}"
             rows.append(
                 (
                     name,
@@ -178,10 +240,12 @@ def render_text(pre) -> str:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         for r in [header, *rows]:
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+        lines.extend(f"  {line}" for line in controller_lines(c))
         if c.order:
+            last = ", active controller last" if any(b.is_controller for b in c.brokers) else ""
             lines.append(
                 f"  suggested order of the {len(c.order)} safe broker(s): {' -> '.join(map(str, c.order))}"
-                "  (fewest leaders first, active controller last)"
+                f"  (fewest leaders first{last})"
             )
         elif c.top_reasons:
             lines.append("  no restart order: the cluster is not safe to roll (see above)")
@@ -190,11 +254,8 @@ def render_text(pre) -> str:
         scope = (
             f"broker(s) {', '.join(str(b.broker_id) for b in c.brokers)}" if c.selected else "every broker"
         )
-        if c.unsafe:
-            lines.append(
-                f"  NOT SAFE: restarting broker(s) {', '.join(map(str, c.unsafe))} now blocks acks=all "
-                "writes or takes partitions offline (see MNT findings)"
-            )
+        if c.unsafe or c.unsafe_controllers:
+            lines.append(f"  NOT SAFE: {unsafe_phrase(c)} (see MNT findings)")
         elif c.top_reasons:
             lines.append(
                 f"  {scope}: no restart hits a partition, but the cluster is not safe to roll (see above)"
@@ -206,6 +267,14 @@ def render_text(pre) -> str:
         if c.plan is not None:
             lines.append("  fix plan (nothing was executed; review, then run):")
             lines.extend(f"    {line}" for line in plan_lines(c.plan))
+        if c.procedure:
+            head = (
+                "procedure (the order is a snapshot, not a plan for the whole roll):"
+                if c.safe_to_roll
+                else "procedure, once preflight says safe (the order is a snapshot, not a plan for the whole roll):"
+            )
+            lines.append(f"  {head}")
+            lines.extend(f"    {i}. {step}" for i, step in enumerate(c.procedure, 1))
         lines.append("")
     by_cluster: dict[str, list] = {}
     for f in res.findings:
@@ -223,7 +292,8 @@ def render_text(pre) -> str:
         state = "NOT ready" if blocking else ("unknown" if pre.incomplete else "ready")
         lines.append(
             f"upgrade to Kafka {pre.target_version}: {state}: {len(blocking)} blocking finding(s) "
-            f"(CLI002/CLI004 clients that stop working, DSK003), {len(unknown)} cluster(s) with unidentified "
+            f"(UPG001-UPG003/UPG005 the upgrade path: ZooKeeper mode, version, metadata.version, MSK's KRaft "
+            f"migration; CLI002/CLI004 clients that stop working; DSK003), {len(unknown)} cluster(s) with unidentified "
             "clients (CLI003)"
         )
     s = res.summary()
@@ -261,6 +331,11 @@ def render_html(pre) -> str:
         selected=pre.selected_brokers,
         target_version=pre.target_version,
         upgrade_blockers=pre.upgrade_blockers,
+        patch_rules=[r for r in pre.patch_rules if r != "AUD001"],
+        controller_label=controller_label,
+        controller_lines=controller_lines,
+        broker_role=broker_role,
+        voter_map=lambda c: {v.node_id: v for v in c.controllers},
         findings_json=[
             json.dumps(f.evidence, sort_keys=True, ensure_ascii=False) for f in pre.result.findings
         ],

@@ -57,6 +57,19 @@ CLUSTER_FIELDS = (
 )
 
 
+def _msk_columns(msk) -> dict:
+    """The manifest's ``cluster.msk`` block (state, operations_in_progress) as clusters columns."""
+    msk = msk if isinstance(msk, dict) else {}
+    ops = [
+        f"{op.get('type') or 'unknown type'} ({op.get('state') or 'state unknown'}, "
+        f"started {op.get('start_time') or 'unknown'})"
+        for op in msk.get("operations_in_progress") or []
+        if isinstance(op, dict)
+    ]
+    state = msk.get("state")
+    return {"msk_state": str(state) if state else None, "msk_operations": "; ".join(ops) or None}
+
+
 @dataclass
 class Manifest:
     cluster: dict
@@ -113,6 +126,7 @@ class Manifest:
             "msk_instance_type": c.get("msk_instance_type"),
             "az_count": c.get("az_count"),
             "collected_at": self.collected_at,
+            **_msk_columns(c.get("msk")),
         }
 
     def error_rows(self) -> list[dict]:

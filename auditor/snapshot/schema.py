@@ -65,6 +65,16 @@ TABLES: dict[str, Table] = {
             ("msk_instance_type", "string", "kafka.m5.large etc. when platform is msk"),
             ("az_count", "int"),
             ("collected_at", "string"),
+            (
+                "msk_state",
+                "string",
+                "MSK: the cluster state DescribeClusterV2 reported (ACTIVE, MAINTENANCE, ...)",
+            ),
+            (
+                "msk_operations",
+                "string",
+                "MSK: the cluster operations in progress (ListClusterOperationsV2), '; '-separated; null: none",
+            ),
             from_manifest=True,
         ),
         _t(
