@@ -144,6 +144,8 @@ def _old_brokers():
     return F.when(F.col("low_v").isNull(), F.lit("the Kafka version is unknown")).otherwise(
         F.lit("a broker runs Kafka before 3.7")
     )
+
+
 _CONSUMERS_STOP = " and stops consumers (Kafka 3.7+ leaders do not advance the high watermark below min ISR)"
 
 
