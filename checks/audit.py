@@ -7,7 +7,7 @@ CATEGORY = Category("AUD", "audit", "the audit itself", (1,))
 
 
 @rule("AUD001", "audit-incomplete", "critical", runs_in=("preflight",))
-def audit_incomplete(t, p):
+def audit_incomplete(tables, params):
     """A source failed or timed out while the snapshot was collected: the audit is incomplete.
 
     Why: an audit that silently skips a source reports a cluster as healthy without having
@@ -22,7 +22,7 @@ def audit_incomplete(t, p):
     References:
     - Kafka documentation: operations and resources on protocols (the ACL each request needs) <https://kafka.apache.org/39/documentation.html#operations_resources_and_protocols>
     """
-    e = t.source_errors
+    e = tables.source_errors
     name = F.concat_ws(" ", F.col("source"), F.col("target"))
     msg = F.concat(
         F.lit("source "),

@@ -34,12 +34,12 @@ def _pools(entries):
     return out
 
 
-def _current_threads(t, pools):
+def _current_threads(tables, pools):
     """Per changed broker and thread pool key: the value the broker runs now. Layers, first
     wins: dynamic per-broker, dynamic cluster default, the replaced server.properties line,
     Kafka's default. Only brokers whose current server.properties is known (they have
     replaced rows) are judged: otherwise "now" would be a guess."""
-    c = t.configs.where(F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
+    c = tables.configs.where(F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
     changed = (
         c.where(F.col("source") == REPLACED)
         .select("cluster_id", try_int("entity_name").alias("broker_id"))
@@ -101,7 +101,7 @@ def _current_threads(t, pools):
     uses=(broker_settings,),
     runs_in=("lint-against",),
 )
-def unsafe_thread_change(t, p):
+def unsafe_thread_change(tables, params):
     """A proposed thread count is more than double or under half the current one: a restart applies a jump Kafka would refuse as one dynamic resize.
 
     Why: num.network.threads, num.io.threads, num.replica.fetchers, background.threads,
@@ -131,11 +131,11 @@ def unsafe_thread_change(t, p):
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     - Kafka 3.9 source: DynamicBrokerConfig.scala (thread pool resize validation) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/DynamicBrokerConfig.scala>
     """
-    pools = rows_frame(t.session, _pools(p["thread_pools"]), "key string, default_value string")
-    old = _current_threads(t, pools)
+    pools = rows_frame(tables.session, _pools(params["thread_pools"]), "key string, default_value string")
+    old = _current_threads(tables, pools)
     new = (
-        t.derived(broker_settings)
-        .where(F.col("key").isin(*[r["key"] for r in _pools(p["thread_pools"])]))
+        tables.derived(broker_settings)
+        .where(F.col("key").isin(*[r["key"] for r in _pools(params["thread_pools"])]))
         .select("cluster_id", "broker_id", "key", try_int("value").alias("new_value"))
     )
     d = join(old, new, ["cluster_id", "broker_id", "key"]).where(

@@ -24,9 +24,9 @@ def _tag(s: str) -> str:
     return s.strip().lower()
 
 
-def _connected(t):
+def _connected(tables):
     """Client software rows with connections (a row without a count is kept)."""
-    return t.client_software.where(F.coalesce(F.col("connections"), F.lit(1)) > 0)
+    return tables.client_software.where(F.coalesce(F.col("connections"), F.lit(1)) > 0)
 
 
 def _client_columns():
@@ -75,7 +75,7 @@ def _client_said(*rest):
         ),
     ),
 )
-def outdated_client_library(t, p):
+def outdated_client_library(tables, params):
     """Connected client software with a known failure mode: sarama < 1.43.3, or any client older than Kafka 2.1.
 
     Why: the brokers record each connection's client software name and version (KIP-511).
@@ -105,15 +105,15 @@ def outdated_client_library(t, p):
     - KIP-896: Remove old client protocol API versions in Kafka 4.0 <https://cwiki.apache.org/confluence/display/KAFKA/KIP-896%3A+Remove+old+client+protocol+API+versions+in+Kafka+4.0>
     - IBM/sarama #2939: treat ErrKafkaStorageError as retriable (producer) <https://github.com/IBM/sarama/pull/2939>
     """
-    names = [_tag(n) for n in p["kafka_versioned_clients"]]
-    c = _connected(t)
+    names = [_tag(n) for n in params["kafka_versioned_clients"]]
+    c = _connected(tables)
     name = F.lower(F.trim(F.col("client_name")))
     is_sarama = name.rlike("(^|/)sarama$")
     own = version_key("client_version")
     rdkafka = rdkafka_version_key("client_name", "client_version")
     kafka_scale = F.when(rdkafka.isNotNull(), rdkafka).when(name.isin(*names), own) if names else rdkafka
-    sarama_old = is_sarama & (own < F.lit(version_number(p["sarama_fixed_version"])))
-    pre_kafka4 = ~is_sarama & (kafka_scale < F.lit(version_number(p["kafka4_min_version"])))
+    sarama_old = is_sarama & (own < F.lit(version_number(params["sarama_fixed_version"])))
+    pre_kafka4 = ~is_sarama & (kafka_scale < F.lit(version_number(params["kafka4_min_version"])))
     hit = c.where(F.coalesce(sarama_old, F.lit(False)) | F.coalesce(pre_kafka4, F.lit(False))).select(
         "cluster_id",
         "broker_id",
@@ -126,14 +126,14 @@ def outdated_client_library(t, p):
         F.col("reason") == "sarama",
         F.lit(
             "older than sarama "
-            + p["sarama_fixed_version"]
+            + params["sarama_fixed_version"]
             + ": does not retry KAFKA_STORAGE_ERROR, so one failed "
             "JBOD disk fails its writes until restarted"
         ),
     ).otherwise(
         F.lit(
             "older than Kafka "
-            + p["kafka4_min_version"]
+            + params["kafka4_min_version"]
             + ": Kafka 4.0 no longer serves its protocol versions "
             "(KIP-896)"
         )
@@ -183,7 +183,7 @@ def _name_matches(name, names):
     needs=("client_software",),
     runs_in=("upgrade",),
 )
-def kafka4_incompatible_client(t, p):
+def kafka4_incompatible_client(tables, params):
     """(Upgrade preflight, `kafka-audit preflight --target-version 4.0`) Connected client software older than the first release known to work with Kafka 4.0.
 
     Why: Kafka 4.0 removed every protocol API version older than the ones Kafka 2.1 uses
@@ -219,7 +219,7 @@ def kafka4_incompatible_client(t, p):
     - Kafka documentation: 3.7 notable changes (client APIs older than 2.1 removed in 4.0) <https://kafka.apache.org/39/documentation.html#upgrade_370_notable>
     """
     rows = kafka4_clients()["clients"]
-    c = _connected(t)
+    c = _connected(tables)
     name = F.lower(F.trim(F.col("client_name")))
     rdkafka = rdkafka_version_key("client_name", "client_version")
     library = first_safe = source = None
@@ -288,7 +288,7 @@ def kafka4_incompatible_client(t, p):
     needs=("client_software",),
     runs_in=("upgrade",),
 )
-def unidentified_client_software(t, p):
+def unidentified_client_software(tables, params):
     """(Upgrade preflight) Connections whose client software is `unknown`: the group a Kafka 4.0 upgrade cannot judge.
 
     Why: brokers learn a connection's client software name and version from its
@@ -315,7 +315,7 @@ def unidentified_client_software(t, p):
     name = F.lower(F.trim(F.coalesce(F.col("client_name"), F.lit(""))))
     version = F.lower(F.trim(F.coalesce(F.col("client_version"), F.lit(""))))
     unknown = name.isin("", "unknown") | version.isin("", "unknown")
-    c = _connected(t).where(unknown)
+    c = _connected(tables).where(unknown)
     d = c.groupBy("cluster_id").agg(
         *_connections_and_brokers(),
         F.sort_array(F.collect_set(F.col("listener"))).alias("listeners"),
@@ -380,7 +380,7 @@ def _label_value(name: str, value_pattern: str = '[^"]*'):
     needs=("metrics",),
     runs_in=("upgrade",),
 )
-def removed_protocol_versions_in_use(t, p):
+def removed_protocol_versions_in_use(tables, params):
     """(Upgrade preflight, `kafka-audit preflight --target-version 4.0`) Requests the brokers received at protocol API versions Kafka 4.0 no longer accepts.
 
     Why: Kafka 4.0 rejects the protocol API versions KIP-896 removed (Produce v0-v2, Fetch
@@ -435,7 +435,7 @@ def removed_protocol_versions_in_use(t, p):
     version = F.when(F.length(version_text) > 0, version_text).cast("int")
     names = ("request_rate", "request_count", "deprecated_request_rate", "deprecated_request_count")
     m = (
-        t.metrics.where(F.col("name").isin(*names) & (F.col("value") > 0))
+        tables.metrics.where(F.col("name").isin(*names) & (F.col("value") > 0))
         .select(
             "cluster_id",
             "broker_id",

@@ -22,17 +22,17 @@ PARTITION_KEYS = ["cluster_id", "topic", "partition"]
 EPOCH_FENCING_SINCE = 2_001_000
 
 
-def _clusters(t):
+def _clusters(tables):
     """cluster_id, cluster (name for cluster-level resources), metadata_mode from the manifest."""
-    return t.clusters.select(
+    return tables.clusters.select(
         "cluster_id",
         F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
         F.col("metadata_mode").alias("manifest_mode"),
     )
 
 
-def _broker_count(t):
-    return cluster_brokers(t).select("cluster_id", "broker_count")
+def _broker_count(tables):
+    return cluster_brokers(tables).select("cluster_id", "broker_count")
 
 
 @rule(
@@ -42,7 +42,7 @@ def _broker_count(t):
     needs=(("controller", "partitions"),),
     uses=(broker_counts, replica_lists),
 )
-def no_active_controller(t, p):
+def no_active_controller(tables, params):
     """The cluster has no active controller, or the controller it names is not a registered broker (KRaft: not a quorum voter).
 
     Why: the controller elects partition leaders, handles broker failures and applies
@@ -71,9 +71,9 @@ def no_active_controller(t, p):
     # On KRaft the controller is the quorum leader (DescribeQuorum, auditor/collectors/kraft.py), never
     # DescribeCluster's controller id (an arbitrary broker there): only rows of the cluster's own
     # metadata mode count (a ZooKeeper row left over from a migration does not).
-    modes = _clusters(t).select("cluster_id", F.lower(F.col("manifest_mode")).alias("_mode"))
+    modes = _clusters(tables).select("cluster_id", F.lower(F.col("manifest_mode")).alias("_mode"))
     ctl = (
-        join(t.controller, modes, "cluster_id", "left")
+        join(tables.controller, modes, "cluster_id", "left")
         .where(
             F.col("_mode").isNull() | (F.lower(F.coalesce(F.col("mode"), F.col("_mode"))) == F.col("_mode"))
         )
@@ -81,15 +81,22 @@ def no_active_controller(t, p):
             "cluster_id", "mode", "controller_id", "controller_epoch", "voters", F.lit(True).alias("has_row")
         )
     )
-    parts = t.derived(replica_lists).groupBy("cluster_id").agg(F.sum("partitions").alias("partition_count"))
+    parts = (
+        tables.derived(replica_lists).groupBy("cluster_id").agg(F.sum("partitions").alias("partition_count"))
+    )
     d = join(
         join(
-            join(join(_clusters(t), ctl, "cluster_id", "left"), _broker_count(t), "cluster_id", "left"),
+            join(
+                join(_clusters(tables), ctl, "cluster_id", "left"),
+                _broker_count(tables),
+                "cluster_id",
+                "left",
+            ),
             parts,
             "cluster_id",
             "left",
         ),
-        registered_as(t, "controller_id", "registered"),
+        registered_as(tables, "controller_id", "registered"),
         ["cluster_id", "controller_id"],
         "left",
     )
@@ -159,7 +166,7 @@ def no_active_controller(t, p):
     needs=("partitions", "zk_state"),
     uses=(degraded_partitions,),
 )
-def partition_state_divergence(t, p):
+def partition_state_divergence(tables, params):
     """The leader or ISR that ZooKeeper holds for a partition differs from what the brokers serve in metadata.
 
     Why: in ZooKeeper mode the controller writes each partition's leader and ISR to
@@ -186,7 +193,7 @@ def partition_state_divergence(t, p):
     - Kafka 3.9 source: ZkData.scala (ZooKeeper znode layout) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/ZkData.scala>
     """
     # degraded_partitions joins the brokers' view with ZooKeeper's once, for PAR001 too.
-    d = t.derived(degraded_partitions).where(F.col("zk_diverged"))
+    d = tables.derived(degraded_partitions).where(F.col("zk_diverged"))
     isr, zk_isr = int_list(F.sort_array(F.col("isr"))), int_list(F.sort_array(F.col("zk_isr")))
     msg = text(
         "ZooKeeper state says leader ",
@@ -224,7 +231,7 @@ def partition_state_divergence(t, p):
     needs=("zk_state", "brokers"),
     uses=(broker_counts, degraded_partitions),
 )
-def leader_not_registered(t, p):
+def leader_not_registered(tables, params):
     """ZooKeeper's partition state names a leader that is not a registered broker, and no re-election happened.
 
     Why: when a broker's ZooKeeper session ends, the controller must move leadership of
@@ -248,7 +255,7 @@ def leader_not_registered(t, p):
     - Kafka documentation: ZooKeeper broker node registry <https://kafka.apache.org/39/documentation.html#impl_zkbroker>
     - Kafka documentation: ZooKeeper broker topic registry (partition state znode) <https://kafka.apache.org/39/documentation.html#impl_zktopic>
     """
-    zk = t.zk_state.where(F.col("leader") >= 0).select(
+    zk = tables.zk_state.where(F.col("leader") >= 0).select(
         "cluster_id",
         "topic",
         "partition",
@@ -257,8 +264,8 @@ def leader_not_registered(t, p):
         F.col("controller_epoch").alias("zk_controller_epoch"),
     )
     zk = join(
-        join(zk, registered_as(t, "zk_leader", "registered"), ["cluster_id", "zk_leader"], "left"),
-        _broker_count(t),
+        join(zk, registered_as(tables, "zk_leader", "registered"), ["cluster_id", "zk_leader"], "left"),
+        _broker_count(tables),
         "cluster_id",
         "left",
     )
@@ -268,7 +275,7 @@ def leader_not_registered(t, p):
     # (leaderless when they serve that same leader, zk_diverged when another), so the few
     # partitions that fire never wait on a join of every partition of the fleet.
     served = (
-        t.derived(degraded_partitions)
+        tables.derived(degraded_partitions)
         .where(F.col("zk_leader") >= 0)
         .select(*PARTITION_KEYS, F.col("leader").alias("served_leader"))
         .distinct()
@@ -292,7 +299,7 @@ def leader_not_registered(t, p):
 
 
 @rule("CTL004", "controller-epoch-anomaly", "error", needs=("controller", "zk_state"))
-def controller_epoch_anomaly(t, p):
+def controller_epoch_anomaly(tables, params):
     """A partition state was written with a controller epoch greater than the current `/controller_epoch`: a write from a zombie controller.
 
     Why: every controller election increments `/controller_epoch`, and each partition
@@ -314,18 +321,18 @@ def controller_epoch_anomaly(t, p):
     - KAFKA-6082: consider fencing zookeeper updates with controller epoch zkVersion <https://issues.apache.org/jira/browse/KAFKA-6082>
     - Kafka 3.9 source: ZkData.scala (ZooKeeper znode layout) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/ZkData.scala>
     """
-    ctl = t.controller.where(F.col("controller_epoch").isNotNull()).select(
+    ctl = tables.controller.where(F.col("controller_epoch").isNotNull()).select(
         "cluster_id", F.col("controller_epoch").alias("current_epoch")
     )
-    zk = t.zk_state.select(
+    zk = tables.zk_state.select(
         "cluster_id",
         "topic",
         "partition",
         F.col("controller_epoch").alias("state_epoch"),
         F.col("leader").alias("zk_leader"),
     )
-    versions = t.brokers.select("cluster_id", "version").unionByName(
-        t.clusters.select("cluster_id", F.col("kafka_version").alias("version"))
+    versions = tables.brokers.select("cluster_id", "version").unionByName(
+        tables.clusters.select("cluster_id", F.col("kafka_version").alias("version"))
     )
     old = (
         with_version_number(versions.where(F.col("version").isNotNull()), "version", "v")
@@ -371,7 +378,7 @@ def controller_epoch_anomaly(t, p):
         Param("max_listed", 20, "how many moving partitions the finding lists by name (all are counted)"),
     ),
 )
-def stuck_reassignment(t, p):
+def stuck_reassignment(tables, params):
     """A partition reassignment is in progress: `/admin/reassign_partitions` exists or partitions carry adding/removing replicas.
 
     Why: a reassignment copies replicas to new brokers and then drops the old ones. While
@@ -393,7 +400,7 @@ def stuck_reassignment(t, p):
     - KIP-455: Create an Administrative API for Replica Reassignment <https://cwiki.apache.org/confluence/display/KAFKA/KIP-455%3A+Create+an+Administrative+API+for+Replica+Reassignment>
     - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
     """
-    moving = t.partitions.where(
+    moving = tables.partitions.where(
         (F.col("adding_replicas").isNotNull() & (F.size("adding_replicas") > 0))
         | (F.col("removing_replicas").isNotNull() & (F.size("removing_replicas") > 0))
     ).select("cluster_id", partition_name().alias("name"))
@@ -401,14 +408,14 @@ def stuck_reassignment(t, p):
     listed = (
         moving.withColumn("_rn", F.row_number().over(w))
         .withColumn("_n", F.count(F.lit(1)).over(Window.partitionBy("cluster_id")))
-        .where(F.col("_rn") <= p["max_listed"])
+        .where(F.col("_rn") <= params["max_listed"])
         .groupBy("cluster_id")
         .agg(F.max("_n").alias("moving_count"), F.sort_array(F.collect_set("name")).alias("moving"))
     )
-    pending = t.controller.groupBy("cluster_id").agg(
+    pending = tables.controller.groupBy("cluster_id").agg(
         F.max(F.coalesce(F.col("reassignment_pending"), F.lit(False)).cast("int")).alias("pending")
     )
-    d = join(join(_clusters(t), pending, "cluster_id", "left"), listed, "cluster_id", "left")
+    d = join(join(_clusters(tables), pending, "cluster_id", "left"), listed, "cluster_id", "left")
     is_pending = F.coalesce(F.col("pending"), F.lit(0)) > 0
     count = F.coalesce(F.col("moving_count"), F.lit(0))
     d = d.where(is_pending | (count > 0))
@@ -418,7 +425,7 @@ def stuck_reassignment(t, p):
             count,
             " partition(s) carry adding/removing replicas: ",
             F.array_join(F.col("moving"), ", "),
-            F.when(count > p["max_listed"], F.lit(", ...")).otherwise(F.lit("")),
+            F.when(count > params["max_listed"], F.lit(", ...")).otherwise(F.lit("")),
         ),
     )
     msg = (
@@ -437,7 +444,7 @@ def stuck_reassignment(t, p):
     needs=("controller",),
     params=(Param("min_voters", 3, "smallest acceptable number of KRaft controller voters"),),
 )
-def kraft_quorum_size(t, p):
+def kraft_quorum_size(tables, params):
     """The KRaft controller quorum has an even number of voters, or fewer than 3 (a parameter).
 
     Why: the quorum needs a majority of voters to elect a leader and commit metadata.
@@ -459,12 +466,16 @@ def kraft_quorum_size(t, p):
     - KIP-595: A Raft Protocol for the Metadata Quorum <https://cwiki.apache.org/confluence/display/KAFKA/KIP-595%3A+A+Raft+Protocol+for+the+Metadata+Quorum>
     """
     kraft = F.lower(F.coalesce(F.col("mode"), F.col("manifest_mode"), F.lit(""))) == "kraft"
-    d = join(t.controller.select("cluster_id", "mode", "voters", "controller_id"), _clusters(t), "cluster_id")
+    d = join(
+        tables.controller.select("cluster_id", "mode", "voters", "controller_id"),
+        _clusters(tables),
+        "cluster_id",
+    )
     size = F.size("voters")
     d = d.where(
-        kraft & F.col("voters").isNotNull() & (size > 0) & (((size % 2) == 0) | (size < p["min_voters"]))
+        kraft & F.col("voters").isNotNull() & (size > 0) & (((size % 2) == 0) | (size < params["min_voters"]))
     )
-    why = F.when(size < p["min_voters"], text("fewer than ", str(p["min_voters"]))).otherwise(
+    why = F.when(size < params["min_voters"], text("fewer than ", str(params["min_voters"]))).otherwise(
         F.lit("an even number")
     )
     tolerated = F.floor((size - 1) / 2).cast("int")
@@ -483,7 +494,7 @@ def kraft_quorum_size(t, p):
         voters=F.sort_array(F.col("voters")),
         voter_count=size,
         tolerated_failures=tolerated,
-        min_voters=F.lit(p["min_voters"]),
+        min_voters=F.lit(params["min_voters"]),
         controller_id=F.col("controller_id"),
     )
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
@@ -496,19 +507,19 @@ QUORUM_KEYS = ("process.roles", "controller.quorum.voters", "controller.quorum.b
 MV_JBOD_LEVEL = 17
 
 
-def kraft_settings(t):
+def kraft_settings(tables):
     """Per KRaft node (cluster_id, node_id): roles (comma-separated, lowercase), quorum_voters and
     quorum_bootstrap_servers as configured; from kraft_nodes (properties files, controllers
     included) and from the brokers' configs (DescribeConfigs or files). Unset or empty values
     (DescribeConfigs reports unset keys as DEFAULT_CONFIG "") are null."""
-    files = t.kraft_nodes.select(
+    files = tables.kraft_nodes.select(
         "cluster_id",
         "node_id",
         F.array_join(F.col("process_roles"), ",").alias("roles"),
         "quorum_voters",
         "quorum_bootstrap_servers",
     )
-    c = t.configs.where(
+    c = tables.configs.where(
         (F.col("entity_type") == "broker")
         & F.col("key").isin(*QUORUM_KEYS)
         & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
@@ -541,11 +552,11 @@ def kraft_settings(t):
     )
 
 
-def _features(t):
+def _features(tables):
     """Per cluster whose features were read: mv_level / mv_name (finalized metadata.version) and
     kraft_level (finalized kraft.version; 0 when not listed: a feature at level 0 is not
     finalized, KIP-1022)."""
-    f = t.features
+    f = tables.features
     return f.groupBy("cluster_id").agg(
         F.max(F.when(F.col("feature") == "metadata.version", F.col("finalized_level"))).alias("mv_level"),
         F.max(F.when(F.col("feature") == "metadata.version", F.col("version_name"))).alias("mv_name"),
@@ -569,7 +580,7 @@ def _features(t):
     ),
     uses=(kraft_settings,),
 )
-def kraft_combined_mode(t, p):
+def kraft_combined_mode(tables, params):
     """KRaft controllers run in combined mode, on the same nodes as brokers (`process.roles=broker,controller`), in a production cluster.
 
     Why: a combined node runs the controller quorum and a broker in one JVM. Broker load
@@ -597,23 +608,23 @@ def kraft_combined_mode(t, p):
     - Kafka documentation: KRaft deploying considerations (no combined mode in critical deployments) <https://kafka.apache.org/39/documentation.html#kraft_deployment>
     - Kafka documentation: KRaft process roles <https://kafka.apache.org/39/documentation.html#kraft_role>
     """
-    prod = [e.strip().lower() for e in str(p["production_environments"]).split(",") if e.strip()]
+    prod = [e.strip().lower() for e in str(params["production_environments"]).split(",") if e.strip()]
     roles = F.split(F.coalesce(F.col("roles"), F.lit("")), ",")
     by_roles = (
-        t.derived(kraft_settings)
+        tables.derived(kraft_settings)
         .where(F.array_contains(roles, "broker") & F.array_contains(roles, "controller"))
         .select("cluster_id", "node_id")
     )
-    voters = t.quorum.where(F.col("role") == "voter").select("cluster_id", "node_id")
-    by_quorum = join(voters, registered_as(t, "node_id", "registered"), ["cluster_id", "node_id"]).select(
-        "cluster_id", "node_id"
-    )
+    voters = tables.quorum.where(F.col("role") == "voter").select("cluster_id", "node_id")
+    by_quorum = join(
+        voters, registered_as(tables, "node_id", "registered"), ["cluster_id", "node_id"]
+    ).select("cluster_id", "node_id")
     nodes = (
         by_roles.unionByName(by_quorum)
         .groupBy("cluster_id")
         .agg(F.sort_array(F.collect_set("node_id")).alias("nodes"))
     )
-    clusters = t.clusters.select(
+    clusters = tables.clusters.select(
         "cluster_id",
         F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
         F.lower(F.trim(F.col("environment"))).alias("env"),
@@ -642,7 +653,7 @@ def kraft_combined_mode(t, p):
     needs=("features", ("kraft_nodes", "configs")),
     uses=(kraft_settings,),
 )
-def kraft_version_mismatch(t, p):
+def kraft_version_mismatch(tables, params):
     """The KRaft quorum's finalized `kraft.version` does not match how a node is configured to find it: a static quorum (`kraft.version` 0) with `controller.quorum.bootstrap.servers`, or a dynamic one with `controller.quorum.voters`.
 
     Why: Kafka 3.9 added dynamic quorums (KIP-853): with `kraft.version` 1 the voter set is
@@ -672,8 +683,8 @@ def kraft_version_mismatch(t, p):
     - Kafka documentation: controller membership changes <https://kafka.apache.org/39/documentation.html#kraft_reconfig>
     - KIP-584: Versioning scheme for features <https://cwiki.apache.org/confluence/display/KAFKA/KIP-584%3A+Versioning+scheme+for+features>
     """
-    f = _features(t).where(F.col("mv_level").isNotNull() | (F.col("kraft_level") > 0))  # a KRaft cluster
-    d = join(t.derived(kraft_settings), f, "cluster_id")
+    f = _features(tables).where(F.col("mv_level").isNotNull() | (F.col("kraft_level") > 0))  # a KRaft cluster
+    d = join(tables.derived(kraft_settings), f, "cluster_id")
     static_with_bootstrap = (
         (F.col("kraft_level") == 0)
         & F.col("quorum_bootstrap_servers").isNotNull()
@@ -720,7 +731,7 @@ def kraft_version_mismatch(t, p):
 
 
 @rule("CTL009", "metadata-version-behind", "warning", needs=("features",), runs_in=("upgrade",))
-def metadata_version_behind(t, p):
+def metadata_version_behind(tables, params):
     """The finalized `metadata.version` is from an older release than the software the brokers run.
 
     Why: on KRaft, upgrading the binaries is half an upgrade. The cluster keeps the
@@ -747,14 +758,14 @@ def metadata_version_behind(t, p):
     - KIP-584: Versioning scheme for features <https://cwiki.apache.org/confluence/display/KAFKA/KIP-584%3A+Versioning+scheme+for+features>
     - KIP-858: Handle JBOD broker disk failure in KRaft <https://cwiki.apache.org/confluence/display/KAFKA/KIP-858%3A+Handle+JBOD+broker+disk+failure+in+KRaft>
     """
-    f = _features(t).where(F.col("mv_name").isNotNull())
+    f = _features(tables).where(F.col("mv_name").isNotNull())
     broker_v = (
-        t.brokers.select("cluster_id", version_key("version").alias("v"))
+        tables.brokers.select("cluster_id", version_key("version").alias("v"))
         .where(F.col("v").isNotNull())
         .groupBy("cluster_id")
         .agg(F.min("v").alias("broker_v"), F.max("v").alias("broker_v_max"))
     )
-    clusters = t.clusters.select(
+    clusters = tables.clusters.select(
         "cluster_id",
         F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
         version_key("kafka_version").alias("cluster_v"),
@@ -808,7 +819,7 @@ def metadata_version_behind(t, p):
         ),
     ),
 )
-def quorum_voter_lagging(t, p):
+def quorum_voter_lagging(tables, params):
     """A KRaft quorum voter lags the leader: its log end offset is far behind the high watermark, or it has not fetched recently.
 
     Why: the metadata quorum commits a record once a majority of voters has it (KIP-595).
@@ -836,9 +847,9 @@ def quorum_voter_lagging(t, p):
     - Kafka documentation: KRaft quorum monitoring metrics <https://kafka.apache.org/39/documentation.html#kraft_quorum_monitoring>
     - Kafka broker config controller.quorum.fetch.timeout.ms <https://kafka.apache.org/39/documentation.html#brokerconfigs_controller.quorum.fetch.timeout.ms>
     """
-    voters = t.quorum.where((F.col("role") == "voter") & ~F.coalesce(F.col("is_leader"), F.lit(False)))
-    lagging = F.coalesce(F.col("lag") > p["max_lag"], F.lit(False))
-    stale = F.coalesce(F.col("fetch_age_ms") > p["max_fetch_age_ms"], F.lit(False))
+    voters = tables.quorum.where((F.col("role") == "voter") & ~F.coalesce(F.col("is_leader"), F.lit(False)))
+    lagging = F.coalesce(F.col("lag") > params["max_lag"], F.lit(False))
+    stale = F.coalesce(F.col("fetch_age_ms") > params["max_fetch_age_ms"], F.lit(False))
     d = voters.where(lagging | stale)
     why = F.when(
         lagging & stale,
@@ -883,7 +894,7 @@ def quorum_voter_lagging(t, p):
             lag=F.col("lag"),
             fetch_age_ms=F.col("fetch_age_ms"),
             caught_up_age_ms=F.col("caught_up_age_ms"),
-            max_lag=F.lit(p["max_lag"]),
-            max_fetch_age_ms=F.lit(p["max_fetch_age_ms"]),
+            max_lag=F.lit(params["max_lag"]),
+            max_fetch_age_ms=F.lit(params["max_fetch_age_ms"]),
         ),
     )

@@ -48,9 +48,9 @@ def _drift_is_safer():
     )
 
 
-def _groups(t):
+def _groups(tables):
     """cluster_id -> environment/tier group (clusters without them form the group '')."""
-    return t.clusters.select(
+    return tables.clusters.select(
         "cluster_id",
         F.col("cluster_name").alias("cluster_name"),
         F.concat_ws(
@@ -75,7 +75,7 @@ def _groups(t):
     ),
     uses=(cluster_settings,),
 )
-def fleet_config_drift(t, p):
+def fleet_config_drift(tables, params):
     """A broker setting differs from the value the majority of clusters in the same environment and tier use.
 
     Why: clusters of one tier are meant to be operated alike. A setting that differs on one
@@ -101,15 +101,17 @@ def fleet_config_drift(t, p):
     - Kafka documentation: broker configs <https://kafka.apache.org/39/documentation.html#brokerconfigs>
     """
     settings = (
-        t.derived(cluster_settings).select("cluster_id", "key", "value").where(F.col("key").isin(*p["keys"]))
+        tables.derived(cluster_settings)
+        .select("cluster_id", "key", "value")
+        .where(F.col("key").isin(*params["keys"]))
     )
-    s = join(settings, _groups(t), "cluster_id")
+    s = join(settings, _groups(tables), "cluster_id")
     counts = s.groupBy("grp", "key", "value").agg(F.count(F.lit(1)).alias("n"))
     sizes = s.groupBy("grp", "key").agg(F.count(F.lit(1)).alias("size"))
     w = Window.partitionBy("grp", "key").orderBy(F.col("n").desc(), F.col("value").asc())
     majority = (
         join(counts.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") == 1), sizes, ["grp", "key"])
-        .where((F.col("size") >= p["min_clusters"]) & (F.col("n") * 2 > F.col("size")))
+        .where((F.col("size") >= params["min_clusters"]) & (F.col("n") * 2 > F.col("size")))
         .select("grp", "key", F.col("value").alias("majority_value"), "n", "size")
     )
     d = join(s, majority, ["grp", "key"]).where(F.col("value") != F.col("majority_value"))
@@ -173,7 +175,7 @@ def fleet_config_drift(t, p):
     ),
     uses=(topic_durability,),
 )
-def mirrored_topic_mismatch(t, p):
+def mirrored_topic_mismatch(tables, params):
     """The same topic exists in several clusters with different replication factor, min.insync.replicas, partitions or cleanup.policy.
 
     Why: a topic mirrored between clusters (MirrorMaker, active-active regions, a DR copy)
@@ -195,10 +197,10 @@ def mirrored_topic_mismatch(t, p):
     - Kafka documentation: geo-replication (cross-cluster data mirroring) <https://kafka.apache.org/39/documentation.html#georeplication>
     - Kafka documentation: topic-level configs <https://kafka.apache.org/39/documentation.html#topicconfigs>
     """
-    d = t.derived(topic_durability).where(~F.col("topic").rlike(p["ignore_pattern"]))
+    d = tables.derived(topic_durability).where(~F.col("topic").rlike(params["ignore_pattern"]))
     d = join(
         d.select("cluster_id", "topic", "rf_min", "min_insync_replicas", "partition_count", "cleanup_policy"),
-        _groups(t).select("cluster_id", "cluster_name"),
+        _groups(tables).select("cluster_id", "cluster_name"),
         "cluster_id",
     )
     # Most topics live in one cluster: a plain count finds the shared ones, and only those
@@ -223,7 +225,7 @@ def mirrored_topic_mismatch(t, p):
             # repeat 200 names in each of its 200 findings.
             F.sort_array(
                 F.array_compact(
-                    F.collect_list(F.when(F.col("_rn") <= p["max_listed"], F.col("cluster_name")))
+                    F.collect_list(F.when(F.col("_rn") <= params["max_listed"], F.col("cluster_name")))
                 )
             ).alias("mirrored_in"),
         )
@@ -248,8 +250,8 @@ def mirrored_topic_mismatch(t, p):
         ],
     )
     more = F.when(
-        F.col("clusters") > p["max_listed"],
-        text(" and ", F.col("clusters") - F.lit(p["max_listed"]), " more"),
+        F.col("clusters") > params["max_listed"],
+        text(" and ", F.col("clusters") - F.lit(params["max_listed"]), " more"),
     ).otherwise(F.lit(""))
     msg = text(
         "differs across ",
@@ -297,7 +299,7 @@ def mirrored_topic_mismatch(t, p):
         ),
     ),
 )
-def version_skew(t, p):
+def version_skew(tables, params):
     """A cluster runs an older Kafka minor version than others of its environment and tier, or an end-of-life version.
 
     Why: a tier on mixed versions behaves differently under the same runbook (defaults such
@@ -318,14 +320,14 @@ def version_skew(t, p):
     - Kafka documentation: upgrading from previous versions <https://kafka.apache.org/39/documentation.html#upgrade>
     - KAFKA-6082: consider fencing zookeeper updates with controller epoch zkVersion <https://issues.apache.org/jira/browse/KAFKA-6082>
     """
-    c = with_version_number(t.clusters.select("cluster_id", "kafka_version"), "kafka_version", "v")
+    c = with_version_number(tables.clusters.select("cluster_id", "kafka_version"), "kafka_version", "v")
     c = join(
         c.where(F.col("v").isNotNull()).withColumn("minor", F.floor(F.col("v") / 1000).cast("int")),
-        _groups(t),
+        _groups(tables),
         "cluster_id",
     )
     newest = c.groupBy("grp").agg(F.max("minor").alias("newest_minor"), F.count(F.lit(1)).alias("size"))
-    major, minor = (int(x) for x in p["supported_from"].split(".")[:2])
+    major, minor = (int(x) for x in params["supported_from"].split(".")[:2])
     floor = major * 1000 + minor
     d = join(c, newest, "grp")
     behind = (F.col("minor") < F.col("newest_minor")) & (F.col("size") > 1)
@@ -341,7 +343,7 @@ def version_skew(t, p):
         F.when(
             behind, F.concat(F.lit(", behind "), newest_text, F.lit(" elsewhere in "), F.col("grp"))
         ).otherwise(F.lit("")),
-        F.when(eol, F.lit(", older than the supported " + p["supported_from"])).otherwise(F.lit("")),
+        F.when(eol, F.lit(", older than the supported " + params["supported_from"])).otherwise(F.lit("")),
     )
     return emit(
         d.where(behind | eol),
@@ -358,7 +360,7 @@ def version_skew(t, p):
 
 
 @rule("FLT004", "cluster-missing-from-run", "warning", scope="fleet")
-def cluster_missing_from_run(t, p):
+def cluster_missing_from_run(tables, params):
     """A cluster audited in the previous run has no snapshot in this one: decommissioned, or forgotten by the collection.
 
     Why: a fleet report only speaks about the snapshots it was given. A cluster whose
@@ -382,14 +384,14 @@ def cluster_missing_from_run(t, p):
     References:
     - Prometheus: absent(), alerting on a series that disappeared <https://prometheus.io/docs/prometheus/latest/querying/functions/#absent>
     """
-    prev = t.previous_clusters.select(
+    prev = tables.previous_clusters.select(
         F.coalesce(F.col("cluster_id"), F.col("cluster_name")).alias("cluster_id"),
         F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("missing_name"),
         F.col("run_date").alias("last_audited"),
     )
-    ids = t.clusters.select("cluster_id", F.lit(True).alias("_by_id"))
+    ids = tables.clusters.select("cluster_id", F.lit(True).alias("_by_id"))
     names = (
-        t.clusters.where(F.col("cluster_name").isNotNull())
+        tables.clusters.where(F.col("cluster_name").isNotNull())
         .select(F.col("cluster_name").alias("missing_name"), F.lit(True).alias("_by_name"))
         .distinct()
     )

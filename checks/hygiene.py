@@ -47,22 +47,22 @@ BROKER_UNIFORM_KEYS = (
 LISTENER_PREFIX = "^listener[.]name[.][^.]+[.]"
 
 
-def kafka_key_table(t):
+def kafka_key_table(tables):
     """The known-keys table (checks/_kafka_keys.py) as a DataFrame: scope, key, type."""
-    return rows_frame(t.session, kafka_keys.rows(), kafka_keys.SCHEMA)
+    return rows_frame(tables.session, kafka_keys.rows(), kafka_keys.SCHEMA)
 
 
-def kafka_key_range_table(t):
+def kafka_key_range_table(tables):
     """The releases knowing each key (checks/_kafka_keys.range_rows): scope, key, since,
     removed, since_v, removed_v, since_s, removed_s; one row per range of releases."""
-    return rows_frame(t.session, kafka_keys.range_rows(), kafka_keys.RANGE_SCHEMA)
+    return rows_frame(tables.session, kafka_keys.range_rows(), kafka_keys.RANGE_SCHEMA)
 
 
-def config_entries(t):
+def config_entries(tables):
     """Config entries set by a user or a file (not Kafka's reported defaults), with:
     scope (broker|topic), base_key (the key without a ``listener.name.X.`` prefix),
     entity (a label: 'broker 1', 'topic orders', 'cluster default')."""
-    c = t.configs.where(
+    c = tables.configs.where(
         F.col("key").isNotNull() & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
     )
     topic = F.col("entity_type") == "topic"
@@ -144,7 +144,7 @@ def _expected(typ, key):
     uses=(config_entries, kafka_key_table),
     runs_in=("lint",),
 )
-def malformed_config_value(t, p):
+def malformed_config_value(tables, params):
     """A configuration value does not parse for its key's type: Kafka refuses it.
 
     Why: Kafka parses every setting with its declared type (int, long, double, boolean, a
@@ -165,10 +165,10 @@ def malformed_config_value(t, p):
     - Kafka documentation: broker configs (type and valid values of each key) <https://kafka.apache.org/39/documentation.html#brokerconfigs>
     - Kafka documentation: topic-level configs <https://kafka.apache.org/39/documentation.html#topicconfigs>
     """
-    keys = t.derived(kafka_key_table).select(
+    keys = tables.derived(kafka_key_table).select(
         F.col("scope"), F.col("key").alias("base_key"), F.col("type").alias("expected_type")
     )
-    c = t.derived(config_entries).where(
+    c = tables.derived(config_entries).where(
         F.col("value").isNotNull() & (F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
     )
     d = join(c, keys, ["scope", "base_key"])
@@ -230,7 +230,7 @@ _RELEASES = f"no Kafka release from {kafka_keys.OLDEST_RELEASE} to {kafka_keys.N
     uses=(config_entries, kafka_key_range_table, kafka_key_table),
     runs_in=("lint",),
 )
-def unknown_config_key(t, p):
+def unknown_config_key(tables, params):
     """A configuration key the cluster's Kafka does not know, usually a typo or a key of another release: the setting is not applied.
 
     Why: an unknown broker key is not an error for Kafka: the broker starts and ignores it
@@ -268,13 +268,13 @@ def unknown_config_key(t, p):
     - Kafka documentation: ZooKeeper deprecation (removed in 4.0) <https://kafka.apache.org/39/documentation.html#zk_depr>
     - KIP-724: Drop support for message formats v0 and v1 <https://cwiki.apache.org/confluence/display/KAFKA/KIP-724%3A+Drop+support+for+message+formats+v0+and+v1>
     """
-    known = t.derived(kafka_key_table)
-    ranges = t.derived(kafka_key_range_table)
-    c = t.derived(config_entries)
+    known = tables.derived(kafka_key_table)
+    ranges = tables.derived(kafka_key_range_table)
+    c = tables.derived(config_entries)
     skip = F.lit(False)
-    for prefix in p["unchecked_prefixes"]:
+    for prefix in params["unchecked_prefixes"]:
         skip = skip | F.col("key").startswith(prefix)
-    for suffix in p["unchecked_suffixes"]:
+    for suffix in params["unchecked_suffixes"]:
         skip = skip | F.col("key").endswith(suffix)
     c = c.where(~skip & (F.trim(F.col("key")) != ""))
     d = join(c, known.select("scope", "key", F.lit(True).alias("is_known")), ["scope", "key"], "left")
@@ -293,7 +293,7 @@ def unknown_config_key(t, p):
     # Known keys the cluster's release does not have. A version older than the oldest release
     # read (or none) is not judged: any release knowing the key will do.
     oldest = kafka_keys.version_number(kafka_keys.OLDEST_RELEASE)
-    versions = t.clusters.select(
+    versions = tables.clusters.select(
         "cluster_id", "kafka_version", version_key("kafka_version").alias("v")
     ).where(F.col("v") >= F.lit(oldest))
     keyed = join(
@@ -340,7 +340,7 @@ def unknown_config_key(t, p):
                 F.levenshtein(F.regexp_replace(F.col("u_key"), "^log[.]", ""), F.col("suggestion")),
             ),
         )
-        .where(F.col("distance") <= p["suggest_distance"])
+        .where(F.col("distance") <= params["suggest_distance"])
     )
     w = Window.partitionBy("cluster_id", "resource").orderBy(
         F.col("distance").asc(), F.col("suggestion").asc()
@@ -409,10 +409,10 @@ def unknown_config_key(t, p):
     return emit(g, "config", F.col("resource"), msg, evidence)
 
 
-def configured_brokers(t):
+def configured_brokers(tables):
     """Brokers whose configuration was collected: broker ids of the broker config entries."""
     return (
-        t.configs.where(F.col("entity_type") == "broker")
+        tables.configs.where(F.col("entity_type") == "broker")
         .select("cluster_id", try_int("entity_name").alias("broker_id"))
         .where(F.col("broker_id").isNotNull())
         .distinct()
@@ -431,7 +431,7 @@ def configured_brokers(t):
     ),
     uses=(broker_settings, configured_brokers, kafka_defaults),
 )
-def broker_config_drift(t, p):
+def broker_config_drift(tables, params):
     """Brokers of one cluster disagree on a setting that must be cluster-wide.
 
     Why: settings such as min.insync.replicas, default.replication.factor,
@@ -455,15 +455,17 @@ def broker_config_drift(t, p):
     References:
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
-    keys = rows_frame(t.session, [{"key": k} for k in p["keys"]], "key string")
-    grid = t.derived(configured_brokers).crossJoin(keys)
-    bs = t.derived(broker_settings).select("cluster_id", "broker_id", "key", F.col("value").alias("b_value"))
+    keys = rows_frame(tables.session, [{"key": k} for k in params["keys"]], "key string")
+    grid = tables.derived(configured_brokers).crossJoin(keys)
+    bs = tables.derived(broker_settings).select(
+        "cluster_id", "broker_id", "key", F.col("value").alias("b_value")
+    )
     cd = (
-        t.configs.where(F.col("entity_type") == "cluster_default")
+        tables.configs.where(F.col("entity_type") == "cluster_default")
         .groupBy("cluster_id", "key")
         .agg(F.max(F.trim(F.col("value"))).alias("d_value"))
     )
-    kd = t.derived(kafka_defaults).select("cluster_id", "key", F.col("value").alias("k_value"))
+    kd = tables.derived(kafka_defaults).select("cluster_id", "key", F.col("value").alias("k_value"))
     g = join(
         join(join(grid, bs, ["cluster_id", "broker_id", "key"], "left"), cd, ["cluster_id", "key"], "left"),
         kd,
@@ -508,7 +510,7 @@ def _source_name(prec):
     uses=(cluster_settings, configured_brokers),
     runs_in=("lint",),
 )
-def replication_defaults_unset(t, p):
+def replication_defaults_unset(tables, params):
     """default.replication.factor or min.insync.replicas is 1 on a cluster of several brokers.
 
     Why: both default to 1 in Apache Kafka. With default.replication.factor=1 every topic
@@ -529,10 +531,10 @@ def replication_defaults_unset(t, p):
     - Kafka broker config default.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_default.replication.factor>
     - Kafka broker config min.insync.replicas <https://kafka.apache.org/39/documentation.html#brokerconfigs_min.insync.replicas>
     """
-    s = t.derived(cluster_settings).where(
+    s = tables.derived(cluster_settings).where(
         F.col("key").isin("default.replication.factor", "min.insync.replicas") & (try_int("value") == 1)
     )
-    ids = t.brokers.select("cluster_id", "broker_id").unionByName(t.derived(configured_brokers))
+    ids = tables.brokers.select("cluster_id", "broker_id").unionByName(tables.derived(configured_brokers))
     counts = ids.groupBy("cluster_id").agg(F.countDistinct("broker_id").alias("broker_count"))
     d = join(s, counts, "cluster_id").where(F.col("broker_count") > 1)
     source = _source_name(F.col("prec"))

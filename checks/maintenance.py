@@ -44,7 +44,7 @@ _MAX_LISTED = Param(
 )
 
 
-def restart_impact(t):
+def restart_impact(tables):
     """One row per (registered broker B, partition B hosts or is in the ISR of) that restarting
     B hits: cluster_id, broker_id, topic, partition, name, replicas, isr, leader,
     min_insync_replicas, replication_factor, in_isr, remaining_isr (ISR size without B),
@@ -62,20 +62,22 @@ def restart_impact(t):
     A partition is hit when B is in its ISR and the ISR without B is below min.insync.replicas
     or empty, or when the partition is already failing (ISR below min.insync.replicas, empty
     ISR, leader -1): then every registered replica holder is hit, in sync or not."""
-    settings = t.derived(topic_settings).select(
+    settings = tables.derived(topic_settings).select(
         "cluster_id",
         "topic",
         "min_insync_replicas",
         "min_insync_replicas_source",
         F.coalesce(F.col("unclean_leader_election_enable"), F.lit(False)).alias("unclean"),
     )
-    versions = t.derived(cluster_versions).select("cluster_id", "mode", F.col("low_v").alias("cluster_low_v"))
+    versions = tables.derived(cluster_versions).select(
+        "cluster_id", "mode", F.col("low_v").alias("cluster_low_v")
+    )
     # The leader's min ISR (with_effective_min_isr); the unclean election the controller runs
     # when the last in-sync replica goes: ZooKeeper mode, or KRaft from 3.9 (KAFKA-12670).
     base = with_effective_min_isr(
-        t,
+        tables,
         join(
-            t.partitions.select("cluster_id", "topic", "partition", "leader", "replicas", "isr"),
+            tables.partitions.select("cluster_id", "topic", "partition", "leader", "replicas", "isr"),
             settings,
             ["cluster_id", "topic"],
             "left",
@@ -109,7 +111,7 @@ def restart_impact(t):
         .distinct()
     )
     parts = join(holders, base, ["cluster_id", "topic", "partition"])
-    live = registered_as(t, "broker_id", "registered")
+    live = registered_as(tables, "broker_id", "registered")
     d = join(parts, live, ["cluster_id", "broker_id"])
     isr_size = F.when(F.col("isr").isNull(), F.lit(0)).otherwise(F.size(F.array_distinct(F.col("isr"))))
     in_isr = F.coalesce(F.array_contains(F.col("isr"), F.col("broker_id")), F.lit(False))
@@ -158,8 +160,8 @@ def restart_impact(t):
     )
 
 
-def _impact(t):
-    return t.derived(restart_impact)
+def _impact(tables):
+    return tables.derived(restart_impact)
 
 
 def _ranked(d, col: str, alias: str):
@@ -212,7 +214,7 @@ def _per_broker(d, n: int):
     uses=(restart_impact,),
     runs_in=("preflight",),
 )
-def restart_blocks_writes(t, p):
+def restart_blocks_writes(tables, params):
     """Restarting this broker now would drop partitions below their effective min.insync.replicas: acks=all writes to them block while it is down.
 
     Why: a restarted broker leaves the ISR of every partition it replicates until it is
@@ -252,8 +254,8 @@ def restart_blocks_writes(t, p):
     - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
-    n = p["max_listed"]
-    d = _per_broker(_impact(t).where(~F.col("offline")), n)
+    n = params["max_listed"]
+    d = _per_broker(_impact(tables).where(~F.col("offline")), n)
     listed = _listing(F.col("partitions"), F.col("partition_count"), n)
     newly = F.col("partition_count") - F.col("already_failing")
     strimzi = F.when(
@@ -337,7 +339,7 @@ def restart_blocks_writes(t, p):
     uses=(restart_impact,),
     runs_in=("preflight",),
 )
-def restart_takes_offline(t, p):
+def restart_takes_offline(tables, params):
     """This broker is the only in-sync replica of some partitions: restarting it takes them offline, or with unclean leader election on loses acknowledged data.
 
     Why: when the last in-sync replica goes down nobody can take over leadership (with
@@ -368,8 +370,8 @@ def restart_takes_offline(t, p):
     - Amazon MSK default configuration (unclean.leader.election.enable true for clusters without tiered storage) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
-    n = p["max_listed"]
-    d = _per_broker(_impact(t).where(F.col("offline")), n)
+    n = params["max_listed"]
+    d = _per_broker(_impact(tables).where(F.col("offline")), n)
     msg = text(
         "broker ",
         F.col("broker_id"),
@@ -423,7 +425,7 @@ def restart_takes_offline(t, p):
     uses=(restart_impact,),
     runs_in=("preflight",),
 )
-def restart_stalls_consumer_groups(t, p):
+def restart_stalls_consumer_groups(tables, params):
     """Restarting this broker hits `__consumer_offsets` or `__transaction_state` partitions (MNT001/MNT002): the consumer groups they coordinate stall.
 
     Why: each consumer group is coordinated by the leader of one `__consumer_offsets`
@@ -449,13 +451,13 @@ def restart_stalls_consumer_groups(t, p):
     - Kafka documentation: managing consumer groups <https://kafka.apache.org/39/documentation.html#basic_ops_consumer_group>
     - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
     """
-    n = p["max_listed"]
+    n = params["max_listed"]
     hit = (
-        _impact(t)
+        _impact(tables)
         .where(F.col("topic").isin(*COORDINATOR_TOPICS))
         .select("cluster_id", "broker_id", "topic", "partition", "name", "offline")
     )
-    groups = t.consumer_groups.where(
+    groups = tables.consumer_groups.where(
         F.col("group_id").isNotNull() & F.col("coordinator_partition").isNotNull()
     ).select(
         "cluster_id",
@@ -520,7 +522,7 @@ def restart_stalls_consumer_groups(t, p):
     uses=(restart_impact,),
     runs_in=("preflight",),
 )
-def no_safe_roll(t, p):
+def no_safe_roll(tables, params):
     """No broker of the cluster can be restarted without blocking writes or taking partitions offline (MNT001/MNT002 on every broker).
 
     Why: a rolling restart (an MSK patch, a Kafka upgrade, a config change that needs a
@@ -542,16 +544,16 @@ def no_safe_roll(t, p):
     - Amazon MSK: version upgrade best practices (minISR at most RF - 1) <https://docs.aws.amazon.com/msk/latest/developerguide/version-upgrades-best-practices.html>
     """
     unsafe = (
-        _impact(t)
+        _impact(tables)
         .select("cluster_id", "broker_id")
         .distinct()
         .groupBy("cluster_id")
         .agg(F.count(F.lit(1)).alias("unsafe_count"))
     )
-    brokers = t.brokers.groupBy("cluster_id").agg(
+    brokers = tables.brokers.groupBy("cluster_id").agg(
         F.count(F.lit(1)).alias("broker_count"), F.sort_array(F.collect_list("broker_id")).alias("broker_ids")
     )
-    names = t.clusters.select("cluster_id", F.col("cluster_name").alias("cluster"))
+    names = tables.clusters.select("cluster_id", F.col("cluster_name").alias("cluster"))
     d = join(join(brokers, unsafe, "cluster_id"), names, "cluster_id", "left").where(
         (F.col("broker_count") > 0) & (F.col("unsafe_count") >= F.col("broker_count"))
     )
@@ -573,7 +575,7 @@ _FETCH_TIMEOUT = Param(
 )
 
 
-def quorum_restart_impact(t):
+def quorum_restart_impact(tables):
     """One row per KRaft quorum voter (the quorum table, DescribeQuorum): cluster_id, node_id,
     is_leader, voters (count), majority (voters // 2 + 1), caught_up (this voter),
     others_caught_up (caught-up voters other than it), leader_count (0: no quorum leader), lag,
@@ -584,7 +586,7 @@ def quorum_restart_impact(t):
     minus the voter's); both ages are measured from the same collection time, so their
     difference is that of the leader's own timestamps. A voter without a last caught-up
     time (an older DescribeQuorum) counts as caught up only when its lag is 0."""
-    q = t.quorum.where(F.col("role") == "voter").select(
+    q = tables.quorum.where(F.col("role") == "voter").select(
         "cluster_id",
         "node_id",
         F.coalesce(F.col("is_leader"), F.lit(False)).alias("is_leader"),
@@ -619,7 +621,7 @@ def quorum_restart_impact(t):
     uses=(quorum_restart_impact,),
     runs_in=("preflight",),
 )
-def restart_breaks_controller_quorum(t, p):
+def restart_breaks_controller_quorum(tables, params):
     """Restarting this KRaft controller now would leave fewer caught-up voters than a majority: the metadata quorum stops committing.
 
     Why: the KRaft metadata quorum commits a record once a majority of its voters
@@ -655,9 +657,9 @@ def restart_breaks_controller_quorum(t, p):
     - Kafka broker config controller.quorum.fetch.timeout.ms <https://kafka.apache.org/39/documentation.html#brokerconfigs_controller.quorum.fetch.timeout.ms>
     - Amazon MSK: metadata management, KRaft mode (controllers managed by AWS) <https://docs.aws.amazon.com/msk/latest/developerguide/metadata-management.html>
     """
-    q = t.derived(quorum_restart_impact)
+    q = tables.derived(quorum_restart_impact)
     caught = F.col("is_leader") | F.when(
-        F.col("caught_up_age_ms").isNotNull(), F.col("behind_leader_ms") < F.lit(p["fetch_timeout_ms"])
+        F.col("caught_up_age_ms").isNotNull(), F.col("behind_leader_ms") < F.lit(params["fetch_timeout_ms"])
     ).otherwise(F.coalesce(F.col("lag") <= 0, F.lit(False)))
     q = q.withColumn("caught_up", (F.col("leader_count") > 0) & caught)
     per_cluster = q.groupBy("cluster_id").agg(
@@ -706,6 +708,6 @@ def restart_breaks_controller_quorum(t, p):
         caught_up_without_it=F.col("others"),
         lagging_voters=lagging,
         is_leader=F.col("is_leader"),
-        fetch_timeout_ms=F.lit(p["fetch_timeout_ms"]),
+        fetch_timeout_ms=F.lit(params["fetch_timeout_ms"]),
     )
     return emit(d, "node", F.col("node_id").cast("string"), msg, evidence)

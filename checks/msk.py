@@ -43,13 +43,13 @@ def _limit_for(entries, where: str):
     return out if out is not None else F.lit(None).cast("int")
 
 
-def msk_broker_partitions(t):
+def msk_broker_partitions(tables):
     """Per broker of an MSK cluster: partition replicas it hosts (leaders and followers, as
     MSK counts them), with the cluster's instance type."""
-    msk = t.clusters.where(F.lower(F.col("platform")) == "msk").select("cluster_id", "msk_instance_type")
+    msk = tables.clusters.where(F.lower(F.col("platform")) == "msk").select("cluster_id", "msk_instance_type")
     # MSK clusters' distinct replica lists (replica_lists), each counted for as many partitions
     # as have it: not one row per replica of every partition (28.8M rows at 10M partitions).
-    lists = join(t.derived(replica_lists), msk.select("cluster_id"), "cluster_id")
+    lists = join(tables.derived(replica_lists), msk.select("cluster_id"), "cluster_id")
     counts = (
         lists.select("cluster_id", F.explode(F.col("replicas")).alias("broker_id"), "partitions")
         .groupBy("cluster_id", "broker_id")
@@ -58,8 +58,8 @@ def msk_broker_partitions(t):
     return join(counts, msk, "cluster_id")
 
 
-def _over(t, entries, where):
-    d = t.derived(msk_broker_partitions).withColumn("partition_limit", _limit_for(entries, where))
+def _over(tables, entries, where):
+    d = tables.derived(msk_broker_partitions).withColumn("partition_limit", _limit_for(entries, where))
     return d.where(F.col("partition_replicas") > F.col("partition_limit"))
 
 
@@ -87,7 +87,7 @@ def _evidence():
     uses=(msk_broker_partitions,),
     runs_in=("preflight", "lint"),
 )
-def partitions_over_update_limit(t, p):
+def partitions_over_update_limit(tables, params):
     """A broker of an MSK cluster hosts more partitions than MSK allows for updates at its size.
 
     Why: above the per-broker partition limit for its size (t3.small 300, m5/m7g large and
@@ -107,7 +107,7 @@ def partitions_over_update_limit(t, p):
     References:
     - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
-    d = _over(t, p["limits"], "MSK001 limits")
+    d = _over(tables, params["limits"], "MSK001 limits")
     msg = text(
         "broker ",
         F.col("broker_id"),
@@ -138,7 +138,7 @@ def partitions_over_update_limit(t, p):
     uses=(msk_broker_partitions,),
     runs_in=("preflight", "lint"),
 )
-def partitions_over_recommended(t, p):
+def partitions_over_recommended(tables, params):
     """A broker of an MSK cluster hosts more partitions than AWS recommends for its size.
 
     Why: AWS recommends at most 300 partitions per broker on t3.small, 1000 on
@@ -156,7 +156,7 @@ def partitions_over_recommended(t, p):
     References:
     - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
-    d = _over(t, p["recommended"], "MSK002 recommended")
+    d = _over(tables, params["recommended"], "MSK002 recommended")
     msg = text(
         "broker ",
         F.col("broker_id"),
@@ -180,7 +180,7 @@ def partitions_over_recommended(t, p):
     ),
     runs_in=("preflight",),
 )
-def cpu_headroom(t, p):
+def cpu_headroom(tables, params):
     """A broker of an MSK cluster uses more CPU (user + system) than leaves headroom for a rolling restart.
 
     Why: during an MSK patch or a broker failure the remaining brokers take over the
@@ -198,12 +198,12 @@ def cpu_headroom(t, p):
     - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
     cpu = (
-        t.metrics.where(F.col("name") == "cpu_user_system_percent")
+        tables.metrics.where(F.col("name") == "cpu_user_system_percent")
         .groupBy("cluster_id", "broker_id")
         .agg(F.avg("value").alias("cpu"))
     )
-    msk = t.clusters.where(F.lower(F.col("platform")) == "msk").select("cluster_id", "msk_instance_type")
-    d = join(cpu.where(F.col("cpu") > p["max_cpu_percent"]), msk, "cluster_id")
+    msk = tables.clusters.where(F.lower(F.col("platform")) == "msk").select("cluster_id", "msk_instance_type")
+    d = join(cpu.where(F.col("cpu") > params["max_cpu_percent"]), msk, "cluster_id")
     pct = F.round(F.col("cpu"), 1)
     msg = text(
         "broker ",
@@ -211,7 +211,7 @@ def cpu_headroom(t, p):
         " runs at ",
         pct,
         "% CPU user + system (above ",
-        str(p["max_cpu_percent"]).removesuffix(".0"),
+        str(params["max_cpu_percent"]).removesuffix(".0"),
         "%): no headroom to take over a restarting broker's load",
     )
     return emit(
@@ -224,7 +224,7 @@ def cpu_headroom(t, p):
 
 
 @rule("MSK004", "cluster-operation-in-progress", "warning", runs_in=("preflight",))
-def cluster_operation_in_progress(t, p):
+def cluster_operation_in_progress(tables, params):
     """The MSK API reports the cluster not ACTIVE, or a cluster operation in progress: AWS is changing it now.
 
     Why: while an MSK cluster is in MAINTENANCE (AWS applying security patches: a rolling
@@ -250,7 +250,7 @@ def cluster_operation_in_progress(t, p):
     - Amazon MSK API: DescribeClusterV2 <https://docs.aws.amazon.com/MSK/2.0/APIReference/v2-clusters-clusterarn.html>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
-    c = t.clusters.select(
+    c = tables.clusters.select(
         "cluster_id",
         F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
         F.upper(F.trim(F.col("msk_state"))).alias("state"),

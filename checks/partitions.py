@@ -25,7 +25,7 @@ CATEGORY = Category("PAR", "partitions", "live partition state", tuple(range(1, 
     uses=(degraded_partitions,),
     cause="symptom",
 )
-def leaderless_partition(t, p):
+def leaderless_partition(tables, params):
     """A partition has no leader, or its leader is not a registered broker: it cannot be read or written.
 
     Why: without a live leader nobody serves the partition. Producers fail, consumers stop,
@@ -45,7 +45,7 @@ def leaderless_partition(t, p):
     - Kafka documentation: monitoring (OfflinePartitionsCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
     """
-    d = _health(t).where(F.col("leaderless"))
+    d = _health(tables).where(F.col("leaderless"))
     no_leader = (F.col("leader") < 0) | (F.col("zk_leader") < 0)
     zk_differs = F.when(
         F.col("zk_leader").isNotNull() & (F.col("zk_leader") != F.col("leader")),
@@ -71,8 +71,8 @@ def leaderless_partition(t, p):
 COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
 
 
-def _health(t):
-    return t.derived(degraded_partitions)
+def _health(tables):
+    return tables.derived(degraded_partitions)
 
 
 def _isr_evidence(**extra):
@@ -119,7 +119,7 @@ def _consumers_below_min_isr():
     uses=(degraded_partitions,),
     cause="symptom",
 )
-def coordinator_unavailable(t, p):
+def coordinator_unavailable(tables, params):
     """A `__consumer_offsets` or `__transaction_state` partition is leaderless or under min ISR: the groups mapped to it have no working coordinator.
 
     Why: every consumer group is coordinated by the leader of one `__consumer_offsets`
@@ -147,12 +147,14 @@ def coordinator_unavailable(t, p):
     - Kafka broker config transaction.state.log.num.partitions <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.num.partitions>
     - Kafka documentation: managing consumer groups <https://kafka.apache.org/39/documentation.html#basic_ops_consumer_group>
     """
-    h = _health(t).where(
+    h = _health(tables).where(
         F.col("topic").isin(*COORDINATOR_TOPICS)
         & (F.col("leaderless") | (F.col("isr_size") < F.col("min_insync_replicas")))
     )
     groups = (
-        t.consumer_groups.where(F.col("group_id").isNotNull() & F.col("coordinator_partition").isNotNull())
+        tables.consumer_groups.where(
+            F.col("group_id").isNotNull() & F.col("coordinator_partition").isNotNull()
+        )
         .groupBy("cluster_id", F.col("coordinator_partition").alias("partition"))
         .agg(
             F.sort_array(F.collect_set("group_id")).alias("groups"),
@@ -220,7 +222,7 @@ def coordinator_unavailable(t, p):
     runs_in=("preflight",),
     cause="symptom",
 )
-def under_min_isr(t, p):
+def under_min_isr(tables, params):
     """A partition's ISR is smaller than its effective min.insync.replicas: acks=all writes to it fail now.
 
     Why: the leader rejects every acks=all produce request with NOT_ENOUGH_REPLICAS while
@@ -250,7 +252,7 @@ def under_min_isr(t, p):
     - KAFKA-15583, apache/kafka PR #14594 (3.7.0): core/src/main/scala/kafka/cluster/Partition.scala effectiveMinIsr and maybeIncrementLeaderHW <https://github.com/apache/kafka/pull/14594>
     - Kafka documentation: Eligible Leader Replicas (broker-level min.insync.replicas removed when enabled) <https://kafka.apache.org/41/operations/eligible-leader-replicas>
     """
-    h = _health(t).where(F.col("isr_size") < F.col("min_insync_replicas"))
+    h = _health(tables).where(F.col("isr_size") < F.col("min_insync_replicas"))
     msg = text(
         "ISR ",
         int_list(F.col("isr")),
@@ -275,7 +277,7 @@ def under_min_isr(t, p):
     runs_in=("preflight",),
     cause="symptom",
 )
-def at_min_isr(t, p):
+def at_min_isr(tables, params):
     """A partition's ISR is exactly at its effective min.insync.replicas, below its replication factor: one more failure blocks writes.
 
     Why: a replica is already out of sync. The next broker restart or failure among the
@@ -296,7 +298,7 @@ def at_min_isr(t, p):
     - Kafka documentation: monitoring (AtMinIsrPartitionCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     - KAFKA-15583, apache/kafka PR #14594 (3.7.0): Partition.scala isAtMinIsr uses effectiveMinIsr <https://github.com/apache/kafka/pull/14594>
     """
-    h = _health(t).where(
+    h = _health(tables).where(
         (F.col("isr_size") == F.col("min_insync_replicas"))
         & (F.col("min_insync_replicas") < F.col("replication_factor"))
     )
@@ -325,7 +327,7 @@ def at_min_isr(t, p):
     runs_in=("preflight",),
     cause="symptom",
 )
-def under_replicated(t, p):
+def under_replicated(tables, params):
     """A partition has fewer in-sync replicas than replicas: it is under-replicated.
 
     Why: a replica that is not in the ISR does not hold the latest writes. Until it catches
@@ -345,7 +347,7 @@ def under_replicated(t, p):
     - Kafka documentation: replication <https://kafka.apache.org/39/documentation.html#replication>
     - Kafka documentation: monitoring (UnderReplicatedPartitions) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
-    h = _health(t).where(F.col("isr_size") < F.col("replication_factor"))
+    h = _health(tables).where(F.col("isr_size") < F.col("replication_factor"))
     missing = F.array_except(F.col("replicas"), F.coalesce(F.col("isr"), F.col("replicas")))
     msg = text(
         "ISR ",
@@ -374,7 +376,7 @@ def under_replicated(t, p):
     uses=(broker_counts, degraded_partitions),
     cause="failure",
 )
-def offline_replicas(t, p):
+def offline_replicas(tables, params):
     """Metadata reports offline replicas for a partition: a log directory holding it failed, or its broker is down.
 
     Why: since KIP-112 a broker with several log dirs (JBOD) keeps running when one disk
@@ -395,10 +397,10 @@ def offline_replicas(t, p):
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     - Kafka documentation: monitoring (OfflineLogDirectoryCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
-    h = _health(t).where(F.col("offline_replicas").isNotNull() & (F.size("offline_replicas") > 0))
+    h = _health(tables).where(F.col("offline_replicas").isNotNull() & (F.size("offline_replicas") > 0))
     # Why they are offline: on a registered broker a failed log dir, else the broker is down
     # (unknown when the brokers were not collected).
-    h = join(h, cluster_brokers(t).select("cluster_id", "broker_ids"), "cluster_id", "left")
+    h = join(h, cluster_brokers(tables).select("cluster_id", "broker_ids"), "cluster_id", "left")
     down = F.array_except(
         F.col("offline_replicas"), F.coalesce(F.col("broker_ids"), F.col("offline_replicas"))
     )
@@ -449,7 +451,7 @@ def offline_replicas(t, p):
     uses=(cluster_settings, replica_lists),
     cause="failure",
 )
-def preferred_leader_imbalance(t, p):
+def preferred_leader_imbalance(tables, params):
     """A broker does not lead more than 10% (a parameter) of the partitions it is the preferred leader of.
 
     Why: the first replica of each partition is its preferred leader, and assignments
@@ -475,7 +477,7 @@ def preferred_leader_imbalance(t, p):
     - Kafka broker config leader.imbalance.per.broker.percentage <https://kafka.apache.org/39/documentation.html#brokerconfigs_leader.imbalance.per.broker.percentage>
     """
     # Counted per distinct replica list (replica_lists), then per preferred leader.
-    lists = t.derived(replica_lists).where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
+    lists = tables.derived(replica_lists).where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
     per_broker = (
         lists.select(
             "cluster_id", F.element_at(F.col("replicas"), 1).alias("broker_id"), "partitions", "not_led"
@@ -483,13 +485,13 @@ def preferred_leader_imbalance(t, p):
         .groupBy("cluster_id", "broker_id")
         .agg(F.sum("partitions").alias("preferred_partitions"), F.sum("not_led").alias("not_led"))
     )
-    live = registered_as(t, "broker_id", "registered")
+    live = registered_as(tables, "broker_id", "registered")
     rebalance = (
-        t.derived(cluster_settings)
+        tables.derived(cluster_settings)
         .where(F.col("key") == "auto.leader.rebalance.enable")
         .select("cluster_id", F.col("value").alias("auto_rebalance"))
     )
-    threshold = p["max_imbalance_percent"]
+    threshold = params["max_imbalance_percent"]
     d = join(
         join(
             per_broker.where(

@@ -21,8 +21,8 @@ from checks.transforms import (
 CATEGORY = Category("REP", "replication", "replication and durability", tuple(range(1, 11)))
 
 
-def _durability(t):
-    return t.derived(topic_durability)
+def _durability(tables):
+    return tables.derived(topic_durability)
 
 
 def source_name(prec):
@@ -36,12 +36,12 @@ def source_name(prec):
 _DEFAULT_KEYS = ("min.insync.replicas", "default.replication.factor", "unclean.leader.election.enable")
 
 
-def broker_defaults(t):
+def broker_defaults(tables):
     """One row per cluster: the broker-level settings a topic created without overrides gets
     (min_isr, default_rf, unclean), each with its layer (``*_prec``). This is how a
     broker-only change (a server.properties in review, a snapshot of configs alone) is
     judged on its own, before any topic inherits it."""
-    s = t.derived(cluster_settings).where(F.col("key").isin(*_DEFAULT_KEYS))
+    s = tables.derived(cluster_settings).where(F.col("key").isin(*_DEFAULT_KEYS))
     wide = s.groupBy("cluster_id").agg(
         *[
             agg
@@ -82,8 +82,8 @@ def _defaults_finding(d, message):
     )
 
 
-def _explicit_defaults(t):
-    d = t.derived(broker_defaults)
+def _explicit_defaults(tables):
+    d = tables.derived(broker_defaults)
     return d.where((F.col("min_isr_prec") < KAFKA_DEFAULT) | (F.col("default_rf_prec") < KAFKA_DEFAULT))
 
 
@@ -98,7 +98,7 @@ def _evidence(**extra):
     )
 
 
-def _min_isr_against_rf(t, topics_where, topics_say, defaults_where, defaults_say):
+def _min_isr_against_rf(tables, topics_where, topics_say, defaults_where, defaults_say):
     """REP001/REP002: the topics whose min.insync.replicas compares so with their replica
     count, and the explicit cluster defaults that give every new topic the same."""
     topic_msg = text(
@@ -110,7 +110,7 @@ def _min_isr_against_rf(t, topics_where, topics_say, defaults_where, defaults_sa
         *topics_say,
     )
     topics = emit(
-        _with_versions(t, _durability(t)).where(topics_where),
+        _with_versions(tables, _durability(tables)).where(topics_where),
         "topic",
         F.col("topic"),
         topic_msg,
@@ -124,15 +124,17 @@ def _min_isr_against_rf(t, topics_where, topics_say, defaults_where, defaults_sa
         ") ",
         *defaults_say,
     )
-    defaults = _defaults_finding(_with_versions(t, _explicit_defaults(t)).where(defaults_where), default_msg)
+    defaults = _defaults_finding(
+        _with_versions(tables, _explicit_defaults(tables)).where(defaults_where), default_msg
+    )
     return topics.unionByName(defaults)
 
 
-def _with_versions(t, d):
+def _with_versions(tables, d):
     """``strict``: every broker of the cluster (its lowest version, else the cluster's) runs
     Kafka 3.7+, which applies min(min.insync.replicas, replica count) (KAFKA-15583); false
     when a broker is older or the version is unknown (older brokers keep the raw value)."""
-    v = t.derived(cluster_versions).select("cluster_id", "low_v")
+    v = tables.derived(cluster_versions).select("cluster_id", "low_v")
     return join(d, v, "cluster_id", "left").withColumn(
         "strict", F.coalesce(F.col("low_v") >= F.lit(STRICT_MIN_ISR_SINCE), F.lit(False))
     )
@@ -158,7 +160,7 @@ _CONSUMERS_STOP = " and stops consumers (Kafka 3.7+ leaders do not advance the h
     runs_in=("lint",),
     cause=Inherits("min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
 )
-def min_isr_unsatisfiable(t, p):
+def min_isr_unsatisfiable(tables, params):
     """min.insync.replicas is greater than the topic's replica count on brokers before Kafka 3.7: acks=all writes always fail.
 
     Why: a leader before Kafka 3.7 accepts an acks=all write only when at least
@@ -188,7 +190,7 @@ def min_isr_unsatisfiable(t, p):
     - KAFKA-15583, apache/kafka PR #14594 (first in 3.7.0): core/src/main/scala/kafka/cluster/Partition.scala effectiveMinIsr <https://github.com/apache/kafka/pull/14594>
     """
     return _min_isr_against_rf(
-        t,
+        tables,
         (F.col("min_insync_replicas") > F.col("rf_min")) & ~F.col("strict"),
         (
             "exceeds the replica count ",
@@ -221,7 +223,7 @@ def min_isr_unsatisfiable(t, p):
     runs_in=("preflight", "lint"),
     cause=Inherits("min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
 )
-def min_isr_equals_rf(t, p):
+def min_isr_equals_rf(tables, params):
     """min.insync.replicas equals the replica count: any single broker restart blocks acks=all producers.
 
     Why: with min.insync.replicas == replication factor every replica must stay in sync.
@@ -255,7 +257,7 @@ def min_isr_equals_rf(t, p):
     """
     capped = F.col("strict") & (F.col("min_insync_replicas") > F.col("rf_min"))
     return _min_isr_against_rf(
-        t,
+        tables,
         ((F.col("min_insync_replicas") == F.col("rf_min")) | capped) & (F.col("rf_min") > 1),
         (
             F.when(
@@ -300,7 +302,7 @@ def min_isr_equals_rf(t, p):
     uses=(topic_durability,),
     runs_in=("preflight", "lint"),
 )
-def single_replica(t, p):
+def single_replica(tables, params):
     """A topic has partitions with a single replica: they go offline whenever their broker restarts.
 
     Why: with one replica there is no other copy to lead. Every restart, patch or disk
@@ -316,7 +318,7 @@ def single_replica(t, p):
     - Kafka documentation: increasing replication factor <https://kafka.apache.org/39/documentation.html#basic_ops_increase_replication_factor>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
-    d = _durability(t).where(F.col("rf_min") == 1)
+    d = _durability(tables).where(F.col("rf_min") == 1)
     msg = text(
         F.col("single_replica_partitions"),
         " of ",
@@ -340,7 +342,7 @@ INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
     runs_in=("lint",),
     cause=Inherits("min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
 )
-def min_isr_one(t, p):
+def min_isr_one(tables, params):
     """min.insync.replicas is 1 on a topic with three or more replicas: an acknowledged write can live on one disk.
 
     Why: with min.insync.replicas=1 a leader acknowledges an acks=all write as soon as it
@@ -360,7 +362,7 @@ def min_isr_one(t, p):
     - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
-    d = _durability(t).where((F.col("min_insync_replicas") == 1) & (F.col("rf_max") >= 3))
+    d = _durability(tables).where((F.col("min_insync_replicas") == 1) & (F.col("rf_max") >= 3))
     msg = text(
         "min.insync.replicas=1 (",
         F.col("min_insync_replicas_source"),
@@ -388,7 +390,7 @@ def min_isr_one(t, p):
     runs_in=("lint",),
     cause=Inherits("unclean.leader.election.enable", "unclean_leader_election_enable", "source"),
 )
-def unclean_leader_election(t, p):
+def unclean_leader_election(tables, params):
     """Unclean leader election is enabled: an out-of-sync replica may become leader and drop acknowledged writes.
 
     Why: with unclean.leader.election.enable=true, when every in-sync replica is down Kafka
@@ -413,12 +415,12 @@ def unclean_leader_election(t, p):
     - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
     - KIP-106: Change default unclean.leader.election.enabled from true to false <https://cwiki.apache.org/confluence/display/KAFKA/KIP-106+-+Change+Default+unclean.leader.election.enabled+from+True+to+False>
     """
-    clusters = t.clusters.select(
+    clusters = tables.clusters.select(
         "cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform")
     )
-    d = join(_durability(t), clusters, "cluster_id", "left")
+    d = join(_durability(tables), clusters, "cluster_id", "left")
     from_default = F.col("unclean_leader_election_enable_source") == "Kafka default"
-    msk_default = F.lit(p["msk_unset_is_true"]) & (F.col("platform") == "msk") & from_default
+    msk_default = F.lit(params["msk_unset_is_true"]) & (F.col("platform") == "msk") & from_default
     d = d.where(F.coalesce(F.col("unclean_leader_election_enable"), F.lit(False)) | msk_default)
     source = F.when(msk_default, F.lit("MSK default configuration")).otherwise(
         F.col("unclean_leader_election_enable_source")
@@ -437,7 +439,7 @@ def unclean_leader_election(t, p):
     )
     # The broker-level setting on its own: a server.properties in review, a cluster whose
     # topics are not in the snapshot. Set explicitly (never Kafka's default, false).
-    b = t.derived(broker_defaults).where(
+    b = tables.derived(broker_defaults).where(
         (F.col("unclean") == "true") & (F.col("unclean_prec") < KAFKA_DEFAULT)
     )
     broker_source = source_name(F.col("unclean_prec"))
@@ -464,7 +466,7 @@ def unclean_leader_election(t, p):
     needs=(("topics", "configs"),),
     uses=(broker_counts, cluster_settings, topic_replication),
 )
-def internal_topic_durability(t, p):
+def internal_topic_durability(tables, params):
     """Kafka's internal topics (consumer offsets, transaction state) are less durable than the data they protect.
 
     Why: `__consumer_offsets` holds every consumer group's position and `__transaction_state`
@@ -494,9 +496,9 @@ def internal_topic_durability(t, p):
     - Kafka broker config transaction.state.log.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.replication.factor>
     - Kafka broker config transaction.state.log.min.isr <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.min.isr>
     """
-    rep = t.derived(topic_replication)
+    rep = tables.derived(topic_replication)
     # Brokers known to the snapshot; a cluster with none known is judged as a multi-broker one.
-    counts = cluster_brokers(t).select("cluster_id", "broker_count")
+    counts = cluster_brokers(tables).select("cluster_id", "broker_count")
     topics = join(
         rep.where(F.col("topic").isin(*INTERNAL_TOPICS) & (F.col("rf_min") < 3)), counts, "cluster_id", "left"
     ).where(F.coalesce(F.col("broker_count"), F.lit(2)) > 1)
@@ -523,7 +525,7 @@ def internal_topic_durability(t, p):
         "transaction.state.log.replication.factor",
         "transaction.state.log.min.isr",
     )
-    s = t.derived(cluster_settings).where(F.col("key").isin(*keys))
+    s = tables.derived(cluster_settings).where(F.col("key").isin(*keys))
     wide = s.groupBy("cluster_id").agg(
         *[F.max(F.when(F.col("key") == k, F.col("value"))).alias(k.replace(".", "_")) for k in keys]
     )
@@ -605,7 +607,7 @@ def internal_topic_durability(t, p):
     ),
     uses=(replica_placement,),
 )
-def replicas_share_rack(t, p):
+def replicas_share_rack(tables, params):
     """A topic has partitions whose replicas sit in fewer racks than they could: one rack (AZ) outage takes them offline.
 
     Why: with broker.rack set, Kafka spreads a new topic's replicas over racks, but manual
@@ -630,7 +632,7 @@ def replicas_share_rack(t, p):
     - Kafka documentation: balancing replicas across racks <https://kafka.apache.org/39/documentation.html#basic_ops_racks>
     - Kafka broker config broker.rack <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.rack>
     """
-    d = t.derived(replica_placement).where(F.col("rack_short"))
+    d = tables.derived(replica_placement).where(F.col("rack_short"))
     # Cap the listed partitions by rank, not F.slice (sqlframe's DuckDB slice returns one
     # element too many); array_compact because DuckDB's collect_list keeps nulls.
     d = d.withColumn(
@@ -639,14 +641,14 @@ def replicas_share_rack(t, p):
     per_topic = d.groupBy("cluster_id", "topic").agg(
         F.count(F.lit(1)).alias("affected"),
         F.sort_array(
-            F.array_compact(F.collect_list(F.when(F.col("_rn") <= p["max_listed"], F.col("partition"))))
+            F.array_compact(F.collect_list(F.when(F.col("_rn") <= params["max_listed"], F.col("partition"))))
         ).alias("listed"),
         F.min("racks_used").alias("min_racks_used"),
         F.max("rf").alias("rf"),
         F.max("rack_count").alias("rack_count"),
     )
     listed = F.col("listed")
-    more = F.when(F.col("affected") > p["max_listed"], F.lit(", ...")).otherwise(F.lit(""))
+    more = F.when(F.col("affected") > params["max_listed"], F.lit(", ...")).otherwise(F.lit(""))
     msg = text(
         F.col("affected"),
         " partition(s) keep replicas in fewer racks than min(RF ",
@@ -681,7 +683,7 @@ def replicas_share_rack(t, p):
     uses=(broker_counts, replica_placement),
     cause="failure",
 )
-def replica_on_unknown_broker(t, p):
+def replica_on_unknown_broker(tables, params):
     """A partition has a replica assigned to a broker id that is not registered.
 
     Why: a replica on a broker that is not registered (decommissioned without a
@@ -701,8 +703,8 @@ def replica_on_unknown_broker(t, p):
     - Kafka documentation: ZooKeeper broker node registry <https://kafka.apache.org/39/documentation.html#impl_zkbroker>
     """
     d = join(
-        t.derived(replica_placement).where(F.col("unregistered") > 0),
-        cluster_brokers(t).select("cluster_id", "broker_ids"),
+        tables.derived(replica_placement).where(F.col("unregistered") > 0),
+        cluster_brokers(tables).select("cluster_id", "broker_ids"),
         "cluster_id",
     )
     d = d.select(
@@ -739,7 +741,7 @@ def replica_on_unknown_broker(t, p):
     uses=(broker_counts, topic_durability),
     runs_in=("preflight",),
 )
-def rf_below_az_count(t, p):
+def rf_below_az_count(tables, params):
     """A topic's replication factor is below the number of availability zones (up to 3): a zone outage during a restart can take it offline.
 
     Why: in a multi-AZ cluster each replica can sit in its own zone. With RF 2 in a 3-AZ
@@ -758,14 +760,16 @@ def rf_below_az_count(t, p):
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     - Amazon MSK: default configuration <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
     """
-    clusters = t.clusters.select(
+    clusters = tables.clusters.select(
         "cluster_id", "az_count", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform")
     )
-    c = join(clusters, cluster_brokers(t).select("cluster_id", "rack_count"), "cluster_id", "left").select(
+    c = join(
+        clusters, cluster_brokers(tables).select("cluster_id", "rack_count"), "cluster_id", "left"
+    ).select(
         "cluster_id",
         F.coalesce(F.col("az_count"), F.when(F.col("platform") == "msk", F.col("rack_count"))).alias("azs"),
     )
-    d = join(_durability(t), c, "cluster_id").where(
+    d = join(_durability(tables), c, "cluster_id").where(
         (F.col("azs") >= 2) & (F.col("rf_min") < F.least(F.col("azs"), F.lit(3)))
     )
     msg = text(
@@ -798,7 +802,7 @@ def rf_below_az_count(t, p):
     uses=(broker_counts, topic_replication),
     runs_in=("lint-against",),
 )
-def rf_exceeds_brokers(t, p):
+def rf_exceeds_brokers(tables, params):
     """A topic's replication factor is greater than the number of live brokers: it can never be fully replicated.
 
     Why: each replica needs its own broker. With fewer live brokers than replicas the
@@ -818,7 +822,9 @@ def rf_exceeds_brokers(t, p):
     - Kafka broker config default.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_default.replication.factor>
     """
     d = join(
-        t.derived(topic_replication), cluster_brokers(t).select("cluster_id", "broker_count"), "cluster_id"
+        tables.derived(topic_replication),
+        cluster_brokers(tables).select("cluster_id", "broker_count"),
+        "cluster_id",
     ).where((F.col("broker_count") > 0) & (F.col("rf_max") > F.col("broker_count")))
     msg = text(
         "replication factor ",

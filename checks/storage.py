@@ -21,8 +21,8 @@ SARAMA_FIXED = "1.43.3"
 MV_JBOD_LEVEL = 17  # metadata.version 3.7-IV2: JBOD on KRaft (KIP-858)
 
 
-def _dirs(t):
-    return t.derived(broker_log_dirs)
+def _dirs(tables):
+    return tables.derived(broker_log_dirs)
 
 
 def _dir_name():
@@ -33,11 +33,11 @@ def _paths(col="log_dir_paths"):
     return F.array_join(F.col(col), ", ")
 
 
-def old_sarama(t, fixed: str = SARAMA_FIXED):
+def old_sarama(tables, fixed: str = SARAMA_FIXED):
     """Per broker: connected sarama clients older than ``fixed`` (KIP-511 inventory):
     sarama_versions (sorted), sarama_connections. Used by DSK002; CLI001 reads the
     inventory itself."""
-    c = t.client_software
+    c = tables.client_software
     is_sarama = F.lower(F.trim(F.col("client_name"))).rlike("(^|/)sarama$")
     old = version_key("client_version") < F.lit(version_number(fixed))
     connected = F.coalesce(F.col("connections"), F.lit(1)) > 0
@@ -58,7 +58,7 @@ def old_sarama(t, fixed: str = SARAMA_FIXED):
     needs=(("log_dirs", "metrics", "log_dir_events"),),
     cause="failure",
 )
-def offline_log_dir(t, p):
+def offline_log_dir(tables, params):
     """A log directory is offline: the broker reports an error for it (a failed disk).
 
     Why: when a JBOD disk fails, the broker marks that log directory offline and keeps
@@ -83,11 +83,11 @@ def offline_log_dir(t, p):
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     - Kafka documentation: monitoring (OfflineLogDirectoryCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
-    dirs = t.log_dirs.where(failed_log_dir()).select(
+    dirs = tables.log_dirs.where(failed_log_dir()).select(
         "cluster_id", "broker_id", "path", F.trim(F.col("error")).alias("error"), "device"
     )
     offline = (
-        t.metrics.where(F.col("name") == "offline_log_directory_count")
+        tables.metrics.where(F.col("name") == "offline_log_directory_count")
         .groupBy("cluster_id", "broker_id")
         .agg(F.max("value").alias("offline_count"))
     )
@@ -116,7 +116,7 @@ def offline_log_dir(t, p):
     # Brokers known to have a failed dir without knowing which: the metric, or a failure event
     # the broker wrote to ZooKeeper that the controller has not processed yet.
     events = (
-        t.log_dir_events.where(F.col("broker_id").isNotNull())
+        tables.log_dir_events.where(F.col("broker_id").isNotNull())
         .groupBy("cluster_id", "broker_id")
         .agg(F.sort_array(F.collect_set("event")).alias("events"))
     )
@@ -171,7 +171,7 @@ def offline_log_dir(t, p):
     ),
     uses=(broker_log_dirs,),
 )
-def jbod_client_storage_error_risk(t, p):
+def jbod_client_storage_error_risk(tables, params):
     """A JBOD broker (several log dirs) serves clients that do not retry KAFKA_STORAGE_ERROR.
 
     Why: with several log directories a single disk failure does not stop the broker: it
@@ -196,8 +196,8 @@ def jbod_client_storage_error_risk(t, p):
     - KIP-511: Collect and Expose Client's Name and Version in the Brokers <https://cwiki.apache.org/confluence/display/KAFKA/KIP-511%3A+Collect+and+Expose+Client%27s+Name+and+Version+in+the+Brokers>
     """
     d = join(
-        _dirs(t).where(F.col("log_dir_count") > 1),
-        old_sarama(t, p["sarama_fixed_version"]),
+        _dirs(tables).where(F.col("log_dir_count") > 1),
+        old_sarama(tables, params["sarama_fixed_version"]),
         ["cluster_id", "broker_id"],
     )
     msg = text(
@@ -221,7 +221,7 @@ def jbod_client_storage_error_risk(t, p):
             log_dirs=F.col("log_dir_paths"),
             sarama_versions=F.col("sarama_versions"),
             sarama_connections=F.col("sarama_connections"),
-            fixed_in=F.lit(p["sarama_fixed_version"]),
+            fixed_in=F.lit(params["sarama_fixed_version"]),
         ),
     )
 
@@ -234,7 +234,7 @@ def jbod_client_storage_error_risk(t, p):
     uses=(broker_log_dirs,),
     runs_in=("upgrade",),
 )
-def jbod_unsupported_version(t, p):
+def jbod_unsupported_version(tables, params):
     """A broker has several log dirs on a version that does not support JBOD in its metadata mode.
 
     Why: JBOD (several log.dirs with per-directory failure handling, KIP-112) exists since
@@ -258,25 +258,27 @@ def jbod_unsupported_version(t, p):
     - KIP-858: Handle JBOD broker disk failure in KRaft <https://cwiki.apache.org/confluence/display/KAFKA/KIP-858%3A+Handle+JBOD+broker+disk+failure+in+KRaft>
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     """
-    mode_of = t.controller.groupBy("cluster_id").agg(F.max(F.lower(F.col("mode"))).alias("controller_mode"))
+    mode_of = tables.controller.groupBy("cluster_id").agg(
+        F.max(F.lower(F.col("mode"))).alias("controller_mode")
+    )
     clusters = join(
-        t.clusters.select(
+        tables.clusters.select(
             "cluster_id", F.lower(F.col("metadata_mode")).alias("manifest_mode"), "kafka_version"
         ),
         mode_of,
         "cluster_id",
         "left",
     )
-    versions = t.brokers.select("cluster_id", "broker_id", F.col("version").alias("broker_version"))
+    versions = tables.brokers.select("cluster_id", "broker_id", F.col("version").alias("broker_version"))
     # The finalized metadata.version (auditor/collectors/kraft.py), when collected.
     mv = (
-        t.features.where((F.col("feature") == "metadata.version") & F.col("finalized_level").isNotNull())
+        tables.features.where((F.col("feature") == "metadata.version") & F.col("finalized_level").isNotNull())
         .groupBy("cluster_id")
         .agg(F.max("finalized_level").alias("mv_level"), F.max("version_name").alias("mv_name"))
     )
     d = join(
         join(
-            join(_dirs(t).where(F.col("log_dir_count") > 1), clusters, "cluster_id"),
+            join(_dirs(tables).where(F.col("log_dir_count") > 1), clusters, "cluster_id"),
             versions,
             ["cluster_id", "broker_id"],
             "left",
@@ -335,7 +337,7 @@ def jbod_unsupported_version(t, p):
 @rule(
     "DSK004", "log-dirs-share-device", "warning", needs=("log_dirs",), runs_in=("lint",), lint_key="log.dirs"
 )
-def log_dirs_share_device(t, p):
+def log_dirs_share_device(tables, params):
     """Several log dirs of one broker sit on the same device: JBOD without isolation.
 
     Why: JBOD's point is that one failed disk takes only its own log dir offline. Two log
@@ -354,7 +356,7 @@ def log_dirs_share_device(t, p):
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     """
     shared = (
-        t.log_dirs.where(F.col("device").isNotNull() & (F.trim(F.col("device")) != ""))
+        tables.log_dirs.where(F.col("device").isNotNull() & (F.trim(F.col("device")) != ""))
         .groupBy("cluster_id", "broker_id", "device")
         .agg(F.countDistinct("path").alias("n"), F.sort_array(F.collect_set("path")).alias("paths"))
         .where(F.col("n") > 1)
@@ -401,7 +403,7 @@ def log_dirs_share_device(t, p):
     runs_in=("lint",),
     lint_key="log.dirs",
 )
-def single_log_dir(t, p):
+def single_log_dir(tables, params):
     """A broker has a single log dir: one disk failure stops the broker.
 
     Why: with one log directory, the broker shuts down when that disk fails (there is no
@@ -422,15 +424,17 @@ def single_log_dir(t, p):
     - Kafka broker config log.dirs <https://kafka.apache.org/39/documentation.html#brokerconfigs_log.dirs>
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
     """
-    rf = t.derived(topic_replication).groupBy("cluster_id").agg(F.min("rf_min").alias("cluster_min_rf"))
-    racks = t.brokers.groupBy("cluster_id").agg(F.countDistinct("rack").alias("racks"))
+    rf = tables.derived(topic_replication).groupBy("cluster_id").agg(F.min("rf_min").alias("cluster_min_rf"))
+    racks = tables.brokers.groupBy("cluster_id").agg(F.countDistinct("rack").alias("racks"))
     d = join(
-        join(_dirs(t).where(F.col("log_dir_count") == 1), rf, "cluster_id", "left"),
+        join(_dirs(tables).where(F.col("log_dir_count") == 1), rf, "cluster_id", "left"),
         racks,
         "cluster_id",
         "left",
     )
-    safe = (F.col("cluster_min_rf") >= p["acceptable_min_rf"]) & (F.col("racks") >= p["acceptable_min_racks"])
+    safe = (F.col("cluster_min_rf") >= params["acceptable_min_rf"]) & (
+        F.col("racks") >= params["acceptable_min_racks"]
+    )
     d = d.where(~F.coalesce(safe, F.lit(False)))
     msg = text(
         "broker ",
@@ -464,7 +468,7 @@ def single_log_dir(t, p):
     params=(Param("max_used", 0.85, "fraction of a log dir's capacity above which it is too full"),),
     runs_in=("preflight",),
 )
-def disk_usage_high(t, p):
+def disk_usage_high(tables, params):
     """A log dir is nearly full.
 
     Why: when a log dir fills up, the broker marks it offline (the same failure as a dead
@@ -484,7 +488,7 @@ def disk_usage_high(t, p):
     - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
     """
     used = F.when(F.col("total_bytes") > 0, F.col("used_bytes") / F.col("total_bytes"))  # no division by 0
-    d = t.log_dirs.where(used > p["max_used"])
+    d = tables.log_dirs.where(used > params["max_used"])
     pct = F.round(used * 100, 1)
     msg = text(
         "log dir ",
@@ -497,7 +501,7 @@ def disk_usage_high(t, p):
         F.round(F.col("used_bytes") / F.lit(1e9), 1),
         " of ",
         F.round(F.col("total_bytes") / F.lit(1e9), 1),
-        " GB; threshold " + str(round(p["max_used"] * 100, 1)) + "%)",
+        " GB; threshold " + str(round(params["max_used"] * 100, 1)) + "%)",
     )
     return emit(
         d,

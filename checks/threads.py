@@ -27,14 +27,14 @@ def _listener(labels):
     return F.coalesce(F.regexp_extract(labels, '"listener" *: *"([^"]*)"', 1), F.lit(""))
 
 
-def broker_threads(t):
+def broker_threads(tables):
     """Per broker: network_threads, io_threads, queued_max_requests (effective settings),
     cores (brokers.cores, else the cpu_count metric), log_dir_count, the metrics
     net_idle, io_idle, queue_size, connections (summed over listeners) and
     busiest_listener_connections (the listener with the most connections: each listener has
     its own num.network.threads processors), listeners (listener labels seen)."""
     settings = (
-        t.derived(broker_settings)
+        tables.derived(broker_settings)
         .where(F.col("key").isin(NETWORK, IO, QUEUE))
         .select(
             "cluster_id",
@@ -44,21 +44,21 @@ def broker_threads(t):
             try_double("value").alias("v"),
         )
     )
-    cores = t.brokers.select(
+    cores = tables.brokers.select(
         "cluster_id",
         "broker_id",
         F.lit("cores").alias("key"),
         F.lit(None).cast("string").alias("listener"),
         F.col("cores").cast("double").alias("v"),
     )
-    dirs = t.derived(broker_log_dirs).select(
+    dirs = tables.derived(broker_log_dirs).select(
         "cluster_id",
         "broker_id",
         F.lit("log_dir_count").alias("key"),
         F.lit(None).cast("string").alias("listener"),
         F.col("log_dir_count").cast("double").alias("v"),
     )
-    metrics = t.metrics.where(F.col("name").isin(*_METRICS)).select(
+    metrics = tables.metrics.where(F.col("name").isin(*_METRICS)).select(
         "cluster_id",
         "broker_id",
         F.col("name").alias("key"),
@@ -98,8 +98,8 @@ def broker_threads(t):
     return wide.withColumn("cores", positive)
 
 
-def _view(t):
-    return t.derived(broker_threads)
+def _view(tables):
+    return tables.derived(broker_threads)
 
 
 def _num(name):
@@ -159,7 +159,7 @@ def _broker(df, message, **extra):
     uses=(broker_threads,),
     runs_in=("preflight",),
 )
-def network_threads_saturated(t, p):
+def network_threads_saturated(tables, params):
     """The broker's network threads are saturated: NetworkProcessorAvgIdlePercent is below the threshold.
 
     Why: the network processors read requests from and write responses to every client
@@ -182,18 +182,18 @@ def network_threads_saturated(t, p):
     - Kafka broker config num.network.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.network.threads>
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
-    d = _view(t).where(F.col("net_idle") < p["min_idle"])
+    d = _view(tables).where(F.col("net_idle") < params["min_idle"])
     msg = text(
         "NetworkProcessorAvgIdlePercent is ",
         _ratio(F.col("net_idle")),
-        " (below " + _fmt(p["min_idle"]),
+        " (below " + _fmt(params["min_idle"]),
         ") with num.network.threads=",
         _num("network_threads"),
         " and ",
         _num("connections"),
         " connections: the network threads are saturated",
     )
-    return _broker(d, msg, min_idle=F.lit(p["min_idle"]))
+    return _broker(d, msg, min_idle=F.lit(params["min_idle"]))
 
 
 @rule(
@@ -211,7 +211,7 @@ def network_threads_saturated(t, p):
     uses=(broker_threads,),
     runs_in=("preflight",),
 )
-def io_threads_saturated(t, p):
+def io_threads_saturated(tables, params):
     """The broker's I/O (request handler) threads are saturated: RequestHandlerAvgIdlePercent is below the threshold.
 
     Why: the request handler threads execute every request (appends to the log, fetches,
@@ -233,16 +233,16 @@ def io_threads_saturated(t, p):
     - Kafka broker config num.io.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.io.threads>
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
-    d = _view(t).where(F.col("io_idle") < p["min_idle"])
+    d = _view(tables).where(F.col("io_idle") < params["min_idle"])
     msg = text(
         "RequestHandlerAvgIdlePercent is ",
         _ratio(F.col("io_idle")),
-        " (below " + _fmt(p["min_idle"]),
+        " (below " + _fmt(params["min_idle"]),
         ") with num.io.threads=",
         _num("io_threads"),
         ": the request handler threads are saturated",
     )
-    return _broker(d, msg, min_idle=F.lit(p["min_idle"]))
+    return _broker(d, msg, min_idle=F.lit(params["min_idle"]))
 
 
 @rule(
@@ -262,7 +262,7 @@ def io_threads_saturated(t, p):
     runs_in=("lint",),
     lint_key="num.network.threads",
 )
-def network_threads_low(t, p):
+def network_threads_low(tables, params):
     """num.network.threads is low for the broker's cores or for its connections.
 
     Why: num.network.threads is the number of network processors *per listener*; each
@@ -290,8 +290,8 @@ def network_threads_low(t, p):
     - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
     """
-    per_core, per_thread = p["cores_per_network_thread"], p["max_connections_per_thread"]
-    d = _view(t).where(F.col("network_threads") > 0)
+    per_core, per_thread = params["cores_per_network_thread"], params["max_connections_per_thread"]
+    d = _view(tables).where(F.col("network_threads") > 0)
     few_for_cores = F.col("network_threads") < _per(F.col("cores"), per_core)
     per_net = _per(F.col("busiest_listener_connections"), F.col("network_threads"))
     few_for_conns = per_net > F.lit(per_thread)
@@ -347,7 +347,7 @@ def network_threads_low(t, p):
     runs_in=("lint",),
     lint_key="num.io.threads",
 )
-def io_threads_low(t, p):
+def io_threads_low(tables, params):
     """num.io.threads is below half the broker's cores, or below its number of log directories.
 
     Why: the request handler (I/O) threads do the disk work of every request. Fewer than
@@ -369,8 +369,8 @@ def io_threads_low(t, p):
     - Kafka broker config num.io.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.io.threads>
     - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
-    per_core = p["cores_per_io_thread"]
-    d = _view(t).where(F.col("io_threads") > 0)
+    per_core = params["cores_per_io_thread"]
+    d = _view(tables).where(F.col("io_threads") > 0)
     few_for_cores = F.col("io_threads") < _per(F.col("cores"), per_core)
     few_for_dirs = F.col("io_threads") < F.col("log_dir_count")
     d = d.where(F.coalesce(few_for_cores, F.lit(False)) | F.coalesce(few_for_dirs, F.lit(False)))
@@ -412,7 +412,7 @@ def io_threads_low(t, p):
     runs_in=("lint",),
     lint_key="num.network.threads",
 )
-def network_above_io(t, p):
+def network_above_io(tables, params):
     """num.network.threads is greater than num.io.threads.
 
     Why: network processors hand every request to the shared request queue served by the
@@ -434,7 +434,7 @@ def network_above_io(t, p):
     - Kafka broker config num.io.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.io.threads>
     - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
     """
-    d = _view(t).where(F.col("network_threads") > F.col("io_threads"))
+    d = _view(tables).where(F.col("network_threads") > F.col("io_threads"))
     msg = text(
         "num.network.threads=",
         _num("network_threads"),
@@ -461,7 +461,7 @@ def network_above_io(t, p):
     runs_in=("preflight", "lint"),
     lint_key="queued.max.requests",
 )
-def request_queue_small(t, p):
+def request_queue_small(tables, params):
     """queued.max.requests is small for the broker's connections, or the request queue is nearly full.
 
     Why: queued.max.requests bounds the request queue between the network and I/O
@@ -484,8 +484,8 @@ def request_queue_small(t, p):
     - Kafka broker config queued.max.requests <https://kafka.apache.org/39/documentation.html#brokerconfigs_queued.max.requests>
     - Kafka documentation: monitoring (RequestQueueSize) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
-    slot, fill = p["connections_per_slot"], p["max_queue_fill"]
-    d = _view(t).where(F.col("queued_max_requests") > 0)
+    slot, fill = params["connections_per_slot"], params["max_queue_fill"]
+    d = _view(tables).where(F.col("queued_max_requests") > 0)
     small = F.col("queued_max_requests") < _per(F.col("connections"), slot)
     full = F.col("queue_size") > F.col("queued_max_requests") * F.lit(fill)
     d = d.where(F.coalesce(small, F.lit(False)) | F.coalesce(full, F.lit(False)))

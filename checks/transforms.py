@@ -70,15 +70,17 @@ def with_version_number(df, src: str, out: str):
     return df.withColumn(out, num).drop(tmp)
 
 
-def kafka_defaults(t):
+def kafka_defaults(tables):
     """Per cluster and key: Kafka's default for the cluster's version (latest when unknown)."""
     rows = [
         {"key": d.key, "value": d.value, "since": int(a) * 1_000_000 + int(b) * 1000 + int(c)}
         for d in DEFAULTS
         for a, b, c in [d.since.split(".")]
     ]
-    defaults = rows_frame(t.session, rows, "key string, value string, since int")
-    clusters = with_version_number(t.clusters.select("cluster_id", "kafka_version"), "kafka_version", "v")
+    defaults = rows_frame(tables.session, rows, "key string, value string, since int")
+    clusters = with_version_number(
+        tables.clusters.select("cluster_id", "kafka_version"), "kafka_version", "v"
+    )
     joined = clusters.crossJoin(defaults).where(F.col("v").isNull() | (F.col("since") <= F.col("v")))
     w = Window.partitionBy("cluster_id", "key").orderBy(F.col("since").desc())
     return (
@@ -88,9 +90,9 @@ def kafka_defaults(t):
     )
 
 
-def broker_settings(t):
+def broker_settings(tables):
     """Effective broker-level config, long: cluster_id, broker_id, key, value, prec."""
-    c = t.configs.where(F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
+    c = tables.configs.where(F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
     broker_id = try_int("entity_name")
     dynamic = c.where(
         (F.col("entity_type") == "broker") & (F.col("source") == "DYNAMIC_BROKER_CONFIG")
@@ -99,13 +101,13 @@ def broker_settings(t):
         (F.col("entity_type") == "broker")
         & (F.coalesce(F.col("source"), F.lit("STATIC_BROKER_CONFIG")) == "STATIC_BROKER_CONFIG")
     ).select("cluster_id", broker_id.alias("broker_id"), "key", "value", F.lit(STATIC).alias("prec"))
-    brokers = t.brokers.select("cluster_id", "broker_id")
+    brokers = tables.brokers.select("cluster_id", "broker_id")
     cluster_default = join(
         c.where(F.col("entity_type") == "cluster_default").select("cluster_id", "key", "value"),
         brokers,
         "cluster_id",
     ).select("cluster_id", "broker_id", "key", "value", F.lit(DYNAMIC_DEFAULT).alias("prec"))
-    defaults = join(t.derived(kafka_defaults), brokers, "cluster_id").select(
+    defaults = join(tables.derived(kafka_defaults), brokers, "cluster_id").select(
         "cluster_id", "broker_id", "key", "value", F.lit(KAFKA_DEFAULT).alias("prec")
     )
     layers = dynamic.unionByName(static).unionByName(cluster_default).unionByName(defaults)
@@ -117,22 +119,22 @@ def broker_settings(t):
     )
 
 
-def cluster_settings(t):
+def cluster_settings(tables):
     """Per cluster and key: the broker-level value most brokers have (see module doc).
     Clusters without broker rows still resolve dynamic cluster defaults and Kafka defaults."""
     per_broker = (
-        t.derived(broker_settings)
+        tables.derived(broker_settings)
         .groupBy("cluster_id", "key", "value")
         .agg(F.count(F.lit(1)).alias("weight"), F.min("prec").alias("prec"))
     )
-    c = t.configs.where(F.col("entity_type") == "cluster_default").select(
+    c = tables.configs.where(F.col("entity_type") == "cluster_default").select(
         "cluster_id",
         "key",
         F.trim(F.col("value")).alias("value"),
         F.lit(0).cast("bigint").alias("weight"),
         F.lit(DYNAMIC_DEFAULT).alias("prec"),
     )
-    d = t.derived(kafka_defaults).select(
+    d = tables.derived(kafka_defaults).select(
         "cluster_id",
         "key",
         "value",
@@ -151,7 +153,7 @@ def cluster_settings(t):
     )
 
 
-def topic_settings(t):
+def topic_settings(tables):
     """One row per topic with its effective topic-level settings, typed, and their sources:
     min_insync_replicas (int), unclean_leader_election_enable (boolean), cleanup_policy.
 
@@ -159,7 +161,7 @@ def topic_settings(t):
     cluster) are each turned into one wide row first, then joined to the topics: the
     topics are never multiplied by the keys (a 3M-row aggregate at 1M topics)."""
     overrides = (
-        t.configs.where((F.col("entity_type") == "topic") & F.col("key").isin(*TOPIC_FALLBACK))
+        tables.configs.where((F.col("entity_type") == "topic") & F.col("key").isin(*TOPIC_FALLBACK))
         .groupBy("cluster_id", F.col("entity_name").alias("topic"))
         .agg(
             *[
@@ -169,7 +171,7 @@ def topic_settings(t):
         )
     )
     cluster = (
-        t.derived(cluster_settings)
+        tables.derived(cluster_settings)
         .where(F.col("key").isin(*sorted(set(TOPIC_FALLBACK.values()))))
         .groupBy("cluster_id")
         .agg(
@@ -184,7 +186,7 @@ def topic_settings(t):
         )
     )
     wide = join(
-        join(t.topics.select("cluster_id", "topic"), overrides, ["cluster_id", "topic"], "left"),
+        join(tables.topics.select("cluster_id", "topic"), overrides, ["cluster_id", "topic"], "left"),
         cluster,
         "cluster_id",
         "left",
@@ -221,23 +223,23 @@ UNCLEAN_IN_KRAFT_SINCE = 3_009_000
 ELR_FEATURE = "eligible.leader.replicas.version"
 
 
-def cluster_versions(t):
+def cluster_versions(tables):
     """Per cluster: ``low_v``, the lowest broker software version (brokers.version, else the
     cluster's kafka_version) as a version number (version_key), null when unknown; ``mode``
     (zookeeper | kraft | null); ``elr`` (the eligible.leader.replicas.version feature is
     finalized at level 1 or above, KIP-966)."""
     brokers = (
-        t.brokers.select("cluster_id", version_key("version").alias("v"))
+        tables.brokers.select("cluster_id", version_key("version").alias("v"))
         .groupBy("cluster_id")
         .agg(F.min("v").alias("broker_low_v"))
     )
     elr = (
-        t.features.where((F.col("feature") == ELR_FEATURE) & (F.col("finalized_level") >= 1))
+        tables.features.where((F.col("feature") == ELR_FEATURE) & (F.col("finalized_level") >= 1))
         .select("cluster_id")
         .distinct()
         .withColumn("elr", F.lit(True))
     )
-    clusters = t.clusters.select(
+    clusters = tables.clusters.select(
         "cluster_id",
         version_key("kafka_version").alias("cluster_v"),
         F.lower(F.col("metadata_mode")).alias("mode"),
@@ -251,7 +253,7 @@ def cluster_versions(t):
     )
 
 
-def leader_min_isr(t):
+def leader_min_isr(tables):
     """Per registered broker, as ``leader``: the broker-level min.insync.replicas a partition it
     leads inherits (``leader_min_isr``, its layer ``leader_min_isr_prec``) and the broker's
     version (``leader_v``, version_key of brokers.version, else the cluster's kafka_version).
@@ -265,9 +267,11 @@ def leader_min_isr(t):
     per-broker min.insync.replicas overrides are removed and no longer allowed (Kafka
     documentation, "Eligible Leader Replicas"): the dynamic per-broker layer is skipped."""
     key = "min.insync.replicas"
-    c = t.configs.where((F.col("key") == key) & (F.col("is_sensitive").isNull() | ~F.col("is_sensitive")))
+    c = tables.configs.where(
+        (F.col("key") == key) & (F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
+    )
     broker_id = try_int("entity_name")
-    brokers = t.brokers.select("cluster_id", "broker_id", version_key("version").alias("v"))
+    brokers = tables.brokers.select("cluster_id", "broker_id", version_key("version").alias("v"))
     dynamic = c.where(
         (F.col("entity_type") == "broker") & (F.col("source") == "DYNAMIC_BROKER_CONFIG")
     ).select("cluster_id", broker_id.alias("broker_id"), "value", F.lit(DYNAMIC_BROKER).alias("prec"))
@@ -280,9 +284,11 @@ def leader_min_isr(t):
         c.where(F.col("entity_type") == "cluster_default").select("cluster_id", "value"), ids, "cluster_id"
     ).select("cluster_id", "broker_id", "value", F.lit(DYNAMIC_DEFAULT).alias("prec"))
     defaults = join(
-        t.derived(kafka_defaults).where(F.col("key") == key).select("cluster_id", "value"), ids, "cluster_id"
+        tables.derived(kafka_defaults).where(F.col("key") == key).select("cluster_id", "value"),
+        ids,
+        "cluster_id",
     ).select("cluster_id", "broker_id", "value", F.lit(KAFKA_DEFAULT).alias("prec"))
-    versions = t.derived(cluster_versions).select("cluster_id", "elr")
+    versions = tables.derived(cluster_versions).select("cluster_id", "elr")
     layers = join(
         dynamic.unionByName(static).unionByName(cluster_default).unionByName(defaults),
         versions,
@@ -291,11 +297,11 @@ def leader_min_isr(t):
     ).where(~((F.col("prec") == DYNAMIC_BROKER) & F.coalesce(F.col("elr"), F.lit(False))))
     w = Window.partitionBy("cluster_id", "broker_id").orderBy(F.col("prec").asc())
     chosen = layers.withColumn("_rn", F.row_number().over(w)).where(F.col("_rn") == 1)
-    cluster_v = t.clusters.select("cluster_id", version_key("kafka_version").alias("cluster_v"))
+    cluster_v = tables.clusters.select("cluster_id", version_key("kafka_version").alias("cluster_v"))
     # A broker whose own configuration was not collected (no broker-level row at all) is not
     # judged by Kafka's default: its partitions fall back to the cluster's value.
     described = (
-        t.configs.where(F.col("entity_type") == "broker")
+        tables.configs.where(F.col("entity_type") == "broker")
         .select("cluster_id", broker_id.alias("broker_id"))
         .distinct()
         .withColumn("described", F.lit(True))
@@ -316,7 +322,7 @@ def leader_min_isr(t):
     )
 
 
-def with_effective_min_isr(t, d):
+def with_effective_min_isr(tables, d):
     """``d`` (cluster_id, leader, replicas and topic_settings' min_insync_replicas and
     min_insync_replicas_source) with the partition's min.insync.replicas as its leader applies it:
 
@@ -332,8 +338,8 @@ def with_effective_min_isr(t, d):
     * ``min_isr_capped``: the effective value is the replica count, below the configured one."""
     # One row per broker and per cluster: broadcast on Spark, so that the partitions (10M in the
     # bench) are not shuffled again by leader after degraded_partitions' joins by topic.
-    leaders = F.broadcast(t.derived(leader_min_isr))
-    versions = F.broadcast(t.derived(cluster_versions).select("cluster_id", "low_v"))
+    leaders = F.broadcast(tables.derived(leader_min_isr))
+    versions = F.broadcast(tables.derived(cluster_versions).select("cluster_id", "low_v"))
     d = join(join(d, leaders, ["cluster_id", "leader"], "left"), versions, "cluster_id", "left")
     override = F.coalesce(F.col("min_insync_replicas_source") == SOURCE_NAMES[TOPIC], F.lit(False))
     configured = F.when(override, F.col("min_insync_replicas")).otherwise(
@@ -387,7 +393,7 @@ def _col(key: str) -> str:
     return key.replace(".", "_")
 
 
-def replica_lists(t):
+def replica_lists(tables):
     """Per cluster and distinct replica list (null and empty lists too): how many partitions
     have it (``partitions``), and how many of those are not led by the list's first replica,
     their preferred leader (``not_led``). One pass over the partitions for what several rules
@@ -396,15 +402,15 @@ def replica_lists(t):
     so each of them reads thousands of rows instead of scanning every partition again."""
     first = F.when(F.size("replicas") > 0, F.element_at(F.col("replicas"), 1))
     not_led = F.when(F.col("leader").isNull() | (F.col("leader") != first), F.lit(1)).otherwise(F.lit(0))
-    return t.partitions.groupBy("cluster_id", "replicas").agg(
+    return tables.partitions.groupBy("cluster_id", "replicas").agg(
         F.count(F.lit(1)).alias("partitions"), F.sum(not_led).alias("not_led")
     )
 
 
-def topic_replication(t):
+def topic_replication(tables):
     """Per topic: replica counts from partition assignments (min and max over partitions),
     falling back to the topics table's replication factor when partitions were not collected."""
-    per_topic = t.partitions.groupBy("cluster_id", "topic").agg(
+    per_topic = tables.partitions.groupBy("cluster_id", "topic").agg(
         F.min(F.size("replicas")).alias("rf_min"),
         F.max(F.size("replicas")).alias("rf_max"),
         F.count(F.lit(1)).alias("partition_count"),
@@ -412,7 +418,7 @@ def topic_replication(t):
             "single_replica_partitions"
         ),
     )
-    topics = t.topics.select("cluster_id", "topic", "replication_factor", "partitions", "is_internal")
+    topics = tables.topics.select("cluster_id", "topic", "replication_factor", "partitions", "is_internal")
     return join(topics, per_topic, ["cluster_id", "topic"], "left").select(
         "cluster_id",
         "topic",
@@ -427,12 +433,12 @@ def topic_replication(t):
     )
 
 
-def topic_durability(t):
+def topic_durability(tables):
     """topic_replication joined with topic_settings: what replication rules read."""
-    return join(t.derived(topic_replication), t.derived(topic_settings), ["cluster_id", "topic"])
+    return join(tables.derived(topic_replication), tables.derived(topic_settings), ["cluster_id", "topic"])
 
 
-def degraded_partitions(t):
+def degraded_partitions(tables):
     """The partitions that are not fully healthy, with what PAR001-PAR006 and CTL002 judge.
 
     One row per partition (as the brokers serve it) with ZooKeeper's state for it, the
@@ -450,9 +456,9 @@ def degraded_partitions(t):
     fleet, so filtering here keeps the materialised table (and the engine's memory) at the
     size of the problems instead of the size of the fleet."""
     keys = ["cluster_id", "topic", "partition"]
-    live = registered_as(t, "leader", "leader_live")
-    known = cluster_brokers(t).select("cluster_id", "broker_count")
-    zk = t.zk_state.select(
+    live = registered_as(tables, "leader", "leader_live")
+    known = cluster_brokers(tables).select("cluster_id", "broker_count")
+    zk = tables.zk_state.select(
         "cluster_id",
         "topic",
         "partition",
@@ -462,7 +468,7 @@ def degraded_partitions(t):
         F.col("leader_epoch").alias("zk_leader_epoch"),
         F.col("controller_epoch").alias("zk_controller_epoch"),
     )
-    settings = t.derived(topic_settings).select(
+    settings = tables.derived(topic_settings).select(
         "cluster_id", "topic", "min_insync_replicas", "min_insync_replicas_source"
     )
     # The topic's settings first, then ZooKeeper's state: on Spark both joins then need the
@@ -470,7 +476,7 @@ def degraded_partitions(t):
     # (with spark.sql.requireAllClusterKeysForCoPartition off, see auditor/engine/spark_engine.py).
     d = join(
         join(
-            join(join(t.partitions, settings, ["cluster_id", "topic"], "left"), zk, keys, "left"),
+            join(join(tables.partitions, settings, ["cluster_id", "topic"], "left"), zk, keys, "left"),
             live,
             ["cluster_id", "leader"],
             "left",
@@ -479,7 +485,7 @@ def degraded_partitions(t):
         "cluster_id",
         "left",
     )
-    d = with_effective_min_isr(t, d)
+    d = with_effective_min_isr(tables, d)
     adding = F.when(F.col("adding_replicas").isNotNull(), F.size("adding_replicas")).otherwise(F.lit(0))
     unregistered = (
         (F.col("leader") >= 0)
@@ -533,24 +539,24 @@ def degraded_partitions(t):
     return d.where(~F.coalesce(healthy, F.lit(False)))
 
 
-def registered_as(t, as_name: str, flag: str):
+def registered_as(tables, as_name: str, flag: str):
     """The registered brokers as (cluster_id, ``as_name`` = broker id, ``flag`` = true), to
     left-join onto a column holding a broker id: ``flag`` is null where it is not registered."""
-    return t.brokers.select("cluster_id", F.col("broker_id").alias(as_name), F.lit(True).alias(flag))
+    return tables.brokers.select("cluster_id", F.col("broker_id").alias(as_name), F.lit(True).alias(flag))
 
 
-def cluster_brokers(t):
+def cluster_brokers(tables):
     """``broker_counts``, the shared transform (built once per run)."""
-    return t.derived(broker_counts)
+    return tables.derived(broker_counts)
 
 
-def broker_counts(t):
+def broker_counts(tables):
     """Per cluster with registered brokers: how many (broker_count), their distinct racks
     (rack_count), their ids (broker_ids) and a map broker id -> struct(rack) (registered;
     rack is null when broker.rack is unset). Brokers are deduplicated by id first, so a snapshot
     with a repeated registration cannot build a map with duplicate keys (an error on Spark)."""
     brokers = (
-        t.brokers.where(F.col("broker_id").isNotNull())
+        tables.brokers.where(F.col("broker_id").isNotNull())
         .groupBy("cluster_id", "broker_id")
         .agg(F.max("rack").alias("rack"))
     )
@@ -566,7 +572,7 @@ def broker_counts(t):
     )
 
 
-def replica_placement(t):
+def replica_placement(tables):
     """Partitions placed worse than their cluster allows, in clusters whose brokers were
     collected: ``rack_short`` (fewer distinct racks than min(replicas, racks in the
     cluster), in clusters with more than one rack; a replica on a broker of unknown rack
@@ -579,16 +585,16 @@ def replica_placement(t):
     the few bad lists."""
     brokers = F.transform(F.col("replicas"), lambda r: F.element_at(F.col("registered"), r))
     racks = F.transform(brokers, lambda b: b.getField("rack"))
-    parts = t.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
+    parts = tables.partitions.where(F.col("replicas").isNotNull() & (F.size("replicas") > 0)).select(
         "cluster_id", "topic", "partition", "replicas"
     )
     lists = (
-        t.derived(replica_lists)
+        tables.derived(replica_lists)
         .where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
         .select("cluster_id", "replicas")
     )
     judged = join(
-        lists, cluster_brokers(t).select("cluster_id", "rack_count", "registered"), "cluster_id"
+        lists, cluster_brokers(tables).select("cluster_id", "rack_count", "registered"), "cluster_id"
     ).select(
         "cluster_id",
         "replicas",
@@ -669,14 +675,14 @@ def rdkafka_version_key(name, version):
     )
 
 
-def broker_log_dirs(t):
+def broker_log_dirs(tables):
     """Per broker: its log directories, from DescribeLogDirs (log_dirs table), the brokers
     table and the effective log.dirs setting, paths normalised (trailing '/' removed).
     Columns: cluster_id, broker_id, log_dir_count, log_dir_paths (sorted)."""
-    table = t.log_dirs.select("cluster_id", "broker_id", F.col("path").alias("p"))
-    registered = t.brokers.select("cluster_id", "broker_id", F.explode(F.col("log_dirs")).alias("p"))
+    table = tables.log_dirs.select("cluster_id", "broker_id", F.col("path").alias("p"))
+    registered = tables.brokers.select("cluster_id", "broker_id", F.explode(F.col("log_dirs")).alias("p"))
     configured = (
-        t.derived(broker_settings)
+        tables.derived(broker_settings)
         .where((F.col("key") == "log.dirs") & F.col("value").isNotNull())
         .select("cluster_id", "broker_id", F.explode(F.split(F.col("value"), ",")).alias("p"))
     )

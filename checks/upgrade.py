@@ -23,26 +23,26 @@ UPGRADE_NOTES = "https://kafka.apache.org/40/getting-started/upgrade"
 MSK_MIGRATION = "https://docs.amazonaws.cn/en_us/msk/latest/developerguide/zk-to-kraft-migration.html"
 
 
-def upgrade_view(t):
+def upgrade_view(tables):
     """One row per cluster: name, platform, mode (the controller table's, else the manifest's),
     software version (lowest broker version, else the cluster's kafka_version) as ``v`` and as
     text, az_count, and the finalized metadata.version (level and name) when collected."""
-    ctl = t.controller.groupBy("cluster_id").agg(F.max(F.lower(F.col("mode"))).alias("ctl_mode"))
+    ctl = tables.controller.groupBy("cluster_id").agg(F.max(F.lower(F.col("mode"))).alias("ctl_mode"))
     brokers = (
-        t.brokers.select("cluster_id", version_key("version").alias("bv"), "version")
+        tables.brokers.select("cluster_id", version_key("version").alias("bv"), "version")
         .where(F.col("bv").isNotNull())
         .groupBy("cluster_id")
         .agg(F.min("bv").alias("broker_v"))
     )
     mv = (
-        t.features.where(F.col("feature") == "metadata.version")
+        tables.features.where(F.col("feature") == "metadata.version")
         .groupBy("cluster_id")
         .agg(
             F.max("finalized_level").alias("mv_level"),
             F.max("version_name").alias("mv_name"),
         )
     )
-    c = t.clusters.select(
+    c = tables.clusters.select(
         "cluster_id",
         F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
         F.lower(F.col("platform")).alias("platform"),
@@ -83,8 +83,8 @@ def _version_text(v):
     )
 
 
-def _view(t):
-    return t.derived(upgrade_view)
+def _view(tables):
+    return tables.derived(upgrade_view)
 
 
 def _msk():
@@ -99,7 +99,7 @@ def _msk():
     uses=(upgrade_view,),
     runs_in=("upgrade",),
 )
-def zookeeper_mode_blocks_kafka_4(t, p):
+def zookeeper_mode_blocks_kafka_4(tables, params):
     """The cluster runs in ZooKeeper mode: Kafka 4.0 has no ZooKeeper mode, so it cannot be upgraded to 4.x before it migrates to KRaft.
 
     Why: Apache Kafka 4.0 only supports KRaft mode; ZooKeeper mode has been removed, and the
@@ -125,7 +125,7 @@ def zookeeper_mode_blocks_kafka_4(t, p):
     - KIP-866: ZooKeeper to KRaft Migration <https://cwiki.apache.org/confluence/display/KAFKA/KIP-866+ZooKeeper+to+KRaft+Migration>
     - Amazon MSK: migrate from ZooKeeper to KRaft mode <https://docs.amazonaws.cn/en_us/msk/latest/developerguide/zk-to-kraft-migration.html>
     """
-    d = _view(t).where(F.col("mode") == "zookeeper")
+    d = _view(tables).where(F.col("mode") == "zookeeper")
     path = F.when(
         _msk(),
         F.lit(
@@ -162,7 +162,7 @@ def zookeeper_mode_blocks_kafka_4(t, p):
     uses=(upgrade_view,),
     runs_in=("upgrade",),
 )
-def version_below_upgrade_floor(t, p):
+def version_below_upgrade_floor(tables, params):
     """A KRaft cluster runs a Kafka version older than 3.3: Kafka 4.0 does not upgrade from it.
 
     Why: the Kafka 4.0 upgrade notes cover upgrades "from any version 3.3.x through 3.9.x":
@@ -180,7 +180,7 @@ def version_below_upgrade_floor(t, p):
     - Kafka 4.0 upgrade notes: upgrading servers to 4.0 from any version 3.3.x through 3.9.x <https://kafka.apache.org/40/getting-started/upgrade>
     - Kafka 4.0 compatibility matrix (server compatibility by KRaft cluster version) <https://kafka.apache.org/40/getting-started/compatibility>
     """
-    d = _view(t).where(
+    d = _view(tables).where(
         (F.coalesce(F.col("mode"), F.lit("")) != "zookeeper") & (F.col("v") < F.lit(OLDEST_SOURCE_V))
     )
     msg = text(
@@ -206,7 +206,7 @@ def version_below_upgrade_floor(t, p):
     uses=(upgrade_view,),
     runs_in=("upgrade",),
 )
-def metadata_version_not_finalized(t, p):
+def metadata_version_not_finalized(tables, params):
     """The KRaft cluster's finalized metadata.version is below its running release (or below 3.3-IV3): finalize it before the hop to 4.x.
 
     Why: Kafka 4.0 requires the metadata version, not only the software, to be at least
@@ -231,7 +231,9 @@ def metadata_version_not_finalized(t, p):
     - apache/kafka server-common/src/main/java/org/apache/kafka/server/common/MetadataVersion.java (IBP_3_3_IV3 = level 7) <https://github.com/apache/kafka/blob/trunk/server-common/src/main/java/org/apache/kafka/server/common/MetadataVersion.java>
     - KIP-778: KRaft to KRaft Upgrades <https://cwiki.apache.org/confluence/display/KAFKA/KIP-778%3A+KRaft+to+KRaft+Upgrades>
     """
-    d = _view(t).where((F.coalesce(F.col("mode"), F.lit("")) != "zookeeper") & F.col("mv_level").isNotNull())
+    d = _view(tables).where(
+        (F.coalesce(F.col("mode"), F.lit("")) != "zookeeper") & F.col("mv_level").isNotNull()
+    )
     release = F.floor(F.col("v") / 1000).cast("bigint") * 1000
     below_floor = F.col("mv_level") < F.lit(MIN_METADATA_LEVEL)
     behind = F.coalesce(version_key(F.col("mv_name")) < release, F.lit(False))
@@ -275,7 +277,7 @@ def metadata_version_not_finalized(t, p):
     )
 
 
-def removed_keys(t):
+def removed_keys(tables):
     """(scope, key, removed): the broker and topic keys Kafka removed at or before the target
     release and did not bring back, from auditor/data/kafka_configs.json (Kafka's own
     ConfigDef definitions at every release: KafkaConfig, DynamicConfig.Broker, LogConfig)."""
@@ -288,7 +290,7 @@ def removed_keys(t):
             removed_v = version_number(last_removed) if last_removed else None
             if removed_v is not None and removed_v <= target:
                 rows.append({"scope": scope, "key": key, "removed": last_removed})
-    return rows_frame(t.session, rows, "scope string, key string, removed string")
+    return rows_frame(tables.session, rows, "scope string, key string, removed string")
 
 
 @rule(
@@ -300,7 +302,7 @@ def removed_keys(t):
     uses=(removed_keys,),
     runs_in=("upgrade",),
 )
-def config_removed_in_kafka_4(t, p):
+def config_removed_in_kafka_4(tables, params):
     """A configuration key that Kafka 4.0 no longer has is still set: on 4.x it is ignored, so what it configured changes.
 
     Why: Kafka 4.0 removed deprecated configurations (the 4.0 upgrade notes list among
@@ -326,8 +328,8 @@ def config_removed_in_kafka_4(t, p):
     - KIP-724: Drop support for message formats v0 and v1 <https://cwiki.apache.org/confluence/display/KAFKA/KIP-724%3A+Drop+support+for+message+formats+v0+and+v1>
     - apache/kafka docs/upgrade.html (4.0.0 notable changes: the delegation.token.master.key and offsets.commit.required.acks removals) <https://github.com/apache/kafka/blob/trunk/docs/upgrade.html>
     """
-    keys = t.derived(removed_keys)
-    scoped = t.configs.where(
+    keys = tables.derived(removed_keys)
+    scoped = tables.configs.where(
         F.col("key").isNotNull()
         & (F.coalesce(F.col("source"), F.lit("STATIC_BROKER_CONFIG")) != "DEFAULT_CONFIG")
         & F.col("entity_type").isin("broker", "cluster_default", "topic")
@@ -379,7 +381,7 @@ def config_removed_in_kafka_4(t, p):
     uses=(upgrade_view,),
     runs_in=("upgrade",),
 )
-def msk_kraft_migration_prerequisites(t, p):
+def msk_kraft_migration_prerequisites(tables, params):
     """An MSK cluster in ZooKeeper mode does not meet AWS's prerequisites for migrating to KRaft, the step before Kafka 4.x.
 
     Why: AWS migrates an MSK cluster from ZooKeeper to KRaft in place with the
@@ -402,7 +404,7 @@ def msk_kraft_migration_prerequisites(t, p):
     - Amazon MSK: migrate from ZooKeeper to KRaft mode (prerequisites) <https://docs.amazonaws.cn/en_us/msk/latest/developerguide/zk-to-kraft-migration.html>
     - Kafka 4.0 upgrade notes (ZooKeeper-mode clusters migrate to KRaft first) <https://kafka.apache.org/40/getting-started/upgrade>
     """
-    d = _view(t).where(_msk() & (F.col("mode") == "zookeeper"))
+    d = _view(tables).where(_msk() & (F.col("mode") == "zookeeper"))
     old = F.coalesce(F.col("v") < F.lit(MSK_MIGRATION_FROM_V), F.lit(False))
     azs = F.coalesce(F.col("az_count") != 3, F.lit(False))
     d = d.where(old | azs)
