@@ -46,6 +46,7 @@ from pathlib import Path
 
 MSK_REVISION_SOURCE = "https://docs.aws.amazon.com/msk/latest/developerguide/msk-update-cluster-config.html"
 MAX_LISTED = 20
+REASSIGNMENT_FILE = "increase-replication-factor.json"  # what the reassign commands read
 
 
 @dataclass
@@ -362,9 +363,9 @@ def _reassignment(plan: FixPlan, grow: list[dict], new_rf: dict, registered: dic
             "replicas on the least-loaded brokers)",
             [
                 f"kafka-reassign-partitions.sh --bootstrap-server {q} --reassignment-json-file "
-                "increase-replication-factor.json --execute",
+                f"{REASSIGNMENT_FILE} --execute",
                 f"kafka-reassign-partitions.sh --bootstrap-server {q} --reassignment-json-file "
-                "increase-replication-factor.json --verify   # until every reassignment is complete",
+                f"{REASSIGNMENT_FILE} --verify   # until every reassignment is complete",
             ],
             topics,
         )
