@@ -109,6 +109,26 @@ class ClusterEntry:
     references: dict = field(
         default_factory=dict
     )  # key -> {"env": NAME} (or a list of them, per metrics entry)
+    env_values: dict[str, str] = field(default_factory=dict, repr=False)  # resolved value -> NAME
+
+    def hide_env_values(self, value):
+        """``value`` (a string, or lists and dicts of them) with every value resolved from the
+        environment replaced by ``{env: NAME}``: what collecting it wrote (a source's target, an
+        error quoting a connect string or URL) may name the variable, never hold its value. A
+        ``{broker_id}`` template's value is hidden in each of its expansions too."""
+        if isinstance(value, str):
+            for secret, name in sorted(self.env_values.items(), key=lambda kv: -len(kv[0])):
+                mark = f"{{env: {name}}}"
+                if TEMPLATE in secret:
+                    pattern = r"\d+".join(re.escape(part) for part in secret.split(TEMPLATE))
+                    value = re.sub(pattern, lambda _m, mark=mark: mark, value)
+                value = value.replace(secret, mark)
+            return value
+        if isinstance(value, list):
+            return [self.hide_env_values(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.hide_env_values(v) for k, v in value.items()}
+        return value
 
     @property
     def discovers_brokers(self) -> bool:
@@ -439,11 +459,13 @@ class _Parser:
             refs = [r for _, r, _ in values]
             if any(refs):
                 entry.references["bootstrap_servers"] = [r or v for v, r, _ in values]
+            entry.env_values.update({v: r["env"] for v, r, _ in values if r})
         if "zookeeper" in merged:
             vnode = merged["zookeeper"][1]
             entry.zookeeper, ref = self.string(vnode, f"{what}: zookeeper", env=True)
             if ref:
                 entry.references["zookeeper"] = ref
+                entry.env_values[entry.zookeeper] = ref["env"]
             if not _ZOOKEEPER.match(entry.zookeeper):
                 self.fail(vnode, f"{what}: zookeeper: expected HOST:PORT[,HOST:PORT...][/chroot]")
         if "command_config" in merged:
@@ -463,6 +485,8 @@ class _Parser:
         if "metrics" in merged:
             plain, templ = [], []
             for value, ref, vnode in self.strings(merged["metrics"][1], f"{what}: metrics", env=True):
+                if ref:
+                    entry.env_values[value] = ref["env"]
                 m = _BROKER_PREFIX.match(value)
                 target = m.group(2) if m else value
                 if not re.match(r"^https?://", target, re.IGNORECASE) and ref is None:

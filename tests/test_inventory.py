@@ -555,3 +555,42 @@ def test_out_that_is_a_file_is_a_usage_error(tmp_path):
     afile.write_text("x")
     done = _cli("collect", "--inventory", inv, "--out", afile, "--run-date", "2026-11-23")
     assert done.returncode == 2 and "exists and is not a directory" in done.stderr
+
+
+def test_env_values_reach_no_manifest_log_or_report(tmp_path):
+    """Issue 37: {env: NAME} values (a ZooKeeper connect string, bootstrap servers, a metrics URL
+    and a metrics template) are used to collect, and only NAME is ever written: not in
+    manifest.json (sources, errors, inventory), not on stdout/stderr, not in any report's AUD001."""
+    secrets = {
+        "SECRET_ZK": "127.0.0.1:1/zk-chroot-secret7",
+        "SECRET_BOOT": "bootstrap-secret7.invalid:9092",
+        "SECRET_METRICS": "http://127.0.0.1:1/metrics-secret7",
+        "SECRET_TEMPLATE": "http://127.0.0.1:1/b{broker_id}/template-secret7",
+    }
+    inv = tmp_path / "fleet.yaml"
+    inv.write_text(
+        "version: 1\nclusters:\n"
+        "  - name: zk\n    zookeeper: {env: SECRET_ZK}\n    timeout: 1\n"
+        "    metrics: [{env: SECRET_METRICS}, {env: SECRET_TEMPLATE}]\n    broker_ids: [1, 2]\n"
+        "  - name: boot\n    bootstrap_servers: {env: SECRET_BOOT}\n    timeout: 1\n"
+    )
+    out = tmp_path / "out"
+    env = {**secrets, "NO_COLOR": "1"}
+    done = _cli(
+        "collect", "--inventory", inv, "--out", out, "--run-date", "2026-11-23", "--format", "jsonl", env=env
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    manifests = [json.loads(p.read_text()) for p in out.rglob("manifest.json")]
+    assert len(manifests) == 2 and all(m["errors"] for m in manifests)
+    written = "".join(p.read_text() for p in out.rglob("*") if p.is_file()) + done.stdout + done.stderr
+    for fmt in ("text", "json", "sarif", "junit", "markdown", "html", "github"):
+        report = _cli("check", out, "--format", fmt, env=env)
+        assert report.returncode == 3, report.stderr
+        assert "AUD001" in report.stdout or "incomplete" in report.stdout.lower()
+        written += report.stdout + report.stderr
+    for value in secrets.values():
+        for piece in (value, value.split("/", 3)[-1]):  # the whole value and its distinctive tail
+            assert piece not in written, piece
+    assert "secret7" not in written
+    for name in secrets:
+        assert f"{{env: {name}}}" in written  # what failed is still named
