@@ -76,11 +76,31 @@ LABEL_FIELDS = ("environment", "tier", "platform")  # labels that also set the m
 _SECRET_KEY = re.compile(
     r"password|passwd|secret|jaas|credential|passphrase|token|api[_.-]?key|private[_.-]?key", re.IGNORECASE
 )
-_URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
-_ZOOKEEPER = re.compile(r"^[^\s/,]+(?::\d+)?(?:,[^\s/,]+(?::\d+)?)*(?:/\S*)?$")
+# Every pattern here runs on inventory text: none can backtrack (no two quantified parts that
+# can match the same characters), and values are bounded in length before any runs.
+MAX_VALUE_CHARS = 4096  # a URL, connect string, path, name or label value
+_URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_AUTHORITY = re.compile(r"[^/@\s]*")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BROKER_PREFIX = re.compile(r"^broker_id=(\d+):(.*)$", re.DOTALL)
 TEMPLATE = "{broker_id}"
+
+
+def _is_zookeeper(value: str) -> bool:
+    """``HOST[:PORT][,HOST[:PORT]...][/chroot]`` with no space: split, not matched (the pattern
+    that said it backtracked exponentially over ``a:1,a:1,...``)."""
+    hosts = value.partition("/")[0]
+    return not any(c.isspace() for c in value) and all(hosts.split(","))
+
+
+def _has_url_password(value: str) -> bool:
+    """``scheme://user:password@...``: a ``:`` in the userinfo (the text before an ``@`` that
+    comes before any ``/`` or space), found in one linear scan."""
+    scheme = _URL_SCHEME.match(value)
+    if not scheme:
+        return False
+    authority = _AUTHORITY.match(value, scheme.end())
+    return value[authority.end() : authority.end() + 1] == "@" and ":" in authority.group()
 
 
 class InventoryError(UsageError):
@@ -323,8 +343,10 @@ class _Parser:
                 f"{what}: expected a non-empty string"
                 + (" (quote it)" if isinstance(node, yaml.ScalarNode) and node.value else ""),
             )
+        if len(node.value) > MAX_VALUE_CHARS:
+            self.fail(node, f"{what}: longer than {MAX_VALUE_CHARS} characters")
         prefixed = _BROKER_PREFIX.match(node.value)
-        if _URL_PASSWORD.match(prefixed.group(2) if prefixed else node.value):
+        if _has_url_password(prefixed.group(2) if prefixed else node.value):
             self.fail(node, f"{what}: a password in a URL: give it by environment variable ({{env: NAME}})")
         return node.value, None
 
@@ -466,7 +488,7 @@ class _Parser:
             if ref:
                 entry.references["zookeeper"] = ref
                 entry.env_values[entry.zookeeper] = ref["env"]
-            if not _ZOOKEEPER.match(entry.zookeeper):
+            if not _is_zookeeper(entry.zookeeper):
                 self.fail(vnode, f"{what}: zookeeper: expected HOST:PORT[,HOST:PORT...][/chroot]")
         if "command_config" in merged:
             vnode = merged["command_config"][1]
