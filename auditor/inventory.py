@@ -82,7 +82,8 @@ MAX_VALUE_CHARS = 4096  # a URL, connect string, path, name or label value
 _URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _AUTHORITY = re.compile(r"[^/@\s]*")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_BROKER_PREFIX = re.compile(r"^broker_id=(\d+):(.*)$", re.DOTALL)
+_BROKER_PREFIX = re.compile(r"^broker_id=([0-9]+):(.*)$", re.DOTALL)
+MAX_BROKER_ID = 2**31 - 1  # broker.id is a Java int; ids below 0 are generated, never configured
 TEMPLATE = "{broker_id}"
 
 
@@ -510,6 +511,8 @@ class _Parser:
                 if ref:
                     entry.env_values[value] = ref["env"]
                 m = _BROKER_PREFIX.match(value)
+                if m and (len(m.group(1)) > 10 or int(m.group(1)) > MAX_BROKER_ID):
+                    self.fail(vnode, f"{what}: metrics: broker_id= takes a broker id (0 to {MAX_BROKER_ID})")
                 target = m.group(2) if m else value
                 if not re.match(r"^https?://", target, re.IGNORECASE) and ref is None:
                     target = self.path(target)
@@ -532,6 +535,11 @@ class _Parser:
             if not isinstance(bnode, yaml.SequenceNode):
                 self.fail(bnode, f"{what}: broker_ids: expected a list of integers")
             entry.broker_ids = [self.number(n, f"{what}: broker_ids", integer=True) for n in bnode.value]
+            for n, bid in zip(bnode.value, entry.broker_ids, strict=True):
+                if not 0 <= bid <= MAX_BROKER_ID:
+                    self.fail(
+                        n, f"{what}: broker_ids: {n.value[:24]} is not a broker id (0 to {MAX_BROKER_ID})"
+                    )
         if "kafka_version" in merged:
             entry.kafka_version, _ = self.string(merged["kafka_version"][1], f"{what}: kafka_version")
         if "msk" in merged:
@@ -545,6 +553,10 @@ class _Parser:
                 )
             if "az_count" in msk:
                 entry.az_count = int(self.number(msk["az_count"][1], f"{what}: msk.az_count", integer=True))
+                if not 1 <= entry.az_count <= 32:  # (an AWS region has at most 6 zones)
+                    self.fail(
+                        msk["az_count"][1], f"{what}: msk.az_count: expected a number of zones (1 to 32)"
+                    )
             self.msk_source(entry, msk, what)
         for key in ("timeout", "deadline"):
             if key in merged:

@@ -141,7 +141,7 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
     n = len(registered)
     bootstrap = bootstrap_of(ref, facts)
     plan = FixPlan(view.cluster, bootstrap)
-    msk = (ref.manifest.cluster.get("platform") or "").lower() == "msk" or bool(
+    msk = str(ref.manifest.cluster.get("platform") or "").lower() == "msk" or bool(
         ref.manifest.cluster.get("msk")
     )
     selected = {b.broker_id for b in view.brokers} if view.selected else None
@@ -304,7 +304,13 @@ def _config_changes(
                 f"inherit {old}"
             )
         elif source == "dynamic broker config":
-            ids = sorted({int(r["entity_name"]) for r in broker_configs if str(r["entity_name"]).isdigit()})
+            ids = sorted(
+                {
+                    int(r["entity_name"])
+                    for r in broker_configs
+                    if str(r["entity_name"]).isascii() and str(r["entity_name"]).isdigit()
+                }
+            )
             plan.changes.append(
                 Change(
                     "broker_config",

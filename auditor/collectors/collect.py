@@ -330,7 +330,9 @@ def broker_hosts(
         if row.get("entity_type") == "broker" and row.get("key") in ("advertised.listeners", "listeners"):
             listeners[(row["entity_name"], row["key"])] = row.get("value") or ""
     for (entity, key), value in sorted(listeners.items()):
-        if not entity.isdigit() or (key == "listeners" and (entity, "advertised.listeners") in listeners):
+        if not (entity.isascii() and entity.isdigit()) or (
+            key == "listeners" and (entity, "advertised.listeners") in listeners
+        ):
             continue
         for host, port in _listener_hosts(value):
             out.append((int(entity), host, port))

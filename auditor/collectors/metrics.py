@@ -159,8 +159,8 @@ SOURCE = "metrics"
 MAX_BYTES = 64 * 1024 * 1024  # a scrape (or file) larger than this is a source error
 _CHUNK = 64 * 1024
 
-_HINT = re.compile(r"^broker_id=(\d+):(.+)$", re.DOTALL)
-_MSK_HOST = re.compile(r"^b-(\d+)(?:-public)?\.", re.IGNORECASE)
+_HINT = re.compile(r"^broker_id=([0-9]+):(.+)$", re.DOTALL)
+_MSK_HOST = re.compile(r"^b-([0-9]{1,9})(?:-public)?\.", re.IGNORECASE)
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
 # Normalised label names that carry the broker id (``broker`` only when an integer).
 _BROKER_LABELS = ("brokerid", "kafkabrokerid", "broker")
@@ -666,8 +666,13 @@ def _instance_host(value: str) -> tuple[str, int | None]:
 
 
 def split_hint(source: str) -> tuple[int | None, str]:
+    """(the ``broker_id=N:`` prefix's id, the URL or file); ValueError for an id no broker has."""
     m = _HINT.match(source.strip())
-    return (int(m.group(1)), m.group(2)) if m else (None, source.strip())
+    if not m:
+        return None, source.strip()
+    if len(m.group(1)) > 10 or int(m.group(1)) > INT32_MAX:  # (int() refuses 4300+ digits itself)
+        raise ValueError(f"broker_id={m.group(1)[:12]}...: not a broker id (0 to {INT32_MAX})")
+    return int(m.group(1)), m.group(2)
 
 
 class _Deadline:
@@ -911,8 +916,8 @@ def _iter_families(text: str):
 
 def _version_order(version: str) -> tuple:
     """Sort key of a reported version: numerically by its leading numbers, then as text."""
-    nums = re.match(r"v?([\d.]*)", version).group(1)
-    return tuple(int(p) for p in nums.split(".") if p), version
+    nums = re.match(r"v?([0-9.]*)", version).group(1)
+    return tuple(int(p[:18]) for p in nums.split(".") if p), version
 
 
 _AGGREGATE = {"sum": lambda a, b: a + b, "max": max, "min": min}
@@ -1208,7 +1213,13 @@ def collect_metrics(
     result = MetricsResult()
     hosts = BrokerHosts(broker_hosts)
     for source in [sources] if isinstance(sources, str) else sources:
-        hint, raw = split_hint(source)
+        try:
+            hint, raw = split_hint(source)
+        except ValueError as e:
+            target = redact_url(source.strip())[:200]
+            result.error(SOURCE, target, str(e))
+            result.sources.append({"source": SOURCE, "target": target, "status": "error"})
+            continue
         # What is shown and stored: the URL without its credentials. The fetcher gets the raw
         # one (it sends user:pass as an Authorization header).
         target = redact_url(raw)

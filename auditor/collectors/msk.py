@@ -148,14 +148,48 @@ class _CallFailed(Exception):
     pass
 
 
+# What each answer must hold (botocore parses an HTML page or a JSON answer of another service
+# into an empty dict): without it, the endpoint is not the MSK API (a proxy's login page, a
+# wrong AWS_ENDPOINT_URL), and the source has failed.
+_REQUIRED = {
+    "DescribeClusterV2": "ClusterInfo",
+    "ListNodes": "NodeInfoList",
+    "DescribeConfigurationRevision": "ServerProperties",
+    "ListClustersV2": "ClusterInfoList",
+}
+# What reading an answer of the right shape but wrong content raises (a field missing, a list
+# where an object belongs, a number that is not one): a source error too, never a traceback.
+GARBAGE = (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError)
+
+
 def _call(result: CollectResult, target: str, client, operation: str, **params) -> dict:
-    """One API call; a failure becomes one source error and raises _CallFailed."""
+    """One API call; a failure, or an answer that is not the MSK API's, becomes one source
+    error and raises _CallFailed."""
     service = client.meta.service_model.endpoint_prefix
     try:
-        return getattr(client, _snake(operation))(**params)
+        answer = getattr(client, _snake(operation))(**params)
+    except GARBAGE as e:  # botocore could not read the answer as the service model's
+        why = f"{type(e).__name__}: {one_line(e, 120)}"
+        result.error(SOURCE, target, garbage_message(f"{service}:{operation}", target, why))
+        raise _CallFailed from None
     except Exception as e:  # noqa: BLE001 (every failure is a source error, never a traceback)
         result.error(SOURCE, target, describe_failure(e, f"{service}:{operation}", target))
         raise _CallFailed from None
+    headers = (answer.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+    ctype = str(headers.get("content-type") or "application/json").lower()
+    required = _REQUIRED.get(operation)
+    if "json" not in ctype or (required and not isinstance(answer.get(required), dict | list | str | bytes)):
+        why = f"Content-Type {ctype[:60]}" if "json" not in ctype else f"no {required}"
+        result.error(SOURCE, target, garbage_message(f"{service}:{operation}", target, why))
+        raise _CallFailed
+    return answer
+
+
+def garbage_message(action: str, target: str, why: str) -> str:
+    return (
+        f"{action} for {target}: the answer is not an MSK API response ({why}): a proxy or a wrong "
+        "endpoint answered"
+    )
 
 
 def describe_failure(error: Exception, action: str, target: str) -> str:
@@ -210,10 +244,18 @@ def collect_msk(
         return out
     try:
         info = _call(r, cluster_arn, kafka, "DescribeClusterV2", ClusterArn=cluster_arn)["ClusterInfo"]
+        if not isinstance(info, dict):
+            raise TypeError("ClusterInfo is not an object")
+        _describe(out, info)
     except _CallFailed:
         r.sources.append({"source": SOURCE, "target": cluster_arn, "status": "error"})
         return out
-    _describe(out, info)
+    except GARBAGE as e:
+        r.error(
+            SOURCE, cluster_arn, garbage_message("kafka:DescribeClusterV2", cluster_arn, one_line(e, 120))
+        )
+        r.sources.append({"source": SOURCE, "target": cluster_arn, "status": "error"})
+        return out
     if info.get("ClusterType") == "SERVERLESS":
         r.sources.append(
             {
@@ -230,11 +272,18 @@ def collect_msk(
         lambda: _configuration(out, kafka, info, cluster_arn),
         lambda: _operations(out, kafka, cluster_arn),
     )
-    for step in steps:  # each failure is recorded; the others still run
-        try:
+    names = ("kafka:ListNodes", "kafka:GetBootstrapBrokers", "kafka:DescribeConfigurationRevision")
+    for step, action in zip(steps, (*names, "kafka:ListClusterOperationsV2"), strict=True):
+        try:  # each failure is recorded; the others still run
             step()
         except _CallFailed:
             pass
+        except GARBAGE as e:
+            r.error(
+                SOURCE,
+                cluster_arn,
+                garbage_message(action, cluster_arn, f"{type(e).__name__}: {one_line(e, 120)}"),
+            )
     _open_monitoring(out, info)
     status = "error" if r.errors else "ok"
     r.sources.append({"source": SOURCE, "target": cluster_arn, "status": status})
@@ -383,7 +432,7 @@ def _hosts(servers: str | None) -> dict[str, int]:
     out = {}
     for hp in (servers or "").split(","):
         host, _, port = hp.strip().rpartition(":")
-        if host and port.isdigit():
+        if host and port.isascii() and port.isdigit():
             out[host] = int(port)
     return out
 
@@ -522,5 +571,12 @@ def discover(
             r.error(SOURCE, f"region {region}", str(e))
         except _CallFailed:
             pass
+        except GARBAGE as e:
+            what = f"region {region}"
+            r.error(
+                SOURCE,
+                what,
+                garbage_message("kafka:ListClustersV2", what, f"{type(e).__name__}: {one_line(e, 120)}"),
+            )
         errors += r.errors
     return found, errors

@@ -1,0 +1,174 @@
+"""Issue 37, class 3: inputs that parse but hold what the code indexed, converted or recursed
+into without looking give one line naming the source (exit 2 for a file or option, exit 3 for
+a source that answers garbage), never ``internal error`` or a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from auditor.errors import UsageError
+from tests.conftest import ROOT, cluster_dir
+
+
+def _cli(*args, cwd=ROOT, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "auditor.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        timeout=300,
+    )
+
+
+def _one_line(proc, code: int, *names: str) -> str:
+    err = proc.stderr
+    assert "internal error" not in err and "Traceback" not in err, err
+    assert proc.returncode == code, (proc.returncode, err)
+    for name in names:
+        assert name in err, err
+    return err
+
+
+# --- TOML nested 50,000 deep -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "select = " + "[" * 50_000 + "]" * 50_000 + "\n",
+        "[params.PAR007]\nx = " + "{a = " * 50_000 + "1" + "}" * 50_000 + "\n",
+        "select = " + "[" * 40 + "]" * 40 + "\n",  # parses, but deeper than any configuration
+    ],
+    ids=["arrays-50000", "inline-tables-50000", "arrays-40"],
+)
+def test_a_deeply_nested_toml_config_is_one_line_naming_the_file(tmp_path, text):
+    from auditor.config import load_config
+
+    f = tmp_path / "kafka-audit.toml"
+    f.write_text(text)
+    with pytest.raises(UsageError, match=rf"^{f}: arrays or tables nested more than 32 deep: refused$"):
+        load_config(f)
+    if text.startswith("select = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["):
+        _one_line(_cli("check", cluster_dir("ads-zk-legacy"), "--config", f), 2, str(f), "nested")
+
+
+# --- a Unicode digit where a number is expected ----------------------------------------------
+
+
+def test_unicode_digits_are_not_numbers_anywhere_they_were_converted():
+    """'²'.isdigit() is True and int('²') raises: each place that tested isdigit() then
+    converted now tests ASCII digits."""
+    from auditor.collectors import msk, zookeeper
+
+    assert "²".isdigit()
+    assert zookeeper._int("²") is None and zookeeper._int("-²") is None and zookeeper._int("7") == 7
+    assert msk._hosts("b-1.example:²,b-2.example:9098") == {"b-2.example": 9098}
+
+
+def test_msk_limit_param_with_a_unicode_digit_is_a_usage_error(tmp_path):
+    f = tmp_path / "kafka-audit.toml"
+    f.write_text('[params.MSK001]\nlimits = ["xlarge=²"]\n')
+    proc = _cli("check", cluster_dir("payments-msk"), "--config", f, "--select", "MSK001")
+    _one_line(proc, 2, "xlarge=²", "must look like")
+
+
+def test_html_report_orders_a_resource_named_with_a_unicode_digit():
+    from auditor.render.html_render import _natural_key
+
+    names = ["t-²", "t-10", "t-2"]
+    assert sorted(names, key=lambda n: _natural_key(_F(n))) == ["t-2", "t-10", "t-²"]
+
+
+class _F:
+    """What _natural_key reads of a Finding."""
+
+    severity = "error"
+    resource_type = "topic"
+
+    def __init__(self, name):
+        self.resource_name = name
+
+
+# --- numbers at the inventory and --metrics boundary -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "yaml_line, message",
+    [
+        ("    broker_ids: [-1]\n", "broker_ids: -1 is not a broker id (0 to 2147483647)"),
+        ("    broker_ids: [100000000000000000000000]\n", "broker_ids: 100000000000000000000000 is not"),
+        ("    broker_ids: [1, 2147483648]\n", "broker_ids: 2147483648 is not a broker id"),
+        ("    msk: {az_count: 100000000000000000000000}\n", "msk.az_count: expected a number of zones"),
+        ("    metrics: ['broker_id=" + "9" * 4000 + ":m.prom']\n", "broker_id= takes a broker id"),
+        ("    metrics: ['broker_id=2147483648:m.prom']\n", "broker_id= takes a broker id"),
+    ],
+    ids=["minus-one", "10^23", "int32+1", "az-count", "4000-digit-prefix", "prefix-int32+1"],
+)
+def test_inventory_numbers_out_of_range_name_file_and_line(tmp_path, yaml_line, message):
+    from auditor.inventory import load_inventory
+
+    (tmp_path / "m.prom").write_text("kafka_server_x 1\n")
+    f = tmp_path / "fleet.yaml"
+    f.write_text("clusters:\n  - name: a\n" + yaml_line + "    broker_configs: [.]\n")
+    with pytest.raises(UsageError, match=rf"^{f}:3: cluster 'a': ") as e:
+        load_inventory(f)
+    assert message in str(e.value)
+
+
+@pytest.mark.parametrize("broker_id", ["9" * 5000, "2147483648"])
+def test_metrics_prefix_beyond_a_broker_id_is_a_source_error(tmp_path, broker_id):
+    (tmp_path / "m.prom").write_text("kafka_server_x 1\n")
+    proc = _cli(
+        "collect", "--metrics", f"broker_id={broker_id}:m.prom", "-o", tmp_path / "snap", cwd=tmp_path
+    )
+    err = _one_line(proc, 3, "metrics", "not a broker id (0 to 2147483647)")
+    assert len(err) < 600
+
+
+def test_versions_of_thousands_of_digits_are_no_version():
+    from auditor.kafka_configs import parse_version
+
+    assert parse_version("9" * 5000) is None and parse_version("3.7.x.kraft") == (3, 7)
+    assert parse_version("3.7.1234567890") == (3, 7)
+
+
+# --- a malformed msk block in a manifest: preflight says so (check and fleet accept it) -------
+
+
+@pytest.mark.parametrize(
+    "ops, blocker",
+    [
+        ("patching", "cluster.msk.operations_in_progress is not a list (patching)"),
+        ({"type": "PATCH"}, "operations_in_progress is not a list"),
+        ([1, "x"], "unreadable entry (1)"),
+        (
+            [{"type": ["a"], "state": {"x": 1}, "start_time": 5}],
+            'MSK operation in progress: ["a"] ({"x": 1}, started 5)',
+        ),
+    ],
+    ids=["string", "object", "not-objects", "wrong-field-types"],
+)
+def test_malformed_msk_operations_block_preflight_with_one_reason(tmp_path, ops, blocker):
+    import shutil
+
+    snap = tmp_path / "snap"
+    shutil.copytree(cluster_dir("inventory-prod"), snap)
+    manifest = json.loads((snap / "manifest.json").read_text())
+    manifest["cluster"]["platform"] = 5  # not a string either
+    manifest["cluster"]["msk"] = {"state": ["ACTIVE"], "operations_in_progress": ops}
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    pre = _cli("preflight", snap, "--format", "json")
+    _one_line(pre, 1)
+    doc = json.loads(pre.stdout)["preflight"]
+    (c,) = doc["clusters"]
+    assert c["safe_to_roll"] is False and any(blocker in b for b in c["blockers"]), c["blockers"]
+    for command in ("check", "fleet"):
+        args = (command, snap) if command == "check" else (command, tmp_path, "--engine", "duckdb")
+        proc = _cli(*args)
+        assert proc.returncode in (0, 1) and "internal error" not in proc.stderr, proc.stderr
