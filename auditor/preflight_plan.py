@@ -73,6 +73,7 @@ class FixPlan:
     waits: list[Wait] = field(default_factory=list)
     followups: list[str] = field(default_factory=list)  # not counted: after the roll (MSK revision lines)
     reassignment: dict | None = None  # kafka-reassign-partitions.sh JSON
+    reassignment_file: str = REASSIGNMENT_FILE  # what the reassign commands read (written first)
     proof: dict = field(default_factory=dict)  # brokers, safe, unsafe, blockers, reached_safe, error
 
     def to_json(self) -> dict:

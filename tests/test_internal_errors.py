@@ -172,3 +172,54 @@ def test_malformed_msk_operations_block_preflight_with_one_reason(tmp_path, ops,
         args = (command, snap) if command == "check" else (command, tmp_path, "--engine", "duckdb")
         proc = _cli(*args)
         assert proc.returncode in (0, 1) and "internal error" not in proc.stderr, proc.stderr
+
+
+# --- lint: a YAML file of a Python tag ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, line, tag",
+    [
+        ('!!python/object/apply:os.system ["echo owned"]\n', 1, "!!python/object/apply:os.system"),
+        ("--- !!python/name:os.system\n", 1, "!!python/name:os.system"),
+        (
+            "- name: orders\n  partitions: 3\n  configs: !!python/object:foo.Bar {}\n",
+            3,
+            "!!python/object:foo.Bar",
+        ),
+    ],
+    ids=["apply", "name", "nested"],
+)
+def test_lint_refuses_a_python_tag_with_one_line(tmp_path, text, line, tag):
+    f = tmp_path / "topics.yaml"
+    f.write_text(text)
+    proc = _cli("lint", f)
+    err = _one_line(proc, 2)
+    assert err.strip() == f"kafka-audit: {f}:{line}: a Python tag ({tag}) is not configuration: refused"
+    assert "owned" not in proc.stdout
+
+
+# --- the exemption dialect: nested quantifiers ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pattern, refused",
+    [
+        (r"^(a+)+$", True),
+        (r"((a+)b)*", True),
+        (r"(a*){2,3}", True),
+        (r"(?i:a+)+", True),
+        (r"(?:x|y+)*", True),
+        (r"(a+)?", False),  # at most once: nothing to backtrack over
+        (r"(a+){1}", False),
+        (r"(ab)*", False),
+        (r"(?:dev|test)-.*", False),  # (?: is in the dialect, as documented
+        (r"\(a+\)+", False),  # escaped parentheses are literals
+        (r"[(a+)]+", False),  # ... and so are those in a class
+    ],
+)
+def test_exemption_dialect_refuses_nested_quantifiers(pattern, refused):
+    from auditor.exemptions import refusal
+
+    problem = refusal(pattern)
+    assert (problem is not None and "nests quantifiers" in problem) if refused else problem is None, problem

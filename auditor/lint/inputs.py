@@ -725,6 +725,7 @@ def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] |
         raise LintInputError(f"{file}:{line}: not valid YAML: {what}") from None
     except yaml.YAMLError as e:
         raise LintInputError(f"{file}:1: not valid YAML: {' '.join(str(e).split())}") from None
+    _refuse_python_tags(docs, file)
     topics: list[TopicDef] = []
     recognised = False
     other: list[str] = []
@@ -738,6 +739,26 @@ def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] |
         elif what not in other:
             other.append(what)
     return topics, text, None if recognised else other
+
+
+def _refuse_python_tags(docs, file: str) -> None:
+    """A ``!!python/...`` tag (an object to construct, a function to call) is never Kafka
+    configuration; the safe loader never builds it, and a file of nothing else was a green
+    "nothing recognised". One line naming file:line (issue 37)."""
+    import yaml
+
+    stack = [d for d in docs if d is not None]
+    while stack:  # (iterative: the depth was bounded before composing, but no recursion is needed)
+        node = stack.pop()
+        if str(node.tag).startswith("tag:yaml.org,2002:python/"):
+            shown = "!!" + node.tag.removeprefix("tag:yaml.org,2002:")
+            raise LintInputError(
+                f"{file}:{node.start_mark.line + 1}: a Python tag ({shown[:80]}) is not configuration: refused"
+            )
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(x for kv in node.value for x in kv)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
 
 
 # --- several definitions of one topic -------------------------------------------------------------

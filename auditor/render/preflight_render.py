@@ -38,8 +38,8 @@ external resources.
 from __future__ import annotations
 
 import json
+import shlex
 
-from auditor.preflight_plan import REASSIGNMENT_FILE
 from auditor.render import json_render
 from auditor.render.escape import neutralise, neutralise_lines
 from auditor.render.text_render import MARK, counts_line
@@ -87,7 +87,7 @@ def plan_lines(plan) -> list[str]:
     for i, c in enumerate(plan.changes, 1):
         out.append(f"{i}. {c.summary}")
         if c.kind == "reassign" and plan.reassignment:  # the file its commands read: written first
-            out.append(f"     write {REASSIGNMENT_FILE}:")
+            out.append(f"     write {plan.reassignment_file}:")
             out.extend("       " + line for line in json.dumps(plan.reassignment, indent=2).splitlines())
         out.extend(f"     {cmd}" for cmd in c.commands)
     for w in plan.waits:
@@ -114,7 +114,7 @@ def plan_script(plan) -> str:
     for i, c in enumerate(plan.changes, 1):
         out.append(f"# {i}. {c.summary}")
         if c.kind == "reassign" and plan.reassignment:
-            out.extend(_reassignment_file_lines(plan.reassignment))
+            out.extend(_reassignment_file_lines(plan.reassignment, plan.reassignment_file))
         for cmd in c.commands:  # shown escaped, a name with control characters would name another entity
             out.append(
                 cmd if neutralise(cmd) == cmd else f"# not run (a name holds control characters): {cmd}"
@@ -128,14 +128,14 @@ def plan_script(plan) -> str:
     return "\n".join(neutralise(x) for x in out) + "\n"
 
 
-def _reassignment_file_lines(reassignment: dict) -> list[str]:
+def _reassignment_file_lines(reassignment: dict, name: str) -> list[str]:
     """Shell lines that write the reassignment JSON afresh, before the commands that read it: a
     file of that name left by an earlier plan (or a symlink in its place) is removed first, and
     a directory there stops the script (``rm`` fails under ``set -e``) before anything runs."""
     return [
-        f"# {REASSIGNMENT_FILE}: written here, never a copy left by an earlier plan",
-        f"rm -f -- {REASSIGNMENT_FILE}",
-        f"cat > {REASSIGNMENT_FILE} <<'JSON'",
+        f"# {name}: written here, never a copy left by an earlier plan",
+        f"rm -f -- {shlex.quote(name)}",
+        f"cat > {shlex.quote(name)} <<'JSON'",
         *json.dumps(reassignment, indent=2).splitlines(),
         "JSON",
     ]
