@@ -126,8 +126,9 @@ federation output) give the lowest, CPU values the highest; counts are summed ov
 not kept.
 
 A source in which no sample is one the audit reads (kafka_exporter's topic and consumer-group
-output, an empty scrape, only cumulative counts) is not an error: it gives a warning (a
-``warning`` source entry with its ``reason``; the CLI prints it as one line on stderr).
+output, an empty scrape, only cumulative counts) is a failed source: a source error saying what
+was found instead (the snapshot is incomplete: AUD001, exit 3), since the user named it for the
+rules that read it, and a warning with exit 0 was a green audit of rules that never ran.
 
 Not mapped: node exporter CPU busy time (a counter since boot); JMX ``SystemCpuLoad`` /
 ``CpuLoad`` gives cpu_user_system_percent when exported.
@@ -1168,14 +1169,18 @@ def parse_metrics(
             f"({len(hosts)} brokers with a registered host; e.g. {one_line(no_broker_example, 100)})",
         )
     if not result.errors and not result.tables and not result.filesystems and not result.versions:
-        result.warnings.append(_nothing_read(target, samples, usable, families, cumulative, kafka_exporter))
+        # A source the user named that gives the audit nothing is a failed source: a warning and
+        # exit 0 were a green audit of rules that never ran (issue 37).
+        result.error(
+            SOURCE, target, _nothing_read(target, samples, usable, families, cumulative, kafka_exporter)
+        )
     return result
 
 
 def _nothing_read(
     target: str, samples: int, usable: int, families: list[str], cumulative: list[str], kafka_exporter: bool
 ) -> str:
-    """The warning for a source that gave no row (and no error)."""
+    """The source error of a source that gave no row (and no other error)."""
     if samples == 0:
         return f"{target}: no samples: nothing read from this metrics source"
     if usable:
@@ -1208,7 +1213,7 @@ def collect_metrics(
     broker_hosts: Iterable[tuple[int, str | None, int | None]] = (),
 ) -> MetricsResult:
     """Collect every metrics source (``[broker_id=N:]FILE_OR_URL``); failures become source
-    errors, a source that gives nothing the audit reads a ``warning`` source entry.
+    errors, and so is a source that gives nothing the audit reads.
     ``broker_hosts``: the registered brokers' ``(broker_id, host, port)`` (see parse_metrics)."""
     result = MetricsResult()
     hosts = BrokerHosts(broker_hosts)
