@@ -621,7 +621,7 @@ def _reported_missing(run_dir: Path) -> dict[str, tuple[str | None, str]]:
     for row in table.to_pylist():
         try:
             day = json.loads(row["evidence"] or "{}").get("last_audited")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):  # (an earlier run's file: outside input)
             day = None
         if row["cluster_id"] and isinstance(day, str):
             out[row["cluster_id"]] = (row["resource_name"], day)

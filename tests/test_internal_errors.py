@@ -223,3 +223,30 @@ def test_exemption_dialect_refuses_nested_quantifiers(pattern, refused):
 
     problem = refusal(pattern)
     assert (problem is not None and "nests quantifiers" in problem) if refused else problem is None, problem
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("az_count", "x", "cluster.az_count must be a number of zones"),
+        ("az_count", 10**30, "cluster.az_count must be a number of zones"),
+        ("name", 5, "cluster.name must be a string, not int"),
+        ("environment", ["prod"], "cluster.environment must be a string, not list"),
+    ],
+    ids=["az-text", "az-10^30", "name-number", "environment-list"],
+)
+def test_manifest_cluster_fields_of_another_type_are_a_corrupt_snapshot(tmp_path, key, value, message):
+    """These reached the engine (a DuckDB ConversionException, a TypeError joining names): now the
+    manifest is refused with one line naming it; fleet audits the rest and reports it (AUD001)."""
+    import shutil
+
+    snap = tmp_path / "dt=2026-11-22" / "cluster=payments-msk"
+    shutil.copytree(cluster_dir("payments-msk"), snap)
+    manifest = json.loads((snap / "manifest.json").read_text())
+    manifest["cluster"][key] = value
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    err = _one_line(_cli("check", snap), 2, str(snap / "manifest.json"), message)
+    assert len(err.strip().splitlines()) == 1
+    fleet = _cli("fleet", tmp_path, "--engine", "duckdb")
+    _one_line(fleet, 3)
+    assert message in fleet.stdout
