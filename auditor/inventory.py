@@ -132,13 +132,25 @@ class ClusterEntry:
     )  # key -> {"env": NAME} (or a list of them, per metrics entry)
     env_values: dict[str, str] = field(default_factory=dict, repr=False)  # resolved value -> NAME
 
+    def _env_forms(self) -> list[tuple[str, str]]:
+        """(text, NAME) for every form an environment value is written in: as given, without a
+        ``broker_id=N:`` prefix (a metrics target), and redacted (a URL with a token); longest first."""
+        forms: dict[str, str] = {}
+        for value, name in self.env_values.items():
+            m = _BROKER_PREFIX.match(value)
+            for v in (value, m.group(2) if m else value):
+                for form in (v, redact_url(v) or v):
+                    if form.strip():
+                        forms.setdefault(form, name)
+        return sorted(forms.items(), key=lambda kv: -len(kv[0]))
+
     def hide_env_values(self, value):
         """``value`` (a string, or lists and dicts of them) with every value resolved from the
         environment replaced by ``{env: NAME}``: what collecting it wrote (a source's target, an
         error quoting a connect string or URL) may name the variable, never hold its value. A
         ``{broker_id}`` template's value is hidden in each of its expansions too."""
         if isinstance(value, str):
-            for secret, name in sorted(self.env_values.items(), key=lambda kv: -len(kv[0])):
+            for secret, name in self._env_forms():
                 mark = f"{{env: {name}}}"
                 if TEMPLATE in secret:
                     pattern = r"\d+".join(re.escape(part) for part in secret.split(TEMPLATE))

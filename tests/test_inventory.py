@@ -564,7 +564,7 @@ def test_env_values_reach_no_manifest_log_or_report(tmp_path):
     secrets = {
         "SECRET_ZK": "127.0.0.1:1/zk-chroot-secret7",
         "SECRET_BOOT": "bootstrap-secret7.invalid:9092",
-        "SECRET_METRICS": "http://127.0.0.1:1/metrics-secret7",
+        "SECRET_METRICS": "broker_id=1:http://127.0.0.1:1/metrics-secret7?token=tok-secret7",
         "SECRET_TEMPLATE": "http://127.0.0.1:1/b{broker_id}/template-secret7",
     }
     inv = tmp_path / "fleet.yaml"
