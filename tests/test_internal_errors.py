@@ -250,3 +250,35 @@ def test_manifest_cluster_fields_of_another_type_are_a_corrupt_snapshot(tmp_path
     fleet = _cli("fleet", tmp_path, "--engine", "duckdb")
     _one_line(fleet, 3)
     assert message in fleet.stdout
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        {"run_date": "2026-11-01", "diff": [1], "totals": "x", "clusters": "x"},
+        {"run_date": ["2026-11-01"], "diff": {"new": 1}, "clusters": []},
+        {"run_date": "2026-11-01", "diff": {"new": "9" * 50, "resolved": [1]}, "totals": [], "clusters": [5]},
+    ],
+    ids=["diff-list", "run-date-list", "counts-of-other-types"],
+)
+def test_an_earlier_runs_damaged_summary_only_loses_its_point(tmp_path, summary):
+    """--out's earlier _summary.json files are read for the HTML trend: outside input."""
+    out = tmp_path / "findings"
+    (out / "run_date=2026-11-01").mkdir(parents=True)
+    (out / "run_date=2026-11-01" / "_summary.json").write_text(json.dumps(summary))
+    p = _cli(
+        "fleet",
+        cluster_dir("inventory-prod"),
+        "--engine",
+        "duckdb",
+        "--out",
+        out,
+        "--html",
+        tmp_path / "f.html",
+        "--previous",
+        out,
+        "--run-date",
+        "2026-11-22",
+    )
+    _one_line(p, 0)
+    assert (tmp_path / "f.html").read_text().startswith("<!DOCTYPE html>")
