@@ -282,3 +282,26 @@ def test_an_earlier_runs_damaged_summary_only_loses_its_point(tmp_path, summary)
     )
     _one_line(p, 0)
     assert (tmp_path / "f.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_a_collector_that_trips_on_an_answer_fails_its_source_not_the_command(tmp_path, monkeypatch):
+    """The safety net under every source: what an answer makes a collector raise (here the
+    KeyError a garbage answer gave the MSK collector, raised by the files collector in place of
+    a real bad answer, which each collector now handles itself) is that source's error, exit 3."""
+    from auditor.collectors import collect as collect_module
+    from auditor.errors import UsageError as Usage
+
+    def trips(paths):
+        raise KeyError("ClusterInfo")
+
+    monkeypatch.setattr(collect_module, "collect_broker_configs", trips)
+    manifest, _tables = collect_module.collect(broker_configs=["x.properties"], cluster_name="c")
+    (err,) = manifest.errors
+    assert err["source"] == "files" and err["message"] == "x.properties: failed (KeyError: 'ClusterInfo')"
+
+    def usage(paths):
+        raise Usage("x.properties: a usage error stays one")
+
+    monkeypatch.setattr(collect_module, "collect_broker_configs", usage)
+    with pytest.raises(Usage):
+        collect_module.collect(broker_configs=["x.properties"], cluster_name="c")

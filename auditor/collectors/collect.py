@@ -41,7 +41,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 
-from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult
+from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, one_line
 from auditor.collectors.admin import Progress, collect_admin
 from auditor.collectors.files import collect_broker_configs
 from auditor.collectors.kraft import collect_kraft
@@ -50,6 +50,7 @@ from auditor.collectors.urls import redact_url
 from auditor.collectors.versions import APP_INFO, DECLARED, detect_kafka_version
 from auditor.collectors.zookeeper import collect_zookeeper
 from auditor.collectors.zookeeper import source_bound as zookeeper_bound
+from auditor.errors import AuditorError
 from auditor.snapshot.io import Manifest, now_iso
 
 SOURCE_DEADLINE_FACTOR = 40  # a source's overall deadline: this many times --timeout ...
@@ -156,7 +157,16 @@ def collect(
             r.sources.append({"source": source, "target": target, "status": "error"})
             return r
         if "error" in box:
-            raise box["error"]
+            error = box["error"]
+            if isinstance(error, AuditorError) or not isinstance(error, Exception):
+                raise error  # a usage error (exit 2), an interrupt
+            # Whatever else a source's answer made its collector raise: that source failed (exit 3,
+            # AUD001 naming it), not the command (an internal error, exit 2).
+            r = MetricsResult() if source == "metrics" else CollectResult()
+            what = f"{type(error).__name__}: {one_line(error, 200)}"
+            r.error(source, target or None, redact_url(f"{target + ': ' if target else ''}failed ({what})"))
+            r.sources.append({"source": source, "target": target, "status": "error"})
+            return r
         return box["result"]
 
     if "admin" in planned:

@@ -353,7 +353,11 @@ def _expand(paths) -> tuple[list[Path], list[tuple[str, str]]]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found = sorted(f for f in path.iterdir() if f.is_file() and f.suffix == ".properties")
+            try:
+                found = sorted(f for f in path.iterdir() if f.is_file() and f.suffix == ".properties")
+            except OSError as e:  # unreadable directory: a source error naming it, not a traceback
+                problems.append((str(path), f"{path}: unreadable directory ({e.strerror or e})"))
+                continue
             if not found:
                 problems.append((str(path), f"{path}: no *.properties file in the directory"))
             files.extend(found)
