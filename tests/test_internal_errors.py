@@ -160,7 +160,6 @@ def test_malformed_msk_operations_block_preflight_with_one_reason(tmp_path, ops,
     snap = tmp_path / "snap"
     shutil.copytree(cluster_dir("inventory-prod"), snap)
     manifest = json.loads((snap / "manifest.json").read_text())
-    manifest["cluster"]["platform"] = 5  # not a string either
     manifest["cluster"]["msk"] = {"state": ["ACTIVE"], "operations_in_progress": ops}
     (snap / "manifest.json").write_text(json.dumps(manifest))
     pre = _cli("preflight", snap, "--format", "json")
@@ -305,3 +304,14 @@ def test_a_collector_that_trips_on_an_answer_fails_its_source_not_the_command(tm
     monkeypatch.setattr(collect_module, "collect_broker_configs", usage)
     with pytest.raises(Usage):
         collect_module.collect(broker_configs=["x.properties"], cluster_name="c")
+
+
+@pytest.mark.parametrize(
+    "value", ["99999999999", "1" + "0" * 23, "1_0"], ids=["int32+", "10^23", "underscore"]
+)
+def test_a_broker_id_java_cannot_read_is_one_line_in_lint_and_collect(tmp_path, value):
+    f = tmp_path / "server.properties"
+    f.write_text(f"broker.id={value}\nzookeeper.connect=localhost:2181\nlog.dirs=/data\n")
+    err = _one_line(_cli("lint", f), 2, f"{f}:1: broker.id")
+    assert len(err.strip().splitlines()) == 1
+    _one_line(_cli("collect", "--broker-config", f, "-o", tmp_path / "snap"), 3, f"{f}:1: broker.id")

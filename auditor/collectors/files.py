@@ -394,10 +394,14 @@ def _broker_id(entries: dict[str, Entry], file: str) -> tuple[int | None, str | 
         if e is None:
             continue
         try:
+            if "_" in e.value:  # Python's int() reads 1_0 as 10; Java's Integer.parseInt refuses it
+                raise ValueError(e.value)
             bid = int(e.value)
         except ValueError:
-            return None, f"{file}:{e.line}: {key} {e.value!r} is not an integer"
-        if bid < 0 or bid >= 2**31:
+            return None, f"{file}:{e.line}: {key} {e.value[:40]!r} is not an integer"
+        if bid >= 2**31:
+            return None, f"{file}:{e.line}: {key}={e.value.strip()[:40]} is out of range (at most 2147483647)"
+        if bid < 0:
             if key == "broker.id" and bid == -1 and "node.id" in entries:
                 continue
             return (

@@ -259,9 +259,15 @@ def _broker_id(entries: dict[str, tuple[str, int]], file: str) -> int | None:
         if key in entries:
             value, line = entries[key]
             try:
+                if "_" in value:  # Python's int() reads 1_0 as 10; Java's Integer.parseInt refuses it
+                    raise ValueError(value)
                 bid = int(value.strip())
             except ValueError:
-                raise LintInputError(f"{file}:{line}: {key} {value!r} is not an integer") from None
+                raise LintInputError(f"{file}:{line}: {key} {value[:40]!r} is not an integer") from None
+            if bid > 2**31 - 1:  # a Java int in Kafka; a larger one reached the engine and crashed it
+                raise LintInputError(
+                    f"{file}:{line}: {key}={value.strip()[:40]} is out of range (at most 2147483647)"
+                )
             if bid >= 0:
                 return bid
     return None
