@@ -411,7 +411,9 @@ def collect_fleet(
                 source_error(
                     "cluster",
                     entry.name,
-                    f"{message}; and the snapshot could not be written ({e.strerror or e})",
+                    entry.hide_env_values(
+                        f"{message}; and the snapshot could not be written ({e.strerror or e})"
+                    ),
                 )
             ]
         return out
