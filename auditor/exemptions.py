@@ -11,8 +11,9 @@ same way for every command or exempts the same findings on either engine. Allowe
 * literals; ``.``; ``^`` ``$``; ``|``; groups ``(...)`` and ``(?:...)``;
 * quantifiers ``* + ? {n} {n,} {n,m}`` (n, m <= 1000, RE2's limit), each optionally lazy, but
   not nested: a group repeated more than once (``*``, ``+``, ``{2,}`` ...) holding a quantifier
-  (``(a+)+``, ``(x*y)*``) backtracks exponentially on a JVM before 17, where Spark executors
-  may run (RE2 and JDK 17 are linear on it);
+  or alternatives (``(a+)+``, ``(x*y)*``, ``(a|aa)+``) backtracks exponentially on a JVM before
+  17, where Spark executors may run (RE2 is linear on it); a class (``[ab]+``) or one repeat says
+  the same;
 * character classes ``[...]`` / ``[^...]`` of literals, ranges and the escapes below;
 * escapes ``\\d \\D \\w \\W`` (ASCII on both engines), ``\\A`` (not in a class),
   ``\\t \\n \\r \\f``, ``\\xHH``, and a backslash before any ASCII punctuation;
@@ -73,7 +74,7 @@ def _repeats(p: str, j: int) -> bool:
 
 def _lexical(p: str) -> str | None:
     i, in_class, n = 0, False, len(p)
-    groups: list[bool] = []  # per open group: whether a quantifier is inside it
+    groups: list[bool] = []  # per open group: whether a quantifier or "|" is inside it
     while i < n:
         c = p[i]
         if c == "\\":
@@ -138,13 +139,16 @@ def _lexical(p: str) -> str | None:
             if inner and _repeats(p, i + 1):
                 # (a+)+ is exponential on a backtracking engine: harmless on RE2 and JDK 17,
                 # not on the older JVMs Spark executors may run.
-                return "nests quantifiers (a repeated group holding a quantifier, such as (a+)+)"
+                return (
+                    "nests quantifiers (a repeated group holding a quantifier or alternatives, such as "
+                    "(a+)+ or (a|aa)+)"
+                )
             if groups:
                 groups[-1] = groups[-1] or inner
             i += 1
             continue
-        if c in "*+?{" and groups:
-            groups[-1] = True
+        if c in "*+?{|" and groups:
+            groups[-1] = True  # a quantifier, or alternatives (a|a): each can match in many ways
         if c == "{":
             m = _QUANTIFIER.match(p, i)
             if m is None:

@@ -209,6 +209,8 @@ def test_lint_refuses_a_python_tag_with_one_line(tmp_path, text, line, tag):
         (r"(a*){2,3}", True),
         (r"(?i:a+)+", True),
         (r"(?:x|y+)*", True),
+        (r"^(a|aa)+$", True),  # overlapping alternatives: as exponential
+        (r"^(dev|test)-", False),  # alternatives not repeated
         (r"(a+)?", False),  # at most once: nothing to backtrack over
         (r"(a+){1}", False),
         (r"(ab)*", False),
