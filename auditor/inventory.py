@@ -679,7 +679,8 @@ class _Parser:
 
 _TERM_EQ = re.compile(r"^\s*([A-Za-z0-9_./-]+)\s*(==|!=|=)\s*([^\s,()!=]*)\s*$")
 _TERM_SET = re.compile(r"^\s*([A-Za-z0-9_./-]+)\s+(in|notin)\s*\(([^()]*)\)\s*$")
-_TERM_EXISTS = re.compile(r"^\s*(!?)\s*([A-Za-z0-9_./-]+)\s*$")
+_TERM_EXISTS = re.compile(r"^(!?)\s*([A-Za-z0-9_./-]+)$")  # on a stripped term: "\s*(!?)\s*" was quadratic
+MAX_SELECTOR_CHARS = 4096
 
 
 def _split_terms(text: str) -> list[str]:
@@ -708,7 +709,9 @@ def parse_selector(text: str) -> Callable[[ClusterEntry], bool]:
     tests: list[Callable[[dict], bool]] = []
     if not text.strip():
         raise UsageError("--select: empty selector")
-    for term in _split_terms(text):
+    if len(text) > MAX_SELECTOR_CHARS:
+        raise UsageError(f"--select: longer than {MAX_SELECTOR_CHARS} characters")
+    for term in (t.strip() for t in _split_terms(text)):
         if m := _TERM_SET.match(term):
             key, op, values = m.group(1), m.group(2), {v.strip() for v in m.group(3).split(",")}
             if "" in values:

@@ -94,3 +94,14 @@ def test_a_60_kb_suppression_comment_line_is_read_in_linear_time(tmp_path):
     text = "- name: t  " + "# kafka-audit: ignore[" * (4 * KB60 // 22) + "\n  partitions: 1\n"
     _, seconds = _timed(lambda: find_suppressions(text, "topics.yaml", True))
     assert seconds < BUDGET, seconds
+
+
+@pytest.mark.parametrize(
+    "text", [" " * KB60 + "#", "a" + " " * 4000 + "#", "!" + " " * 4000 + "#"], ids=["60kb", "4k", "not"]
+)
+def test_a_label_selector_is_bounded_and_parsed_in_linear_time(text):
+    from auditor.inventory import parse_selector
+
+    got, seconds = _timed(lambda: parse_selector(text))
+    assert seconds < BUDGET and isinstance(got, UsageError), (seconds, got)
+    assert parse_selector("  ! pci , environment = prod ")  # spaces around terms still read
