@@ -594,3 +594,22 @@ def test_env_values_reach_no_manifest_log_or_report(tmp_path):
     assert "secret7" not in written
     for name in secrets:
         assert f"{{env: {name}}}" in written  # what failed is still named
+
+
+def test_an_inventory_metrics_entry_that_gives_nothing_makes_its_cluster_incomplete(tmp_path):
+    """Issue 37, class 6, on the inventory path: the same failed source as collect -o and check."""
+    lag = tmp_path / "lag.prom"
+    lag.write_text('kafka_consumergroup_lag{consumergroup="billing",partition="0",topic="orders"} 17\n')
+    _broker_props(tmp_path / "configs", [1])
+    inv = tmp_path / "fleet.yaml"
+    inv.write_text(
+        "clusters:\n  - name: a\n    broker_configs: [configs/]\n    metrics: ['broker_id=1:lag.prom']\n"
+    )
+    done = _cli("collect", "--inventory", inv, "--out", tmp_path / "out", "--run-date", "2026-11-23")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert (
+        f"a: INCOMPLETE: metrics: {lag}: no Kafka broker (JMX exporter) or node exporter metric"
+        in done.stdout
+    )
+    (manifest,) = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("manifest.json")]
+    assert [(e["source"], e["target"]) for e in manifest["errors"]] == [("metrics", str(lag))]
