@@ -809,7 +809,7 @@ def test_list_nodes_answering_garbage_is_a_source_error_not_no_brokers(monkeypat
     got = msk.collect_msk(ARN)
     msgs = [e["message"] for e in got.result.errors]
     assert any(
-        m.startswith(f"kafka:ListNodes for {ARN}: the answer is not an MSK API response (KeyError")
+        m.startswith(f"kafka:ListNodes for {ARN}: the answer is not an MSK API response (ValueError: BrokerId None")
         for m in msgs
     ), msgs
 
@@ -850,3 +850,20 @@ def test_cli_collect_from_an_endpoint_answering_html_exits_3_with_one_line(monke
         f"kafka-audit: collect incomplete: msk: kafka:DescribeClusterV2 for {ARN}: the answer is not an MSK API "
         "response (Content-Type text/html): a proxy or a wrong endpoint answered"
     ]
+
+
+@pytest.mark.parametrize("broker_id", [1e30, 1.5, -1])
+def test_list_nodes_with_a_broker_id_kafka_cannot_hold_is_a_source_error(monkeypatch, broker_id):
+    node = {"BrokerNodeInfo": {"BrokerId": broker_id, "ClientSubnet": "subnet-1", "Endpoints": ["b-1.x"]}}
+    calls = [
+        ("describe_cluster_v2", cluster_info(), {"ClusterArn": ARN}),
+        ("list_nodes", {"NodeInfoList": [node]}, {"ClusterArn": ARN}),
+    ]
+    stubbed(monkeypatch, calls)
+    got = msk.collect_msk(ARN)
+    msgs = [e["message"] for e in got.result.errors]
+    assert any(
+        f"kafka:ListNodes for {ARN}: the answer is not an MSK API response (ValueError: BrokerId" in m
+        for m in msgs
+    ), msgs
+    assert not got.result.tables.get("brokers")

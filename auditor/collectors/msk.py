@@ -363,6 +363,10 @@ def _nodes(out: MskCollected, kafka, ec2, arn: str, region: str | None, timeout:
     r = out.result
     nodes = list(_pages(r, arn, kafka, "ListNodes", "NodeInfoList", ClusterArn=arn))
     brokers = [n["BrokerNodeInfo"] for n in nodes if n.get("BrokerNodeInfo")]
+    for b in brokers:  # a double in the service model: a broker id is a whole number Kafka can hold
+        bid = b.get("BrokerId")
+        if not isinstance(bid, int | float) or bid != int(bid) or not 0 <= bid <= 2**31 - 1:
+            raise ValueError(f"BrokerId {str(bid)[:30]} is not a broker id")
     zones = _subnet_zones(out, ec2, {b.get("ClientSubnet") for b in brokers} - {None}, region, timeout)
     for b in sorted(brokers, key=lambda b: b.get("BrokerId", 0)):
         endpoints = b.get("Endpoints") or []
