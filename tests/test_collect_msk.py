@@ -809,7 +809,9 @@ def test_list_nodes_answering_garbage_is_a_source_error_not_no_brokers(monkeypat
     got = msk.collect_msk(ARN)
     msgs = [e["message"] for e in got.result.errors]
     assert any(
-        m.startswith(f"kafka:ListNodes for {ARN}: the answer is not an MSK API response (ValueError: BrokerId None")
+        m.startswith(
+            f"kafka:ListNodes for {ARN}: the answer is not an MSK API response (ValueError: BrokerId None"
+        )
         for m in msgs
     ), msgs
 
