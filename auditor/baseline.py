@@ -116,6 +116,11 @@ def read(path: str | Path) -> Baseline:
         raise UsageError(f"{p}:{e.lineno}: baseline is not valid JSON ({e.msg})") from None
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"{p}: unreadable baseline ({e})") from None
+    if isinstance(raw, dict):  # a version this tool does not know is refused, not read as 1
+        for key in ("version", "schema_version"):
+            if key in raw and (type(raw[key]) is not int or raw[key] != VERSION):
+                shown = json.dumps(raw[key])[:40]
+                raise UsageError(f"{p}: baseline {key} {shown} is not supported (this tool reads {VERSION})")
     items = raw.get("findings") if isinstance(raw, dict) else raw
     if not isinstance(items, list):
         raise UsageError(f"{p}: baseline must hold a 'findings' list")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -113,8 +114,8 @@ def find_config(explicit: str | None, cwd: Path | None = None) -> AuditConfig:
         return load_config(cwd / "kafka-audit.toml")
     if (cwd / "pyproject.toml").is_file():
         try:
-            data = tomllib.loads(safe_io.read_text(cwd / "pyproject.toml", limit=MAX_CONFIG_BYTES))
-        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+            data = _load_toml(safe_io.read_text(cwd / "pyproject.toml", limit=MAX_CONFIG_BYTES))
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError, TomlTooDeep):
             return AuditConfig()  # not ours to judge when it has no section for us
         section = data.get("tool", {}).get("kafka-audit")
         if isinstance(section, dict):
@@ -122,9 +123,36 @@ def find_config(explicit: str | None, cwd: Path | None = None) -> AuditConfig:
     return AuditConfig()
 
 
+MAX_TOML_DEPTH = 32  # arrays and tables within one another; a configuration needs 4
+
+
+class TomlTooDeep(ValueError):
+    pass
+
+
+def _load_toml(text: str) -> dict:
+    """tomllib recurses once per nested array or inline table: 50,000 of them raised
+    RecursionError, a traceback. Refused, as is anything nested deeper than MAX_TOML_DEPTH
+    (which the code reading the values may recurse into)."""
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise TomlTooDeep(f"arrays or tables nested more than {MAX_TOML_DEPTH} deep: refused") from None
+    stack = [(data, 1)]
+    while stack:  # (measured without recursing)
+        value, depth = stack.pop()
+        if depth > MAX_TOML_DEPTH:
+            raise TomlTooDeep(f"arrays or tables nested more than {MAX_TOML_DEPTH} deep: refused")
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((v, depth + 1) for v in children if isinstance(v, dict | list))
+    return data
+
+
 def load_config(path: Path) -> AuditConfig:
     try:
-        data = tomllib.loads(safe_io.read_text(path, limit=MAX_CONFIG_BYTES))
+        data = _load_toml(safe_io.read_text(path, limit=MAX_CONFIG_BYTES))
+    except TomlTooDeep as e:
+        raise UsageError(f"{path}: {e}") from None
     except safe_io.FileRefused as e:  # a FIFO or a device (also behind a symlink), or huge
         raise UsageError(str(e)) from None
     except tomllib.TOMLDecodeError as e:
@@ -190,10 +218,14 @@ def _exemption(raw, index: int, where: str) -> Exemption:
             if problem:
                 raise UsageError(f"{at}: {key} {problem}: {pattern!r} (see auditor/exemptions.py)")
     expires = raw.get("expires")
-    if isinstance(expires, dt.datetime):  # TOML 2027-01-31T10:00:00: its day (a datetime is a date too)
-        expires = expires.date()
+    if isinstance(expires, dt.datetime):  # (a datetime is a date too): which day would 23:30-05:00 be?
+        raise UsageError(
+            f"{at}: expires must be a date (YYYY-MM-DD), not a date and time ({expires.isoformat()[:40]})"
+        )
     if isinstance(expires, str):
-        try:
+        try:  # (fromisoformat alone also reads 20270131 and 2027-W05-1)
+            if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", expires):
+                raise ValueError(expires)
             expires = dt.date.fromisoformat(expires)
         except ValueError:
             raise UsageError(f"{at}: expires must be a date (YYYY-MM-DD)") from None

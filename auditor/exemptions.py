@@ -9,7 +9,11 @@ exemption) unless it is in the subset the three agree on, so that a file either 
 same way for every command or exempts the same findings on either engine. Allowed:
 
 * literals; ``.``; ``^`` ``$``; ``|``; groups ``(...)`` and ``(?:...)``;
-* quantifiers ``* + ? {n} {n,} {n,m}`` (n, m <= 1000, RE2's limit), each optionally lazy;
+* quantifiers ``* + ? {n} {n,} {n,m}`` (n, m <= 1000, RE2's limit), each optionally lazy, but
+  not nested: a group repeated more than once (``*``, ``+``, ``{2,}`` ...) holding a quantifier
+  or alternatives (``(a+)+``, ``(x*y)*``, ``(a|aa)+``) backtracks exponentially on a JVM before
+  17, where Spark executors may run (RE2 is linear on it); a class (``[ab]+``) or one repeat says
+  the same;
 * character classes ``[...]`` / ``[^...]`` of literals, ranges and the escapes below;
 * escapes ``\\d \\D \\w \\W`` (ASCII on both engines), ``\\A`` (not in a class),
   ``\\t \\n \\r \\f``, ``\\xHH``, and a backslash before any ASCII punctuation;
@@ -37,7 +41,7 @@ import warnings
 MAX_REPEAT = 1000
 _SIMPLE_ESCAPES = set("dDwWtnrf")
 _ANCHOR_ESCAPES = set("A")  # not inside a class
-_QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
+_QUANTIFIER = re.compile(r"\{([0-9]{1,9})(,([0-9]{0,9}))?\}")  # (more digits: not a count RE2 reads)
 _FLAGS = re.compile(r"\(\?([ims]+)(\)|:)|\(\?(-[ims]+|[ims]+-[ims]+):")
 
 
@@ -57,8 +61,20 @@ def refusal(pattern: str) -> str | None:
     return None
 
 
+def _repeats(p: str, j: int) -> bool:
+    """Whether the quantifier at ``p[j]`` (if any) repeats what precedes it more than once."""
+    if p.startswith(("*", "+"), j):
+        return True
+    m = _QUANTIFIER.match(p, j) if p.startswith("{", j) else None
+    if m is None:
+        return False
+    upper = m.group(3) if m.group(2) else m.group(1)
+    return upper == "" or int(upper) > 1
+
+
 def _lexical(p: str) -> str | None:
     i, in_class, n = 0, False, len(p)
+    groups: list[bool] = []  # per open group: whether a quantifier or "|" is inside it
     while i < n:
         c = p[i]
         if c == "\\":
@@ -97,6 +113,10 @@ def _lexical(p: str) -> str | None:
             if p.startswith("]", i):
                 return "starts a character class with ']' (write \\])"
             continue
+        if c == "(" and p.startswith("(?:", i):
+            groups.append(False)
+            i += 3
+            continue
         if c == "(" and p.startswith("(?", i):
             m = _FLAGS.match(p, i)
             if m is None:
@@ -106,8 +126,29 @@ def _lexical(p: str) -> str | None:
                 return f"uses '{ahead}...', a construct outside the dialect every engine shares"
             if m.group(2) == ")" and i != 0:
                 return "sets flags in the middle of the pattern (put (?i) first, or use (?i:...))"
+            if m.group(2) == ":" or m.group(3):
+                groups.append(False)  # (?i:...): a group
             i = m.end()
             continue
+        if c == "(":
+            groups.append(False)
+            i += 1
+            continue
+        if c == ")":
+            inner = groups.pop() if groups else False
+            if inner and _repeats(p, i + 1):
+                # (a+)+ is exponential on a backtracking engine: harmless on RE2 and JDK 17,
+                # not on the older JVMs Spark executors may run.
+                return (
+                    "nests quantifiers (a repeated group holding a quantifier or alternatives, such as "
+                    "(a+)+ or (a|aa)+)"
+                )
+            if groups:
+                groups[-1] = groups[-1] or inner
+            i += 1
+            continue
+        if c in "*+?{|" and groups:
+            groups[-1] = True  # a quantifier, or alternatives (a|a): each can match in many ways
         if c == "{":
             m = _QUANTIFIER.match(p, i)
             if m is None:

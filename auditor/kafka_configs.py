@@ -24,7 +24,8 @@ from importlib import resources
 
 SCOPES = ("broker", "topic")
 _DATA = "data/kafka_configs.json"
-_VERSION = re.compile(r"^\s*[vV]?(\d+(?:\.\d+){0,3})")
+# ASCII digits, at most 9 per part (a part of more is no version): int() never sees thousands.
+_VERSION = re.compile(r"^\s*[vV]?([0-9]{1,9}(?:\.[0-9]{1,9}){0,3})(?![0-9])")
 
 
 @lru_cache(maxsize=1)

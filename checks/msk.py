@@ -32,7 +32,7 @@ def _limit_for(entries, where: str):
     parsed = []
     for entry in entries:
         suffix, sep, count = str(entry).partition("=")
-        if not sep or not suffix.strip() or not count.strip().isdigit():
+        if not sep or not suffix.strip() or not (count.strip().isascii() and count.strip().isdigit()):
             raise UsageError(f"{where}: entry {entry!r} must look like 'xlarge=1500'")
         parsed.append((suffix.strip().lower().removeprefix("kafka."), int(count)))
     itype = _instance_type()

@@ -153,3 +153,20 @@ def test_fleet_baseline_counts_matched_and_stale_and_leaves_the_rest(tmp_path):
     assert (
         f"note: {len(kept)} baselined finding(s) matched, 1 stale (in the baseline, no longer found)" in text
     )
+
+
+@pytest.mark.parametrize("version", [99, 2, 0, "1", 1.0, True, None])
+def test_a_baseline_of_an_unknown_version_is_refused(tmp_path, version):
+    """Issue 37: {"version": 99} was read as version 1."""
+    from auditor.baseline import read
+    from auditor.errors import UsageError
+
+    f = tmp_path / "b.json"
+    f.write_text(json.dumps({"version": version, "tool": "kafka-auditor", "findings": []}))
+    with pytest.raises(
+        UsageError, match=rf"^{f}: baseline version .* is not supported \(this tool reads 1\)$"
+    ):
+        read(f)
+    f.write_text(json.dumps({"schema_version": version, "kind": "lint-baseline", "findings": []}))
+    with pytest.raises(UsageError, match="baseline schema_version .* is not supported"):
+        read(f)

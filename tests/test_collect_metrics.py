@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -281,7 +282,9 @@ def test_fuzz_parser_never_raises(text, hint):
             assert RANGES[row["name"]][0] <= row["value"] <= RANGES[row["name"]][1]
     for e in r.errors:
         assert "\n" not in e["message"]
-    assert bool(r.warnings) <= (not r.errors and not r.tables)
+    assert r.warnings == [] and (
+        r.errors or r.tables or r.filesystems or r.versions
+    )  # nothing read: an error
 
 
 # --- exporter spellings: label names, cumulative counts, HELP attributes ----------------------
@@ -323,11 +326,11 @@ def test_confluent_naming_label_names_any_case_or_separator():
 
 def test_plain_request_handler_name_is_the_cumulative_count_without_help():
     # kafka-0-8-2.yml / Confluent: the plain name is the meter's Count. Without a rate spelling
-    # nothing is read, and that is a warning (only cumulative counts), not a value of 9e13.
+    # nothing is read, and that is a source error (only cumulative counts), not a value of 9e13.
     text = "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent 9E13\n"
     r = parse_metrics(text, "count-only.prom", broker_hint=1)
-    assert r.errors == [] and r.tables == {}
-    (w,) = r.warnings
+    assert r.tables == {} and r.warnings == []
+    (w,) = [e["message"] for e in r.errors]
     assert w.startswith("count-only.prom: only cumulative meter counts recognised")
     assert "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent" in w
 
@@ -371,7 +374,7 @@ kafka_log_logmanager_offlinelogdirectorycount_value 2
         "om.prom",
         2,
     )
-    assert r.errors == [] and r.tables == {} and "only cumulative" in r.warnings[0]
+    assert r.tables == {} and "only cumulative" in r.errors[0]["message"]
 
 
 def test_tls_connections_gauge_is_not_client_software():
@@ -380,7 +383,8 @@ def test_tls_connections_gauge_is_not_client_software():
         'listener="SSL",networkProcessor="0",} 9\n'
     )
     r = parse_metrics(text, "tls.prom", broker_hint=1)
-    assert "client_software" not in r.tables and r.errors == []
+    assert "client_software" not in r.tables
+    assert [e["message"].endswith("nothing read from this metrics source") for e in r.errors] == [True]
 
 
 # --- range checks ----------------------------------------------------------------------------
@@ -429,8 +433,8 @@ def test_many_range_errors_are_capped():
     assert "metrics" not in r.tables
 
 
-# --- warnings: a source that gives nothing to read ---------------------------------------------
-def test_nothing_recognised_is_a_warning_not_an_error(tmp_path):
+# --- a source that gives nothing to read: a failed source (issue 37) ----------------------------
+def test_nothing_recognised_is_a_failed_source(tmp_path):
     lag = tmp_path / "lag.prom"
     lag.write_text(
         "# TYPE kafka_consumergroup_lag gauge\n"
@@ -440,15 +444,15 @@ def test_nothing_recognised_is_a_warning_not_an_error(tmp_path):
     empty = tmp_path / "empty.prom"
     empty.write_text("")
     r = collect_metrics([str(lag), str(empty), f"broker_id=1:{tmp_path / 'missing.prom'}"])
-    assert [e["target"] for e in r.errors] == [str(tmp_path / "missing.prom")]
-    assert [s["status"] for s in r.sources] == ["warning", "warning", "error"]
-    assert r.sources[0]["reason"] == (
+    assert [e["target"] for e in r.errors] == [str(lag), str(empty), str(tmp_path / "missing.prom")]
+    assert [s["status"] for s in r.sources] == ["error", "error", "error"]
+    assert r.errors[0]["message"] == (
         f"{lag}: no Kafka broker (JMX exporter) or node exporter metric recognised in 2 samples (kafka_consumergroup_lag) "
         "(kafka_exporter output: topic and consumer-group metrics, which no check reads): nothing read from this "
         "metrics source"
     )
-    assert r.sources[1]["reason"] == f"{empty}: no samples: nothing read from this metrics source"
-    assert r.warnings == [r.sources[0]["reason"], r.sources[1]["reason"]]
+    assert r.errors[1]["message"] == f"{empty}: no samples: nothing read from this metrics source"
+    assert r.warnings == []
 
 
 # --- which broker: registered hosts, instance labels, MSK host names ---------------------------
@@ -560,3 +564,78 @@ def test_collect_hands_registered_and_advertised_hosts_to_metrics(tmp_path):
         (2, "kafka-2.corp", 9092),
         (7, "kafka-7.corp", 9092),
     ]
+
+
+def _serve_once(body: bytes):
+    """A real HTTP exporter on loopback answering ``body`` (200, text/plain) to every scrape."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("scrape", ["empty-http", "wrong-exporter-file"])
+def test_a_named_metrics_source_that_gives_nothing_fails_check_and_collect_alike(tmp_path, scrape):
+    """Issue 37, class 6: --metrics at the wrong exporter, or an empty scrape, was a warning and
+    exit 0 (a green audit of rules that never ran). It is a failed source on every path: collect
+    exits 3, check on the sources exits 3 with AUD001 naming it, and the metrics rules are still
+    listed as not evaluated."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    server = None
+    if scrape == "empty-http":
+        server = _serve_once(b"")
+        source = f"broker_id=1:http://127.0.0.1:{server.server_address[1]}/metrics"
+        shown = f"http://127.0.0.1:{server.server_address[1]}/metrics"
+    else:
+        lag = tmp_path / "lag.prom"
+        lag.write_text('kafka_consumergroup_lag{consumergroup="billing",partition="0",topic="orders"} 17\n')
+        source = shown = str(lag)
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "server.properties").write_text(
+        "broker.id=1\nlog.dirs=/data\nzookeeper.connect=zk:2181\n"
+    )
+    common = ["--broker-config", str(tmp_path / "conf"), "--metrics", source, "--cluster-name", "c1"]
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "auditor.cli.main", *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=300,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+
+    try:
+        collected = run("collect", *common, "-o", str(tmp_path / "snap"))
+        checked = run("check", *common, "--format", "json")
+    finally:
+        if server is not None:
+            server.shutdown()
+    assert collected.returncode == 3, collected.stderr
+    assert (
+        f"collect incomplete: metrics: {shown}: " in collected.stderr and "nothing read" in collected.stderr
+    )
+    assert "warning:" not in collected.stderr
+    assert checked.returncode == 3, checked.stderr
+    doc = json.loads(checked.stdout)
+    (aud,) = [f for f in doc["findings"] if f["rule"] == "AUD001"]
+    assert shown in aud["message"] and "nothing read from this metrics source" in aud["message"]
+    (cluster,) = doc["clusters"]
+    assert any("THR001" in g["rules"] for g in cluster["not_evaluated"]), cluster["not_evaluated"]

@@ -763,3 +763,117 @@ def test_inventory_discovery_alone_collects_a_cluster(monkeypatch, capsys, tmp_p
     assert manifest["provenance"]["msk_instance_type"] == "discovered"
     assert manifest["inventory"]["msk"] == {"cluster_arn": ARN, "region": REGION}
     assert not any(b"not-in-any-snapshot" in f.read_bytes() for f in snap.iterdir())
+
+
+# --- issue 37: an endpoint that answers garbage is a failed source (exit 3), not a crash ----------
+
+
+def _answering(monkeypatch, body: bytes, content_type: str, only: str | None = None):
+    """A real client whose HTTP answers are ``body`` (botocore parses them as it would a real
+    endpoint's); ``only``: just this operation's URL suffix, the others get an HTTP 403."""
+    client = msk.make_client("kafka", REGION, 5.0)
+
+    def answer(request, **_):
+        if only is None or request.url.endswith(only):
+            return AWSResponse(request.url, 200, {"Content-Type": content_type}, _Raw(body))
+        return AWSResponse(
+            request.url, 403, {"x-amzn-ErrorType": "AccessDeniedException"}, _Raw(b'{"message": "no"}')
+        )
+
+    client.meta.events.register("before-send.kafka.*", answer)
+    monkeypatch.setattr(msk, "make_client", lambda service, region, timeout=10.0: client)
+    return client
+
+
+@pytest.mark.parametrize(
+    "body, content_type, why",
+    [
+        (b"<html><body><h1>Sign in</h1></body></html>", "text/html; charset=utf-8", "Content-Type text/html"),
+        (b'{"message": "hello from another service"}', "application/json", "no ClusterInfo"),
+        (b'{"clusterInfo": "yes"}', "application/json", "AttributeError"),
+    ],
+    ids=["html", "json-of-something-else", "wrong-shape"],
+)
+def test_an_endpoint_answering_garbage_is_a_failed_source(monkeypatch, body, content_type, why):
+    _answering(monkeypatch, body, content_type)
+    got = msk.collect_msk(ARN)
+    (err,) = got.result.errors
+    assert err["source"] == "msk" and err["message"].startswith(
+        f"kafka:DescribeClusterV2 for {ARN}: the answer is not an MSK API response ("
+    )
+    assert why in err["message"] and got.result.sources[-1]["status"] == "error"
+
+
+def test_list_nodes_answering_garbage_is_a_source_error_not_no_brokers(monkeypatch):
+    calls = [
+        ("describe_cluster_v2", cluster_info(), {"ClusterArn": ARN}),
+        (
+            "list_nodes",
+            {"NodeInfoList": [{"BrokerNodeInfo": {"ClientSubnet": "subnet-1"}}]},
+            {"ClusterArn": ARN},
+        ),
+    ]
+    stubbed(monkeypatch, calls)
+    got = msk.collect_msk(ARN)
+    msgs = [e["message"] for e in got.result.errors]
+    assert any(
+        m.startswith(
+            f"kafka:ListNodes for {ARN}: the answer is not an MSK API response (ValueError: BrokerId None"
+        )
+        for m in msgs
+    ), msgs
+
+
+def test_list_nodes_answering_html_is_a_source_error_not_no_brokers(monkeypatch):
+    client = msk.make_client("kafka", REGION, 5.0)
+    described = json.dumps({"clusterInfo": {"clusterName": "payments", "state": "ACTIVE"}}).encode()
+
+    def answer(request, **_):
+        if request.url.endswith("/nodes"):
+            return AWSResponse(
+                request.url, 200, {"Content-Type": "text/html"}, _Raw(b"<html>maintenance</html>")
+            )
+        if "/api/v2/clusters/" in request.url and not request.url.endswith("/operations"):
+            return AWSResponse(request.url, 200, {"Content-Type": "application/json"}, _Raw(described))
+        return AWSResponse(request.url, 200, {"Content-Type": "application/json"}, _Raw(b"{}"))
+
+    client.meta.events.register("before-send.kafka.*", answer)
+    monkeypatch.setattr(msk, "make_client", lambda service, region, timeout=10.0: client)
+    got = msk.collect_msk(ARN)
+    msgs = [e["message"] for e in got.result.errors]
+    assert (
+        f"kafka:ListNodes for {ARN}: the answer is not an MSK API response (Content-Type text/html): a proxy "
+        "or a wrong endpoint answered"
+    ) in msgs, msgs
+    assert got.name == "payments" and not got.result.tables.get("brokers")
+
+
+def test_cli_collect_from_an_endpoint_answering_html_exits_3_with_one_line(monkeypatch, capsys, tmp_path):
+    from tests.test_lint import cli
+
+    _answering(monkeypatch, b"<html><body>Sign in</body></html>", "text/html")
+    code, _out, err = cli(
+        capsys, "collect", "--msk-cluster-arn", ARN, "-o", tmp_path / "snap", "--format", "jsonl"
+    )
+    assert code == 3 and "internal error" not in err and "Traceback" not in err, err
+    assert err.strip().splitlines() == [
+        f"kafka-audit: collect incomplete: msk: kafka:DescribeClusterV2 for {ARN}: the answer is not an MSK API "
+        "response (Content-Type text/html): a proxy or a wrong endpoint answered"
+    ]
+
+
+@pytest.mark.parametrize("broker_id", [1e30, 1.5, -1])
+def test_list_nodes_with_a_broker_id_kafka_cannot_hold_is_a_source_error(monkeypatch, broker_id):
+    node = {"BrokerNodeInfo": {"BrokerId": broker_id, "ClientSubnet": "subnet-1", "Endpoints": ["b-1.x"]}}
+    calls = [
+        ("describe_cluster_v2", cluster_info(), {"ClusterArn": ARN}),
+        ("list_nodes", {"NodeInfoList": [node]}, {"ClusterArn": ARN}),
+    ]
+    stubbed(monkeypatch, calls)
+    got = msk.collect_msk(ARN)
+    msgs = [e["message"] for e in got.result.errors]
+    assert any(
+        f"kafka:ListNodes for {ARN}: the answer is not an MSK API response (ValueError: BrokerId" in m
+        for m in msgs
+    ), msgs
+    assert not got.result.tables.get("brokers")

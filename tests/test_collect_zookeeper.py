@@ -358,3 +358,32 @@ def test_znode_hidden_by_acl_is_reported_and_skipped(zk, writer):
         "not authorized to read /config/topics/orders (ZooKeeper ACL); skipped"
     ]
     assert len(r.tables["partitions"]) == 3 and "configs" not in r.tables
+
+
+def test_unicode_digit_broker_ids_are_reported_not_a_crash(zk, writer, tmp_path):
+    """Issue 37: '²'.isdigit() is True but int('²') raises. A znode /brokers/ids/², a controller
+    naming broker "²" and dynamic configs of broker ² are reported and skipped, and the snapshot
+    checks and preflights with one line per problem, never an internal error."""
+    nodes = kafka_layout(topics={"orders": (3, 3)})
+    nodes["/brokers/ids/²"] = {"host": "kafka-9.test", "port": 9092, "version": 4}
+    nodes["/config/brokers/²"] = {"version": 1, "config": {"min.insync.replicas": "3"}}
+    nodes["/controller"] = {"version": 1, "brokerid": "²", "timestamp": "1"}
+    r = collect_zookeeper(zk.hosts + load(writer, nodes), timeout=5)
+    msgs = [e["message"] for e in r.errors]
+    assert any(m.startswith("/brokers/ids/²: broker id is not an integer") for m in msgs), msgs
+    assert sorted(b["broker_id"] for b in r.tables["brokers"]) == [1, 2, 3]
+    assert r.tables["controller"][0]["controller_id"] == -1  # (what an unreadable controller gives)
+    from auditor.snapshot.io import Manifest, write_snapshot
+    from tests.test_preflight import cli
+
+    snap = write_snapshot(
+        tmp_path / "snap",
+        Manifest(cluster={"id": "uni", "name": "uni"}, collected_at="2026-11-22T00:00:00Z", errors=r.errors),
+        dict(r.tables),
+        fmt="jsonl",
+    )
+    for command in ("check", "preflight"):
+        p = cli(command, snap)
+        assert p.returncode == 3 and "internal error" not in p.stderr and "Traceback" not in p.stderr, (
+            p.stderr
+        )

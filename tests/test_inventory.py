@@ -555,3 +555,61 @@ def test_out_that_is_a_file_is_a_usage_error(tmp_path):
     afile.write_text("x")
     done = _cli("collect", "--inventory", inv, "--out", afile, "--run-date", "2026-11-23")
     assert done.returncode == 2 and "exists and is not a directory" in done.stderr
+
+
+def test_env_values_reach_no_manifest_log_or_report(tmp_path):
+    """Issue 37: {env: NAME} values (a ZooKeeper connect string, bootstrap servers, a metrics URL
+    and a metrics template) are used to collect, and only NAME is ever written: not in
+    manifest.json (sources, errors, inventory), not on stdout/stderr, not in any report's AUD001."""
+    secrets = {
+        "SECRET_ZK": "127.0.0.1:1/zk-chroot-secret7",
+        "SECRET_BOOT": "bootstrap-secret7.invalid:9092",
+        "SECRET_METRICS": "broker_id=1:http://127.0.0.1:1/metrics-secret7?token=tok-secret7",
+        "SECRET_TEMPLATE": "http://127.0.0.1:1/b{broker_id}/template-secret7",
+    }
+    inv = tmp_path / "fleet.yaml"
+    inv.write_text(
+        "version: 1\nclusters:\n"
+        "  - name: zk\n    zookeeper: {env: SECRET_ZK}\n    timeout: 1\n"
+        "    metrics: [{env: SECRET_METRICS}, {env: SECRET_TEMPLATE}]\n    broker_ids: [1, 2]\n"
+        "  - name: boot\n    bootstrap_servers: {env: SECRET_BOOT}\n    timeout: 1\n"
+    )
+    out = tmp_path / "out"
+    env = {**secrets, "NO_COLOR": "1"}
+    done = _cli(
+        "collect", "--inventory", inv, "--out", out, "--run-date", "2026-11-23", "--format", "jsonl", env=env
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    manifests = [json.loads(p.read_text()) for p in out.rglob("manifest.json")]
+    assert len(manifests) == 2 and all(m["errors"] for m in manifests)
+    written = "".join(p.read_text() for p in out.rglob("*") if p.is_file()) + done.stdout + done.stderr
+    for fmt in ("text", "json", "sarif", "junit", "markdown", "html", "github"):
+        report = _cli("check", out, "--format", fmt, env=env)
+        assert report.returncode == 3, report.stderr
+        assert "AUD001" in report.stdout or "incomplete" in report.stdout.lower()
+        written += report.stdout + report.stderr
+    for value in secrets.values():
+        for piece in (value, value.split("/", 3)[-1]):  # the whole value and its distinctive tail
+            assert piece not in written, piece
+    assert "secret7" not in written
+    for name in secrets:
+        assert f"{{env: {name}}}" in written  # what failed is still named
+
+
+def test_an_inventory_metrics_entry_that_gives_nothing_makes_its_cluster_incomplete(tmp_path):
+    """Issue 37, class 6, on the inventory path: the same failed source as collect -o and check."""
+    lag = tmp_path / "lag.prom"
+    lag.write_text('kafka_consumergroup_lag{consumergroup="billing",partition="0",topic="orders"} 17\n')
+    _broker_props(tmp_path / "configs", [1])
+    inv = tmp_path / "fleet.yaml"
+    inv.write_text(
+        "clusters:\n  - name: a\n    broker_configs: [configs/]\n    metrics: ['broker_id=1:lag.prom']\n"
+    )
+    done = _cli("collect", "--inventory", inv, "--out", tmp_path / "out", "--run-date", "2026-11-23")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert (
+        f"a: INCOMPLETE: metrics: {lag}: no Kafka broker (JMX exporter) or node exporter metric"
+        in done.stdout
+    )
+    (manifest,) = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("manifest.json")]
+    assert [(e["source"], e["target"]) for e in manifest["errors"]] == [("metrics", str(lag))]

@@ -87,7 +87,17 @@ def test_a_valid_exemption_exempts_the_same_findings_in_every_command(tmp_path):
     assert all(code != 2 for code, _, _ in outcomes.values()), outcomes
 
 
-@pytest.mark.parametrize("pattern", [r"^payments\.(?!ledger)", r"^(payments)\.\1", r"^(?P<team>payments)\."])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"^payments\.(?!ledger)",
+        r"^(payments)\.\1",
+        r"^(?P<team>payments)\.",
+        r"^(payments\.[a-z]+)+$",  # issue 37: nested quantifiers (exponential on a JVM before 17)
+        "^payments{" + "9" * 5000 + "}",  # issue 37: an internal error (int() of 5000 digits)
+    ],
+    ids=["lookahead", "backreference", "named-group", "nested-quantifiers", "5000-digit-count"],
+)
 def test_a_pattern_outside_the_common_dialect_is_refused_identically_by_every_command(tmp_path, pattern):
     """A lookahead is Python and Java but not RE2: once it passed validation and then killed
     `check` ("invalid perl operator") while `lint` applied it. Now the file is refused, by

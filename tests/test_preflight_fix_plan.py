@@ -207,3 +207,135 @@ def test_safe_cluster_has_no_plan_and_fix_plan_file_says_so(tmp_path):
     p = cli("preflight", cluster_dir("inventory-prod"), "--fix-plan", out)
     assert p.returncode == 0, p.stderr
     assert "fix plan" not in p.stdout and "safe to roll, nothing to change" in out.read_text()
+
+
+# --- issue 37: the --fix-plan script, run as written -------------------------------------------
+
+FAKE_TOOL = """#!{python}
+import json, os, sys
+args = sys.argv[1:]
+read = None
+if "--reassignment-json-file" in args:
+    path = args[args.index("--reassignment-json-file") + 1]
+    try:
+        with open(path, encoding="utf-8") as fh:
+            read = fh.read()
+    except OSError as e:
+        read = "unreadable: " + type(e).__name__
+with open(os.environ["FAKE_KAFKA_LOG"], "a", encoding="utf-8") as log:
+    log.write(json.dumps({{"tool": os.path.basename(sys.argv[0]), "args": args, "read": read}}) + "\\n")
+"""
+TOOLS = ("kafka-configs.sh", "kafka-reassign-partitions.sh", "kafka-topics.sh", "aws")
+STALE = (
+    '{"version": 1, "partitions": [{"topic": "stale-from-an-earlier-plan", "partition": 0, "replicas": [9]}]}'
+)
+
+
+def _fake_tools(tmp_path):
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in TOOLS:
+        tool = bin_dir / name
+        tool.write_text(FAKE_TOOL.format(python=sys.executable))
+        tool.chmod(0o755)
+    return bin_dir
+
+
+def _run_plan(script, workdir, bin_dir, log):
+    import os
+    import subprocess
+
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_KAFKA_LOG": str(log)}
+    p = subprocess.run(
+        ["bash", str(script)], cwd=workdir, env=env, capture_output=True, text=True, timeout=60
+    )
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return p, calls
+
+
+def _expected_calls(pre):
+    """Every command of every plan, in order, as argv; the reassignment JSON each reassign call must read."""
+    import shlex
+
+    out = []
+    for c in pre.clusters:
+        for ch in c.plan.changes if c.plan else []:
+            for cmd in ch.commands:
+                argv = shlex.split(cmd, comments=True)
+                out.append((argv[0], argv[1:], c.plan.reassignment if ch.kind == "reassign" else None))
+    return out
+
+
+def _every_sample_and_a_reassignment(tmp_path):
+    from tests.conftest import ROOT
+
+    samples = sorted(
+        [
+            *(ROOT / "sample_configs" / "fleet").glob("dt=*/cluster=*"),
+            *(ROOT / "sample_configs" / "variants").glob("dt=*/cluster=*"),
+        ]
+    )
+    rf2 = snapshot(
+        tmp_path,
+        "rf2",
+        [([1, 2], [1, 2]), ([2, 3], [2, 3]), ([3, 1], [3, 1])],
+        brokers=(1, 2, 3, 4),
+        min_isr="2",
+    )
+    return preflight(*samples, rf2)
+
+
+@pytest.mark.parametrize("directory", ["fresh", "stale file", "stale symlink"])
+def test_every_samples_fix_plan_runs_top_to_bottom_against_fake_kafka_tools(tmp_path, directory):
+    pre = _every_sample_and_a_reassignment(tmp_path)
+    expected = _expected_calls(pre)
+    assert any(ch.kind == "reassign" for c in pre.clusters if c.plan for ch in c.plan.changes)
+    assert sum(c.plan is not None for c in pre.clusters) >= 2  # payments-msk and the RF 2 cluster at least
+    script = tmp_path / "plan.sh"
+    script.write_text(fix_plan_file(pre))
+    work = tmp_path / "work"
+    work.mkdir()
+    victim = tmp_path / "victim.json"
+    victim.write_text(STALE)
+    if directory == "stale file":
+        (work / "increase-replication-factor.json").write_text(STALE)
+    elif directory == "stale symlink":
+        (work / "increase-replication-factor.json").symlink_to(victim)
+    p, calls = _run_plan(script, work, _fake_tools(tmp_path), tmp_path / "calls.jsonl")
+    assert p.returncode == 0, p.stderr
+    assert [(c["tool"], c["args"]) for c in calls] == [(tool, args) for tool, args, _ in expected]
+    for call, (_tool, _args, reassignment) in zip(calls, expected, strict=True):
+        if reassignment is not None:  # the plan's own JSON, written before the command ran
+            assert json.loads(call["read"]) == reassignment, call
+    assert victim.read_text() == STALE  # the symlink was replaced, not written through
+
+
+def test_fix_plan_stops_before_the_reassignment_when_its_file_cannot_be_written(tmp_path):
+    pre = _every_sample_and_a_reassignment(tmp_path)
+    script = tmp_path / "plan.sh"
+    script.write_text(fix_plan_file(pre))
+    work = tmp_path / "work"
+    (work / "increase-replication-factor.json").mkdir(parents=True)  # a directory in the way
+    p, calls = _run_plan(script, work, _fake_tools(tmp_path), tmp_path / "calls.jsonl")
+    assert p.returncode != 0
+    assert calls and not [c for c in calls if c["tool"] == "kafka-reassign-partitions.sh"]
+    assert [c["tool"] for c in calls] == ["kafka-configs.sh"] * len(calls)  # what came before it ran
+
+
+def test_a_command_naming_control_characters_is_commented_out_not_run_escaped(tmp_path):
+    topic = "evil\x1b]52;c;x\x07"
+    snap = snapshot(tmp_path, "evil", [([1, 2, 3], [1, 2, 3])], topic=topic)
+    row = {"entity_type": "topic", "entity_name": topic, "key": "min.insync.replicas", "value": "3"}
+    row |= {"cluster_id": "evil", "source": "TOPIC_CONFIG", "is_sensitive": False}
+    with (snap / "configs.jsonl").open("a") as fh:
+        fh.write(json.dumps(row) + "\n")
+    pre = preflight(snap)
+    assert [ch.kind for ch in pre.clusters[0].plan.changes] == ["topic_config"]
+    script = tmp_path / "plan.sh"
+    script.write_text(fix_plan_file(pre))
+    p, calls = _run_plan(script, tmp_path, _fake_tools(tmp_path), tmp_path / "calls.jsonl")
+    assert p.returncode == 0, p.stderr
+    assert calls == []  # escaped, the name would be "evil\\x1b]52..." (another topic): not run
+    assert "# not run (a name holds control characters): kafka-configs.sh" in script.read_text()

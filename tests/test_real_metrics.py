@@ -119,19 +119,21 @@ def test_node_exporter_attributed_by_registered_host():
     assert r.sources[0]["attribution"] == {"3": "URL host 10.0.0.5 is broker 3's registered host"}
 
 
-def test_kafka_exporter_output_is_a_warning_naming_the_file():
+def test_kafka_exporter_output_is_a_failed_source_naming_the_file():
     text, path = _read("kafka-exporter-1.3.1-sample.prom")
     r = collect_metrics([path])
-    assert r.errors == [] and r.tables == {}
-    (w,) = r.warnings
+    assert r.tables == {} and r.warnings == []
+    (w,) = [e["message"] for e in r.errors]
     assert w.startswith(
         f"{path}: no Kafka broker (JMX exporter) or node exporter metric recognised in 471 samples"
     )
     assert "kafka_consumergroup_lag" in w and "kafka_exporter output" in w
-    assert r.sources == [{"source": "metrics", "target": path, "status": "warning", "reason": w}]
+    assert r.sources == [{"source": "metrics", "target": path, "status": "error"}]
 
 
-def test_collect_command_prints_the_warning_and_exits_0(tmp_path):
+def test_collect_command_reports_the_failed_source_and_exits_3(tmp_path):
+    """Issue 37: --metrics pointed at the wrong exporter was a warning and exit 0, a green audit
+    of rules that never ran; it is a failed source, and every check of the snapshot says so."""
     _text, path = _read("kafka-exporter-1.3.1-sample.prom")
     out = tmp_path / "snap"
     p = subprocess.run(
@@ -154,12 +156,12 @@ def test_collect_command_prints_the_warning_and_exits_0(tmp_path):
         cwd=ROOT,
         timeout=120,
     )
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 3, p.stderr
     (line,) = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert line.startswith(
-        f"kafka-audit: warning: {path}: no Kafka broker (JMX exporter) or node exporter metric"
+        f"kafka-audit: collect incomplete: metrics: {path}: no Kafka broker (JMX exporter) or node exporter metric"
     )
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["errors"] == []
-    assert [(s["source"], s["status"]) for s in manifest["sources"]] == [("metrics", "warning")]
-    assert manifest["sources"][0]["reason"] in line
+    assert [(e["source"], e["target"]) for e in manifest["errors"]] == [("metrics", path)]
+    assert [(s["source"], s["status"]) for s in manifest["sources"]] == [("metrics", "error")]
+    assert manifest["errors"][0]["message"] in line

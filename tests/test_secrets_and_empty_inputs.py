@@ -84,11 +84,13 @@ def test_plugin_secrets_in_zookeeper_dynamic_configs_are_masked(zk, writer, tmp_
     assert all(by_key[("1", k)]["is_sensitive"] and by_key[("1", k)]["value"] is None for k in PLUGIN_SECRETS)
 
 
-def test_an_empty_metrics_file_is_a_warning_not_silence(tmp_path):
+def test_an_empty_metrics_file_is_a_failed_source_not_silence(tmp_path):
+    """(A warning and exit 0 until issue 37: a green audit of the rules that needed it.)"""
     empty = tmp_path / "metrics.prom"
     empty.write_text("")
     done = _cli("collect", "--metrics", f"broker_id=1:{empty}", "-o", str(tmp_path / "snap"))
-    assert f"kafka-audit: warning: {empty}" in done.stderr
+    assert done.returncode == 3
+    assert f"kafka-audit: collect incomplete: metrics: {empty}: no samples: nothing read" in done.stderr
 
 
 def test_a_misspelled_top_level_key_is_not_a_green_lint(tmp_path):

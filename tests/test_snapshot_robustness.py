@@ -5,6 +5,7 @@ snapshots that hold nothing. Every case fails on the code before the fix."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -450,3 +451,66 @@ def test_fleet_out_with_over_long_cluster_names_on_spark(tmp_path, spark_engine)
         (d,) = run.glob(f"cluster={cluster_dir_name(name)}")
         table = pq.read_table(list(d.glob("*.parquet")), columns=["cluster_name"])
         assert set(table.column(0).to_pylist()) == {name} and table.num_rows == counts[name]
+
+
+@pytest.mark.spark
+@pytest.mark.own_jvm
+def test_fleet_on_spark_names_a_corrupt_file_in_one_line_not_a_java_stack(tmp_path):
+    """Issue 37, class 5: the exit code (3) and the per-cluster report were right, but Spark's
+    executor logged ~100 lines of Java stack frames per job that read the file (318 lines for
+    one file). Now stderr has one line per broken file, and the report is DuckDB's."""
+    fleet = _copy_fleet(tmp_path)
+    (logistics,) = fleet.glob("*/cluster=logistics-jbod")
+    rows = _jsonl_rows(logistics / "partitions.jsonl")
+    corrupt = _to_parquet(logistics, "partitions", rows * 200, compression="snappy")
+    _corrupt_pages(corrupt)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor.cli.main",
+            "fleet",
+            str(fleet),
+            "--engine",
+            "spark",
+            "--select",
+            "CTL002",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+        env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "NO_COLOR": "1"},
+    )
+    assert p.returncode == 3, p.stdout + p.stderr
+    err = p.stderr.splitlines()
+    assert [line for line in err if str(corrupt) in line] == [f"kafka-audit: spark: cannot read {corrupt}"]
+    assert not [line for line in err if not line.startswith("kafka-audit: ")], p.stderr  # no Java frames
+    assert "Exception" not in p.stderr and len(err) < 20, p.stderr
+    assert f"INCOMPLETE logistics-jbod: snapshot {logistics}: {corrupt}: Parquet data unreadable" in p.stdout
+
+
+def test_spark_stderr_filter_keeps_one_line_per_unreadable_file_and_the_jvms_own_words():
+    """The filter the real-Spark test above goes through, on the record shapes LOG_CONFIG gives."""
+    from auditor.engine.spark_engine import StderrFilter
+
+    trace = [
+        b"kafka-audit: spark: ERROR Executor: Exception in task 0.0 in stage 35.0 (TID 49)\n",
+        b"org.apache.spark.SparkException: [FAILED_READ_FILE.NO_HINT] Encountered error while reading file "
+        b"file:///data/cluster=a/partitions.parquet.  SQLSTATE: KD001\n",
+        b"\tat org.apache.spark.sql.errors.QueryExecutionErrors$.cannotReadFilesError(QueryExecutionErrors.scala:920)\n",
+        b"Caused by: java.io.IOException: can not read class org.apache.parquet.format.PageHeader\n",
+        b"\t... 23 more\n",
+        b"kafka-audit: spark: ERROR TaskSetManager: Task 0 in stage 35.0 failed 1 times; aborting job\n",
+    ]
+    f = StderrFilter()
+    out = [x for line in [b"Error: could not find java.lang.Object\n", *trace, *trace] for x in f.feed(line)]
+    out += f.feed(b"kafka-audit: spark: WARN Something: a warning of its own\n")
+    out += f.feed(b"\tat some.Frame(Frame.java:1)\n") + f.finish()
+    assert out == [
+        b"Error: could not find java.lang.Object\n",  # before any record: the JVM's own words
+        b"kafka-audit: spark: cannot read /data/cluster=a/partitions.parquet\n",  # once, for two jobs
+        b"kafka-audit: spark: WARN Something: a warning of its own\n",
+    ]
+    debug = StderrFilter(debug=True)
+    assert [x for line in trace for x in debug.feed(line)] == trace  # KAFKA_AUDIT_DEBUG=1: everything

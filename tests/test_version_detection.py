@@ -80,7 +80,8 @@ def test_appinfo_spelling_and_id_label():
 
 def test_default_naming_has_no_version_and_unknown_says_so():
     r = parse_metrics(DEFAULT_NAMING, "b1.prom", broker_hint=1)
-    assert r.versions == {} and r.errors == []
+    assert r.versions == {}  # (and nothing else read either: a failed source, issue 37)
+    assert [e["message"].endswith("nothing read from this metrics source") for e in r.errors] == [True]
     assert detect_kafka_version([{"broker_id": 1, "version": None}], None) == (None, UNKNOWN)
     msk = real_input("metrics/msk-open-monitoring-jmx-excerpt.prom")
     assert parse_metrics(msk.read_text(), str(msk), broker_hint=1).versions == {}

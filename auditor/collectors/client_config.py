@@ -90,7 +90,7 @@ _HANDLED = frozenset(
 )
 _MSK_HOST = re.compile(r"\.kafka(?:-serverless)?\.([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com", re.IGNORECASE)
 _JAAS_OPTION = re.compile(
-    r"""([A-Za-z_][\w.]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s;]+))"""
+    r"""(?<![\w.])([A-Za-z_][\w.]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s;]+))"""
 )
 
 

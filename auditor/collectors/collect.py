@@ -42,11 +42,13 @@ import threading
 from collections.abc import Iterable
 
 from auditor.collectors import admin, files, kraft, metrics, zookeeper
-from auditor.collectors._common import Collector, CollectResult, Context
+from auditor.collectors._common import Collector, CollectResult, Context, one_line
 from auditor.collectors.admin import Progress
 from auditor.collectors.metrics import MetricsResult
+from auditor.collectors.urls import redact_url
 from auditor.collectors.versions import APP_INFO, DECLARED, detect_kafka_version
 from auditor.collectors.zookeeper import source_bound as zookeeper_bound
+from auditor.errors import AuditorError
 from auditor.snapshot.io import Manifest, now_iso
 from auditor.sources import Sources
 
@@ -161,7 +163,20 @@ def _run_collectors(ctx: Context, progress: Progress | None) -> None:
             r.sources.append({"source": collector.name, "target": target, "status": "error"})
             return r
         if "error" in box:
-            raise box["error"]
+            error = box["error"]
+            if isinstance(error, AuditorError) or not isinstance(error, Exception):
+                raise error  # a usage error (exit 2), an interrupt
+            # Whatever else a source's answer made its collector raise: that source failed (exit 3,
+            # AUD001 naming it), not the command (an internal error, exit 2).
+            r = MetricsResult() if collector.name == "metrics" else CollectResult()
+            what = f"{type(error).__name__}: {one_line(error, 200)}"
+            r.error(
+                collector.name,
+                target or None,
+                redact_url(f"{target + ': ' if target else ''}failed ({what})"),
+            )
+            r.sources.append({"source": collector.name, "target": target, "status": "error"})
+            return r
         return box["result"]
 
     for collector in COLLECTORS:

@@ -353,7 +353,11 @@ def _expand(paths) -> tuple[list[Path], list[tuple[str, str]]]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found = sorted(f for f in path.iterdir() if f.is_file() and f.suffix == ".properties")
+            try:
+                found = sorted(f for f in path.iterdir() if f.is_file() and f.suffix == ".properties")
+            except OSError as e:  # unreadable directory: a source error naming it, not a traceback
+                problems.append((str(path), f"{path}: unreadable directory ({e.strerror or e})"))
+                continue
             if not found:
                 problems.append((str(path), f"{path}: no *.properties file in the directory"))
             files.extend(found)
@@ -390,10 +394,14 @@ def _broker_id(entries: dict[str, Entry], file: str) -> tuple[int | None, str | 
         if e is None:
             continue
         try:
+            if "_" in e.value:  # Python's int() reads 1_0 as 10; Java's Integer.parseInt refuses it
+                raise ValueError(e.value)
             bid = int(e.value)
         except ValueError:
-            return None, f"{file}:{e.line}: {key} {e.value!r} is not an integer"
-        if bid < 0 or bid >= 2**31:
+            return None, f"{file}:{e.line}: {key} {e.value[:40]!r} is not an integer"
+        if bid >= 2**31:
+            return None, f"{file}:{e.line}: {key}={e.value.strip()[:40]} is out of range (at most 2147483647)"
+        if bid < 0:
             if key == "broker.id" and bid == -1 and "node.id" in entries:
                 continue
             return (

@@ -214,6 +214,11 @@ def _annotator(entry, inventory_file: str):
                 provenance[key] = "declared" if key in declared and declared[key] == value else "discovered"
         manifest.provenance = provenance
         manifest.inventory = entry.resolved(inventory_file)
+        # What the sources wrote (targets, errors quoting a connect string or URL) names an
+        # {env: NAME} value by its name only (README: secrets only by reference).
+        manifest.sources = entry.hide_env_values(manifest.sources)
+        manifest.errors = entry.hide_env_values(manifest.errors)
+        manifest.cluster = entry.hide_env_values(manifest.cluster)
 
     return annotate
 
@@ -379,7 +384,9 @@ def collect_fleet(
                 source_error(
                     "cluster",
                     entry.name,
-                    f"{message}; and the snapshot could not be written ({e.strerror or e})",
+                    entry.hide_env_values(
+                        f"{message}; and the snapshot could not be written ({e.strerror or e})"
+                    ),
                 )
             ]
         return out

@@ -77,11 +77,32 @@ LABEL_FIELDS = ("environment", "tier", "platform")  # labels that also set the m
 _SECRET_KEY = re.compile(
     r"password|passwd|secret|jaas|credential|passphrase|token|api[_.-]?key|private[_.-]?key", re.IGNORECASE
 )
-_URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
-_ZOOKEEPER = re.compile(r"^[^\s/,]+(?::\d+)?(?:,[^\s/,]+(?::\d+)?)*(?:/\S*)?$")
+# Every pattern here runs on inventory text: none can backtrack (no two quantified parts that
+# can match the same characters), and values are bounded in length before any runs.
+MAX_VALUE_CHARS = 4096  # a URL, connect string, path, name or label value
+_URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_AUTHORITY = re.compile(r"[^/@\s]*")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_BROKER_PREFIX = re.compile(r"^broker_id=(\d+):(.*)$", re.DOTALL)
+_BROKER_PREFIX = re.compile(r"^broker_id=([0-9]+):(.*)$", re.DOTALL)
+MAX_BROKER_ID = 2**31 - 1  # broker.id is a Java int; ids below 0 are generated, never configured
 TEMPLATE = "{broker_id}"
+
+
+def _is_zookeeper(value: str) -> bool:
+    """``HOST[:PORT][,HOST[:PORT]...][/chroot]`` with no space: split, not matched (the pattern
+    that said it backtracked exponentially over ``a:1,a:1,...``)."""
+    hosts = value.partition("/")[0]
+    return not any(c.isspace() for c in value) and all(hosts.split(","))
+
+
+def _has_url_password(value: str) -> bool:
+    """``scheme://user:password@...``: a ``:`` in the userinfo (the text before an ``@`` that
+    comes before any ``/`` or space), found in one linear scan."""
+    scheme = _URL_SCHEME.match(value)
+    if not scheme:
+        return False
+    authority = _AUTHORITY.match(value, scheme.end())
+    return value[authority.end() : authority.end() + 1] == "@" and ":" in authority.group()
 
 
 class InventoryError(UsageError):
@@ -110,6 +131,38 @@ class ClusterEntry:
     references: dict = field(
         default_factory=dict
     )  # key -> {"env": NAME} (or a list of them, per metrics entry)
+    env_values: dict[str, str] = field(default_factory=dict, repr=False)  # resolved value -> NAME
+
+    def _env_forms(self) -> list[tuple[str, str]]:
+        """(text, NAME) for every form an environment value is written in: as given, without a
+        ``broker_id=N:`` prefix (a metrics target), and redacted (a URL with a token); longest first."""
+        forms: dict[str, str] = {}
+        for value, name in self.env_values.items():
+            m = _BROKER_PREFIX.match(value)
+            for v in (value, m.group(2) if m else value):
+                for form in (v, redact_url(v) or v):
+                    if form.strip():
+                        forms.setdefault(form, name)
+        return sorted(forms.items(), key=lambda kv: -len(kv[0]))
+
+    def hide_env_values(self, value):
+        """``value`` (a string, or lists and dicts of them) with every value resolved from the
+        environment replaced by ``{env: NAME}``: what collecting it wrote (a source's target, an
+        error quoting a connect string or URL) may name the variable, never hold its value. A
+        ``{broker_id}`` template's value is hidden in each of its expansions too."""
+        if isinstance(value, str):
+            for secret, name in self._env_forms():
+                mark = f"{{env: {name}}}"
+                if TEMPLATE in secret:
+                    pattern = r"\d+".join(re.escape(part) for part in secret.split(TEMPLATE))
+                    value = re.sub(pattern, lambda _m, mark=mark: mark, value)
+                value = value.replace(secret, mark)
+            return value
+        if isinstance(value, list):
+            return [self.hide_env_values(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.hide_env_values(v) for k, v in value.items()}
+        return value
 
     @property
     def sources(self) -> Sources:
@@ -319,8 +372,10 @@ class _Parser:
                 f"{what}: expected a non-empty string"
                 + (" (quote it)" if isinstance(node, yaml.ScalarNode) and node.value else ""),
             )
+        if len(node.value) > MAX_VALUE_CHARS:
+            self.fail(node, f"{what}: longer than {MAX_VALUE_CHARS} characters")
         prefixed = _BROKER_PREFIX.match(node.value)
-        if _URL_PASSWORD.match(prefixed.group(2) if prefixed else node.value):
+        if _has_url_password(prefixed.group(2) if prefixed else node.value):
             self.fail(node, f"{what}: a password in a URL: give it by environment variable ({{env: NAME}})")
         return node.value, None
 
@@ -455,12 +510,14 @@ class _Parser:
             refs = [r for _, r, _ in values]
             if any(refs):
                 entry.references["bootstrap_servers"] = [r or v for v, r, _ in values]
+            entry.env_values.update({v: r["env"] for v, r, _ in values if r})
         if "zookeeper" in merged:
             vnode = merged["zookeeper"][1]
             entry.zookeeper, ref = self.string(vnode, f"{what}: zookeeper", env=True)
             if ref:
                 entry.references["zookeeper"] = ref
-            if not _ZOOKEEPER.match(entry.zookeeper):
+                entry.env_values[entry.zookeeper] = ref["env"]
+            if not _is_zookeeper(entry.zookeeper):
                 self.fail(vnode, f"{what}: zookeeper: expected HOST:PORT[,HOST:PORT...][/chroot]")
         if "command_config" in merged:
             vnode = merged["command_config"][1]
@@ -479,7 +536,11 @@ class _Parser:
         if "metrics" in merged:
             plain, templ = [], []
             for value, ref, vnode in self.strings(merged["metrics"][1], f"{what}: metrics", env=True):
+                if ref:
+                    entry.env_values[value] = ref["env"]
                 m = _BROKER_PREFIX.match(value)
+                if m and (len(m.group(1)) > 10 or int(m.group(1)) > MAX_BROKER_ID):
+                    self.fail(vnode, f"{what}: metrics: broker_id= takes a broker id (0 to {MAX_BROKER_ID})")
                 target = m.group(2) if m else value
                 if not re.match(r"^https?://", target, re.IGNORECASE) and ref is None:
                     target = self.path(target)
@@ -502,6 +563,11 @@ class _Parser:
             if not isinstance(bnode, yaml.SequenceNode):
                 self.fail(bnode, f"{what}: broker_ids: expected a list of integers")
             entry.broker_ids = [self.number(n, f"{what}: broker_ids", integer=True) for n in bnode.value]
+            for n, bid in zip(bnode.value, entry.broker_ids, strict=True):
+                if not 0 <= bid <= MAX_BROKER_ID:
+                    self.fail(
+                        n, f"{what}: broker_ids: {n.value[:24]} is not a broker id (0 to {MAX_BROKER_ID})"
+                    )
         if "kafka_version" in merged:
             entry.kafka_version, _ = self.string(merged["kafka_version"][1], f"{what}: kafka_version")
         if "msk" in merged:
@@ -515,6 +581,10 @@ class _Parser:
                 )
             if "az_count" in msk:
                 entry.az_count = int(self.number(msk["az_count"][1], f"{what}: msk.az_count", integer=True))
+                if not 1 <= entry.az_count <= 32:  # (an AWS region has at most 6 zones)
+                    self.fail(
+                        msk["az_count"][1], f"{what}: msk.az_count: expected a number of zones (1 to 32)"
+                    )
             self.msk_source(entry, msk, what)
         for key in ("timeout", "deadline"):
             if key in merged:
@@ -625,7 +695,8 @@ class _Parser:
 
 _TERM_EQ = re.compile(r"^\s*([A-Za-z0-9_./-]+)\s*(==|!=|=)\s*([^\s,()!=]*)\s*$")
 _TERM_SET = re.compile(r"^\s*([A-Za-z0-9_./-]+)\s+(in|notin)\s*\(([^()]*)\)\s*$")
-_TERM_EXISTS = re.compile(r"^\s*(!?)\s*([A-Za-z0-9_./-]+)\s*$")
+_TERM_EXISTS = re.compile(r"^(!?)\s*([A-Za-z0-9_./-]+)$")  # on a stripped term: "\s*(!?)\s*" was quadratic
+MAX_SELECTOR_CHARS = 4096
 
 
 def _split_terms(text: str) -> list[str]:
@@ -654,7 +725,9 @@ def parse_selector(text: str) -> Callable[[ClusterEntry], bool]:
     tests: list[Callable[[dict], bool]] = []
     if not text.strip():
         raise UsageError("--select: empty selector")
-    for term in _split_terms(text):
+    if len(text) > MAX_SELECTOR_CHARS:
+        raise UsageError(f"--select: longer than {MAX_SELECTOR_CHARS} characters")
+    for term in (t.strip() for t in _split_terms(text)):
         if m := _TERM_SET.match(term):
             key, op, values = m.group(1), m.group(2), {v.strip() for v in m.group(3).split(",")}
             if "" in values:

@@ -126,8 +126,9 @@ federation output) give the lowest, CPU values the highest; counts are summed ov
 not kept.
 
 A source in which no sample is one the audit reads (kafka_exporter's topic and consumer-group
-output, an empty scrape, only cumulative counts) is not an error: it gives a warning (a
-``warning`` source entry with its ``reason``; the CLI prints it as one line on stderr).
+output, an empty scrape, only cumulative counts) is a failed source: a source error saying what
+was found instead (the snapshot is incomplete: AUD001, exit 3), since the user named it for the
+rules that read it, and a warning with exit 0 was a green audit of rules that never ran.
 
 Not mapped: node exporter CPU busy time (a counter since boot); JMX ``SystemCpuLoad`` /
 ``CpuLoad`` gives cpu_user_system_percent when exported.
@@ -159,8 +160,8 @@ SOURCE = "metrics"
 MAX_BYTES = 64 * 1024 * 1024  # a scrape (or file) larger than this is a source error
 _CHUNK = 64 * 1024
 
-_HINT = re.compile(r"^broker_id=(\d+):(.+)$", re.DOTALL)
-_MSK_HOST = re.compile(r"^b-(\d+)(?:-public)?\.", re.IGNORECASE)
+_HINT = re.compile(r"^broker_id=([0-9]+):(.+)$", re.DOTALL)
+_MSK_HOST = re.compile(r"^b-([0-9]{1,9})(?:-public)?\.", re.IGNORECASE)
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
 # Normalised label names that carry the broker id (``broker`` only when an integer).
 _BROKER_LABELS = ("brokerid", "kafkabrokerid", "broker")
@@ -666,8 +667,13 @@ def _instance_host(value: str) -> tuple[str, int | None]:
 
 
 def split_hint(source: str) -> tuple[int | None, str]:
+    """(the ``broker_id=N:`` prefix's id, the URL or file); ValueError for an id no broker has."""
     m = _HINT.match(source.strip())
-    return (int(m.group(1)), m.group(2)) if m else (None, source.strip())
+    if not m:
+        return None, source.strip()
+    if len(m.group(1)) > 10 or int(m.group(1)) > INT32_MAX:  # (int() refuses 4300+ digits itself)
+        raise ValueError(f"broker_id={m.group(1)[:12]}...: not a broker id (0 to {INT32_MAX})")
+    return int(m.group(1)), m.group(2)
 
 
 class _Deadline:
@@ -911,8 +917,8 @@ def _iter_families(text: str):
 
 def _version_order(version: str) -> tuple:
     """Sort key of a reported version: numerically by its leading numbers, then as text."""
-    nums = re.match(r"v?([\d.]*)", version).group(1)
-    return tuple(int(p) for p in nums.split(".") if p), version
+    nums = re.match(r"v?([0-9.]*)", version).group(1)
+    return tuple(int(p[:18]) for p in nums.split(".") if p), version
 
 
 _AGGREGATE = {"sum": lambda a, b: a + b, "max": max, "min": min}
@@ -1163,14 +1169,18 @@ def parse_metrics(
             f"({len(hosts)} brokers with a registered host; e.g. {one_line(no_broker_example, 100)})",
         )
     if not result.errors and not result.tables and not result.filesystems and not result.versions:
-        result.warnings.append(_nothing_read(target, samples, usable, families, cumulative, kafka_exporter))
+        # A source the user named that gives the audit nothing is a failed source: a warning and
+        # exit 0 were a green audit of rules that never ran (issue 37).
+        result.error(
+            SOURCE, target, _nothing_read(target, samples, usable, families, cumulative, kafka_exporter)
+        )
     return result
 
 
 def _nothing_read(
     target: str, samples: int, usable: int, families: list[str], cumulative: list[str], kafka_exporter: bool
 ) -> str:
-    """The warning for a source that gave no row (and no error)."""
+    """The source error of a source that gave no row (and no other error)."""
     if samples == 0:
         return f"{target}: no samples: nothing read from this metrics source"
     if usable:
@@ -1203,12 +1213,18 @@ def collect_metrics(
     broker_hosts: Iterable[tuple[int, str | None, int | None]] = (),
 ) -> MetricsResult:
     """Collect every metrics source (``[broker_id=N:]FILE_OR_URL``); failures become source
-    errors, a source that gives nothing the audit reads a ``warning`` source entry.
+    errors, and so is a source that gives nothing the audit reads.
     ``broker_hosts``: the registered brokers' ``(broker_id, host, port)`` (see parse_metrics)."""
     result = MetricsResult()
     hosts = BrokerHosts(broker_hosts)
     for source in [sources] if isinstance(sources, str) else sources:
-        hint, raw = split_hint(source)
+        try:
+            hint, raw = split_hint(source)
+        except ValueError as e:
+            target = redact_url(source.strip())[:200]
+            result.error(SOURCE, target, str(e))
+            result.sources.append({"source": SOURCE, "target": target, "status": "error"})
+            continue
         # What is shown and stored: the URL without its credentials. The fetcher gets the raw
         # one (it sends user:pass as an Authorization header).
         target = redact_url(raw)
@@ -1283,7 +1299,9 @@ def broker_hosts(
         if row.get("entity_type") == "broker" and row.get("key") in ("advertised.listeners", "listeners"):
             listeners[(row["entity_name"], row["key"])] = row.get("value") or ""
     for (entity, key), value in sorted(listeners.items()):
-        if not entity.isdigit() or (key == "listeners" and (entity, "advertised.listeners") in listeners):
+        if not (entity.isascii() and entity.isdigit()) or (
+            key == "listeners" and (entity, "advertised.listeners") in listeners
+        ):
             continue
         for host, port in _listener_hosts(value):
             out.append((int(entity), host, port))

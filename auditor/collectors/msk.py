@@ -163,14 +163,48 @@ class _CallFailed(Exception):
     pass
 
 
+# What each answer must hold (botocore parses an HTML page or a JSON answer of another service
+# into an empty dict): without it, the endpoint is not the MSK API (a proxy's login page, a
+# wrong AWS_ENDPOINT_URL), and the source has failed.
+_REQUIRED = {
+    "DescribeClusterV2": "ClusterInfo",
+    "ListNodes": "NodeInfoList",
+    "DescribeConfigurationRevision": "ServerProperties",
+    "ListClustersV2": "ClusterInfoList",
+}
+# What reading an answer of the right shape but wrong content raises (a field missing, a list
+# where an object belongs, a number that is not one): a source error too, never a traceback.
+GARBAGE = (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError)
+
+
 def _call(result: CollectResult, target: str, client, operation: str, **params) -> dict:
-    """One API call; a failure becomes one source error and raises _CallFailed."""
+    """One API call; a failure, or an answer that is not the MSK API's, becomes one source
+    error and raises _CallFailed."""
     service = client.meta.service_model.endpoint_prefix
     try:
-        return getattr(client, _snake(operation))(**params)
+        answer = getattr(client, _snake(operation))(**params)
+    except GARBAGE as e:  # botocore could not read the answer as the service model's
+        why = f"{type(e).__name__}: {one_line(e, 120)}"
+        result.error(SOURCE, target, garbage_message(f"{service}:{operation}", target, why))
+        raise _CallFailed from None
     except Exception as e:  # noqa: BLE001 (every failure is a source error, never a traceback)
         result.error(SOURCE, target, describe_failure(e, f"{service}:{operation}", target))
         raise _CallFailed from None
+    headers = (answer.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+    ctype = str(headers.get("content-type") or "application/json").lower()
+    required = _REQUIRED.get(operation)
+    if "json" not in ctype or (required and not isinstance(answer.get(required), dict | list | str | bytes)):
+        why = f"Content-Type {ctype[:60]}" if "json" not in ctype else f"no {required}"
+        result.error(SOURCE, target, garbage_message(f"{service}:{operation}", target, why))
+        raise _CallFailed
+    return answer
+
+
+def garbage_message(action: str, target: str, why: str) -> str:
+    return (
+        f"{action} for {target}: the answer is not an MSK API response ({why}): a proxy or a wrong "
+        "endpoint answered"
+    )
 
 
 def _snake(operation: str) -> str:
@@ -215,10 +249,18 @@ def collect_msk(
         return out
     try:
         info = _call(r, cluster_arn, kafka, "DescribeClusterV2", ClusterArn=cluster_arn)["ClusterInfo"]
+        if not isinstance(info, dict):
+            raise TypeError("ClusterInfo is not an object")
+        _describe(out, info)
     except _CallFailed:
         r.sources.append({"source": SOURCE, "target": cluster_arn, "status": "error"})
         return out
-    _describe(out, info)
+    except GARBAGE as e:
+        r.error(
+            SOURCE, cluster_arn, garbage_message("kafka:DescribeClusterV2", cluster_arn, one_line(e, 120))
+        )
+        r.sources.append({"source": SOURCE, "target": cluster_arn, "status": "error"})
+        return out
     if info.get("ClusterType") == "SERVERLESS":
         r.sources.append(
             {
@@ -235,11 +277,18 @@ def collect_msk(
         lambda: _configuration(out, kafka, info, cluster_arn),
         lambda: _operations(out, kafka, cluster_arn),
     )
-    for step in steps:  # each failure is recorded; the others still run
-        try:
+    names = ("kafka:ListNodes", "kafka:GetBootstrapBrokers", "kafka:DescribeConfigurationRevision")
+    for step, action in zip(steps, (*names, "kafka:ListClusterOperationsV2"), strict=True):
+        try:  # each failure is recorded; the others still run
             step()
         except _CallFailed:
             pass
+        except GARBAGE as e:
+            r.error(
+                SOURCE,
+                cluster_arn,
+                garbage_message(action, cluster_arn, f"{type(e).__name__}: {one_line(e, 120)}"),
+            )
     if topics == "api" or (topics == "auto" and _brokers_unreachable(out, timeout)):
         out.topics_via_api = True
         out.manifest["topics_source"] = "msk-api"
@@ -327,6 +376,10 @@ def _nodes(out: MskCollected, kafka, ec2, arn: str, region: str | None, timeout:
     r = out.result
     nodes = list(_pages(r, arn, kafka, "ListNodes", "NodeInfoList", ClusterArn=arn))
     brokers = [n["BrokerNodeInfo"] for n in nodes if n.get("BrokerNodeInfo")]
+    for b in brokers:  # a double in the service model: a broker id is a whole number Kafka can hold
+        bid = b.get("BrokerId")
+        if not isinstance(bid, int | float) or bid != int(bid) or not 0 <= bid <= 2**31 - 1:
+            raise ValueError(f"BrokerId {str(bid)[:30]} is not a broker id")
     zones = _subnet_zones(out, ec2, {b.get("ClientSubnet") for b in brokers} - {None}, region, timeout)
     for b in sorted(brokers, key=lambda b: b.get("BrokerId", 0)):
         endpoints = b.get("Endpoints") or []
@@ -396,7 +449,7 @@ def _hosts(servers: str | None) -> dict[str, int]:
     out = {}
     for hp in (servers or "").split(","):
         host, _, port = hp.strip().rpartition(":")
-        if host and port.isdigit():
+        if host and port.isascii() and port.isdigit():
             out[host] = int(port)
     return out
 
@@ -620,5 +673,12 @@ def discover(
             r.error(SOURCE, f"region {region}", str(e))
         except _CallFailed:
             pass
+        except GARBAGE as e:
+            what = f"region {region}"
+            r.error(
+                SOURCE,
+                what,
+                garbage_message("kafka:ListClustersV2", what, f"{type(e).__name__}: {one_line(e, 120)}"),
+            )
         errors += r.errors
     return found, errors

@@ -208,7 +208,7 @@ def _int(v) -> int | None:
         return None
     if isinstance(v, int) and -(2**31) <= v < 2**31:
         return v
-    if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+    if isinstance(v, str) and v.strip().lstrip("-").isascii() and v.strip().lstrip("-").isdigit():
         return _int(int(v))
     return None
 

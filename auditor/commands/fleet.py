@@ -626,7 +626,7 @@ def _reported_missing(run_dir: Path) -> dict[str, tuple[str | None, str]]:
     for row in table.to_pylist():
         try:
             day = json.loads(row["evidence"] or "{}").get("last_audited")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):  # (an earlier run's file: outside input)
             day = None
         if row["cluster_id"] and isinstance(day, str):
             out[row["cluster_id"]] = (row["resource_name"], day)
@@ -645,12 +645,19 @@ def run_history(result: FleetResult) -> list[dict]:
                 doc = safe_json.loads(safe_io.read_text(path), str(path))
             except (OSError, ValueError):  # (JSONTooDeep is a ValueError)
                 continue  # a damaged summary only loses a point of the chart
-            if isinstance(doc, dict) and doc.get("diff") and doc.get("run_date") != result.run_date:
+            if (  # an earlier run's file: read only what has the shape this tool writes
+                isinstance(doc, dict)
+                and isinstance(doc.get("diff"), dict)
+                and doc["diff"]
+                and isinstance(doc.get("run_date"), str)
+                and doc["run_date"] != result.run_date
+            ):
+                totals = doc.get("totals") if isinstance(doc.get("totals"), dict) else {}
                 runs[doc["run_date"]] = {
                     "run_date": doc["run_date"],
-                    "total": doc.get("totals", {}).get("total"),
-                    "new": doc["diff"].get("new"),
-                    "resolved": doc["diff"].get("resolved"),
+                    "total": _count(totals.get("total")),
+                    "new": _count(doc["diff"].get("new")),
+                    "resolved": _count(doc["diff"].get("resolved")),
                 }
     if result.diff:
         runs[result.run_date] = {
@@ -660,6 +667,10 @@ def run_history(result: FleetResult) -> list[dict]:
             "resolved": result.diff["resolved"],
         }
     return [runs[k] for k in sorted(runs)]
+
+
+def _count(value) -> int | None:
+    return value if type(value) is int and 0 <= value < 2**53 else None
 
 
 GRADE_HISTORY_RUNS = 8

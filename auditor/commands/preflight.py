@@ -46,6 +46,7 @@ statement about the whole cluster).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -341,17 +342,35 @@ def quorum_voters(tables: Tables):
 
 
 def _msk_blockers(ref: SnapshotRef) -> list[str]:
+    """What the MSK source recorded (manifest ``cluster.msk``) that makes a roll unsafe now. The
+    manifest is outside input: a value of the wrong shape is itself a blocker (whether AWS is
+    changing the cluster is then unknown), never a crash; check and fleet do not read it."""
     msk = ref.manifest.cluster.get("msk") or {}
     out = []
     state = msk.get("state")
     if state and str(state).upper() != "ACTIVE":
-        out.append(f"the MSK cluster is in state {state} (not ACTIVE): AWS is changing it now")
-    for op in msk.get("operations_in_progress") or []:
+        out.append(f"the MSK cluster is in state {_short(state)} (not ACTIVE): AWS is changing it now")
+    ops = msk.get("operations_in_progress") or []
+    if not isinstance(ops, list):
+        return [
+            *out,
+            "MSK operation in progress unknown: manifest.json's cluster.msk.operations_in_progress is "
+            f"not a list ({_short(ops)})",
+        ]
+    for op in ops:
+        if not isinstance(op, dict):
+            out.append(f"MSK operation in progress: unreadable entry ({_short(op)}) in manifest.json")
+            continue
         out.append(
-            f"MSK operation in progress: {op.get('type') or 'unknown type'} "
-            f"({op.get('state') or 'state unknown'}, started {op.get('start_time') or 'unknown'})"
+            f"MSK operation in progress: {_short(op.get('type') or 'unknown type')} "
+            f"({_short(op.get('state') or 'state unknown')}, started {_short(op.get('start_time') or 'unknown')})"
         )
     return out
+
+
+def _short(value, width: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def run_preflight(

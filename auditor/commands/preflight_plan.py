@@ -46,6 +46,7 @@ from pathlib import Path
 
 MSK_REVISION_SOURCE = "https://docs.aws.amazon.com/msk/latest/developerguide/msk-update-cluster-config.html"
 MAX_LISTED = 20
+REASSIGNMENT_FILE = "increase-replication-factor.json"  # what the reassign commands read
 
 
 @dataclass
@@ -72,6 +73,7 @@ class FixPlan:
     waits: list[Wait] = field(default_factory=list)
     followups: list[str] = field(default_factory=list)  # not counted: after the roll (MSK revision lines)
     reassignment: dict | None = None  # kafka-reassign-partitions.sh JSON
+    reassignment_file: str = REASSIGNMENT_FILE  # what the reassign commands read (written first)
     proof: dict = field(default_factory=dict)  # brokers, safe, unsafe, blockers, reached_safe, error
 
     def to_json(self) -> dict:
@@ -140,7 +142,7 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
     n = len(registered)
     bootstrap = bootstrap_of(ref, facts)
     plan = FixPlan(view.cluster, bootstrap)
-    msk = (ref.manifest.cluster.get("platform") or "").lower() == "msk" or bool(
+    msk = str(ref.manifest.cluster.get("platform") or "").lower() == "msk" or bool(
         ref.manifest.cluster.get("msk")
     )
     selected = {b.broker_id for b in view.brokers} if view.selected else None
@@ -331,7 +333,13 @@ def _config_changes(
                 f"inherit {old}"
             )
         elif source == "dynamic broker config":
-            ids = sorted({int(r["entity_name"]) for r in broker_configs if str(r["entity_name"]).isdigit()})
+            ids = sorted(
+                {
+                    int(r["entity_name"])
+                    for r in broker_configs
+                    if str(r["entity_name"]).isascii() and str(r["entity_name"]).isdigit()
+                }
+            )
             plan.changes.append(
                 Change(
                     "broker_config",
@@ -397,9 +405,9 @@ def _reassignment(plan: FixPlan, grow: list[dict], new_rf: dict, registered: dic
             "replicas on the least-loaded brokers)",
             [
                 f"kafka-reassign-partitions.sh --bootstrap-server {q} --reassignment-json-file "
-                "increase-replication-factor.json --execute",
+                f"{REASSIGNMENT_FILE} --execute",
                 f"kafka-reassign-partitions.sh --bootstrap-server {q} --reassignment-json-file "
-                "increase-replication-factor.json --verify   # until every reassignment is complete",
+                f"{REASSIGNMENT_FILE} --verify   # until every reassignment is complete",
             ],
             topics,
         )

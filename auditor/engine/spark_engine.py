@@ -94,10 +94,65 @@ def _submitted_settings() -> dict[str, str]:
 
 
 def _forward_stderr(read_end: int) -> None:
+    shown = StderrFilter(debug=bool(os.environ.get("KAFKA_AUDIT_DEBUG")))
     with os.fdopen(read_end, "rb") as pipe:
         for line in pipe:
-            if not START_UP_NOISE.match(line):
-                os.write(2, line)
+            for out in shown.feed(line):
+                os.write(2, out)
+    for out in shown.finish():
+        os.write(2, out)
+
+
+_LOG_RECORD = b"kafka-audit: spark: "  # how LOG_CONFIG starts each record
+_UNREADABLE_FILE = re.compile(rb"error while reading file (\S+?)\.?(?:\s|$)")
+
+
+class StderrFilter:
+    """What of the driver JVM's stderr reaches the user: not the start-up lines, and not Java
+    stack traces. A task that cannot read a file (a corrupt Parquet page) makes Spark log the
+    same ~100-line trace once per job that reads it (318 lines for one file); instead, one line
+    per file: ``kafka-audit: spark: cannot read FILE``, the command then names the snapshot
+    (AUD001) as it does on DuckDB. Any other record is shown as its first line, once. With
+    KAFKA_AUDIT_DEBUG=1 everything but the start-up lines passes."""
+
+    def __init__(self, debug: bool = False):
+        self.debug = debug
+        self.pending: bytes | None = None  # a record's first line, shown unless it was a read failure
+        self.in_record = False
+        self.seen: set[bytes] = set()
+
+    def feed(self, line: bytes) -> list[bytes]:
+        if START_UP_NOISE.match(line):
+            return []
+        if self.debug:
+            return [line]
+        if line.startswith(_LOG_RECORD):
+            out = self._flush()
+            self.pending, self.in_record = line, True
+            if b"Exception in task" in line or b"aborting job" in line:
+                self.pending = None  # what failed is on the lines below (or already said)
+            return out
+        if self.in_record or line.startswith((b"\tat ", b"\t... ", b"Caused by: ")):
+            m = _UNREADABLE_FILE.search(line)
+            if m:
+                self.pending = None
+                path = m.group(1).removeprefix(b"file://")  # a local file, named as DuckDB's error names it
+                return self._once(_LOG_RECORD + b"cannot read " + path + b"\n")
+            return []  # an exception's message and stack frames
+        return self._flush() + [line]  # the JVM's own words (it failed to start ...)
+
+    def finish(self) -> list[bytes]:
+        return [] if self.debug else self._flush()
+
+    def _flush(self) -> list[bytes]:
+        pending, self.pending, self.in_record = self.pending, None, False
+        return self._once(pending) if pending else []
+
+    def _once(self, line: bytes) -> list[bytes]:
+        if line in self.seen:
+            return []
+        self.seen.add(line)
+        return [line]
 
 
 class SparkEngine(Engine):

@@ -139,7 +139,9 @@ class LintInputs:
 
 # --- suppressions ----------------------------------------------------------------------------
 
-_SUPPRESS = re.compile(r"#\s*kafka-audit\s*:\s*ignore\s*\[([^\]]*)\](.*)$")
+# The codes list is bounded: unbounded, a line of many "ignore[" without "]" was scanned to its
+# end from each of them (quadratic).
+_SUPPRESS = re.compile(r"#\s*kafka-audit\s*:\s*ignore\s*\[([^\]]{0,1000})\](.*)$")
 _REASON = re.compile(r"""reason\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _CODE = re.compile(r"^[A-Z]{3}\d{3}$")
 
@@ -257,9 +259,15 @@ def _broker_id(entries: dict[str, tuple[str, int]], file: str) -> int | None:
         if key in entries:
             value, line = entries[key]
             try:
+                if "_" in value:  # Python's int() reads 1_0 as 10; Java's Integer.parseInt refuses it
+                    raise ValueError(value)
                 bid = int(value.strip())
             except ValueError:
-                raise LintInputError(f"{file}:{line}: {key} {value!r} is not an integer") from None
+                raise LintInputError(f"{file}:{line}: {key} {value[:40]!r} is not an integer") from None
+            if bid > 2**31 - 1:  # a Java int in Kafka; a larger one reached the engine and crashed it
+                raise LintInputError(
+                    f"{file}:{line}: {key}={value.strip()[:40]} is out of range (at most 2147483647)"
+                )
             if bid >= 0:
                 return bid
     return None
@@ -723,6 +731,7 @@ def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] |
         raise LintInputError(f"{file}:{line}: not valid YAML: {what}") from None
     except yaml.YAMLError as e:
         raise LintInputError(f"{file}:1: not valid YAML: {' '.join(str(e).split())}") from None
+    _refuse_python_tags(docs, file)
     topics: list[TopicDef] = []
     recognised = False
     other: list[str] = []
@@ -736,6 +745,26 @@ def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] |
         elif what not in other:
             other.append(what)
     return topics, text, None if recognised else other
+
+
+def _refuse_python_tags(docs, file: str) -> None:
+    """A ``!!python/...`` tag (an object to construct, a function to call) is never Kafka
+    configuration; the safe loader never builds it, and a file of nothing else was a green
+    "nothing recognised". One line naming file:line (issue 37)."""
+    import yaml
+
+    stack = [d for d in docs if d is not None]
+    while stack:  # (iterative: the depth was bounded before composing, but no recursion is needed)
+        node = stack.pop()
+        if str(node.tag).startswith("tag:yaml.org,2002:python/"):
+            shown = "!!" + node.tag.removeprefix("tag:yaml.org,2002:")
+            raise LintInputError(
+                f"{file}:{node.start_mark.line + 1}: a Python tag ({shown[:80]}) is not configuration: refused"
+            )
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(x for kv in node.value for x in kv)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
 
 
 # --- several definitions of one topic -------------------------------------------------------------

@@ -298,7 +298,7 @@ def _rule_sections(result: AuditResult, max_rows: int, cluster_anchor: dict[str,
     return out
 
 
-_DIGITS = re.compile(r"(\d+)")
+_DIGITS = re.compile(r"([0-9]{1,18})")  # ASCII, and never more digits than int() reads fast
 
 
 def _natural_key(f: Finding):
@@ -307,7 +307,7 @@ def _natural_key(f: Finding):
     return (
         -SEVERITY_RANK[f.severity],
         f.resource_type,
-        [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p],
+        [(0, int(p), "") if p.isascii() and p.isdigit() else (1, 0, p) for p in parts if p],
     )
 
 

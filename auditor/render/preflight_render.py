@@ -42,6 +42,7 @@ external resources.
 from __future__ import annotations
 
 import json
+import shlex
 
 from auditor.escape import neutralise, neutralise_lines
 from auditor.render import json_render
@@ -94,10 +95,10 @@ def plan_lines(plan) -> list[str]:
     out = []
     for i, c in enumerate(plan.changes, 1):
         out.append(f"{i}. {c.summary}")
+        if c.kind == "reassign" and plan.reassignment:  # the file its commands read: written first
+            out.append(f"     write {plan.reassignment_file}:")
+            out.extend("       " + line for line in json.dumps(plan.reassignment, indent=2).splitlines())
         out.extend(f"     {cmd}" for cmd in c.commands)
-    if plan.reassignment:
-        out.append("   reassignment JSON (increase-replication-factor.json):")
-        out.extend("     " + line for line in json.dumps(plan.reassignment, indent=2).splitlines())
     for w in plan.waits:
         out.append(f"wait for {w.what}")
         out.append(f"     re-check: {w.recheck}")
@@ -114,17 +115,19 @@ def plan_script(plan) -> str:
         f"# kafka-audit preflight fix plan for cluster {plan.cluster}",
         "# Review before running anything: kafka-audit executed none of this.",
         "# Add --command-config FILE to each command for TLS/SASL/IAM listeners.",
+        "# Run top to bottom (sh or bash); it stops at the first command that fails.",
         f"# {plan.proof_line}",
+        "set -eu",
         "",
     ]
     for i, c in enumerate(plan.changes, 1):
         out.append(f"# {i}. {c.summary}")
-        out.extend(c.commands)
-        out.append("")
-    if plan.reassignment:
-        out.append("cat > increase-replication-factor.json <<'JSON'")
-        out.extend(json.dumps(plan.reassignment, indent=2).splitlines())
-        out.append("JSON")
+        if c.kind == "reassign" and plan.reassignment:
+            out.extend(_reassignment_file_lines(plan.reassignment, plan.reassignment_file))
+        for cmd in c.commands:  # shown escaped, a name with control characters would name another entity
+            out.append(
+                cmd if neutralise(cmd) == cmd else f"# not run (a name holds control characters): {cmd}"
+            )
         out.append("")
     for w in plan.waits:
         out.append(f"# wait for {w.what}")
@@ -132,6 +135,19 @@ def plan_script(plan) -> str:
     for f in plan.followups:
         out.append(f"# afterwards: {f}")
     return "\n".join(neutralise(x) for x in out) + "\n"
+
+
+def _reassignment_file_lines(reassignment: dict, name: str) -> list[str]:
+    """Shell lines that write the reassignment JSON afresh, before the commands that read it: a
+    file of that name left by an earlier plan (or a symlink in its place) is removed first, and
+    a directory there stops the script (``rm`` fails under ``set -e``) before anything runs."""
+    return [
+        f"# {name}: written here, never a copy left by an earlier plan",
+        f"rm -f -- {shlex.quote(name)}",
+        f"cat > {shlex.quote(name)} <<'JSON'",
+        *json.dumps(reassignment, indent=2).splitlines(),
+        "JSON",
+    ]
 
 
 def _cell(values: list, count: int, width: int = 60) -> str:

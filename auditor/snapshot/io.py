@@ -313,6 +313,17 @@ def parse_manifest(text: str, path: str) -> Manifest:
         raise SnapshotError(f"{path}: cluster.id is missing")
     if not isinstance(cluster.get("msk", {}), dict):  # what the MSK API said (auditor/collectors/msk.py)
         raise SnapshotError(f"{path}: cluster.msk must be an object")
+    for key in CLUSTER_FIELDS:  # the clusters table's columns: a value of another type broke the engine
+        value = cluster.get(key)
+        if value is None or key == "msk":
+            continue
+        if key == "az_count":
+            if type(value) is not int or not 0 <= value <= 2**31 - 1:
+                raise SnapshotError(
+                    f"{path}: cluster.az_count must be a number of zones, not {str(value)[:40]!r}"
+                )
+        elif not isinstance(value, str):
+            raise SnapshotError(f"{path}: cluster.{key} must be a string, not {type(value).__name__}")
     tables = raw.get("tables") or {}
     if not isinstance(tables, dict) or not all(isinstance(v, str) for v in tables.values()):
         raise SnapshotError(f"{path}: 'tables' must map table names to file names")
