@@ -1,0 +1,106 @@
+"""What lint reads out of a change's files: located rows, whatever the format.
+
+Every value keeps the file and line it came from, so a finding can be reported where the
+reviewer can fix it. The readers of each format (auditor/lint/formats/) produce these; the
+reader (auditor/lint/inputs.py) gathers them into one :class:`LintInputs`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.collectors.files import BROKER
+from auditor.errors import UsageError
+
+UNRECOGNISED = "no topic or broker definition recognised"
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # partitions, replication factor: int columns
+
+
+class LintInputError(UsageError):
+    """A lint input that cannot be read: one line naming the file and line (exit 2)."""
+
+
+@dataclass
+class Suppression:
+    file: str
+    line: int  # the comment's line
+    codes: tuple[str, ...]
+    reason: str
+    own_line: bool  # a comment alone on its line covers the next line; a trailing one its own
+    used: int = 0
+
+    def covers(self, line: int) -> bool:
+        return line == (self.line + 1 if self.own_line else self.line)
+
+
+@dataclass
+class BrokerFile:
+    file: str
+    broker_id: int
+    entries: dict[str, tuple[str, int]]  # key -> (value, line)
+    declared_id: bool  # broker.id / node.id was in the file
+    kind: str = BROKER  # BROKER or COMBINED (auditor.collectors.files.classify)
+
+
+@dataclass
+class TopicDef:
+    name: str
+    file: str
+    line: int  # the topic's line (its name)
+    anchors: tuple[int, ...]  # lines a suppression may sit on: the item or document start, the name
+    partitions: int | None
+    replication_factor: int | None
+    configs: dict[str, tuple[str, int]] = field(default_factory=dict)  # key -> (value, line)
+    kind: str = "list"  # list | strimzi | jikkou | topicctl | kafka-gitops | julieops
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def content(self) -> tuple:
+        """What the definition asks for, locations aside: equal contents are one definition."""
+        return (
+            self.partitions,
+            self.replication_factor,
+            tuple(sorted((k, v) for k, (v, _line) in self.configs.items())),
+        )
+
+
+@dataclass
+class Source:
+    """One file being read: where it is, how it is named in messages, and whether it was
+    named on the command line (True) or found in a given directory (False)."""
+
+    path: Path
+    file: str
+    explicit: bool
+
+    @property
+    def suffix(self) -> str:
+        return self.path.suffix.lower()
+
+
+@dataclass
+class FileRows:
+    """What one format read out of one file. A file with rows (or a recognised format with
+    none, such as an empty topic list) is linted; ``skipped`` (a note: a client config, a
+    controller) or ``unrecognised`` (a warning: nothing lint knows in it) say why not."""
+
+    brokers: list[BrokerFile] = field(default_factory=list)
+    topics: list[TopicDef] = field(default_factory=list)
+    suppressions: list[Suppression] = field(default_factory=list)
+    skipped: str | None = None
+    unrecognised: str | None = None
+
+
+@dataclass
+class LintInputs:
+    files: list[str] = field(default_factory=list)  # the files linted (a broker or topic definitions)
+    brokers: list[BrokerFile] = field(default_factory=list)
+    topics: list[TopicDef] = field(default_factory=list)
+    suppressions: list[Suppression] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # files read and passed over (a client config ...)
+    notes: list[str] = field(default_factory=list)  # one line each: why a file was skipped
+    # 'FILE: no topic or broker definition recognised ...': a warning, an error under --strict
+    unrecognised: list[str] = field(default_factory=list)

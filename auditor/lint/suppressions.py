@@ -1,0 +1,45 @@
+"""Inline suppressions: ``# kafka-audit: ignore[CODE,...] reason="..."`` comments."""
+
+from __future__ import annotations
+
+import re
+
+from auditor.lint.model import LintInputError, Suppression
+
+_SUPPRESS = re.compile(r"#\s*kafka-audit\s*:\s*ignore\s*\[([^\]]*)\](.*)$")
+_REASON = re.compile(r"""reason\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_CODE = re.compile(r"^[A-Z]{3}\d{3}$")
+
+
+def find_suppressions(text: str, file: str, yaml_file: bool) -> list[Suppression]:
+    """``# kafka-audit: ignore[CODE,...] reason="..."`` comments. In YAML a trailing comment
+    covers its own line; in properties files (where ``#`` after a value is part of the
+    value) only whole-line comments exist. A comment alone on its line covers the next."""
+    out = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        if "kafka-audit" not in raw:
+            continue
+        m = _SUPPRESS.search(raw)
+        if not m:
+            continue
+        before = raw[: m.start()]
+        own_line = not before.strip()
+        if not own_line and not yaml_file:
+            continue  # part of a properties value, not a comment
+        codes = tuple(c.strip().upper() for c in m.group(1).split(",") if c.strip())
+        if not codes:
+            raise LintInputError(f'{file}:{number}: suppression names no rule: use ignore[CODE] reason="..."')
+        for code in codes:
+            if not _CODE.match(code):
+                raise LintInputError(
+                    f"{file}:{number}: suppression names '{code}', not a rule code like REP002"
+                )
+        r = _REASON.search(m.group(2))
+        reason = (r.group(1) if r.group(1) is not None else r.group(2)).strip() if r else ""
+        if not reason:
+            raise LintInputError(
+                f"{file}:{number}: suppression of {', '.join(codes)} needs a reason: "
+                f'# kafka-audit: ignore[{codes[0]}] reason="why this is acceptable"'
+            )
+        out.append(Suppression(file, number, codes, reason, own_line))
+    return out
