@@ -23,9 +23,11 @@ Input that does not parse raises :class:`LintInputError`: one line, ``file:line:
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
-from auditor import safe_io, safe_yaml
+from auditor import safe_yaml
 from auditor.lint.formats import DOCUMENT_FORMATS, FILE_FORMATS
 from auditor.lint.formats.properties import SUFFIXES as PROPERTIES_SUFFIXES
 from auditor.lint.model import (
@@ -34,12 +36,13 @@ from auditor.lint.model import (
     FileRows,
     LintInputError,
     LintInputs,
+    ReadSession,
     Source,
     Suppression,
     TopicDef,
 )
 from auditor.lint.suppressions import find_suppressions
-from auditor.lint.yaml_fields import YamlDoc, YamlFile
+from auditor.lint.yaml_fields import YamlDoc, YamlFile, read_yaml_text
 
 __all__ = [
     "BrokerFile",
@@ -56,7 +59,6 @@ __all__ = [
 ]
 
 YAML_SUFFIXES = (".yaml", ".yml")
-MAX_YAML_BYTES = 64 * 1024 * 1024
 
 
 # --- YAML documents ----------------------------------------------------------------------------
@@ -86,43 +88,52 @@ def _read_document(node, ctx: YamlFile) -> tuple[FileRows | None, str | None]:
     return None, _describe(doc)  # another Kubernetes resource, an unrelated mapping
 
 
-def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] | None]:
-    """(topics, text, None) for a file with at least one document lint reads; (..., what the
-    documents are) when none is a topic format lint knows (an empty file: [])."""
-    try:
-        text = safe_io.read_text(path, limit=MAX_YAML_BYTES)
-    except safe_io.FileRefused as e:  # a FIFO or a device (also behind a symlink), or huge
-        raise LintInputError(str(e).replace(str(path), file, 1)) from None
-    except UnicodeDecodeError as e:
-        raise LintInputError(f"{file}: not UTF-8 text ({e.reason})") from None
-    except OSError as e:
-        raise LintInputError(f"{file}: unreadable ({e.strerror or e})") from None
+def read_yaml(path: Path, file: str) -> tuple[FileRows, str, list[str] | None]:
+    """(rows, text, None) for a file with at least one document lint reads; (..., what the
+    documents are) when none is a format lint knows (an empty file: [])."""
+    text = read_yaml_text(path, file)
     try:
         docs = safe_yaml.compose_all(text, file)
     except safe_yaml.YAMLInputError as e:
         raise LintInputError(str(e)) from None
     ctx = YamlFile(file)
-    topics: list[TopicDef] = []
+    rows = FileRows()
     recognised = False
     other: list[str] = []
     for node in docs:
         if node is None:
             continue
-        rows, what = _read_document(node, ctx)
-        if rows is not None:
-            topics.extend(rows.topics)
+        found, what = _read_document(node, ctx)
+        if found is not None:
+            _merge(rows, found)
             recognised = True
         elif what not in other:
             other.append(what)
-    return topics, text, None if recognised else other
+    return rows, text, None if recognised else other
+
+
+def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] | None]:
+    """(topics, text, None) for a YAML file with at least one document lint reads; (...,
+    what the documents are) when none is a format lint knows (an empty file: [])."""
+    rows, text, other = read_yaml(path, file)
+    return rows.topics, text, other
+
+
+def _merge(into: FileRows, rows: FileRows) -> None:
+    into.topics.extend(rows.topics)
+    into.brokers.extend(rows.brokers)
+    into.clusters.extend(rows.clusters)
+    into.node_pools.extend(rows.node_pools)
+    into.unevaluated.extend(rows.unevaluated)
 
 
 def _read_yaml(src: Source) -> FileRows:
-    topics, text, other = read_topics(src.path, src.file)
+    rows, text, other = read_yaml(src.path, src.file)
     if other is not None:
         what = f" (found: {'; '.join(other)})" if other else " (no YAML document in it)"
         return FileRows(unrecognised=f"{src.file}: {UNRECOGNISED}{what}")
-    return FileRows(topics=topics, suppressions=find_suppressions(text, src.file, yaml_file=True))
+    rows.suppressions = find_suppressions(text, src.file, yaml_file=True)
+    return rows
 
 
 # --- several definitions of one topic -------------------------------------------------------------
@@ -183,11 +194,30 @@ def definition_messages(variants: dict[str, list[list[TopicDef]]]) -> tuple[list
 
 # --- everything ------------------------------------------------------------------------------
 
+# Read when a directory walk meets them (a named file is always looked at): the formats'
+# suffixes, JSON (a Terraform plan, a CloudFormation template) and templates (.tpl ...), which
+# lint cannot render but names when they hold Kafka configuration.
+WALK_SUFFIXES = PROPERTIES_SUFFIXES + YAML_SUFFIXES + (".tf", ".hcl", ".tfvars", ".json", ".template")
+TEMPLATE_SUFFIXES = (".tpl", ".tmpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".erb")
+SKIPPED_DIRS = ("node_modules", "__pycache__")  # and every directory whose name starts with "."
+MAX_SNIFF_BYTES = 1024 * 1024
+
+
+def _walk(root: Path):
+    """Every file under ``root``, in no particular order, hidden and vendored directories
+    (.git, .terraform, node_modules) left out."""
+    import os
+
+    for base, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+        for name in names:
+            yield Path(base) / name
+
 
 def expand(paths) -> list[tuple[Path, bool]]:
-    """Files to lint, sorted, each once, with whether it was named (True) or found in a
-    given directory (False): the given files, and the *.properties / *.conf / *.cfg / *.yaml
-    / *.yml inside given directories (recursively)."""
+    """Files to look at, sorted, each once, with whether it was named (True) or found in a
+    given directory (False): the given files, and every file inside given directories
+    (recursively; hidden and vendored directories left out)."""
     found: dict[Path, tuple[Path, bool]] = {}
 
     def add(path: Path, explicit: bool) -> None:
@@ -201,8 +231,8 @@ def expand(paths) -> list[tuple[Path, bool]]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            for f in path.rglob("*"):
-                if f.is_file() and f.suffix.lower() in PROPERTIES_SUFFIXES + YAML_SUFFIXES:
+            for f in _walk(path):
+                if f.is_file():
                     add(f, False)
         elif path.exists():
             add(path, True)
@@ -211,36 +241,89 @@ def expand(paths) -> list[tuple[Path, bool]]:
     return sorted(found.values(), key=lambda pe: str(pe[0]))
 
 
-def read_file(src: Source) -> FileRows:
-    """One file, read by the first format that recognises it."""
+def _sniff(src: Source) -> str:
+    """The start of a file as text ("" for binary or unreadable: a walk passes it over)."""
+    try:
+        with open(src.path, "rb") as fh:
+            raw = fh.read(MAX_SNIFF_BYTES)
+    except OSError:
+        return ""
+    if b"\0" in raw[:8192]:
+        return ""
+    return raw.decode("utf-8", errors="replace")
+
+
+def _not_read(src: Source, why: str) -> FileRows | None:
+    """A file no format reads: a warning naming it when it looks like Kafka configuration,
+    else None (a walk counts it; a named file is an error)."""
+    markers = kafka_markers(_sniff(src))
+    if markers:
+        return FileRows(
+            unrecognised=f"{src.file}: looks like Kafka configuration ({', '.join(markers)}) but {why}: not linted"
+        )
+    return None
+
+
+def read_file(src: Source) -> FileRows | None:
+    """One file, read by the first format that recognises it; None for a file met in a
+    walk that holds nothing Kafka (counted, not named)."""
     for fmt in FILE_FORMATS:
         if fmt.recognise(src):
             return fmt.read(src)
     if src.suffix in YAML_SUFFIXES:
         return _read_yaml(src)
+    if src.suffix == ".tfvars":
+        if src.explicit:  # applied before anything was read (read_inputs)
+            return FileRows(skipped=f"{src.file}: Terraform variable values, applied to the Terraform files")
+        if kafka_markers(_sniff(src)):
+            return FileRows(
+                skipped=f"{src.file}: skipped: Terraform variable values (name it on the command line "
+                "to evaluate the Terraform files with it)"
+            )
+        return None
+    suffixes = "".join(s.lower() for s in src.path.suffixes[-2:])
+    if src.suffix in TEMPLATE_SUFFIXES or any(s in suffixes for s in TEMPLATE_SUFFIXES):
+        rows = _not_read(src, "it is a template, which lint does not render")
+    else:
+        rows = _not_read(src, f"lint does not read '{src.path.suffix or src.path.name}' files")
+    if rows is not None or not src.explicit:
+        return rows
     raise LintInputError(
         f"{src.file}: unsupported file type '{src.path.suffix}' "
-        f"(lint reads {', '.join(PROPERTIES_SUFFIXES + YAML_SUFFIXES)})"
+        f"(lint reads {', '.join(sorted(set(READ_SUFFIXES)))}, Terraform plans and CloudFormation templates as JSON)"
     )
 
 
+READ_SUFFIXES = PROPERTIES_SUFFIXES + YAML_SUFFIXES + (".tf", ".hcl", ".tfvars")
+
+
 def read_inputs(paths) -> LintInputs:
+    from auditor.lint.formats import strimzi, terraform
+
     inputs = LintInputs()
     paths = list(paths)
     files = expand(paths)
     if not files:
         given = ", ".join(str(p) for p in paths) or "no path given"
         raise LintInputError(
-            f"lint: no files to lint in {given} (give server.properties or topic YAML files, "
-            f"or directories holding {', '.join(PROPERTIES_SUFFIXES + YAML_SUFFIXES)} files)"
+            f"lint: no files to lint in {given} (give server.properties, topic YAML, Terraform, "
+            f"CloudFormation or Helm values files, or directories holding them)"
         )
+    session = ReadSession(terraform=terraform.Session())
+    for path, explicit in files:  # variable values first: every Terraform file is read with them
+        if explicit and path.suffix.lower() == ".tfvars":
+            terraform.load_tfvars(path, str(path), session.terraform)
     by_id: dict[int, str] = {}
     for path, explicit in files:
         file = str(path)
-        rows = read_file(Source(path, file, explicit))
+        rows = read_file(Source(path, file, explicit, session))
+        if rows is None:
+            inputs.other_files += 1
+            continue
         if rows.unrecognised is not None:
             inputs.unrecognised.append(rows.unrecognised)
             continue
+        inputs.unevaluated.extend(rows.unevaluated)
         if rows.skipped is not None:
             inputs.skipped.append(file)
             inputs.notes.append(rows.skipped)
@@ -248,6 +331,8 @@ def read_inputs(paths) -> LintInputs:
         inputs.files.append(file)
         inputs.topics.extend(rows.topics)
         inputs.suppressions.extend(rows.suppressions)
+        inputs.clusters.extend(rows.clusters)
+        inputs.node_pools.extend(rows.node_pools)
         for broker in rows.brokers:
             if broker.declared_id:
                 if broker.broker_id in by_id:
@@ -258,11 +343,45 @@ def read_inputs(paths) -> LintInputs:
                     )
                 by_id[broker.broker_id] = broker.file
             inputs.brokers.append(broker)
+    inputs.unevaluated.extend(strimzi.link_node_pools(inputs.brokers, inputs.node_pools))
     # A template without broker.id (set at deploy time) still gets linted under an id of its
-    # own: the next free ids, in file order.
+    # own: the next free ids, in file order. A configuration resource for N brokers (a
+    # Strimzi CR's replicas, an MSK cluster's broker count) is N brokers.
     next_id = max(by_id, default=0) + 1
+    expanded = []
     for broker in inputs.brokers:
-        if not broker.declared_id:
-            broker.broker_id = next_id
+        if broker.declared_id:
+            expanded.append(broker)
+            continue
+        count = broker.brokers or (broker.cluster.brokers if broker.cluster is not None else None) or 1
+        for _ in range(max(1, min(count, 1000))):
+            expanded.append(replace(broker, broker_id=next_id))
             next_id += 1
+    inputs.brokers = expanded
+    if inputs.other_files:
+        inputs.notes.append(
+            f"{inputs.other_files} other file(s) in the given directories passed over (nothing Kafka in them)"
+        )
     return inputs
+
+
+_MARKERS = re.compile(
+    r"(AWS::MSK::\w+|aws_msk_\w+|confluent_kafka_\w+|\"kafka_topic\"|kafka\.strimzi\.io|platform\.confluent\.io"
+    r"|kafka\.jikkou\.io|\bKafkaTopic\b|\bKafkaNodePool\b"
+    r"|min\.insync\.replicas|default\.replication\.factor|unclean\.leader\.election\.enable"
+    r"|offsets\.topic\.replication\.factor|transaction\.state\.log\.\w+|num\.network\.threads"
+    r"|num\.io\.threads|log\.retention\.\w+|zookeeper\.connect|process\.roles)"
+)
+
+
+def kafka_markers(text: str, limit: int = 3) -> list[str]:
+    """What makes a text look like Kafka configuration: a Kafka or MSK resource type, a
+    custom resource's API group or kind, a broker or topic key; at most ``limit``, in order."""
+    out: list[str] = []
+    for m in _MARKERS.finditer(text):
+        marker = m.group(1).strip('"')
+        if marker not in out:
+            out.append(marker)
+            if len(out) >= limit:
+                break
+    return out

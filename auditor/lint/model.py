@@ -41,6 +41,34 @@ class BrokerFile:
     entries: dict[str, tuple[str, int]]  # key -> (value, line)
     declared_id: bool  # broker.id / node.id was in the file
     kind: str = BROKER  # BROKER or COMBINED (auditor.collectors.files.classify)
+    # A broker configuration resource (a Terraform aws_msk_configuration, a Strimzi Kafka CR):
+    # its address; every broker it configures is linted with it, reported once at its lines.
+    group: str | None = None
+    line: int = 1  # where a finding about a key the resource leaves unset points (the resource's line)
+    cluster: ClusterFacts | None = None  # the MSK cluster resource running this configuration
+    brokers: int | None = None  # how many brokers run it, when the resource says (replicas)
+    log_dirs: tuple[str, ...] | None = (
+        None  # when the resource says instead of log.dirs (JBOD volumes; MSK: ())
+    )
+
+
+@dataclass
+class ClusterFacts:
+    """A cluster as its resource declares it: an MSK cluster in Terraform or CloudFormation
+    (what the MSK API collector, auditor/collectors/msk.py, reads from DescribeClusterV2), a
+    Strimzi or CFK Kafka resource (version, metadata mode)."""
+
+    address: str  # aws_msk_cluster.NAME, module.NAME, the CloudFormation logical id, Kafka/NAME
+    file: str
+    line: int
+    platform: str = "msk"  # msk | strimzi | cfk
+    metadata_mode: str | None = None  # kraft | zookeeper, when the resource says
+    brokers: int | None = None
+    instance_type: str | None = None
+    azs: int | None = None  # distinct client subnets: MSK puts each in its own AZ
+    kafka_version: str | None = None
+    storage_mode: str | None = None
+    configuration: str | None = None  # the configuration_info.arn expression as written
 
 
 @dataclass
@@ -68,6 +96,19 @@ class TopicDef:
 
 
 @dataclass
+class NodePool:
+    """A Strimzi KafkaNodePool: its brokers count towards the Kafka resource it names."""
+
+    cluster: str  # the strimzi.io/cluster label
+    name: str
+    replicas: int | None
+    roles: tuple[str, ...]
+    log_dirs: tuple[str, ...] | None
+    file: str
+    line: int
+
+
+@dataclass
 class Source:
     """One file being read: where it is, how it is named in messages, and whether it was
     named on the command line (True) or found in a given directory (False)."""
@@ -75,6 +116,7 @@ class Source:
     path: Path
     file: str
     explicit: bool
+    session: ReadSession | None = None  # what the whole run knows (Terraform variables ...)
 
     @property
     def suffix(self) -> str:
@@ -90,6 +132,10 @@ class FileRows:
     brokers: list[BrokerFile] = field(default_factory=list)
     topics: list[TopicDef] = field(default_factory=list)
     suppressions: list[Suppression] = field(default_factory=list)
+    clusters: list[ClusterFacts] = field(default_factory=list)
+    node_pools: list[NodePool] = field(default_factory=list)
+    # 'FILE:LINE: what was not evaluated, and so not linted'
+    unevaluated: list[str] = field(default_factory=list)
     skipped: str | None = None
     unrecognised: str | None = None
 
@@ -104,3 +150,15 @@ class LintInputs:
     notes: list[str] = field(default_factory=list)  # one line each: why a file was skipped
     # 'FILE: no topic or broker definition recognised ...': a warning, an error under --strict
     unrecognised: list[str] = field(default_factory=list)
+    unevaluated: list[str] = field(default_factory=list)  # expressions left as written: warnings
+    clusters: list[ClusterFacts] = field(default_factory=list)
+    node_pools: list[NodePool] = field(default_factory=list)
+    other_files: int = 0  # files met in a directory walk with nothing Kafka in them
+
+
+@dataclass
+class ReadSession:
+    """The context of one lint run's reading, passed to every format (no module state):
+    Terraform variable values and directory scopes (auditor/lint/formats/terraform.py)."""
+
+    terraform: object = None

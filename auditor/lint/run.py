@@ -90,12 +90,27 @@ class Locator:
         self.brokers = {str(b.broker_id): b for b in inputs.brokers}
         self.by_file = sorted(inputs.brokers, key=lambda b: (b.file, b.broker_id))
 
+    def group_of(self, f: Finding) -> str | None:
+        """The configuration resource a broker finding is about, when several brokers share it."""
+        name = f.resource_name
+        if f.resource_type == "log_dir":
+            name = name.split(":", 1)[0]
+        elif f.resource_type == "config":
+            entity, sep, _key = name.partition(": ")
+            if not (sep and entity.startswith("broker ")):
+                return None
+            name = entity[7:]
+        elif f.resource_type != "broker":
+            return None
+        broker = self.brokers.get(name)
+        return broker.group if broker is not None else None
+
     def _broker_key(self, broker, key):
         for k in (key, "log.dir") if key == "log.dirs" else (key,):
             if k and k in broker.entries:
                 line = broker.entries[k][1]
                 return [(broker.file, line, (line,))]
-        return [(broker.file, 1, (1,))]
+        return [(broker.file, broker.line, (broker.line,))]
 
     def locate(self, f: Finding) -> list[tuple[str, int, tuple[int, ...]]]:
         rt, name = f.resource_type, f.resource_name
@@ -127,6 +142,9 @@ class Locator:
                     if name in b.entries:
                         line = b.entries[name][1]
                         return [(b.file, line, (line,))]
+                for b in self.by_file:  # unset: where the configuration resource is
+                    if b.group:
+                        return [(b.file, b.line, (b.line,))]
         return []
 
 
@@ -219,7 +237,7 @@ def run_lint(
     ref_against: SnapshotRef | None = open_snapshot(against) if against else None
     if ref_against is not None:
         expand_templates(inputs, ref_against)
-    manifest = lint_manifest(ref_against)
+    manifest = lint_manifest(ref_against, inputs.clusters)
 
     wanted = set(STATIC_RULES) | (set(AGAINST_RULES) if ref_against else set())
     selected = cfg.rules(("cluster", "change"))
@@ -251,13 +269,16 @@ def run_lint(
             locator = Locator(inputs, world)
             for f in raw:
                 where = locator.locate(f)
+                group = locator.group_of(f)
                 if not where:
                     if ref_against is not None:
                         outside.add(f.fingerprint)  # about the cluster as it is, not about these files
                         continue
                     where = [(fallback, 1, (1,))] if fallback else [(None, None, ())]
                 for file, line, lines in where:
-                    key = (f.fingerprint, file, line)
+                    # The brokers of one configuration resource (N replicas of a Kafka CR, an MSK
+                    # cluster's brokers) share its lines: one finding there, not N.
+                    key = (f.rule, group, file, line) if group else (f.fingerprint, file, line)
                     if key not in findings:
                         findings[key] = replace(f, location={"file": file, "line": line} if file else None)
                         anchors[key] = (file, lines)
@@ -309,7 +330,7 @@ def run_lint(
 
     # Warnings first (files lint could not read as anything, topics defined differently), then
     # the notes: files passed over, identical duplicates, what was suppressed or left out.
-    notes = [f"{WARNING_PREFIX}{w}" for w in inputs.unrecognised + conflicts]
+    notes = [f"{WARNING_PREFIX}{w}" for w in inputs.unrecognised + inputs.unevaluated + conflicts]
     if outcome is not None and outcome.foreign:  # loud: every finding would fail otherwise, unexplained
         notes.append(f"{WARNING_PREFIX}{outcome.foreign}")
     notes += inputs.notes + duplicate_notes
@@ -329,6 +350,16 @@ def run_lint(
     }
     # A snapshot whose collection failed somewhere cannot vouch for a clean lint (exit 3).
     incomplete = incomplete_sources([ref_against]) if ref_against is not None else []
+    if not inputs.files:  # files were given and none could be linted: never a green run (exit 3)
+        looked = len(inputs.unrecognised) + len(inputs.skipped) + inputs.other_files
+        incomplete.append(
+            {
+                "cluster": manifest.cluster_name,
+                "source": "lint",
+                "target": None,
+                "message": f"none of the {looked} file(s) given could be linted: nothing was checked",
+            }
+        )
     # The same order whatever the order of the files given (AuditResult's sort is stable).
     kept.sort(
         key=lambda f: (

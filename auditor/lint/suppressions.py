@@ -7,24 +7,31 @@ import re
 from auditor.lint.model import LintInputError, Suppression
 
 _SUPPRESS = re.compile(r"#\s*kafka-audit\s*:\s*ignore\s*\[([^\]]*)\](.*)$")
+_SUPPRESS_HCL = re.compile(r"(?:#|//|/\*)\s*kafka-audit\s*:\s*ignore\s*\[([^\]]*)\](.*?)(?:\*/\s*)?$")
 _REASON = re.compile(r"""reason\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _CODE = re.compile(r"^[A-Z]{3}\d{3}$")
 
 
-def find_suppressions(text: str, file: str, yaml_file: bool) -> list[Suppression]:
-    """``# kafka-audit: ignore[CODE,...] reason="..."`` comments. In YAML a trailing comment
-    covers its own line; in properties files (where ``#`` after a value is part of the
-    value) only whole-line comments exist. A comment alone on its line covers the next."""
+def find_suppressions(
+    text: str, file: str, yaml_file: bool | None = None, syntax: str | None = None
+) -> list[Suppression]:
+    """``# kafka-audit: ignore[CODE,...] reason="..."`` comments. ``syntax``: "yaml" (a
+    trailing comment covers its own line), "properties" (where ``#`` after a value is part of
+    the value, only whole-line comments exist) or "hcl" (``#``, ``//`` or ``/* ... */``,
+    trailing or alone; JSON has no comments). A comment alone on its line covers the next."""
+    if syntax is None:
+        syntax = "yaml" if yaml_file else "properties"
+    pattern = _SUPPRESS_HCL if syntax == "hcl" else _SUPPRESS
     out = []
     for number, raw in enumerate(text.splitlines(), 1):
         if "kafka-audit" not in raw:
             continue
-        m = _SUPPRESS.search(raw)
+        m = pattern.search(raw)
         if not m:
             continue
         before = raw[: m.start()]
         own_line = not before.strip()
-        if not own_line and not yaml_file:
+        if not own_line and syntax == "properties":
             continue  # part of a properties value, not a comment
         codes = tuple(c.strip().upper() for c in m.group(1).split(",") if c.strip())
         if not codes:

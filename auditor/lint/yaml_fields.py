@@ -6,11 +6,33 @@ state): it names the file in errors and holds the file's scalar constructor
 
 from __future__ import annotations
 
-from auditor import safe_yaml
+from auditor import safe_io, safe_yaml
 from auditor.lint.model import INT32_MAX, INT32_MIN, LintInputError
 from auditor.safe_yaml import line, mapping
 
-__all__ = ["YamlFile", "line", "mapping"]
+__all__ = ["YamlDoc", "YamlFile", "key_line", "line", "mapping", "read_yaml_text"]
+
+MAX_YAML_BYTES = 64 * 1024 * 1024
+
+
+def read_yaml_text(path, file: str) -> str:
+    """A YAML file's text; LintInputError (one line naming the file) when it cannot be read."""
+    try:
+        return safe_io.read_text(path, limit=MAX_YAML_BYTES)
+    except safe_io.FileRefused as e:  # a FIFO or a device (also behind a symlink), or huge
+        raise LintInputError(str(e).replace(str(path), file, 1)) from None
+    except UnicodeDecodeError as e:
+        raise LintInputError(f"{file}: not UTF-8 text ({e.reason})") from None
+    except OSError as e:
+        raise LintInputError(f"{file}: unreadable ({e.strerror or e})") from None
+
+
+def key_line(parent, key: str, default: int) -> int:
+    """The line of ``key:`` in a mapping node (where a finding about a key left unset points)."""
+    for k, _v in getattr(parent, "value", []) if mapping(parent) is not None else []:
+        if str(getattr(k, "value", "")) == key:
+            return line(k)
+    return default
 
 
 class YamlFile:

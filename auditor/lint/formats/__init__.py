@@ -2,8 +2,9 @@
 
 Every format module has ``NAME``, ``UNIT`` and two functions:
 
-- ``UNIT = "file"``: ``recognise(src: Source) -> bool`` and ``read(src) -> FileRows`` over a
-  whole file (properties);
+- ``UNIT = "file"``: ``recognise(src: Source) -> bool`` (by suffix or by content) and
+  ``read(src) -> FileRows`` over a whole file (properties, Terraform, a Terraform plan,
+  CloudFormation, Helm values);
 - ``UNIT = "document"``: ``recognise(doc: YamlDoc) -> bool`` and ``read(doc) -> FileRows``
   over one document of a YAML file (formats mix freely in multi-document YAML).
 
@@ -13,9 +14,35 @@ order matters where two could: JulieOps and topicctl before a plain topic list.
 
 from __future__ import annotations
 
-from auditor.lint.formats import jikkou, julieops, kafka_gitops, properties, strimzi, topic_list, topicctl
+from auditor.lint.formats import (
+    cfk,
+    cloudformation,
+    helm,
+    jikkou,
+    julieops,
+    kafka_gitops,
+    properties,
+    strimzi,
+    terraform,
+    terraform_plan,
+    topic_list,
+    topicctl,
+)
 
-FORMATS = (properties, strimzi, jikkou, julieops, topicctl, topic_list, kafka_gitops)
+FORMATS = (
+    properties,
+    terraform,
+    terraform_plan,
+    cloudformation,
+    helm,
+    strimzi,
+    cfk,
+    jikkou,
+    julieops,
+    topicctl,
+    topic_list,
+    kafka_gitops,
+)
 
 FILE_FORMATS = tuple(f for f in FORMATS if f.UNIT == "file")
 DOCUMENT_FORMATS = tuple(f for f in FORMATS if f.UNIT == "document")
