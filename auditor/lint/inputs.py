@@ -317,7 +317,7 @@ def read_inputs(paths) -> LintInputs:
     for path, explicit in files:
         file = str(path)
         rows = read_file(Source(path, file, explicit, session))
-        if rows is None:
+        if rows is None or (rows.nothing_kafka and not explicit):
             inputs.other_files += 1
             continue
         if rows.unrecognised is not None:

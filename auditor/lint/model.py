@@ -138,6 +138,7 @@ class FileRows:
     unevaluated: list[str] = field(default_factory=list)
     skipped: str | None = None
     unrecognised: str | None = None
+    nothing_kafka: bool = False  # a file of a format lint reads, with nothing Kafka in it: a walk counts it
 
 
 @dataclass

@@ -144,6 +144,7 @@ def read(src: Source) -> FileRows:
             configurations[ref].cluster = facts
     if not kafka_seen:
         rows.skipped = f"{src.file}: skipped: a CloudFormation template without an MSK resource"
+        rows.nothing_kafka = True
     return rows
 
 

@@ -25,6 +25,7 @@ evaluated, by resource, attribute, expression and line, with the rules that need
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,7 @@ MAX_BYTES = 16 * 1024 * 1024
 TOPIC_RULES = "REP001-REP004"
 BROKER_RULES = "the broker rules (REP005, THR003-THR006, CFG001, CFG002, CFG004)"
 _MODULE_PROPERTIES = ("server_properties", "configuration_server_properties")
+_KAFKA = re.compile(r"kafka|msk|server_properties", re.IGNORECASE)
 _MODULE_CLUSTER = ("number_of_broker_nodes", "broker_node_instance_type", "broker_node_client_subnets")
 
 
@@ -120,9 +122,12 @@ def _scope(src: Source, session: Session, own_text: str, own_blocks) -> _hcl.Sco
         else:
             try:
                 text = read_text(path, file)
+                if "variable" not in text and "locals" not in text:
+                    continue  # nothing for the scope in it
                 blocks = _hcl.parse(text)
             except (LintInputError, _hcl.HclError):
                 continue  # its own read says what is wrong with it
+            session.parsed[str(path.resolve())] = blocks
         scope.text[file] = text
         for block in blocks[1:]:
             if block.type == "variable" and block.labels:
@@ -349,7 +354,11 @@ def _opt_text(v) -> str | None:
 def read(src: Source) -> FileRows:
     session: Session = src.session.terraform
     text = read_text(src.path, src.file)
-    blocks = parse_file(text, src.file)
+    if not _KAFKA.search(text):  # no Kafka or MSK resource can be in it: not parsed
+        return FileRows(
+            skipped=f"{src.file}: skipped: Terraform without a Kafka or MSK resource", nothing_kafka=True
+        )
+    blocks = session.parsed.pop(str(src.path.resolve()), None) or parse_file(text, src.file)
     scope = _scope(src, session, text, blocks)
     rows = FileRows(suppressions=find_suppressions(text, src.file, syntax="hcl"))
     reader = _Reader(src, _hcl.Evaluator(scope, src.file), rows, rows.unevaluated)
@@ -438,6 +447,7 @@ def read(src: Source) -> FileRows:
     _link(rows, configurations)
     if not kafka_seen:
         rows.skipped = f"{src.file}: skipped: Terraform without a Kafka or MSK resource"
+        rows.nothing_kafka = True
     return rows
 
 

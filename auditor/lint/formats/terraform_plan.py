@@ -180,6 +180,7 @@ def read(src: Source) -> FileRows:
         configurations[0].cluster = clusters[0]
     if not kafka_seen:
         rows.skipped = f"{src.file}: skipped: a Terraform plan without a Kafka or MSK resource"
+        rows.nothing_kafka = True
     return rows
 
 
