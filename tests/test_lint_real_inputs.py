@@ -244,7 +244,10 @@ def test_strimzi_cluster_resources_are_read_as_the_brokers_configuration(name):
     assert len(inputs.brokers) == 3  # the broker pool's replicas
     entries = inputs.brokers[0].entries
     assert entries["min.insync.replicas"][0] == "2" and entries["default.replication.factor"][0] == "3"
-    assert Path(f).read_text().splitlines()[entries["min.insync.replicas"][1] - 1].strip() == "min.insync.replicas: 2"
+    assert (
+        Path(f).read_text().splitlines()[entries["min.insync.replicas"][1] - 1].strip()
+        == "min.insync.replicas: 2"
+    )
 
 
 def test_strimzi_and_jikkou_topics_still_read():

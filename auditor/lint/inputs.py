@@ -242,15 +242,8 @@ def expand(paths) -> list[tuple[Path, bool]]:
 
 
 def _sniff(src: Source) -> str:
-    """The start of a file as text ("" for binary or unreadable: a walk passes it over)."""
-    try:
-        with open(src.path, "rb") as fh:
-            raw = fh.read(MAX_SNIFF_BYTES)
-    except OSError:
-        return ""
-    if b"\0" in raw[:8192]:
-        return ""
-    return raw.decode("utf-8", errors="replace")
+    """The start of a file as text ("" for binary, special or unreadable files)."""
+    return src.head(MAX_SNIFF_BYTES)
 
 
 def _not_read(src: Source, why: str) -> FileRows | None:

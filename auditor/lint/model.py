@@ -122,6 +122,21 @@ class Source:
     def suffix(self) -> str:
         return self.path.suffix.lower()
 
+    def head(self, limit: int = 256 * 1024) -> str:
+        """The start of the file as text, for recognising it by content: "" for anything but
+        a regular file (a FIFO would block; the format's own read refuses it with a message),
+        a binary file or an unreadable one."""
+        from auditor import safe_io
+
+        try:
+            with safe_io.open_regular(self.path, limit=None) as fh:
+                raw = fh.read(limit)
+        except (OSError, safe_io.FileRefused):
+            return ""
+        if b"\0" in raw[:8192]:
+            return ""
+        return raw.decode("utf-8", errors="replace")
+
 
 @dataclass
 class FileRows:

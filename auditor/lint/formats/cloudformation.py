@@ -37,11 +37,7 @@ _MARK = re.compile(r"AWSTemplateFormatVersion|[\"']?Type[\"']?\s*:\s*[\"']?AWS::
 def recognise(src: Source) -> bool:
     if src.suffix not in SUFFIXES:
         return False
-    try:
-        with open(src.path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(256 * 1024)
-    except OSError:
-        return False
+    head = src.head()
     return bool(_MARK.search(head)) and "Resources" in head
 
 

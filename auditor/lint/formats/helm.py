@@ -69,18 +69,10 @@ _TOP = re.compile(
 _KUBERNETES = re.compile(r"^(apiVersion|kind|AWSTemplateFormatVersion|Resources)\s*:", re.MULTILINE)
 
 
-def _head(src: Source) -> str:
-    try:
-        with open(src.path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(256 * 1024)
-    except OSError:
-        return ""
-
-
 def recognise(src: Source) -> bool:
     if src.suffix not in SUFFIXES:
         return False
-    head = _head(src)
+    head = src.head()
     if _KUBERNETES.search(head):
         return False
     keys = set(_TOP.findall(head))

@@ -45,11 +45,7 @@ _TOPICS = {
 def recognise(src: Source) -> bool:
     if src.suffix not in SUFFIXES:
         return False
-    try:
-        with open(src.path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(64 * 1024)
-    except OSError:
-        return False
+    head = src.head(64 * 1024)
     return bool(_MARK.search(head)) and ("resource_changes" in head or "planned_values" in head)
 
 
