@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from auditor.lint import run_lint
 from auditor.lint.inputs import read_inputs
 from tests.conftest import real_input
@@ -380,3 +382,40 @@ def test_a_directory_where_nothing_could_be_linted_is_not_green(tmp_path, capsys
     (tmp_path / "notes.txt").write_text("hello\n")
     code, out, _err = cli(capsys, "lint", tmp_path)
     assert code == 3 and "INCOMPLETE lint: none of the 2 file(s) given could be linted" in out
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        ("strimzi-kafka/sahataslee-zk-2.8.0-kafka-cluster.yml", 55),
+        ("cfk/codejsha-production-kafka.yaml", None),
+        ("helm/codejsha-bitnami-kafka-legacy-values.yaml", None),
+        ("cloudformation/valentine-dev-msk-3az-setup.json", None),
+    ],
+)
+def test_against_a_snapshot_every_format_replaces_every_brokers_configuration(path, line):
+    """A broker configuration resource is a template: against a cluster, every broker's."""
+    f = real_input(path)
+    result = run_lint([f], against=str(SNAPSHOT))
+    assert result.findings and all(x.location["file"] == str(f) for x in result.findings)
+    rules = {x.rule for x in result.findings}
+    assert rules & {"THR003", "THR004", "THR006"}  # judged against the snapshot's cores and connections
+    if line is not None:
+        assert ("REP002", f.name, line) in where(result)
+
+
+def test_tfvars_in_a_walk_terraform_tfvars_is_applied_as_terraform_does_others_are_not(tmp_path):
+    """terraform.tfvars is loaded by Terraform itself from the module's directory; another
+    .tfvars only when named (-var-file): lint does the same."""
+    (tmp_path / "main.tf").symlink_to(real_input("terraform/firoz03-iamplus-msk-main.tf"))
+    (tmp_path / "prod.tfvars").symlink_to(real_input("terraform/firoz03-iamplus-msk-terraform.tfvars"))
+    inputs = read_inputs([tmp_path])
+    assert any("prod.tfvars: skipped: Terraform variable values (name it" in n for n in inputs.notes)
+    assert any("var.server_properties" in w for w in inputs.unevaluated) and inputs.brokers == []
+    (tmp_path / "prod.tfvars").rename(tmp_path / "terraform.tfvars")
+    inputs = read_inputs([tmp_path])
+    assert any(
+        "terraform.tfvars: Terraform variable values that Terraform loads by itself" in n
+        for n in inputs.notes
+    )
+    assert inputs.unevaluated == [] and len(inputs.brokers) == 2

@@ -266,8 +266,16 @@ def read_file(src: Source) -> FileRows | None:
     if src.suffix in YAML_SUFFIXES:
         return _read_yaml(src)
     if src.suffix == ".tfvars":
+        from auditor.lint.formats.terraform import Session, is_auto_tfvars, load_tfvars
+
+        load_tfvars(src.path, src.file, Session())  # bad HCL in it: a one-line error here too
         if src.explicit:  # applied before anything was read (read_inputs)
             return FileRows(skipped=f"{src.file}: Terraform variable values, applied to the Terraform files")
+        if is_auto_tfvars(src.path):
+            return FileRows(
+                skipped=f"{src.file}: Terraform variable values that Terraform loads by itself: "
+                "applied to the Terraform files of its directory"
+            )
         if kafka_markers(_sniff(src)):
             return FileRows(
                 skipped=f"{src.file}: skipped: Terraform variable values (name it on the command line "

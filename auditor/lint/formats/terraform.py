@@ -106,6 +106,11 @@ def load_tfvars(path: Path, file: str, session: Session) -> None:
     session.tfvars_files.append(file)
 
 
+def is_auto_tfvars(path: Path) -> bool:
+    """A variable file Terraform loads by itself from the module's directory."""
+    return path.name in ("terraform.tfvars",) or path.name.endswith(".auto.tfvars")
+
+
 def _scope(src: Source, session: Session, own_text: str, own_blocks) -> _hcl.Scope:
     """Variables and locals of the directory ``src`` is in (Terraform's module)."""
     directory = src.path.parent
@@ -144,6 +149,17 @@ def _scope(src: Source, session: Session, own_text: str, own_blocks) -> _hcl.Sco
                     scope.locals[name] = attr
                     scope.local_files[name] = file
     scope.text.setdefault(src.file, own_text)
+    # terraform.tfvars and *.auto.tfvars are loaded by Terraform itself, before -var-file ones
+    # (developer.hashicorp.com/terraform/language/values/variables#variable-definition-precedence)
+    for path in sorted(p for p in directory.iterdir() if is_auto_tfvars(p) and p.is_file()):
+        auto = Session()
+        try:
+            load_tfvars(path, str(path), auto)
+        except LintInputError:
+            continue  # its own read says what is wrong with it
+        for name, value in auto.tfvars.items():
+            scope.variables[name] = value
+            scope.undefined.discard(name)
     for name, value in session.tfvars.items():
         scope.variables[name] = value
         scope.undefined.discard(name)
