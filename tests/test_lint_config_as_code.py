@@ -419,3 +419,12 @@ def test_tfvars_in_a_walk_terraform_tfvars_is_applied_as_terraform_does_others_a
         for n in inputs.notes
     )
     assert inputs.unevaluated == [] and len(inputs.brokers) == 2
+
+
+def test_a_walk_counts_yaml_without_kafka_and_names_kafka_looking_yaml_it_cannot_read(tmp_path, capsys):
+    (tmp_path / "deploy.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
+    (tmp_path / "odd.yaml").write_text("brokers:\n  settings:\n    min.insync.replicas: 2\n")
+    (tmp_path / "t.yaml").write_text("- name: a\n  partitions: 1\n  replication_factor: 3\n")
+    inputs = read_inputs([tmp_path])
+    assert inputs.other_files == 1  # the Deployment
+    assert [u.split(":")[0] for u in inputs.unrecognised] == [str(tmp_path / "odd.yaml")]

@@ -264,7 +264,10 @@ def read_file(src: Source) -> FileRows | None:
         if fmt.recognise(src):
             return fmt.read(src)
     if src.suffix in YAML_SUFFIXES:
-        return _read_yaml(src)
+        rows = _read_yaml(src)
+        if rows.unrecognised is not None and not src.explicit and not kafka_markers(_sniff(src)):
+            return None  # a workflow, a Deployment met in a walk: nothing Kafka, counted
+        return rows
     if src.suffix == ".tfvars":
         from auditor.lint.formats.terraform import Session, is_auto_tfvars, load_tfvars
 
