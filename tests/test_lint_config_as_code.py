@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from auditor.lint import run_lint
 from auditor.lint.inputs import read_inputs
@@ -428,3 +430,47 @@ def test_a_walk_counts_yaml_without_kafka_and_names_kafka_looking_yaml_it_cannot
     inputs = read_inputs([tmp_path])
     assert inputs.other_files == 1  # the Deployment
     assert [u.split(":")[0] for u in inputs.unrecognised] == [str(tmp_path / "odd.yaml")]
+
+
+_HCL_PIECES = [
+    'resource "kafka_topic" "t" {',
+    'resource "aws_msk_configuration" "c" {',
+    'resource "aws_msk_cluster" "k" {',
+    'module "m" {',
+    "locals {",
+    'variable "v" {',
+    "}",
+    "{",
+    "[",
+    "]",
+    'name = "x"',
+    "partitions = var.p",
+    "replication_factor = 1",
+    "replication_factor = local.a",
+    'config = { "a.b" = 1 }',
+    "config = merge(local.c, {x = 1})",
+    "server_properties = <<EOT\nmin.insync.replicas = 1\nEOT",
+    "server_properties = <<-EOT\n  a=${var.x}\n  EOT",
+    "default = 3",
+    "a = local.a",
+    "number_of_broker_nodes = 3 * length(var.s)",
+    '"quoted": 1',
+    "# kafka-audit: ignore[REP003]",
+    "\\u00zz",
+    "${",
+    "\n",
+]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(_HCL_PIECES), max_size=30), st.text(max_size=20))
+def test_terraform_reader_gives_rows_or_one_line_error(tmp_path, pieces, noise):
+    """Any text in a .tf file: located rows, or one LintInputError line; never a traceback."""
+    from auditor.lint.model import LintInputError
+
+    f = tmp_path / "fuzz.tf"
+    f.write_text("\n".join(pieces) + noise, encoding="utf-8", errors="surrogatepass")
+    try:
+        read_inputs([f])
+    except LintInputError as e:
+        assert "\n" not in str(e) and str(e).startswith(str(f))

@@ -79,7 +79,7 @@ def parse(text: str) -> list[Block]:
         raise HclError(1, " ".join(str(e).split())[:160] or "syntax error") from None
     body = tree.children[0]
     top = Block("", [], 1)
-    _fill(top, body, text)
+    _fill(top, body, text, 0)
     return [top, *top.blocks]
 
 
@@ -103,9 +103,11 @@ def _name(tree) -> str:
     return str(tree)
 
 
-def _fill(block: Block, body, text: str) -> None:
+def _fill(block: Block, body, text: str, depth: int) -> None:
     from lark import Tree
 
+    if depth > MAX_DEPTH:
+        raise HclError(block.line, f"blocks nested deeper than {MAX_DEPTH} levels: refused")
     for child in body.children:
         if not isinstance(child, Tree):
             continue
@@ -118,7 +120,7 @@ def _fill(block: Block, body, text: str) -> None:
             inner = next(c for c in parts if c.data == "body")
             labels = [_name(c) for c in parts if c is not inner and c.data != "new_line_or_comment"]
             sub = Block(labels[0], labels[1:], child.meta.line)
-            _fill(sub, inner, text)
+            _fill(sub, inner, text, depth + 1)
             block.blocks.append(sub)
 
 

@@ -172,9 +172,9 @@ class _Reader:
         self.src, self.ev, self.rows, self.unevaluated = src, ev, rows, unevaluated
 
     def note(self, address: str, attr: str, v: _hcl.Unevaluated, line: int, needed: str) -> None:
+        consequence = f"{needed} not applied to it" if needed else "the resource is not linted"
         self.unevaluated.append(
-            f"{self.src.file}:{v.line or line}: {address} {attr} = {v.describe()} is not evaluated: "
-            f"{needed} not applied to it"
+            f"{self.src.file}:{v.line or line}: {address} {attr} = {v.describe()} is not evaluated: {consequence}"
         )
 
     def value(self, block: _hcl.Block, attr: str, address: str, needed: str):
@@ -325,7 +325,7 @@ def _topic(reader: _Reader, block: _hcl.Block, address: str, kind: str) -> Topic
         raise LintInputError(f"{reader.src.file}:{block.line}: {address} has no {name_attr}")
     name = reader.ev.value(a.expr)
     if isinstance(name, _hcl.Unevaluated):
-        reader.note(address, name_attr, name, a.line, "every topic rule: the topic is")
+        reader.note(address, name_attr, name, a.line, "")
         return None
     partitions = reader.integer(block, partitions_attr, address, "the partition rules")
     rf = reader.integer(block, rf_attr, address, TOPIC_RULES) if rf_attr else None
