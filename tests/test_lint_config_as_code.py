@@ -474,3 +474,42 @@ def test_terraform_reader_gives_rows_or_one_line_error(tmp_path, pieces, noise):
         read_inputs([f])
     except LintInputError as e:
         assert "\n" not in str(e) and str(e).startswith(str(f))
+
+
+def test_a_helm_template_in_values_is_reported_not_guessed(tmp_path):
+    """Own input: Bitnami-style values with a Helm template where a number should be."""
+    f = tmp_path / "values.yaml"
+    f.write_text(
+        "replicaCount: 3\ndefaultReplicationFactor: '{{ .Values.global.rf }}'\n"
+        "offsetsTopicReplicationFactor: 3\nextraConfig: |\n  min.insync.replicas=2\n"
+    )
+    inputs = read_inputs([f])
+    assert "default.replication.factor" not in inputs.brokers[0].entries
+    assert inputs.brokers[0].entries["min.insync.replicas"] == ("2", 5)
+    (line,) = inputs.unevaluated
+    assert line.startswith(
+        f"{f}:2: defaultReplicationFactor = {{{{ .Values.global.rf }}}} is a Helm template"
+    )
+
+
+def test_strict_makes_a_kafka_looking_file_lint_cannot_read_an_error(tmp_path, capsys):
+    f = tmp_path / "server.properties.j2"
+    f.write_text("broker.id={{ id }}\nmin.insync.replicas={{ isr }}\n")
+    code, out, _err = cli(capsys, "lint", f)
+    assert code == 3 and "looks like Kafka configuration (min.insync.replicas)" in out
+    code, out, err = cli(capsys, "lint", f, "--strict")
+    assert code == 2 and err.count("\n") == 1 and "it is a template, which lint does not render" in err
+
+
+def test_pre_commit_hooks_cover_the_formats():
+    import re
+
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    hooks = {h["id"]: h for h in yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())}
+    lint = hooks["kafka-audit-lint"]
+    assert lint["entry"] == "kafka-audit lint" and lint["language"] == "python"
+    for name in ("server.properties", "topics.yaml", "main.tf", "kafka.yml", "msk.json", "values.yaml"):
+        assert re.search(lint["files"], name), name
+    assert re.search(hooks["kafka-audit-lint-terraform-plan"]["files"], "infra/tfplan.json")
