@@ -513,3 +513,14 @@ def test_pre_commit_hooks_cover_the_formats():
     for name in ("server.properties", "topics.yaml", "main.tf", "kafka.yml", "msk.json", "values.yaml"):
         assert re.search(lint["files"], name), name
     assert re.search(hooks["kafka-audit-lint-terraform-plan"]["files"], "infra/tfplan.json")
+
+
+def test_a_named_broker_file_with_another_suffix_is_recognised_by_its_keys(tmp_path):
+    f = tmp_path / "broker-1.props"
+    f.symlink_to(real_input("properties/helk-unclean-election.properties"))  # read in place
+    inputs = read_inputs([f])
+    assert [b.file for b in inputs.brokers] == [str(f)]
+    other = tmp_path / "notes.cfgx"
+    other.write_text("hello world\n")
+    with pytest.raises(Exception, match="unsupported file type"):
+        read_inputs([other])

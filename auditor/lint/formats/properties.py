@@ -31,8 +31,24 @@ UNIT = "file"
 SUFFIXES = (".properties", ".conf", ".cfg")
 
 
+# Suffixes of the other formats and of templates: never taken for properties text by content.
+_NOT_PROPERTIES = (".yaml", ".yml", ".json", ".tf", ".hcl", ".tfvars", ".template", ".md", ".txt")
+_TEMPLATE_MARKS = ("{{", "{%", "<%")
+
+
 def recognise(src: Source) -> bool:
-    return src.suffix in SUFFIXES
+    """By suffix; or, for a file named on the command line with another suffix (``broker-1.props``,
+    ``server.properties.prod``), by content: properties text that parses cleanly and is a
+    broker's by its keys. (Not in a walk: a ``.bak`` or ``.orig`` copy would be a second broker.)"""
+    if src.suffix in SUFFIXES:
+        return True
+    if not src.explicit or src.suffix in _NOT_PROPERTIES:
+        return False
+    text = src.head(1024 * 1024)
+    if not text.strip() or any(m in text for m in _TEMPLATE_MARKS) or _is_json(text):
+        return False
+    parsed, problems = parse_properties(text)
+    return not problems and classify({e.key: e.value for e in parsed}) in BROKER_KINDS
 
 
 def _is_json(text: str) -> bool:
