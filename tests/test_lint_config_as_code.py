@@ -524,3 +524,15 @@ def test_a_named_broker_file_with_another_suffix_is_recognised_by_its_keys(tmp_p
     other.write_text("hello world\n")
     with pytest.raises(Exception, match="unsupported file type"):
         read_inputs([other])
+
+
+def test_each_broker_configuration_resource_is_a_cluster_of_its_own():
+    """Four unrelated Helm releases in one directory are four 3-broker clusters, not one of
+    12: a key one release sets is not reported where another leaves it unset."""
+    d = real_input("helm")
+    result = run_lint([d])
+    cfg004 = [x for x in result.findings if x.rule == "CFG004"]
+    assert cfg004 and all("on a cluster of 3 brokers" in x.message for x in cfg004)
+    by_file = {(Path(x.location["file"]).name, x.resource_name) for x in cfg004}
+    assert ("codejsha-bitnami-kafka-legacy-values.yaml", "default.replication.factor") not in by_file
+    assert ("cp-helm-charts-cp-kafka-values.yaml", "default.replication.factor") in by_file

@@ -212,6 +212,42 @@ def _worlds(variants: dict[str, list[list[TopicDef]]]) -> list[dict[str, list[To
     return [{name: vs[k] if k < len(vs) else vs[0] for name, vs in variants.items()} for k in range(runs)]
 
 
+def _partitions(inputs: LintInputs, against: SnapshotRef | None, manifest):
+    """The clusters the files describe, each linted on its own: [(inputs of one cluster,
+    its manifest)]. Every broker configuration resource (a Strimzi or CFK Kafka resource,
+    Helm values, an MSK cluster with its configuration) is a cluster of its own; broker
+    properties files together are one (as they always were). A topic goes with the resource
+    cluster of its own file, else with the only cluster there is, else with the properties
+    files' cluster. With --against everything lands on the one snapshot's cluster."""
+    groups: dict[tuple, list] = {}
+    for b in inputs.brokers:
+        if against is not None or not b.group:
+            key = ("",)
+        elif b.cluster is not None:
+            key = (b.cluster.file, b.cluster.address)
+        else:
+            key = (b.file, b.group)
+        groups.setdefault(key, []).append(b)
+    if len(groups) <= 1:
+        return [(inputs, manifest)]
+    keys = list(groups)
+    files_of = {k: {b.file for b in groups[k]} for k in keys}
+    topics: dict[tuple, list] = {k: [] for k in keys}
+    plain = ("",)
+    for t in inputs.topics:
+        own = [k for k in keys if k != plain and t.file in files_of[k]]
+        topics.setdefault(own[0] if len(own) == 1 else plain, []).append(t)
+    out = []
+    for key in [*keys, *([plain] if plain not in keys and topics.get(plain) else [])]:
+        brokers = groups.get(key, [])
+        facts = [b.cluster for b in brokers[:1] if b.cluster is not None]
+        part = LintInputs(
+            files=inputs.files, brokers=brokers, topics=topics.get(key, []), suppressions=inputs.suppressions
+        )
+        out.append((part, lint_manifest(None, facts) if facts else manifest))
+    return out
+
+
 def run_lint(
     paths,
     *,
@@ -231,8 +267,7 @@ def run_lint(
         more = f" (and {len(inputs.unrecognised) - 1} more file(s))" if len(inputs.unrecognised) > 1 else ""
         raise LintInputError(f"{inputs.unrecognised[0]}{more}")
     _check_suppression_codes(inputs, set(rules))
-    variants = definition_variants(inputs.topics)
-    conflicts, duplicate_notes = definition_messages(variants)
+    conflicts, duplicate_notes = definition_messages(definition_variants(inputs.topics))
 
     ref_against: SnapshotRef | None = open_snapshot(against) if against else None
     if ref_against is not None:
@@ -252,21 +287,26 @@ def run_lint(
     anchors: dict[tuple, tuple] = {}
     exempted: set[str] = set()
     outside: set[str] = set()
+    runs = [
+        (part, part_manifest, world)
+        for part, part_manifest in _partitions(inputs, ref_against, manifest)
+        for world in _worlds(definition_variants(part.topics))
+    ]
     with tempfile.TemporaryDirectory(prefix="kafka-audit-lint-") as workdir:
-        for k, world in enumerate(_worlds(variants)):
-            proposed = proposed_tables(inputs, [defs[0] for defs in world.values()])
+        for k, (part, part_manifest, world) in enumerate(runs):
+            proposed = proposed_tables(part, [defs[0] for defs in world.values()])
             tables = against_tables(ref_against, proposed) if ref_against else proposed
             run_dir = Path(workdir) / str(k)
             run_dir.mkdir()
             engine = LintEngine(str(run_dir))
             try:
-                engine.register(manifest, tables)
-                ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
+                engine.register(part_manifest, tables)
+                ref = SnapshotRef(path=str(against or "lint"), manifest=part_manifest, files={})
                 raw, run_exempted = _run_rules(Tables(engine, [ref]), engine_rules, cfg)
             finally:
                 engine.close()
             exempted.update(run_exempted)
-            locator = Locator(inputs, world)
+            locator = Locator(part, world)
             for f in raw:
                 where = locator.locate(f)
                 group = locator.group_of(f)
