@@ -163,13 +163,15 @@ def expand_templates(inputs: LintInputs, ref: SnapshotRef) -> None:
     inputs.brokers = [b for b in inputs.brokers if b.declared_id] + [replace(t, broker_id=i) for i in ids]
 
 
-def lint_manifest(against: SnapshotRef | None, clusters: list[ClusterFacts] | None = None) -> Manifest:
+def lint_manifest(
+    against: SnapshotRef | None, clusters: list[ClusterFacts] | None = None, cluster_id: str = LINT_CLUSTER
+) -> Manifest:
     """The snapshot's manifest with --against; else a cluster named ``lint``, with what the
     files say of it when they declare one MSK cluster (platform, instance type, AZ count,
     version: the fields the MSK API collector fills, auditor/collectors/msk.py)."""
     if against is not None:
         return against.manifest
-    cluster = {"id": LINT_CLUSTER, "name": LINT_CLUSTER}
+    cluster = {"id": cluster_id, "name": LINT_CLUSTER}
     if clusters and len(clusters) == 1:
         facts = clusters[0]
         fields = {

@@ -31,7 +31,13 @@ from auditor.baseline import apply as apply_baseline
 from auditor.config import AuditConfig
 from auditor.engine.duckdb_engine import DuckDBEngine
 from auditor.findings import AuditResult, Finding, fingerprint
-from auditor.lint.change_tables import against_tables, expand_templates, lint_manifest, proposed_tables
+from auditor.lint.change_tables import (
+    LINT_CLUSTER,
+    against_tables,
+    expand_templates,
+    lint_manifest,
+    proposed_tables,
+)
 from auditor.lint.inputs import (
     LintInputError,
     LintInputs,
@@ -170,18 +176,24 @@ class LintEngine(DuckDBEngine):
 
     def register(self, manifest, tables: dict[str, list[dict]]) -> None:
         """Load rows as the snapshot tables, typed as declared in auditor/snapshot/schema.py."""
+        self.register_clusters([(manifest, tables)])
+
+    def register_clusters(self, parts: list[tuple]) -> None:
+        """Load several clusters' rows (manifest, tables) at once, each under its manifest's
+        cluster id: one engine run for every cluster the files describe."""
         from auditor.engine.tables import VIEW_PREFIX
 
-        cid = manifest.cluster_id
         self.register_previous_clusters([])  # the final stage reads it (empty outside fleet --previous)
         for name, table in TABLES.items():
             if name == "clusters":
-                rows = [manifest.cluster_row()]
+                rows = [manifest.cluster_row() for manifest, _tables in parts]
             elif name == "source_errors":
                 rows = []
             else:
                 rows = [
-                    {**{c: r.get(c) for c in table.names}, "cluster_id": cid} for r in tables.get(name, [])
+                    {**{c: r.get(c) for c in table.names}, "cluster_id": manifest.cluster_id}
+                    for manifest, tables in parts
+                    for r in tables.get(name, [])
                 ]
             if not rows:
                 self._register_rows(table, [])
@@ -238,13 +250,14 @@ def _partitions(inputs: LintInputs, against: SnapshotRef | None, manifest):
         own = [k for k in keys if k != plain and t.file in files_of[k]]
         topics.setdefault(own[0] if len(own) == 1 else plain, []).append(t)
     out = []
-    for key in [*keys, *([plain] if plain not in keys and topics.get(plain) else [])]:
+    for n, key in enumerate([*keys, *([plain] if plain not in keys and topics.get(plain) else [])]):
         brokers = groups.get(key, [])
         facts = [b.cluster for b in brokers[:1] if b.cluster is not None]
         part = LintInputs(
             files=inputs.files, brokers=brokers, topics=topics.get(key, []), suppressions=inputs.suppressions
         )
-        out.append((part, lint_manifest(None, facts) if facts else manifest))
+        # the same cluster name (fingerprints and baselines as for one cluster), an id of its own
+        out.append((part, lint_manifest(None, facts, cluster_id=f"{LINT_CLUSTER}#{n}")))
     return out
 
 
@@ -287,27 +300,31 @@ def run_lint(
     anchors: dict[tuple, tuple] = {}
     exempted: set[str] = set()
     outside: set[str] = set()
-    runs = [
-        (part, part_manifest, world)
-        for part, part_manifest in _partitions(inputs, ref_against, manifest)
-        for world in _worlds(definition_variants(part.topics))
-    ]
+    # Every cluster the files describe, in one engine run (each under a cluster id of its own,
+    # all named as lint names its cluster); one run more per extra definition of a topic.
+    parts = _partitions(inputs, ref_against, manifest)
+    worlds = [_worlds(definition_variants(part.topics)) for part, _m in parts]
     with tempfile.TemporaryDirectory(prefix="kafka-audit-lint-") as workdir:
-        for k, (part, part_manifest, world) in enumerate(runs):
-            proposed = proposed_tables(part, [defs[0] for defs in world.values()])
-            tables = against_tables(ref_against, proposed) if ref_against else proposed
+        for k in range(max(len(w) for w in worlds)):
+            loaded, locators = [], {}
+            for (part, part_manifest), part_worlds in zip(parts, worlds, strict=True):
+                world = part_worlds[k] if k < len(part_worlds) else part_worlds[0]
+                proposed = proposed_tables(part, [defs[0] for defs in world.values()])
+                tables = against_tables(ref_against, proposed) if ref_against else proposed
+                loaded.append((part_manifest, tables))
+                locators[part_manifest.cluster_id] = Locator(part, world)
             run_dir = Path(workdir) / str(k)
             run_dir.mkdir()
             engine = LintEngine(str(run_dir))
             try:
-                engine.register(part_manifest, tables)
-                ref = SnapshotRef(path=str(against or "lint"), manifest=part_manifest, files={})
+                engine.register_clusters(loaded)
+                ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
                 raw, run_exempted = _run_rules(Tables(engine, [ref]), engine_rules, cfg)
             finally:
                 engine.close()
             exempted.update(run_exempted)
-            locator = Locator(part, world)
             for f in raw:
+                locator = locators.get(f.cluster_id) or next(iter(locators.values()))
                 where = locator.locate(f)
                 group = locator.group_of(f)
                 if not where:
@@ -320,7 +337,11 @@ def run_lint(
                     # cluster's brokers) share its lines: one finding there, not N.
                     key = (f.rule, group, file, line) if group else (f.fingerprint, file, line)
                     if key not in findings:
-                        findings[key] = replace(f, location={"file": file, "line": line} if file else None)
+                        findings[key] = replace(
+                            f,
+                            location={"file": file, "line": line} if file else None,
+                            cluster_id=manifest.cluster_id,  # one cluster in the report, as before
+                        )
                         anchors[key] = (file, lines)
 
     kept, suppressed = [], 0
