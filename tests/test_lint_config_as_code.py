@@ -536,3 +536,23 @@ def test_each_broker_configuration_resource_is_a_cluster_of_its_own():
     by_file = {(Path(x.location["file"]).name, x.resource_name) for x in cfg004}
     assert ("codejsha-bitnami-kafka-legacy-values.yaml", "default.replication.factor") not in by_file
     assert ("cp-helm-charts-cp-kafka-values.yaml", "default.replication.factor") in by_file
+
+
+def test_a_strimzi_topic_is_linted_with_the_kafka_cluster_it_names(tmp_path):
+    """The Strimzi Kafka CR (min.insync.replicas 2) and an own KafkaTopic labelled with its
+    name, RF 2: the topic inherits the cluster's min ISR (REP002); unlabelled, it does not."""
+    (tmp_path / "kafka.yaml").symlink_to(
+        real_input("strimzi-kafka/sahataslee-v1beta2-kraft-3.9.1-kafka-cluster.yml")
+    )
+    (tmp_path / "pool.yaml").symlink_to(
+        real_input("strimzi-kafka/sahataslee-v1beta2-kraft-3.9.1-kafka-node-pool.yml")
+    )
+    name = read_inputs([tmp_path / "kafka.yaml"]).brokers[0].group.split("/", 1)[1]
+    topic = tmp_path / "topic.yaml"
+    topic.write_text(
+        "apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaTopic\nmetadata:\n  name: orders\n"
+        f"  labels:\n    strimzi.io/cluster: {name}\nspec:\n  partitions: 3\n  replicas: 2\n"
+    )
+    assert ("REP002", "topic.yaml", 4) in where(run_lint([tmp_path]))
+    topic.write_text(topic.read_text().replace(f"strimzi.io/cluster: {name}", "strimzi.io/cluster: other"))
+    assert ("REP002", "topic.yaml", 4) not in where(run_lint([tmp_path]))

@@ -80,7 +80,12 @@ class TopicDef:
     partitions: int | None
     replication_factor: int | None
     configs: dict[str, tuple[str, int]] = field(default_factory=dict)  # key -> (value, line)
-    kind: str = "list"  # list | strimzi | jikkou | topicctl | kafka-gitops | julieops
+    kind: str = (
+        "list"  # list | strimzi | jikkou | topicctl | kafka-gitops | julieops | terraform | cfk | helm ...
+    )
+    # The cluster resource it names (Strimzi's strimzi.io/cluster label, CFK's kafkaClusterRef):
+    # linted with that cluster when the files hold it (not part of what the topic asks for).
+    cluster_ref: str | None = None
 
     @property
     def where(self) -> str:

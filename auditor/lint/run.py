@@ -228,9 +228,11 @@ def _partitions(inputs: LintInputs, against: SnapshotRef | None, manifest):
     """The clusters the files describe, each linted on its own: [(inputs of one cluster,
     its manifest)]. Every broker configuration resource (a Strimzi or CFK Kafka resource,
     Helm values, an MSK cluster with its configuration) is a cluster of its own; broker
-    properties files together are one (as they always were). A topic goes with the resource
-    cluster of its own file, else with the only cluster there is, else with the properties
-    files' cluster. With --against everything lands on the one snapshot's cluster."""
+    properties files together are one (as they always were). A topic goes with the cluster
+    resource it names (Strimzi's strimzi.io/cluster label, CFK's kafkaClusterRef) when exactly
+    one in the files has that name, else with the resource cluster of its own file (a Terraform
+    file's MSK cluster), else with the properties files' cluster. With --against everything
+    lands on the one snapshot's cluster."""
     groups: dict[tuple, list] = {}
     for b in inputs.brokers:
         if against is not None or not b.group:
@@ -240,14 +242,19 @@ def _partitions(inputs: LintInputs, against: SnapshotRef | None, manifest):
         else:
             key = (b.file, b.group)
         groups.setdefault(key, []).append(b)
-    if len(groups) <= 1:
+    elsewhere = [  # topics naming a cluster resource that is not the one in the files
+        t for t in inputs.topics if t.cluster_ref and not any(k[1:] == (t.cluster_ref,) for k in groups)
+    ]
+    only_files = all(k == ("",) for k in groups)  # properties files alone: one cluster, as always
+    if against is not None or only_files or (len(groups) == 1 and not elsewhere):
         return [(inputs, manifest)]
     keys = list(groups)
     files_of = {k: {b.file for b in groups[k]} for k in keys}
     topics: dict[tuple, list] = {k: [] for k in keys}
     plain = ("",)
     for t in inputs.topics:
-        own = [k for k in keys if k != plain and t.file in files_of[k]]
+        named = [k for k in keys if k != plain and t.cluster_ref and k[1] == t.cluster_ref]
+        own = named or [k for k in keys if k != plain and t.file in files_of[k]]
         topics.setdefault(own[0] if len(own) == 1 else plain, []).append(t)
     out = []
     for n, key in enumerate([*keys, *([plain] if plain not in keys and topics.get(plain) else [])]):

@@ -27,6 +27,9 @@ def _topic(doc: YamlDoc) -> TopicDef:
     spec = mapping(m.get("spec")) or {}
     name_node = spec.get("name") if spec.get("name") is not None else meta.get("name")
     name = ctx.name_of(name_node, doc.line, "KafkaTopic without metadata.name")
+    ref = mapping(spec.get("kafkaClusterRef")) or {}
+    ref_name = ctx.text(ref.get("name"))
+    ref_namespace = ctx.text(ref.get("namespace")) or ctx.text(meta.get("namespace"))
     return TopicDef(
         name=name,
         file=ctx.file,
@@ -36,6 +39,7 @@ def _topic(doc: YamlDoc) -> TopicDef:
         replication_factor=ctx.int_field(spec.get("replicas"), "spec.replicas"),
         configs=ctx.configs(spec.get("configs")),
         kind="cfk",
+        cluster_ref=f"Kafka/{ref_namespace + '/' if ref_namespace else ''}{ref_name}" if ref_name else None,
     )
 
 

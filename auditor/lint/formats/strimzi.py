@@ -114,7 +114,11 @@ def read(doc: YamlDoc) -> FileRows:
         return _kafka(doc)
     if doc.kind == "KafkaNodePool":
         return _pool(doc)
-    return FileRows(topics=[topic_from_resource(doc.m, doc.ctx, doc.line, "strimzi")])
+    topic = topic_from_resource(doc.m, doc.ctx, doc.line, "strimzi")
+    labels = mapping((mapping(doc.m.get("metadata")) or {}).get("labels")) or {}
+    cluster = doc.ctx.text(labels.get("strimzi.io/cluster"))
+    topic.cluster_ref = f"Kafka/{cluster}" if cluster else None
+    return FileRows(topics=[topic])
 
 
 def link_node_pools(brokers: list[BrokerFile], pools: list[NodePool]) -> list[str]:
