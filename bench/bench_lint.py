@@ -76,7 +76,7 @@ def generate(root: Path, files: int) -> None:
 def generate_monorepo(root: Path, files: int) -> None:
     """A mixed config-as-code monorepo of ``files`` files (issue 33): per team a Terraform
     module (Mongey kafka_topic resources, one with RF 1; an aws_msk_configuration heredoc
-    and an aws_msk_cluster linked to it in every tenth), a Strimzi Kafka CR and its node pool,
+    and an aws_msk_cluster linked to it), a Strimzi Kafka CR and its node pool,
     a CFK KafkaTopic, Bitnami Helm values, a CloudFormation MSK template, plain topic lists and
     server.properties files; plus what a real repository also holds and lint must pass over:
     READMEs, scripts, unrelated Terraform, GitHub workflows (hidden: not walked)."""
@@ -93,7 +93,7 @@ def generate_monorepo(root: Path, files: int) -> None:
                 for j in range(4)
             )
             body += 'variable "retention" {\n  default = "604800000"\n}\n'
-            if i % 10 == 0:
+            if kind == "tf":  # every module: its MSK cluster and configuration
                 body += (
                     'resource "aws_msk_configuration" "c" {\n  name = "c"\n  server_properties = <<-EOT\n'
                     "    min.insync.replicas = 2\n    default.replication.factor = 3\n"
