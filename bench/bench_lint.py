@@ -93,16 +93,16 @@ def generate_monorepo(root: Path, files: int) -> None:
                 for j in range(4)
             )
             body += 'variable "retention" {\n  default = "604800000"\n}\n'
-            if kind == "tf":  # every module: its MSK cluster and configuration
-                body += (
-                    'resource "aws_msk_configuration" "c" {\n  name = "c"\n  server_properties = <<-EOT\n'
-                    "    min.insync.replicas = 2\n    default.replication.factor = 3\n"
-                    "    unclean.leader.election.enable = false\n  EOT\n}\n"
-                    'resource "aws_msk_cluster" "k" {\n  cluster_name = "k"\n  kafka_version = "3.6.0"\n'
-                    "  number_of_broker_nodes = 3\n  broker_node_group_info {\n"
-                    '    instance_type = "kafka.m5.large"\n    client_subnets = ["a", "b", "c"]\n  }\n'
-                    "  configuration_info {\n    arn = aws_msk_configuration.c.arn\n    revision = 1\n  }\n}\n"
-                )
+            # every module: its MSK cluster and the configuration it runs
+            body += (
+                'resource "aws_msk_configuration" "c" {\n  name = "c"\n  server_properties = <<-EOT\n'
+                "    min.insync.replicas = 2\n    default.replication.factor = 3\n"
+                "    unclean.leader.election.enable = false\n  EOT\n}\n"
+                'resource "aws_msk_cluster" "k" {\n  cluster_name = "k"\n  kafka_version = "3.6.0"\n'
+                "  number_of_broker_nodes = 3\n  broker_node_group_info {\n"
+                '    instance_type = "kafka.m5.large"\n    client_subnets = ["a", "b", "c"]\n  }\n'
+                "  configuration_info {\n    arn = aws_msk_configuration.c.arn\n    revision = 1\n  }\n}\n"
+            )
             (team / "kafka.tf").write_text(body)
         elif kind == "strimzi":
             (team / "kafka.yaml").write_text(
