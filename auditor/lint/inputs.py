@@ -9,7 +9,17 @@ own module in auditor/lint/formats/ (the list ``FORMATS`` there says which, in w
   clients, controllers and the rest by their keys (formats/properties.py);
 - **topic definitions**, mixed freely in multi-document YAML: plain topic lists, Strimzi and
   jikkou ``KafkaTopic`` (and jikkou ``KafkaTopicList``), topicctl topic files, kafka-gitops
-  state files, JulieOps topologies (one module each).
+  state files, JulieOps topologies (one module each);
+- **configuration as code**: Terraform (and ``.tfvars``, and a plan as JSON), Strimzi
+  ``Kafka``/``KafkaNodePool``, Confluent for Kubernetes ``KafkaTopic``/``Kafka``, Helm values,
+  CloudFormation (formats/terraform.py, terraform_plan.py, strimzi.py, cfk.py, helm.py,
+  cloudformation.py).
+
+A directory is walked whole (hidden and vendored directories left out) and each file is
+recognised by its content: a file holding nothing Kafka is counted in one note; one that
+looks like Kafka configuration (:func:`kafka_markers`) but that no format reads is a warning
+naming it. Values a format could not evaluate (a Terraform ``var.`` without a value, a
+CloudFormation ``!If``, a Helm template) are warnings naming them (``LintInputs.unevaluated``).
 
 A topic finding points at the line of the topic's name. Other YAML documents (a Deployment
 next to the topics) are passed over; a YAML file in which no document is recognised gives
