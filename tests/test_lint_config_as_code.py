@@ -556,3 +556,13 @@ def test_a_strimzi_topic_is_linted_with_the_kafka_cluster_it_names(tmp_path):
     assert ("REP002", "topic.yaml", 4) in where(run_lint([tmp_path]))
     topic.write_text(topic.read_text().replace(f"strimzi.io/cluster: {name}", "strimzi.io/cluster: other"))
     assert ("REP002", "topic.yaml", 4) not in where(run_lint([tmp_path]))
+
+
+def test_two_broker_configurations_against_one_snapshot_is_a_one_line_error(capsys):
+    files = [
+        real_input("topics/strimzi-v1-kafka-jbod-cr.yaml"),
+        real_input("topics/strimzi-v1-kafka-persistent-cr.yaml"),
+    ]
+    code, out, err = cli(capsys, "lint", *files, "--against", SNAPSHOT)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "a second broker configuration (Kafka/my-cluster; the first is Kafka/my-cluster in" in err

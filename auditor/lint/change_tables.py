@@ -147,6 +147,14 @@ def expand_templates(inputs: LintInputs, ref: SnapshotRef) -> None:
         return
     # The brokers of one configuration resource (a Kafka CR, an MSK configuration) are one template.
     templates = list({(b.file, b.group or id(b)): b for b in templates}.values())
+    if len(templates) > 1 and any(t.group for t in templates):
+        first, second = templates[0], templates[1]
+        raise LintInputError(
+            f"{second.file}:{second.line}: a second broker configuration "
+            f"({second.group or 'a server.properties without broker.id'}; the first is "
+            f"{first.group or 'a server.properties without broker.id'} in {first.file}): with --against "
+            "one configuration applies to every broker of the snapshot's cluster: lint each against its own"
+        )
     if len(templates) > 1:
         raise LintInputError(
             f"{templates[1].file}: a second server.properties without broker.id "
