@@ -566,3 +566,42 @@ def test_two_broker_configurations_against_one_snapshot_is_a_one_line_error(caps
     code, out, err = cli(capsys, "lint", *files, "--against", SNAPSHOT)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "a second broker configuration (Kafka/my-cluster; the first is Kafka/my-cluster in" in err
+
+
+def test_cloudformation_configuration_server_properties_linked_to_its_cluster(tmp_path):
+    """Own input (SOURCES.md: no attributable template with inline ServerProperties was found),
+    shaped as the AWS::MSK::Configuration and AWS::MSK::Cluster documentation gives them."""
+    f = tmp_path / "msk.yaml"
+    f.write_text(
+        "AWSTemplateFormatVersion: '2010-09-09'\n"
+        "Resources:\n"
+        "  Config:\n"
+        "    Type: AWS::MSK::Configuration\n"
+        "    Properties:\n"
+        "      Name: c\n"
+        "      ServerProperties: |\n"
+        "        default.replication.factor=3\n"
+        "        min.insync.replicas=3\n"
+        "        unclean.leader.election.enable=true\n"
+        "  Cluster:\n"
+        "    Type: AWS::MSK::Cluster\n"
+        "    Properties:\n"
+        "      ClusterName: !Sub '${AWS::StackName}'\n"
+        "      KafkaVersion: 3.6.0\n"
+        "      NumberOfBrokerNodes: 3\n"
+        "      BrokerNodeGroupInfo:\n"
+        "        InstanceType: kafka.m5.large\n"
+        "        ClientSubnets: [!Ref A, !Ref B, !Ref C]\n"
+        "      ConfigurationInfo:\n"
+        "        Arn: !GetAtt Config.Arn\n"
+        "        Revision: 1\n"
+    )
+    inputs = read_inputs([f])
+    assert len(inputs.brokers) == 3 and inputs.brokers[0].cluster.azs == 3
+    assert inputs.brokers[0].entries["min.insync.replicas"] == ("3", 9)
+    result = run_lint([f])
+    assert where(result) == [
+        ("REP002", "msk.yaml", 9),
+        ("REP005", "msk.yaml", 10),
+    ]  # the rolling-restart stall
+    assert result.clusters[0]["msk_instance_type"] == "kafka.m5.large"
