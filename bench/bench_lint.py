@@ -1,6 +1,7 @@
 """Benchmark: `kafka-audit lint` end to end on a change of 200 files.
 
     python bench/bench_lint.py [--files 200] [--runs 7] [--against SNAPSHOT_DIR] [--keep DIR]
+    python bench/bench_lint.py --monorepo --files 2000 [--runs 5]   # issue 33: mixed formats, ratio to --version
 
 Generates a realistic repository of Kafka configuration: 20% server.properties files (one
 per broker), the rest topic definitions, a third each plain YAML topic lists, Strimzi
@@ -72,6 +73,92 @@ def generate(root: Path, files: int) -> None:
             )
 
 
+def generate_monorepo(root: Path, files: int) -> None:
+    """A mixed config-as-code monorepo of ``files`` files (issue 33): per team a Terraform
+    module (Mongey kafka_topic resources, one with RF 1; an aws_msk_configuration heredoc
+    and an aws_msk_cluster linked to it), a Strimzi Kafka CR and its node pool,
+    a CFK KafkaTopic, Bitnami Helm values, a CloudFormation MSK template, plain topic lists and
+    server.properties files; plus what a real repository also holds and lint must pass over:
+    READMEs, scripts, unrelated Terraform, GitHub workflows (hidden: not walked)."""
+    kinds = ("tf", "strimzi", "cfk", "helm", "cfn", "topics", "props", "readme", "script", "s3tf")
+    for i in range(files):
+        kind = kinds[i % len(kinds)]
+        team = root / f"team-{i // len(kinds)}"
+        team.mkdir(parents=True, exist_ok=True)
+        if kind == "tf":
+            body = "".join(
+                f'resource "kafka_topic" "t{j}" {{\n  name               = "team{i}.t{j}"\n'
+                f"  partitions         = {6 + j}\n  replication_factor = {1 if j == 0 and i % 3 == 0 else 3}\n"
+                f'  config = {{\n    "min.insync.replicas" = "2"\n    "retention.ms" = var.retention\n  }}\n}}\n'
+                for j in range(4)
+            )
+            body += 'variable "retention" {\n  default = "604800000"\n}\n'
+            # every module: its MSK cluster and the configuration it runs
+            body += (
+                'resource "aws_msk_configuration" "c" {\n  name = "c"\n  server_properties = <<-EOT\n'
+                "    min.insync.replicas = 2\n    default.replication.factor = 3\n"
+                "    unclean.leader.election.enable = false\n  EOT\n}\n"
+                'resource "aws_msk_cluster" "k" {\n  cluster_name = "k"\n  kafka_version = "3.6.0"\n'
+                "  number_of_broker_nodes = 3\n  broker_node_group_info {\n"
+                '    instance_type = "kafka.m5.large"\n    client_subnets = ["a", "b", "c"]\n  }\n'
+                "  configuration_info {\n    arn = aws_msk_configuration.c.arn\n    revision = 1\n  }\n}\n"
+            )
+            (team / "kafka.tf").write_text(body)
+        elif kind == "strimzi":
+            (team / "kafka.yaml").write_text(
+                f"apiVersion: kafka.strimzi.io/v1beta2\nkind: Kafka\nmetadata:\n  name: c{i}\nspec:\n  kafka:\n"
+                f"    version: 3.9.0\n    config:\n      default.replication.factor: 3\n"
+                f"      min.insync.replicas: {3 if i % 4 == 1 else 2}\n---\n"
+                f"apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaNodePool\nmetadata:\n  name: b\n"
+                f"  labels:\n    strimzi.io/cluster: c{i}\nspec:\n  replicas: 3\n  roles: [broker]\n"
+                f"  storage:\n    type: jbod\n    volumes:\n      - id: 0\n        type: persistent-claim\n"
+            )
+        elif kind == "cfk":
+            (team / "topic.yaml").write_text(
+                f"apiVersion: platform.confluent.io/v1beta1\nkind: KafkaTopic\nmetadata:\n  name: cfk{i}\n"
+                f'spec:\n  replicas: 3\n  partitionCount: 6\n  configs:\n    min.insync.replicas: "2"\n'
+            )
+        elif kind == "helm":
+            (team / "values.yaml").write_text(
+                f"replicaCount: 3\ndefaultReplicationFactor: 3\noffsetsTopicReplicationFactor: 3\n"
+                f"transactionStateLogMinIsr: 2\nnumIoThreads: 8\nnumNetworkThreads: 3\n"
+                f"provisioning:\n  enabled: true\n  replicationFactor: 3\n  topics:\n    - name: h{i}\n"
+                f"      partitions: 6\n      config:\n        min.insync.replicas: 2\n"
+            )
+        elif kind == "cfn":
+            (team / "msk.yaml").write_text(
+                "AWSTemplateFormatVersion: '2010-09-09'\nParameters:\n  Subnets:\n    Type: CommaDelimitedList\n"
+                "Resources:\n  Config:\n    Type: AWS::MSK::Configuration\n    Properties:\n      Name: c\n"
+                "      ServerProperties: |\n        min.insync.replicas=2\n        default.replication.factor=3\n"
+                "  Cluster:\n    Type: AWS::MSK::Cluster\n    Properties:\n      ClusterName: !Sub '${AWS::StackName}'\n"
+                "      KafkaVersion: 3.6.0\n      NumberOfBrokerNodes: 3\n      BrokerNodeGroupInfo:\n"
+                "        InstanceType: kafka.m5.large\n        ClientSubnets: [!Select [0, !Ref Subnets], "
+                "!Select [1, !Ref Subnets], !Select [2, !Ref Subnets]]\n"
+                "      ConfigurationInfo:\n        Arn: !GetAtt Config.Arn\n        Revision: 1\n"
+            )
+        elif kind == "topics":
+            (team / "topics.yaml").write_text(
+                "".join(
+                    f"- name: list{i}.{j}\n  partitions: 6\n  replication_factor: 3\n"
+                    f"  configs:\n    min.insync.replicas: 2\n"
+                    for j in range(5)
+                )
+            )
+        elif kind == "props":
+            (team / "server.properties").write_text(
+                f"broker.id={i}\nlog.dirs=/data/a,/data/b\nnum.network.threads=6\nnum.io.threads=12\n"
+                "default.replication.factor=3\nmin.insync.replicas=2\n"
+            )
+        elif kind == "readme":
+            (team / "README.md").write_text(f"# team {i}\n\nKafka topics for team {i}.\n")
+        elif kind == "script":
+            (team / "deploy.sh").write_text("#!/bin/sh\nterraform apply\n")
+        else:
+            (team / "s3.tf").write_text(f'resource "aws_s3_bucket" "b" {{\n  bucket = "team-{i}"\n}}\n')
+    (root / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    (root / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: {}\n")
+
+
 def time_runs(args: list[str], runs: int, env: dict) -> list[float]:
     out = []
     for _ in range(runs):
@@ -89,11 +176,17 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--against", help="also time lint --against this snapshot directory")
     ap.add_argument("--keep", help="write the generated files here and keep them")
+    ap.add_argument(
+        "--monorepo",
+        action="store_true",
+        help="a mixed config-as-code monorepo (Terraform, Strimzi, CFK, Helm, CloudFormation, "
+        "topic lists, properties, and files to pass over) instead; also times --version in the same run",
+    )
     a = ap.parse_args()
 
     work = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="bench-lint-"))
     try:
-        generate(work, a.files)
+        (generate_monorepo if a.monorepo else generate)(work, a.files)
         exe = shutil.which("kafka-audit") or sys.executable
         base = [exe] if exe.endswith("kafka-audit") else [exe, "-m", "auditor.cli.main"]
         env = dict(os.environ)
@@ -103,13 +196,19 @@ def main() -> None:
         results = {"lint": cmd}
         if a.against:
             results["lint --against"] = [*cmd, "--against", a.against]
+        if a.monorepo:  # the process start-up floor, measured in the same run
+            results["--version"] = [*base, "--version"]
+        medians = {}
         for label, args in results.items():
             times = time_runs(args, a.runs, env)
+            medians[label] = statistics.median(times)
             print(
                 f"{label}: {a.files} files, {a.runs} runs: min {min(times):.2f} s, "
                 f"median {statistics.median(times):.2f} s (python {platform.python_version()}, "
                 f"load average {os.getloadavg()[0]:.2f})"
             )
+        if "--version" in medians:
+            print(f"lint / --version (medians): {medians['lint'] / medians['--version']:.2f}")
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

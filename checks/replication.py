@@ -465,6 +465,7 @@ def unclean_leader_election(tables, params):
     "error",
     needs=(("topics", "configs"),),
     uses=(broker_counts, cluster_settings, topic_replication),
+    runs_in=("lint",),
 )
 def internal_topic_durability(tables, params):
     """Kafka's internal topics (consumer offsets, transaction state) are less durable than the data they protect.
@@ -739,7 +740,7 @@ def replica_on_unknown_broker(tables, params):
     "warning",
     needs=("topics",),
     uses=(broker_counts, topic_durability),
-    runs_in=("preflight",),
+    runs_in=("preflight", "lint"),
 )
 def rf_below_az_count(tables, params):
     """A topic's replication factor is below the number of availability zones (up to 3): a zone outage during a restart can take it offline.

@@ -229,11 +229,12 @@ def _nested(depth: int, kinds: str) -> object:
 
 
 def test_the_shape_scan_is_skipped_only_where_the_text_bounds_the_nesting():
-    """Most topic files skip the event scan (_plainly_shallow): its bound must never let a
+    """Most topic files skip the event scan (safe_yaml.plainly_shallow): its bound must never let a
     document at or over MAX_YAML_DEPTH through, in any of YAML's ways of nesting."""
     import yaml
 
-    from auditor.lint.inputs import MAX_YAML_DEPTH, _plainly_shallow
+    from auditor.safe_yaml import MAX_YAML_DEPTH
+    from auditor.safe_yaml import plainly_shallow as _plainly_shallow
 
     skipped = 0
     for depth in (1, 5, 20, 40, 60, 99, 100, 101, 150):

@@ -101,7 +101,7 @@ def test_stock_config_dir_text_report(capsys):
 def test_trogdor_conf_named_is_a_warning_and_strict_an_error(capsys):
     f = real_input(f"{STOCK_DIR}/trogdor.conf")
     code, out, _err = cli(capsys, "lint", f)
-    assert code == 0 and f"warning: {f}: {UNRECOGNISED} (a JSON document, not properties)" in out
+    assert code == 3 and f"warning: {f}: {UNRECOGNISED} (a JSON document, not properties)" in out
     code, out, err = cli(capsys, "lint", f, "--strict")
     assert (
         code == 2
@@ -113,7 +113,7 @@ def test_trogdor_conf_named_is_a_warning_and_strict_an_error(capsys):
 def test_named_client_file_is_noted_not_linted(capsys):
     f = real_input(f"{STOCK_DIR}/producer.properties")
     code, out, _err = cli(capsys, "lint", f)
-    assert code == 0
+    assert code == 3  # nothing could be linted: never green
     assert "0 file(s) linted (1 skipped)" in out and f"note: {f}: skipped: a client configuration" in out
     assert "CFG001" not in out
 
@@ -234,14 +234,20 @@ def test_julieops_descriptor():
 
 
 @pytest.mark.parametrize("name", ["strimzi-v1-kafka-jbod-cr.yaml", "strimzi-v1-kafka-persistent-cr.yaml"])
-def test_strimzi_cluster_resources_are_not_recognised(capsys, name):
+def test_strimzi_cluster_resources_are_read_as_the_brokers_configuration(name):
+    """Kafka + KafkaNodePool CRs (issue 33): spec.kafka.config is every broker's configuration,
+    the node pools give the broker count and (JBOD) the log dirs."""
     f = real_input(f"topics/{name}")
-    line = f"{f}: {UNRECOGNISED} (found: kafka.strimzi.io/v1 KafkaNodePool; kafka.strimzi.io/v1 Kafka)"
-    assert read_inputs([f]).unrecognised == [line]
-    code, out, _err = cli(capsys, "lint", f)
-    assert code == 0 and f"warning: {line}" in out.splitlines()
-    code, out, err = cli(capsys, "lint", f, "--strict")
-    assert (code, out, err) == (2, "", f"kafka-audit: {line}\n")
+    inputs = read_inputs([f])
+    assert inputs.unrecognised == [] and inputs.files == [str(f)]
+    assert {b.group for b in inputs.brokers} == {"Kafka/my-cluster"}
+    assert len(inputs.brokers) == 3  # the broker pool's replicas
+    entries = inputs.brokers[0].entries
+    assert entries["min.insync.replicas"][0] == "2" and entries["default.replication.factor"][0] == "3"
+    assert (
+        Path(f).read_text().splitlines()[entries["min.insync.replicas"][1] - 1].strip()
+        == "min.insync.replicas: 2"
+    )
 
 
 def test_strimzi_and_jikkou_topics_still_read():
@@ -329,11 +335,11 @@ def test_the_whole_topic_corpus_in_any_order(capsys):
     assert forward == backward
     code, out, _err = forward
     assert code == 1
-    assert "13 file(s) linted (2 not recognised): " in out
+    assert "15 file(s) linted: " in out  # the two Kafka CRs are read too (issue 33)
     warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
     assert [w.split(":")[1].strip() for w in warnings if UNRECOGNISED not in w] == [
         "topic my-topic has 3 different definitions",
         "topic my-topic-p3-r1 has 2 different definitions",
         "topic my-topic-p4-r1 has 2 different definitions",
     ]
-    assert len([w for w in warnings if UNRECOGNISED in w]) == 2
+    assert [w for w in warnings if UNRECOGNISED in w] == []

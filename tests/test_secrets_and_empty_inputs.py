@@ -99,7 +99,7 @@ def test_a_misspelled_top_level_key_is_not_a_green_lint(tmp_path):
     bad.write_text("topic:\n  - name: payments\n    partitions: 3\n    replication_factor: 1\n")
     done = _cli("lint", str(bad))
     assert (
-        done.returncode == 0
+        done.returncode == 3  # and, nothing linted, not green either (issue 33)
         and f"{bad}: no topic or broker definition recognised" in done.stdout + done.stderr
     )
     strict = _cli("lint", str(bad), "--strict")

@@ -36,7 +36,7 @@ def lint(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Broker properties files and topic YAML files (plain list, Strimzi or jikkou KafkaTopic, topicctl, kafka-gitops, JulieOps), or directories of them; non-broker properties files are skipped with a note."
+            help="Broker properties files, topic YAML files (plain list, Strimzi or jikkou KafkaTopic, topicctl, kafka-gitops, JulieOps), Terraform (.tf, .tfvars, a plan as JSON), Strimzi Kafka/KafkaNodePool, Confluent for Kubernetes, Helm values, CloudFormation, or directories of them (recognised by content); non-broker properties files are skipped with a note."
         ),
     ],
     against: Annotated[
@@ -66,7 +66,7 @@ def lint(
         bool,
         typer.Option(
             "--strict",
-            help="A file in which no topic or broker definition is recognised is an error (exit 2), not a warning.",
+            help="A file in which no topic or broker definition is recognised, or that looks like Kafka configuration and could not be read, is an error (exit 2), not a warning.",
         ),
     ] = False,
 ):

@@ -282,9 +282,8 @@ class Inventory:
 
 def load_inventory(path: str | os.PathLike, *, environ: dict | None = None) -> Inventory:
     """Parse and validate an inventory file; InventoryError (``FILE:LINE: ...``) on any problem."""
-    import yaml
 
-    from auditor.lint.inputs import LintInputError, _check_yaml_shape, _yaml_loader
+    from auditor import safe_yaml
 
     file = str(path)
     try:
@@ -297,17 +296,10 @@ def load_inventory(path: str | os.PathLike, *, environ: dict | None = None) -> I
         raise InventoryError(f"{file}: not UTF-8 text ({e.reason})") from None
     except OSError as e:
         raise InventoryError(f"{file}: unreadable ({e.strerror or e})") from None
-    try:
-        _check_yaml_shape(text, file)  # the depth and alias guard of lint's YAML reader
-        docs = [d for d in yaml.compose_all(text, Loader=_yaml_loader()) if d is not None]
-    except LintInputError as e:
+    try:  # the depth and alias guard, then composing: located nodes
+        docs = [d for d in safe_yaml.compose_all(text, file) if d is not None]
+    except safe_yaml.YAMLInputError as e:
         raise InventoryError(str(e)) from None
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        what = " ".join(str(e.problem or e.context or "syntax error").split())
-        raise InventoryError(f"{file}:{mark.line + 1 if mark else 1}: not valid YAML: {what}") from None
-    except yaml.YAMLError as e:
-        raise InventoryError(f"{file}:1: not valid YAML: {' '.join(str(e).split())}") from None
     if len(docs) != 1:
         raise InventoryError(
             f"{file}:1: expected one YAML document (a mapping with 'clusters'), found {len(docs)}"

@@ -16,11 +16,14 @@ that cluster's snapshot, as the change would be:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from auditor import safe_json
 from auditor.collectors._common import config_row
 from auditor.collectors.files import KAFKA_DEFAULT_LOG_DIR
 from auditor.errors import SnapshotError
-from auditor.lint.inputs import BrokerFile, LintInputError, LintInputs, TopicDef, definition_variants
+from auditor.lint.inputs import LintInputError, LintInputs, TopicDef, definition_variants
+from auditor.lint.model import ClusterFacts
 from auditor.snapshot.io import Manifest, SnapshotRef, now_iso
 from auditor.snapshot.schema import TABLES
 
@@ -42,6 +45,8 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
             )
         dirs = b.entries.get("log.dirs") or b.entries.get("log.dir")
         log_dirs = [d.strip() for d in dirs[0].split(",") if d.strip()] if dirs else [KAFKA_DEFAULT_LOG_DIR]
+        if b.log_dirs is not None:  # from the resource (Strimzi JBOD volumes; MSK: managed, unknown)
+            log_dirs = list(b.log_dirs)
         rack = b.entries.get("broker.rack")
         brokers.append(
             {
@@ -140,6 +145,16 @@ def expand_templates(inputs: LintInputs, ref: SnapshotRef) -> None:
     templates = [b for b in inputs.brokers if not b.declared_id]
     if not templates:
         return
+    # The brokers of one configuration resource (a Kafka CR, an MSK configuration) are one template.
+    templates = list({(b.file, b.group or id(b)): b for b in templates}.values())
+    if len(templates) > 1 and any(t.group for t in templates):
+        first, second = templates[0], templates[1]
+        raise LintInputError(
+            f"{second.file}:{second.line}: a second broker configuration "
+            f"({second.group or 'a server.properties without broker.id'}; the first is "
+            f"{first.group or 'a server.properties without broker.id'} in {first.file}): with --against "
+            "one configuration applies to every broker of the snapshot's cluster: lint each against its own"
+        )
     if len(templates) > 1:
         raise LintInputError(
             f"{templates[1].file}: a second server.properties without broker.id "
@@ -153,16 +168,30 @@ def expand_templates(inputs: LintInputs, ref: SnapshotRef) -> None:
     if not ids:
         return
     t = templates[0]
-    inputs.brokers = [b for b in inputs.brokers if b.declared_id] + [
-        BrokerFile(t.file, i, t.entries, False, t.kind) for i in ids
-    ]
+    inputs.brokers = [b for b in inputs.brokers if b.declared_id] + [replace(t, broker_id=i) for i in ids]
 
 
-def lint_manifest(against: SnapshotRef | None) -> Manifest:
+def lint_manifest(
+    against: SnapshotRef | None, clusters: list[ClusterFacts] | None = None, cluster_id: str = LINT_CLUSTER
+) -> Manifest:
+    """The snapshot's manifest with --against; else a cluster named ``lint``, with what the
+    files say of it when they declare one MSK cluster (platform, instance type, AZ count,
+    version: the fields the MSK API collector fills, auditor/collectors/msk.py)."""
     if against is not None:
         return against.manifest
+    cluster = {"id": cluster_id, "name": LINT_CLUSTER}
+    if clusters and len(clusters) == 1:
+        facts = clusters[0]
+        fields = {
+            "platform": facts.platform,
+            "msk_instance_type": facts.instance_type,
+            "az_count": facts.azs,
+            "kafka_version": facts.kafka_version,
+            "metadata_mode": facts.metadata_mode,
+        }
+        cluster.update({k: v for k, v in fields.items() if v is not None})
     return Manifest(
-        cluster={"id": LINT_CLUSTER, "name": LINT_CLUSTER},
+        cluster=cluster,
         collected_at=now_iso(),
         sources=[{"source": "lint", "status": "ok"}],
     )

@@ -1,41 +1,25 @@
-"""Reading the files a change proposes: broker properties files and topic definitions (YAML).
+"""Reading the files a change proposes: one :class:`LintInputs` of located rows.
 
 Every value keeps the file and line it came from, so a finding can be reported where the
 reviewer can fix it. Files are read in sorted order (a file named twice is read once), so
-what lint says does not depend on the order of its arguments.
+what lint says does not depend on the order of its arguments. Each format is read by its
+own module in auditor/lint/formats/ (the list ``FORMATS`` there says which, in which order):
 
-**Properties files** (``*.properties``, ``*.conf``, ``*.cfg``) are told apart by their keys,
-not their names (:func:`auditor.collectors.files.classify`): a broker (ZooKeeper mode or
-KRaft ``process.roles=broker``) or a combined KRaft node (``broker,controller``) is linted as
-a broker; a KRaft controller-only node, a client (producer, consumer, Connect, MirrorMaker),
-ZooKeeper or log4j configuration is skipped with one note line (``FILE: skipped: ...``), so
-a stock Kafka ``config/`` directory is one broker, not fifteen. A file with nothing
-recognised (a JSON ``trogdor.conf``, a connector definition) is skipped with a note when a
-directory brought it in, and is a warning (``--strict``: an error) when it was named.
-A ``.conf``/``.cfg`` file from a directory that is not properties text is skipped too.
+- **properties files** (``*.properties``, ``*.conf``, ``*.cfg``): brokers, told apart from
+  clients, controllers and the rest by their keys (formats/properties.py);
+- **topic definitions**, mixed freely in multi-document YAML: plain topic lists, Strimzi and
+  jikkou ``KafkaTopic`` (and jikkou ``KafkaTopicList``), topicctl topic files, kafka-gitops
+  state files, JulieOps topologies (one module each);
+- **configuration as code**: Terraform (and ``.tfvars``, and a plan as JSON), Strimzi
+  ``Kafka``/``KafkaNodePool``, Confluent for Kubernetes ``KafkaTopic``/``Kafka``, Helm values,
+  CloudFormation (formats/terraform.py, terraform_plan.py, strimzi.py, cfk.py, helm.py,
+  cloudformation.py).
 
-**Topic definitions**, mixed freely in multi-document YAML:
-
-- a plain list of topics (or a mapping with a ``topics:`` list): ``name``, ``partitions``,
-  ``replication_factor`` (or ``replicationFactor``), ``configs`` (or ``config``);
-- Strimzi ``KafkaTopic`` (apiVersion ``kafka.strimzi.io/*``): ``metadata.name`` (or
-  ``spec.topicName``), ``spec.partitions``, ``spec.replicas``, ``spec.config``;
-- jikkou ``KafkaTopic`` / ``KafkaTopicList`` (apiVersion ``kafka.jikkou.io/*``):
-  ``metadata.name``, ``spec.partitions``, ``spec.replicas``, ``spec.configs``; a
-  ``KafkaTopicList``'s ``items``, or (the 2022 ``v1beta2`` layout) its ``spec.topics`` list
-  of ``name``, ``partitions``, ``replication_factor``, ``configs``;
-- topicctl topic files (``meta``/``spec``, no apiVersion): ``meta.name``,
-  ``spec.partitions``, ``spec.replicationFactor``, ``spec.settings`` (a list value such as
-  ``cleanup.policy: [compact, delete]`` is joined with commas) and ``spec.retentionMinutes``
-  (read as ``retention.ms``, as topicctl applies it);
-- kafka-gitops state files: ``topics:`` as a mapping of name to ``partitions``,
-  ``replication`` (default: ``settings.topics.defaults.replication``) and ``configs``;
-- JulieOps topologies (``context`` and ``projects``): each project's ``topics`` (and
-  ``special_topics``), named as JulieOps names them by default: the context, the other
-  top-level fields (``company``, ``env``, ``source``...) in file order, the project and the
-  topic name (and its ``dataType``), joined by ``.``; the partitions and replication factor
-  are the ``num.partitions`` and ``replication.factor`` entries of ``config``, the rest of
-  ``config`` is the topic's configuration.
+A directory is walked whole (hidden and vendored directories left out) and each file is
+recognised by its content: a file holding nothing Kafka is counted in one note; one that
+looks like Kafka configuration (:func:`kafka_markers`) but that no format reads is a warning
+naming it. Values a format could not evaluate (a Terraform ``var.`` without a value, a
+CloudFormation ``!If``, a Helm template) are warnings naming them (``LintInputs.unevaluated``).
 
 A topic finding points at the line of the topic's name. Other YAML documents (a Deployment
 next to the topics) are passed over; a YAML file in which no document is recognised gives
@@ -50,596 +34,52 @@ Input that does not parse raises :class:`LintInputError`: one line, ``file:line:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 
-from auditor import safe_io, safe_json
-from auditor.collectors.files import (
-    BROKER,
-    BROKER_KINDS,
-    OTHER,
-    PropertiesError,
-    classify,
-    kind_note,
-    parse_properties,
-    read_text,
+from auditor import safe_yaml
+from auditor.lint.formats import DOCUMENT_FORMATS, FILE_FORMATS
+from auditor.lint.formats.properties import SUFFIXES as PROPERTIES_SUFFIXES
+from auditor.lint.model import (
+    UNRECOGNISED,
+    BrokerFile,
+    FileRows,
+    LintInputError,
+    LintInputs,
+    ReadSession,
+    Source,
+    Suppression,
+    TopicDef,
 )
-from auditor.errors import UsageError
+from auditor.lint.suppressions import find_suppressions
+from auditor.lint.yaml_fields import YamlDoc, YamlFile, read_yaml_text
 
-PROPERTIES_SUFFIXES = (".properties", ".conf", ".cfg")
+__all__ = [
+    "BrokerFile",
+    "LintInputError",
+    "LintInputs",
+    "Suppression",
+    "TopicDef",
+    "definition_messages",
+    "definition_variants",
+    "expand",
+    "find_suppressions",
+    "read_inputs",
+    "read_topics",
+]
+
 YAML_SUFFIXES = (".yaml", ".yml")
-UNRECOGNISED = "no topic or broker definition recognised"
-MAX_YAML_BYTES = 64 * 1024 * 1024
-MAX_YAML_DEPTH = 100  # nested sequences/mappings: composing deeper ones recurses (libyaml: a segfault)
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # partitions, replication factor: int columns
-MAX_ALIAS_VALUES = 100_000  # values aliases stand for, all expanded: a billion-laughs bomb is refused
 
 
-class LintInputError(UsageError):
-    """A lint input that cannot be read: one line naming the file and line (exit 2)."""
+# --- YAML documents ----------------------------------------------------------------------------
 
 
-@dataclass
-class Suppression:
-    file: str
-    line: int  # the comment's line
-    codes: tuple[str, ...]
-    reason: str
-    own_line: bool  # a comment alone on its line covers the next line; a trailing one its own
-    used: int = 0
-
-    def covers(self, line: int) -> bool:
-        return line == (self.line + 1 if self.own_line else self.line)
-
-
-@dataclass
-class BrokerFile:
-    file: str
-    broker_id: int
-    entries: dict[str, tuple[str, int]]  # key -> (value, line)
-    declared_id: bool  # broker.id / node.id was in the file
-    kind: str = BROKER  # BROKER or COMBINED (auditor.collectors.files.classify)
-
-
-@dataclass
-class TopicDef:
-    name: str
-    file: str
-    line: int  # the topic's line (its name)
-    anchors: tuple[int, ...]  # lines a suppression may sit on: the item or document start, the name
-    partitions: int | None
-    replication_factor: int | None
-    configs: dict[str, tuple[str, int]] = field(default_factory=dict)  # key -> (value, line)
-    kind: str = "list"  # list | strimzi | jikkou | topicctl | kafka-gitops | julieops
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}"
-
-    def content(self) -> tuple:
-        """What the definition asks for, locations aside: equal contents are one definition."""
-        return (
-            self.partitions,
-            self.replication_factor,
-            tuple(sorted((k, v) for k, (v, _line) in self.configs.items())),
-        )
-
-
-@dataclass
-class LintInputs:
-    files: list[str] = field(default_factory=list)  # the files linted (a broker or topic definitions)
-    brokers: list[BrokerFile] = field(default_factory=list)
-    topics: list[TopicDef] = field(default_factory=list)
-    suppressions: list[Suppression] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # files read and passed over (a client config ...)
-    notes: list[str] = field(default_factory=list)  # one line each: why a file was skipped
-    # 'FILE: no topic or broker definition recognised ...': a warning, an error under --strict
-    unrecognised: list[str] = field(default_factory=list)
-
-
-# --- suppressions ----------------------------------------------------------------------------
-
-# The codes list is bounded: unbounded, a line of many "ignore[" without "]" was scanned to its
-# end from each of them (quadratic).
-_SUPPRESS = re.compile(r"#\s*kafka-audit\s*:\s*ignore\s*\[([^\]]{0,1000})\](.*)$")
-_REASON = re.compile(r"""reason\s*=\s*(?:"([^"]*)"|'([^']*)')""")
-_CODE = re.compile(r"^[A-Z]{3}\d{3}$")
-
-
-def find_suppressions(text: str, file: str, yaml_file: bool) -> list[Suppression]:
-    """``# kafka-audit: ignore[CODE,...] reason="..."`` comments. In YAML a trailing comment
-    covers its own line; in properties files (where ``#`` after a value is part of the
-    value) only whole-line comments exist. A comment alone on its line covers the next."""
-    out = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        if "kafka-audit" not in raw:
-            continue
-        m = _SUPPRESS.search(raw)
-        if not m:
-            continue
-        before = raw[: m.start()]
-        own_line = not before.strip()
-        if not own_line and not yaml_file:
-            continue  # part of a properties value, not a comment
-        codes = tuple(c.strip().upper() for c in m.group(1).split(",") if c.strip())
-        if not codes:
-            raise LintInputError(f'{file}:{number}: suppression names no rule: use ignore[CODE] reason="..."')
-        for code in codes:
-            if not _CODE.match(code):
-                raise LintInputError(
-                    f"{file}:{number}: suppression names '{code}', not a rule code like REP002"
-                )
-        r = _REASON.search(m.group(2))
-        reason = (r.group(1) if r.group(1) is not None else r.group(2)).strip() if r else ""
-        if not reason:
-            raise LintInputError(
-                f"{file}:{number}: suppression of {', '.join(codes)} needs a reason: "
-                f'# kafka-audit: ignore[{codes[0]}] reason="why this is acceptable"'
-            )
-        out.append(Suppression(file, number, codes, reason, own_line))
-    return out
-
-
-# --- properties files: brokers, and what is not a broker -------------------------------------
-
-
-def _is_json(text: str) -> bool:
-    head = text.lstrip()[:1]
-    if head not in ("{", "["):
-        return False
-    try:
-        safe_json.loads(text, "")
-    except safe_json.JSONTooDeep:
-        return True  # brackets nested 100 deep: JSON (or nothing), never properties text
-    except ValueError:
-        return False
-    return True
-
-
-def _read_properties_file(path: Path, file: str, explicit: bool, inputs: LintInputs) -> BrokerFile | None:
-    """A broker (or combined KRaft node) file as a BrokerFile; anything else is noted (or, named
-    on the command line with nothing recognised in it, a warning) and gives None."""
-    # A .conf/.cfg that a directory brought in may be another format altogether (trogdor.conf
-    # is JSON): passed over with a note. A .properties file, or a file named, must parse.
-    lenient = not explicit and path.suffix.lower() != ".properties"
-    try:
-        safe_io.check_regular(path, limit=None)  # read_text refuses it too, as a parse problem
-    except safe_io.FileRefused as e:
-        raise LintInputError(f"{file}: {e.reason}") from None
-    except OSError:
-        pass  # read_text says it
-    try:
-        text = read_text(path)
-    except PropertiesError as e:
-        if not lenient:
-            raise LintInputError(f"{file}:{max(e.line, 1)}: not a properties file: {e.message}") from None
-        _skip(inputs, file, f"{kind_note(file, OTHER)} (not properties text: {e.message})")
-        return None
-    except OSError as e:
-        raise LintInputError(f"{file}: unreadable ({e.strerror or e})") from None
-    if _is_json(text):
-        if explicit:
-            inputs.unrecognised.append(f"{file}: {UNRECOGNISED} (a JSON document, not properties)")
-        else:
-            _skip(inputs, file, f"{kind_note(file, OTHER)} (a JSON document, not properties)")
-        return None
-    parsed, problems = parse_properties(text)
-    if problems:
-        if not lenient:
-            raise LintInputError(
-                f"{file}:{problems[0].line}: not a valid properties file: {problems[0].message}"
-            )
-        _skip(
-            inputs,
-            file,
-            f"{kind_note(file, OTHER)} (not properties text: line {problems[0].line}: {problems[0].message})",
-        )
-        return None
-    entries = {e.key: (e.value, e.line) for e in parsed}
-    kind = classify({k: v for k, (v, _line) in entries.items()})
-    if kind not in BROKER_KINDS:
-        if kind == OTHER and explicit:
-            inputs.unrecognised.append(f"{file}: {UNRECOGNISED}")
-        else:
-            _skip(inputs, file, kind_note(file, kind, entries.get("process.roles", (None, 0))[0]))
-        return None
-    bid = _broker_id(entries, file)
-    inputs.files.append(file)
-    inputs.suppressions.extend(find_suppressions(text, file, yaml_file=False))
-    return BrokerFile(file, bid if bid is not None else -1, entries, bid is not None, kind)
-
-
-def _skip(inputs: LintInputs, file: str, note: str) -> None:
-    inputs.skipped.append(file)
-    inputs.notes.append(note)
-
-
-def _broker_id(entries: dict[str, tuple[str, int]], file: str) -> int | None:
-    for key in ("broker.id", "node.id"):
-        if key in entries:
-            value, line = entries[key]
-            try:
-                if "_" in value:  # Python's int() reads 1_0 as 10; Java's Integer.parseInt refuses it
-                    raise ValueError(value)
-                bid = int(value.strip())
-            except ValueError:
-                raise LintInputError(f"{file}:{line}: {key} {value[:40]!r} is not an integer") from None
-            if bid > 2**31 - 1:  # a Java int in Kafka; a larger one reached the engine and crashed it
-                raise LintInputError(
-                    f"{file}:{line}: {key}={value.strip()[:40]} is out of range (at most 2147483647)"
-                )
-            if bid >= 0:
-                return bid
-    return None
-
-
-# --- YAML topic definitions ------------------------------------------------------------------
-
-
-def _yaml_loader():
-    import yaml
-
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _check_yaml_shape(text: str, file: str) -> None:
-    """Refuse, from the YAML events (the parser is iterative: any depth is safe to scan), a
-    document nested deeper than MAX_YAML_DEPTH and aliases that stand for more than
-    MAX_ALIAS_VALUES values in all (counting what an alias of an alias expands to): composing
-    the first overflows the stack, walking the second (a billion laughs) never ends."""
-    if _plainly_shallow(text):
-        return
-    import yaml
-
-    sizes: dict[str, int] = {}  # anchor -> how many values the anchored node holds, expanded
-    stack: list[list] = []  # open collections: [anchor, values so far]
-    expanded = 0
-    for ev in yaml.parse(text, Loader=_yaml_loader()):
-        if isinstance(ev, yaml.CollectionStartEvent):
-            if len(stack) >= MAX_YAML_DEPTH:
-                raise LintInputError(
-                    f"{file}:{ev.start_mark.line + 1}: nesting deeper than {MAX_YAML_DEPTH} levels: refused"
-                )
-            stack.append([ev.anchor, 1])
-            continue
-        if isinstance(ev, yaml.CollectionEndEvent):
-            anchor, size = stack.pop()
-        elif isinstance(ev, yaml.ScalarEvent):
-            anchor, size = ev.anchor, 1
-        elif isinstance(ev, yaml.AliasEvent):
-            anchor, size = None, sizes.get(ev.anchor, 1)
-            expanded += size
-            if expanded > MAX_ALIAS_VALUES:
-                raise LintInputError(
-                    f"{file}:{ev.start_mark.line + 1}: aliases expand to more than "
-                    f"{MAX_ALIAS_VALUES} values: refused"
-                )
-        else:
-            continue  # stream and document events
-        if anchor is not None:
-            sizes[anchor] = size
-        if stack:
-            stack[-1][1] = min(stack[-1][1] + size, 1 << 62)
-
-
-def _plainly_shallow(text: str) -> bool:
-    """True when the text alone shows it holds no alias bomb and no nesting near
-    MAX_YAML_DEPTH, so the event scan (as long as composing: lint's YAML read twice) is not
-    needed. No anchor (``&``): nothing an alias can expand. Depth, bounded from above: a block
-    collection nests in a more indented one, or a sequence in a mapping at the same indent
-    (2 levels per column at most); on one line, a compact collection opens at each ``- ``,
-    ``? `` or ``: `` (``? ? ? a`` nests three mappings without a dash or an indent), so every
-    such character counts; and a flow collection opens at each bracket anywhere. Anything
-    over the bound is scanned, never refused here."""
-    if "&" in text:
-        return False
-    flows = text.count("[") + text.count("{")
-    if flows >= MAX_YAML_DEPTH:
-        return False
-    deepest = 0
-    for line in text.splitlines():
-        body = line.lstrip(" ")
-        indent = len(line) - len(body)
-        compact = body.count("-") + body.count("?") + body.count(":")
-        deepest = max(deepest, 2 * (indent + 1) + compact + 1)
-        if deepest + flows >= MAX_YAML_DEPTH:
-            return False
-    return True
-
-
-def _mapping(node) -> dict | None:
-    """A MappingNode as {key string: value node}; None for other nodes."""
-    import yaml
-
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    out = {}
-    for k, v in node.value:
-        if isinstance(k, yaml.ScalarNode):
-            out[str(k.value)] = v
-    return out
-
-
-_CONSTRUCTOR = None
-_FILE = None  # the file being read, for errors raised while resolving scalars
-
-
-def _scalar(node):
-    """A scalar node's value as YAML 1.1 reads it (int, bool, null, str)."""
-    import yaml
-
-    global _CONSTRUCTOR
-    if node is None:
-        return None
-    if not isinstance(node, yaml.ScalarNode):
-        return node  # callers reject non-scalars
-    if node.tag == "tag:yaml.org,2002:str":
-        return node.value
-    if _CONSTRUCTOR is None:
-        _CONSTRUCTOR = yaml.constructor.SafeConstructor()
-    try:
-        return _CONSTRUCTOR.construct_object(node)
-    except yaml.YAMLError as e:  # an unknown tag (!Ref ...), a malformed timestamp
-        what = " ".join(str(getattr(e, "problem", None) or e).split())
-        raise LintInputError(f"{_FILE or '?'}:{_line(node)}: not valid YAML here: {what}") from None
-    except (ValueError, OverflowError) as e:  # an int of 5000 digits, a date like 2026-02-30
-        shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
-        what = "more than 4300 digits" if "digits" in str(e) else " ".join(str(e).split())[:120]
-        raise LintInputError(
-            f"{_FILE or '?'}:{_line(node)}: value {shown!r} cannot be read ({what})"
-        ) from None
-
-
-def _line(node) -> int:
-    return node.start_mark.line + 1
-
-
-def _int_field(node, what: str, file: str) -> int | None:
-    import yaml
-
-    if node is None:
-        return None
-    value = _scalar(node)
-    if value is None:
-        return None
-    if isinstance(value, bool) or isinstance(value, yaml.Node) or not isinstance(value, int | str):
-        raise LintInputError(f"{file}:{_line(node)}: {what} must be an integer")
-    text = str(value).strip() if isinstance(value, str) else None
-    if text is not None and len(text) > 40:  # (int() refuses 4300+ digits with a ValueError of its own)
-        raise LintInputError(
-            f"{file}:{_line(node)}: {what} must be an integer from {INT32_MIN} to {INT32_MAX}, "
-            f"not {text[:40] + '...'!r}"
-        )
-    try:
-        number = int(text) if text is not None else value
-    except ValueError:
-        raise LintInputError(f"{file}:{_line(node)}: {what} must be an integer, not {value!r}") from None
-    if not INT32_MIN <= number <= INT32_MAX:  # the snapshot column is an int (Kafka's: an int32 too)
-        shown = str(number) if len(str(number)) <= 40 else str(number)[:40] + "..."
-        raise LintInputError(
-            f"{file}:{_line(node)}: {what} {shown} is out of range "
-            f"(an integer from {INT32_MIN} to {INT32_MAX})"
-        )
-    return number
-
-
-def _config_value(node, key: str, file: str) -> str | None:
-    import yaml
-
-    if isinstance(node, yaml.SequenceNode):  # cleanup.policy: [compact, delete]
-        return ",".join(_config_value(n, key, file) or "" for n in node.value)
-    if isinstance(node, yaml.MappingNode):
-        raise LintInputError(f"{file}:{_line(node)}: config {key} must be a value, not a mapping")
-    return _text(node)
-
-
-def _configs(node, file: str) -> dict[str, tuple[str, int]]:
-    if node is None or _scalar(node) is None:
-        return {}
-    m = _mapping(node)
-    if m is None:
-        raise LintInputError(f"{file}:{_line(node)}: topic configs must be a mapping of key: value")
-    out = {}
-    key_lines = {str(k.value): _line(k) for k, _v in node.value}
-    for key, vnode in m.items():
-        value = _config_value(vnode, key, file)
-        if value is not None:
-            out[key] = (value, key_lines[key])
-    return out
-
-
-def _text(node) -> str | None:
-    """A scalar as the tools' Java and Go readers see it as text (true, 3, 0.5); None if absent."""
-    import yaml
-
-    if node is None or not isinstance(node, yaml.ScalarNode):
-        return None
-    value = _scalar(node)
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _name_of(node, file: str, where_line: int, what: str) -> str:
-    name = _scalar(node)
-    if not isinstance(name, str | int) or isinstance(name, bool) or str(name) == "":
-        raise LintInputError(f"{file}:{where_line}: {what}")
-    return str(name)
-
-
-def _topic_from_item(item, file: str, start_line: int, kind: str = "list") -> TopicDef:
-    m = _mapping(item)
-    if m is None:
-        raise LintInputError(f"{file}:{_line(item)}: a topic must be a mapping with a name")
-    name_node = m.get("name") or m.get("topic")
-    name = _name_of(name_node, file, _line(item), "topic without a name")
-    rf_node = m.get("replication_factor", m.get("replicationFactor", m.get("replicas")))
-    return TopicDef(
-        name=name,
-        file=file,
-        line=_line(name_node),
-        anchors=(start_line, _line(name_node)),
-        partitions=_int_field(m.get("partitions"), "partitions", file),
-        replication_factor=_int_field(rf_node, "replication_factor", file),
-        configs=_configs(m.get("configs", m.get("config")), file),
-        kind=kind,
-    )
-
-
-def _topic_from_resource(doc: dict, file: str, start_line: int, kind: str) -> TopicDef | None:
-    meta = _mapping(doc.get("metadata")) or {}
-    spec = _mapping(doc.get("spec")) or {}
-    name_node = (
-        spec.get("topicName") if kind == "strimzi" and spec.get("topicName") is not None else meta.get("name")
-    )
-    name = _scalar(name_node)
-    if not isinstance(name, str) or not name:
-        raise LintInputError(f"{file}:{start_line}: KafkaTopic without metadata.name")
-    cfg_node = spec.get("config") if kind == "strimzi" else spec.get("configs", spec.get("config"))
-    return TopicDef(
-        name=name,
-        file=file,
-        line=_line(name_node),
-        anchors=(start_line, _line(name_node)),
-        partitions=_int_field(spec.get("partitions"), "spec.partitions", file),
-        replication_factor=_int_field(spec.get("replicas"), "spec.replicas", file),
-        configs=_configs(cfg_node, file),
-        kind=kind,
-    )
-
-
-# topicctl: a topic's spec has these (a cluster, ACL or user file has other specs)
-_TOPICCTL_SPEC = ("partitions", "replicationFactor", "settings", "retentionMinutes", "placement")
-
-
-def _topicctl_topic(m: dict, file: str, start_line: int) -> TopicDef:
-    """A topicctl topic file (segmentio/topicctl pkg/config/topic.go): meta.name,
-    spec.partitions, spec.replicationFactor, spec.settings, spec.retentionMinutes."""
-    meta = _mapping(m["meta"]) or {}
-    spec = _mapping(m["spec"]) or {}
-    name_node = meta.get("name")
-    name = _name_of(name_node, file, start_line, "topicctl topic without meta.name")
-    configs = _configs(spec.get("settings"), file)
-    minutes_node = spec.get("retentionMinutes")
-    minutes = _int_field(minutes_node, "spec.retentionMinutes", file)
-    if minutes and minutes > 0 and "retention.ms" not in configs:  # what topicctl applies
-        configs["retention.ms"] = (str(minutes * 60 * 1000), _line(minutes_node))
-    return TopicDef(
-        name=name,
-        file=file,
-        line=_line(name_node),
-        anchors=(start_line, _line(name_node)),
-        partitions=_int_field(spec.get("partitions"), "spec.partitions", file),
-        replication_factor=_int_field(spec.get("replicationFactor"), "spec.replicationFactor", file),
-        configs=configs,
-        kind="topicctl",
-    )
-
-
-def _gitops_topics(m: dict, file: str) -> list[TopicDef]:
-    """kafka-gitops (devshawn/kafka-gitops): ``topics: {NAME: {partitions, replication,
-    configs}}``; a topic without ``replication`` gets ``settings.topics.defaults.replication``."""
-    import yaml
-
-    settings = _mapping(m.get("settings")) or {}
-    defaults = _mapping((_mapping(settings.get("topics")) or {}).get("defaults")) or {}
-    default_rf = _int_field(defaults.get("replication"), "settings.topics.defaults.replication", file)
-    out = []
-    for key, value in m["topics"].value:
-        if not isinstance(key, yaml.ScalarNode):
-            continue
-        name = _name_of(key, file, _line(key), "topic without a name")
-        spec = _mapping(value) or {}  # (a topic with nothing under it: null)
-        rf = _int_field(spec.get("replication"), "replication", file)
-        out.append(
-            TopicDef(
-                name=name,
-                file=file,
-                line=_line(key),
-                anchors=(_line(key),),
-                partitions=_int_field(spec.get("partitions"), "partitions", file),
-                replication_factor=rf if rf is not None else default_rf,
-                configs=_configs(spec.get("configs"), file),
-                kind="kafka-gitops",
-            )
-        )
-    return out
-
-
-# JulieOps: top-level fields that are not part of a topic's name (TopologyCustomDeserializer)
-_JULIE_NOT_IN_NAME = ("projects", "context", "platform", "special_topics")
-
-
-def _julie_topic(item, file: str, prefix: list[str]) -> TopicDef:
-    m = _mapping(item)
-    if m is None:
-        raise LintInputError(f"{file}:{_line(item)}: a JulieOps topic must be a mapping with a name")
-    name_node = m.get("name")
-    short = _name_of(name_node, file, _line(item), "JulieOps topic without a name")
-    data_type = _text(m.get("dataType"))
-    name = ".".join([*prefix, short, *([data_type] if data_type else [])])
-    configs = _configs(m.get("config"), file)
-    cfg = _mapping(m.get("config")) or {}
-    # Not topic configs: JulieOps takes them out (Topic.getRawConfig) and creates the topic with them.
-    configs.pop("num.partitions", None)
-    configs.pop("replication.factor", None)
-    return TopicDef(
-        name=name,
-        file=file,
-        line=_line(name_node),
-        anchors=(_line(item), _line(name_node)),
-        partitions=_int_field(cfg.get("num.partitions"), "config num.partitions", file),
-        replication_factor=_int_field(cfg.get("replication.factor"), "config replication.factor", file),
-        configs=configs,
-        kind="julieops",
-    )
-
-
-def _julie_topics(doc, m: dict, file: str) -> list[TopicDef]:
-    """A JulieOps topology (kafka-ops/julie): each project's topics, named by JulieOps's
-    default scheme context.<other top-level fields>.project.topic[.dataType]; special_topics
-    by their own name."""
-    import yaml
-
-    context = _text(m.get("context")) or ""
-    others = []
-    for key, value in doc.value:  # file order, as JulieOps keeps it
-        k = str(key.value) if isinstance(key, yaml.ScalarNode) else None
-        if k is not None and k not in _JULIE_NOT_IN_NAME:  # Jackson's asText(): null -> "null", a tree -> ""
-            text = _text(value) if isinstance(value, yaml.ScalarNode) else ""
-            others.append("null" if text is None else text)
-    out = []
-    projects = m.get("projects")
-    for project in projects.value if isinstance(projects, yaml.SequenceNode) else []:
-        pm = _mapping(project) or {}
-        pname = _text(pm.get("name")) or ""
-        topics = pm.get("topics")
-        for item in topics.value if isinstance(topics, yaml.SequenceNode) else []:
-            out.append(_julie_topic(item, file, [context, *others, pname]))
-    special = m.get("special_topics")
-    for item in special.value if isinstance(special, yaml.SequenceNode) else []:
-        out.append(_julie_topic(item, file, []))
-    return out
-
-
-def _topic_list(node) -> bool:
-    """A YAML sequence that is a plain topic list: some item is a mapping with a name."""
-    import yaml
-
-    return isinstance(node, yaml.SequenceNode) and any(
-        "name" in (_mapping(i) or {}) or "topic" in (_mapping(i) or {}) for i in node.value
-    )
-
-
-def _describe(doc, m: dict | None) -> str:
+def _describe(doc: YamlDoc) -> str:
     """A few words on a YAML document lint does not read, for the 'not recognised' warning."""
-    import yaml
-
+    m = doc.m
     if m is None:
-        return "a list" if isinstance(doc, yaml.SequenceNode) else "a scalar"
-    api, kind = _text(m.get("apiVersion")), _text(m.get("kind"))
+        return "a list" if doc.is_sequence() else "a scalar"
+    api, kind = doc.ctx.text(m.get("apiVersion")), doc.ctx.text(m.get("kind"))
     if api or kind:
         return " ".join(x for x in (api, kind) if x)
     keys = list(m)[:4]
@@ -648,123 +88,62 @@ def _describe(doc, m: dict | None) -> str:
     )
 
 
-def _doc_topics(doc, file: str) -> tuple[list[TopicDef], str | None]:
-    """The topics of one YAML document, and None; or [] and what the document is when it is
-    no topic format lint knows."""
-    import yaml
-
-    if isinstance(doc, yaml.SequenceNode):
-        if _topic_list(doc):
-            return [_topic_from_item(item, file, _line(item)) for item in doc.value], None
-        return [], _describe(doc, None)
-    m = _mapping(doc)
-    if m is None:
-        return [], _describe(doc, None)
-    api = str(_scalar(m.get("apiVersion")) or "")
-    kind = str(_scalar(m.get("kind")) or "")
-    if api.startswith("kafka.strimzi.io/") and kind == "KafkaTopic":
-        return [_topic_from_resource(m, file, _line(doc), "strimzi")], None
-    if api.startswith("kafka.jikkou.io/") and kind == "KafkaTopic":
-        return [_topic_from_resource(m, file, _line(doc), "jikkou")], None
-    if api.startswith("kafka.jikkou.io/") and kind == "KafkaTopicList":
-        topics = []
-        items = m.get("items")
-        for item in items.value if isinstance(items, yaml.SequenceNode) else []:
-            im = _mapping(item)
-            if im is not None:
-                topics.append(_topic_from_resource(im, file, _line(item), "jikkou"))
-        spec_topics = (_mapping(m.get("spec")) or {}).get("topics")  # the 2022 v1beta2 layout
-        for item in spec_topics.value if isinstance(spec_topics, yaml.SequenceNode) else []:
-            topics.append(_topic_from_item(item, file, _line(item), "jikkou"))
-        return topics, None
-    if not api and "context" in m and isinstance(m.get("projects"), yaml.SequenceNode):
-        return _julie_topics(doc, m, file), None
-    if (
-        not api
-        and _mapping(m.get("meta")) is not None
-        and "name" in _mapping(m["meta"])
-        and any(k in (_mapping(m.get("spec")) or {}) for k in _TOPICCTL_SPEC)
-    ):
-        return [_topicctl_topic(m, file, _line(doc))], None
-    topics_node = m.get("topics")
-    if (
-        not api
-        and isinstance(topics_node, yaml.SequenceNode)
-        and (_topic_list(topics_node) or not topics_node.value)
-    ):
-        return [_topic_from_item(item, file, _line(item)) for item in topics_node.value], None
-    if (
-        not api
-        and isinstance(topics_node, yaml.MappingNode)
-        and all(
-            _mapping(v) is not None or (isinstance(v, yaml.ScalarNode) and _scalar(v) is None)
-            for _k, v in topics_node.value
-        )
-    ):
-        return _gitops_topics(m, file), None
-    # anything else (another Kubernetes resource, an unrelated mapping) is not ours
-    return [], _describe(doc, m)
+def _read_document(node, ctx: YamlFile) -> tuple[FileRows | None, str | None]:
+    """(what the first format recognising the document read, None); or (None, what the
+    document is) when no format knows it."""
+    doc = YamlDoc(node, ctx)
+    for fmt in DOCUMENT_FORMATS:
+        if fmt.recognise(doc):
+            return fmt.read(doc), None
+    return None, _describe(doc)  # another Kubernetes resource, an unrelated mapping
 
 
-def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] | None]:
-    """(topics, text, None) for a file with at least one document lint reads; (..., what the
-    documents are) when none is a topic format lint knows (an empty file: [])."""
-    import yaml
-
+def read_yaml(path: Path, file: str) -> tuple[FileRows, str, list[str] | None]:
+    """(rows, text, None) for a file with at least one document lint reads; (..., what the
+    documents are) when none is a format lint knows (an empty file: [])."""
+    text = read_yaml_text(path, file)
     try:
-        text = safe_io.read_text(path, limit=MAX_YAML_BYTES)
-    except safe_io.FileRefused as e:  # a FIFO or a device (also behind a symlink), or huge
-        raise LintInputError(str(e).replace(str(path), file, 1)) from None
-    except UnicodeDecodeError as e:
-        raise LintInputError(f"{file}: not UTF-8 text ({e.reason})") from None
-    except OSError as e:
-        raise LintInputError(f"{file}: unreadable ({e.strerror or e})") from None
-    global _FILE
-    _FILE = file
-    try:
-        _check_yaml_shape(text, file)  # before composing: the composer recurses per level
-        docs = list(yaml.compose_all(text, Loader=_yaml_loader()))
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark else 1
-        what = " ".join(str(e.problem or e.context or "syntax error").split())
-        raise LintInputError(f"{file}:{line}: not valid YAML: {what}") from None
-    except yaml.YAMLError as e:
-        raise LintInputError(f"{file}:1: not valid YAML: {' '.join(str(e).split())}") from None
-    _refuse_python_tags(docs, file)
-    topics: list[TopicDef] = []
+        docs = safe_yaml.compose_all(text, file)
+    except safe_yaml.YAMLInputError as e:
+        raise LintInputError(str(e)) from None
+    ctx = YamlFile(file)
+    rows = FileRows()
     recognised = False
     other: list[str] = []
-    for doc in docs:
-        if doc is None:
+    for node in docs:
+        if node is None:
             continue
-        found, what = _doc_topics(doc, file)
-        topics.extend(found)
-        if what is None:
+        found, what = _read_document(node, ctx)
+        if found is not None:
+            _merge(rows, found)
             recognised = True
         elif what not in other:
             other.append(what)
-    return topics, text, None if recognised else other
+    return rows, text, None if recognised else other
 
 
-def _refuse_python_tags(docs, file: str) -> None:
-    """A ``!!python/...`` tag (an object to construct, a function to call) is never Kafka
-    configuration; the safe loader never builds it, and a file of nothing else was a green
-    "nothing recognised". One line naming file:line (issue 37)."""
-    import yaml
+def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] | None]:
+    """(topics, text, None) for a YAML file with at least one document lint reads; (...,
+    what the documents are) when none is a format lint knows (an empty file: [])."""
+    rows, text, other = read_yaml(path, file)
+    return rows.topics, text, other
 
-    stack = [d for d in docs if d is not None]
-    while stack:  # (iterative: the depth was bounded before composing, but no recursion is needed)
-        node = stack.pop()
-        if str(node.tag).startswith("tag:yaml.org,2002:python/"):
-            shown = "!!" + node.tag.removeprefix("tag:yaml.org,2002:")
-            raise LintInputError(
-                f"{file}:{node.start_mark.line + 1}: a Python tag ({shown[:80]}) is not configuration: refused"
-            )
-        if isinstance(node, yaml.MappingNode):
-            stack.extend(x for kv in node.value for x in kv)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
+
+def _merge(into: FileRows, rows: FileRows) -> None:
+    into.topics.extend(rows.topics)
+    into.brokers.extend(rows.brokers)
+    into.clusters.extend(rows.clusters)
+    into.node_pools.extend(rows.node_pools)
+    into.unevaluated.extend(rows.unevaluated)
+
+
+def _read_yaml(src: Source) -> FileRows:
+    rows, text, other = read_yaml(src.path, src.file)
+    if other is not None:
+        what = f" (found: {'; '.join(other)})" if other else " (no YAML document in it)"
+        return FileRows(unrecognised=f"{src.file}: {UNRECOGNISED}{what}")
+    rows.suppressions = find_suppressions(text, src.file, yaml_file=True)
+    return rows
 
 
 # --- several definitions of one topic -------------------------------------------------------------
@@ -825,11 +204,30 @@ def definition_messages(variants: dict[str, list[list[TopicDef]]]) -> tuple[list
 
 # --- everything ------------------------------------------------------------------------------
 
+# Read when a directory walk meets them (a named file is always looked at): the formats'
+# suffixes, JSON (a Terraform plan, a CloudFormation template) and templates (.tpl ...), which
+# lint cannot render but names when they hold Kafka configuration.
+WALK_SUFFIXES = PROPERTIES_SUFFIXES + YAML_SUFFIXES + (".tf", ".hcl", ".tfvars", ".json", ".template")
+TEMPLATE_SUFFIXES = (".tpl", ".tmpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".erb")
+SKIPPED_DIRS = ("node_modules", "__pycache__")  # and every directory whose name starts with "."
+MAX_SNIFF_BYTES = 1024 * 1024
+
+
+def _walk(root: Path):
+    """Every file under ``root``, in no particular order, hidden and vendored directories
+    (.git, .terraform, node_modules) left out."""
+    import os
+
+    for base, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+        for name in names:
+            yield Path(base) / name
+
 
 def expand(paths) -> list[tuple[Path, bool]]:
-    """Files to lint, sorted, each once, with whether it was named (True) or found in a
-    given directory (False): the given files, and the *.properties / *.conf / *.cfg / *.yaml
-    / *.yml inside given directories (recursively)."""
+    """Files to look at, sorted, each once, with whether it was named (True) or found in a
+    given directory (False): the given files, and every file inside given directories
+    (recursively; hidden and vendored directories left out)."""
     found: dict[Path, tuple[Path, bool]] = {}
 
     def add(path: Path, explicit: bool) -> None:
@@ -843,8 +241,8 @@ def expand(paths) -> list[tuple[Path, bool]]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            for f in path.rglob("*"):
-                if f.is_file() and f.suffix.lower() in PROPERTIES_SUFFIXES + YAML_SUFFIXES:
+            for f in _walk(path):
+                if f.is_file():
                     add(f, False)
         elif path.exists():
             add(path, True)
@@ -853,52 +251,151 @@ def expand(paths) -> list[tuple[Path, bool]]:
     return sorted(found.values(), key=lambda pe: str(pe[0]))
 
 
+def _sniff(src: Source) -> str:
+    """The start of a file as text ("" for binary, special or unreadable files)."""
+    return src.head(MAX_SNIFF_BYTES)
+
+
+def _not_read(src: Source, why: str) -> FileRows | None:
+    """A file no format reads: a warning naming it when it looks like Kafka configuration,
+    else None (a walk counts it; a named file is an error)."""
+    markers = kafka_markers(_sniff(src))
+    if markers:
+        return FileRows(
+            unrecognised=f"{src.file}: looks like Kafka configuration ({', '.join(markers)}) but {why}: not linted"
+        )
+    return None
+
+
+def read_file(src: Source) -> FileRows | None:
+    """One file, read by the first format that recognises it; None for a file met in a
+    walk that holds nothing Kafka (counted, not named)."""
+    for fmt in FILE_FORMATS:
+        if fmt.recognise(src):
+            return fmt.read(src)
+    if src.suffix in YAML_SUFFIXES:
+        rows = _read_yaml(src)
+        if rows.unrecognised is not None and not src.explicit and not kafka_markers(_sniff(src)):
+            return None  # a workflow, a Deployment met in a walk: nothing Kafka, counted
+        return rows
+    if src.suffix == ".tfvars":
+        from auditor.lint.formats.terraform import Session, is_auto_tfvars, load_tfvars
+
+        load_tfvars(src.path, src.file, Session())  # bad HCL in it: a one-line error here too
+        if src.explicit:  # applied before anything was read (read_inputs)
+            return FileRows(skipped=f"{src.file}: Terraform variable values, applied to the Terraform files")
+        if is_auto_tfvars(src.path):
+            return FileRows(
+                skipped=f"{src.file}: Terraform variable values that Terraform loads by itself: "
+                "applied to the Terraform files of its directory"
+            )
+        if kafka_markers(_sniff(src)):
+            return FileRows(
+                skipped=f"{src.file}: skipped: Terraform variable values (name it on the command line "
+                "to evaluate the Terraform files with it)"
+            )
+        return None
+    suffixes = "".join(s.lower() for s in src.path.suffixes[-2:])
+    if src.suffix in TEMPLATE_SUFFIXES or any(s in suffixes for s in TEMPLATE_SUFFIXES):
+        rows = _not_read(src, "it is a template, which lint does not render")
+    else:
+        rows = _not_read(src, f"lint does not read '{src.path.suffix or src.path.name}' files")
+    if rows is not None or not src.explicit:
+        return rows
+    raise LintInputError(
+        f"{src.file}: unsupported file type '{src.path.suffix}' "
+        f"(lint reads {', '.join(sorted(set(READ_SUFFIXES)))}, Terraform plans and CloudFormation templates as JSON)"
+    )
+
+
+READ_SUFFIXES = PROPERTIES_SUFFIXES + YAML_SUFFIXES + (".tf", ".hcl", ".tfvars")
+
+
 def read_inputs(paths) -> LintInputs:
+    from auditor.lint.formats import strimzi, terraform
+
     inputs = LintInputs()
     paths = list(paths)
     files = expand(paths)
     if not files:
         given = ", ".join(str(p) for p in paths) or "no path given"
         raise LintInputError(
-            f"lint: no files to lint in {given} (give server.properties or topic YAML files, "
-            f"or directories holding {', '.join(PROPERTIES_SUFFIXES + YAML_SUFFIXES)} files)"
+            f"lint: no files to lint in {given} (give server.properties, topic YAML, Terraform, "
+            f"CloudFormation or Helm values files, or directories holding them)"
         )
+    session = ReadSession(terraform=terraform.Session())
+    for path, explicit in files:  # variable values first: every Terraform file is read with them
+        if explicit and path.suffix.lower() == ".tfvars":
+            terraform.load_tfvars(path, str(path), session.terraform)
     by_id: dict[int, str] = {}
     for path, explicit in files:
         file = str(path)
-        suffix = path.suffix.lower()
-        if suffix in YAML_SUFFIXES:
-            topics, text, other = read_topics(path, file)
-            if other is not None:
-                what = f" (found: {'; '.join(other)})" if other else " (no YAML document in it)"
-                inputs.unrecognised.append(f"{file}: {UNRECOGNISED}{what}")
-                continue
-            inputs.files.append(file)
-            inputs.topics.extend(topics)
-            inputs.suppressions.extend(find_suppressions(text, file, yaml_file=True))
-        elif suffix in PROPERTIES_SUFFIXES:
-            broker = _read_properties_file(path, file, explicit, inputs)
-            if broker is None:
-                continue
+        rows = read_file(Source(path, file, explicit, session))
+        if rows is None or (rows.nothing_kafka and not explicit):
+            inputs.other_files += 1
+            continue
+        if rows.unrecognised is not None:
+            inputs.unrecognised.append(rows.unrecognised)
+            continue
+        inputs.unevaluated.extend(rows.unevaluated)
+        if rows.skipped is not None:
+            inputs.skipped.append(file)
+            inputs.notes.append(rows.skipped)
+            continue
+        inputs.files.append(file)
+        inputs.topics.extend(rows.topics)
+        inputs.suppressions.extend(rows.suppressions)
+        inputs.clusters.extend(rows.clusters)
+        inputs.node_pools.extend(rows.node_pools)
+        for broker in rows.brokers:
             if broker.declared_id:
                 if broker.broker_id in by_id:
                     key = "broker.id" if "broker.id" in broker.entries else "node.id"
                     raise LintInputError(
-                        f"{file}:{broker.entries[key][1]}: broker id {broker.broker_id} "
+                        f"{broker.file}:{broker.entries[key][1]}: broker id {broker.broker_id} "
                         f"is also declared by {by_id[broker.broker_id]}"
                     )
-                by_id[broker.broker_id] = file
+                by_id[broker.broker_id] = broker.file
             inputs.brokers.append(broker)
-        else:
-            raise LintInputError(
-                f"{file}: unsupported file type '{path.suffix}' "
-                f"(lint reads {', '.join(PROPERTIES_SUFFIXES + YAML_SUFFIXES)})"
-            )
+    inputs.unevaluated.extend(strimzi.link_node_pools(inputs.brokers, inputs.node_pools))
     # A template without broker.id (set at deploy time) still gets linted under an id of its
-    # own: the next free ids, in file order.
+    # own: the next free ids, in file order. A configuration resource for N brokers (a
+    # Strimzi CR's replicas, an MSK cluster's broker count) is N brokers.
     next_id = max(by_id, default=0) + 1
+    expanded = []
     for broker in inputs.brokers:
-        if not broker.declared_id:
-            broker.broker_id = next_id
+        if broker.declared_id:
+            expanded.append(broker)
+            continue
+        count = broker.brokers or (broker.cluster.brokers if broker.cluster is not None else None) or 1
+        for _ in range(max(1, min(count, 1000))):
+            expanded.append(replace(broker, broker_id=next_id))
             next_id += 1
+    inputs.brokers = expanded
+    if inputs.other_files:
+        inputs.notes.append(
+            f"{inputs.other_files} other file(s) in the given directories passed over (nothing Kafka in them)"
+        )
     return inputs
+
+
+_MARKERS = re.compile(
+    r"(AWS::MSK::\w+|aws_msk_\w+|confluent_kafka_\w+|\"kafka_topic\"|kafka\.strimzi\.io|platform\.confluent\.io"
+    r"|kafka\.jikkou\.io|\bKafkaTopic\b|\bKafkaNodePool\b"
+    r"|min\.insync\.replicas|default\.replication\.factor|unclean\.leader\.election\.enable"
+    r"|offsets\.topic\.replication\.factor|transaction\.state\.log\.\w+|num\.network\.threads"
+    r"|num\.io\.threads|log\.retention\.\w+|zookeeper\.connect|process\.roles)"
+)
+
+
+def kafka_markers(text: str, limit: int = 3) -> list[str]:
+    """What makes a text look like Kafka configuration: a Kafka or MSK resource type, a
+    custom resource's API group or kind, a broker or topic key; at most ``limit``, in order."""
+    out: list[str] = []
+    for m in _MARKERS.finditer(text):
+        marker = m.group(1).strip('"')
+        if marker not in out:
+            out.append(marker)
+            if len(out) >= limit:
+                break
+    return out

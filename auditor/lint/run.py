@@ -31,7 +31,13 @@ from auditor.baseline import apply as apply_baseline
 from auditor.config import AuditConfig
 from auditor.engine.duckdb_engine import DuckDBEngine
 from auditor.findings import WARNING_PREFIX, AuditResult, Finding, fingerprint
-from auditor.lint.change_tables import against_tables, expand_templates, lint_manifest, proposed_tables
+from auditor.lint.change_tables import (
+    LINT_CLUSTER,
+    against_tables,
+    expand_templates,
+    lint_manifest,
+    proposed_tables,
+)
 from auditor.lint.inputs import (
     LintInputError,
     LintInputs,
@@ -62,12 +68,27 @@ class Locator:
         self.brokers = {str(b.broker_id): b for b in inputs.brokers}
         self.by_file = sorted(inputs.brokers, key=lambda b: (b.file, b.broker_id))
 
+    def group_of(self, f: Finding) -> str | None:
+        """The configuration resource a broker finding is about, when several brokers share it."""
+        name = f.resource_name
+        if f.resource_type == "log_dir":
+            name = name.split(":", 1)[0]
+        elif f.resource_type == "config":
+            entity, sep, _key = name.partition(": ")
+            if not (sep and entity.startswith("broker ")):
+                return None
+            name = entity[7:]
+        elif f.resource_type != "broker":
+            return None
+        broker = self.brokers.get(name)
+        return broker.group if broker is not None else None
+
     def _broker_key(self, broker, key):
         for k in (key, "log.dir") if key == "log.dirs" else (key,):
             if k and k in broker.entries:
                 line = broker.entries[k][1]
                 return [(broker.file, line, (line,))]
-        return [(broker.file, 1, (1,))]
+        return [(broker.file, broker.line, (broker.line,))]
 
     def locate(self, f: Finding) -> list[tuple[str, int, tuple[int, ...]]]:
         rt, name = f.resource_type, f.resource_name
@@ -99,6 +120,9 @@ class Locator:
                     if name in b.entries:
                         line = b.entries[name][1]
                         return [(b.file, line, (line,))]
+                for b in self.by_file:  # unset: where the configuration resource is
+                    if b.group:
+                        return [(b.file, b.line, (b.line,))]
         return []
 
 
@@ -124,18 +148,24 @@ class LintEngine(DuckDBEngine):
 
     def register(self, manifest, tables: dict[str, list[dict]]) -> None:
         """Load rows as the snapshot tables, typed as declared in auditor/snapshot/schema.py."""
+        self.register_clusters([(manifest, tables)])
+
+    def register_clusters(self, parts: list[tuple]) -> None:
+        """Load several clusters' rows (manifest, tables) at once, each under its manifest's
+        cluster id: one engine run for every cluster the files describe."""
         from auditor.engine.tables import VIEW_PREFIX
 
-        cid = manifest.cluster_id
         self.register_previous_clusters([])  # the final stage reads it (empty outside fleet --previous)
         for name, table in TABLES.items():
             if name == "clusters":
-                rows = [manifest.cluster_row()]
+                rows = [manifest.cluster_row() for manifest, _tables in parts]
             elif name == "source_errors":
                 rows = []
             else:
                 rows = [
-                    {**{c: r.get(c) for c in table.names}, "cluster_id": cid} for r in tables.get(name, [])
+                    {**{c: r.get(c) for c in table.names}, "cluster_id": manifest.cluster_id}
+                    for manifest, tables in parts
+                    for r in tables.get(name, [])
                 ]
             if not rows:
                 self._register_rows(table, [])
@@ -166,6 +196,50 @@ def _worlds(variants: dict[str, list[list[TopicDef]]]) -> list[dict[str, list[To
     return [{name: vs[k] if k < len(vs) else vs[0] for name, vs in variants.items()} for k in range(runs)]
 
 
+def _partitions(inputs: LintInputs, against: SnapshotRef | None, manifest):
+    """The clusters the files describe, each linted on its own: [(inputs of one cluster,
+    its manifest)]. Every broker configuration resource (a Strimzi or CFK Kafka resource,
+    Helm values, an MSK cluster with its configuration) is a cluster of its own; broker
+    properties files together are one (as they always were). A topic goes with the cluster
+    resource it names (Strimzi's strimzi.io/cluster label, CFK's kafkaClusterRef) when exactly
+    one in the files has that name, else with the resource cluster of its own file (a Terraform
+    file's MSK cluster), else with the properties files' cluster. With --against everything
+    lands on the one snapshot's cluster."""
+    groups: dict[tuple, list] = {}
+    for b in inputs.brokers:
+        if against is not None or not b.group:
+            key = ("",)
+        elif b.cluster is not None:
+            key = (b.cluster.file, b.cluster.address)
+        else:
+            key = (b.file, b.group)
+        groups.setdefault(key, []).append(b)
+    elsewhere = [  # topics naming a cluster resource that is not the one in the files
+        t for t in inputs.topics if t.cluster_ref and not any(k[1:] == (t.cluster_ref,) for k in groups)
+    ]
+    only_files = all(k == ("",) for k in groups)  # properties files alone: one cluster, as always
+    if against is not None or only_files or (len(groups) == 1 and not elsewhere):
+        return [(inputs, manifest)]
+    keys = list(groups)
+    files_of = {k: {b.file for b in groups[k]} for k in keys}
+    topics: dict[tuple, list] = {k: [] for k in keys}
+    plain = ("",)
+    for t in inputs.topics:
+        named = [k for k in keys if k != plain and t.cluster_ref and k[1] == t.cluster_ref]
+        own = named or [k for k in keys if k != plain and t.file in files_of[k]]
+        topics.setdefault(own[0] if len(own) == 1 else plain, []).append(t)
+    out = []
+    for n, key in enumerate([*keys, *([plain] if plain not in keys and topics.get(plain) else [])]):
+        brokers = groups.get(key, [])
+        facts = [b.cluster for b in brokers[:1] if b.cluster is not None]
+        part = LintInputs(
+            files=inputs.files, brokers=brokers, topics=topics.get(key, []), suppressions=inputs.suppressions
+        )
+        # the same cluster name (fingerprints and baselines as for one cluster), an id of its own
+        out.append((part, lint_manifest(None, facts, cluster_id=f"{LINT_CLUSTER}#{n}")))
+    return out
+
+
 def run_lint(
     paths,
     *,
@@ -185,13 +259,12 @@ def run_lint(
         more = f" (and {len(inputs.unrecognised) - 1} more file(s))" if len(inputs.unrecognised) > 1 else ""
         raise LintInputError(f"{inputs.unrecognised[0]}{more}")
     _check_suppression_codes(inputs, set(rules))
-    variants = definition_variants(inputs.topics)
-    conflicts, duplicate_notes = definition_messages(variants)
+    conflicts, duplicate_notes = definition_messages(definition_variants(inputs.topics))
 
     ref_against: SnapshotRef | None = open_snapshot(against) if against else None
     if ref_against is not None:
         expand_templates(inputs, ref_against)
-    manifest = lint_manifest(ref_against)
+    manifest = lint_manifest(ref_against, inputs.clusters)
 
     commands = ("lint", "lint-against") if ref_against else ("lint",)
     wanted = {
@@ -200,6 +273,9 @@ def run_lint(
     selected = cfg.rules(("cluster", "change"))
     engine_rules = [r for r in selected if r.code in wanted]
     report_unused = any(r.code == SUPPRESSION_RULE for r in selected)
+    keys = {
+        code: r.lint_key for code, r in rules.items() if r.lint_key
+    }  # the settings broker findings point at
 
     # Files alone with nowhere better to point (no --against): the first broker file, else the first file.
     fallback = (
@@ -209,32 +285,48 @@ def run_lint(
     anchors: dict[tuple, tuple] = {}
     exempted: set[str] = set()
     outside: set[str] = set()
+    # Every cluster the files describe, in one engine run (each under a cluster id of its own,
+    # all named as lint names its cluster); one run more per extra definition of a topic.
+    parts = _partitions(inputs, ref_against, manifest)
+    worlds = [_worlds(definition_variants(part.topics)) for part, _m in parts]
     with tempfile.TemporaryDirectory(prefix="kafka-audit-lint-") as workdir:
-        for k, world in enumerate(_worlds(variants)):
-            proposed = proposed_tables(inputs, [defs[0] for defs in world.values()])
-            tables = against_tables(ref_against, proposed) if ref_against else proposed
+        for k in range(max(len(w) for w in worlds)):
+            loaded, locators = [], {}
+            for (part, part_manifest), part_worlds in zip(parts, worlds, strict=True):
+                world = part_worlds[k] if k < len(part_worlds) else part_worlds[0]
+                proposed = proposed_tables(part, [defs[0] for defs in world.values()])
+                tables = against_tables(ref_against, proposed) if ref_against else proposed
+                loaded.append((part_manifest, tables))
+                locators[part_manifest.cluster_id] = Locator(part, world, keys)
             run_dir = Path(workdir) / str(k)
             run_dir.mkdir()
             engine = LintEngine(str(run_dir))
             try:
-                engine.register(manifest, tables)
+                engine.register_clusters(loaded)
                 ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
                 raw, run_exempted = _run_rules(Tables(engine, [ref]), engine_rules, cfg)
             finally:
                 engine.close()
             exempted.update(run_exempted)
-            locator = Locator(inputs, world, {code: r.lint_key for code, r in rules.items() if r.lint_key})
             for f in raw:
+                locator = locators.get(f.cluster_id) or next(iter(locators.values()))
                 where = locator.locate(f)
+                group = locator.group_of(f)
                 if not where:
                     if ref_against is not None:
                         outside.add(f.fingerprint)  # about the cluster as it is, not about these files
                         continue
                     where = [(fallback, 1, (1,))] if fallback else [(None, None, ())]
                 for file, line, lines in where:
-                    key = (f.fingerprint, file, line)
+                    # The brokers of one configuration resource (N replicas of a Kafka CR, an MSK
+                    # cluster's brokers) share its lines: one finding there, not N.
+                    key = (f.rule, group, file, line) if group else (f.fingerprint, file, line)
                     if key not in findings:
-                        findings[key] = replace(f, location={"file": file, "line": line} if file else None)
+                        findings[key] = replace(
+                            f,
+                            location={"file": file, "line": line} if file else None,
+                            cluster_id=manifest.cluster_id,  # one cluster in the report, as before
+                        )
                         anchors[key] = (file, lines)
 
     kept, suppressed = [], 0
@@ -284,7 +376,7 @@ def run_lint(
 
     # Warnings first (files lint could not read as anything, topics defined differently), then
     # the notes: files passed over, identical duplicates, what was suppressed or left out.
-    notes = [f"{WARNING_PREFIX}{w}" for w in inputs.unrecognised + conflicts]
+    notes = [f"{WARNING_PREFIX}{w}" for w in inputs.unrecognised + inputs.unevaluated + conflicts]
     if outcome is not None and outcome.foreign:  # loud: every finding would fail otherwise, unexplained
         notes.append(f"{WARNING_PREFIX}{outcome.foreign}")
     notes += inputs.notes + duplicate_notes
@@ -304,6 +396,16 @@ def run_lint(
     }
     # A snapshot whose collection failed somewhere cannot vouch for a clean lint (exit 3).
     incomplete = incomplete_sources([ref_against]) if ref_against is not None else []
+    if not inputs.files:  # files were given and none could be linted: never a green run (exit 3)
+        looked = len(inputs.unrecognised) + len(inputs.skipped) + inputs.other_files
+        incomplete.append(
+            {
+                "cluster": manifest.cluster_name,
+                "source": "lint",
+                "target": None,
+                "message": f"none of the {looked} file(s) given could be linted: nothing was checked",
+            }
+        )
     # The same order whatever the order of the files given (AuditResult's sort is stable).
     kept.sort(
         key=lambda f: (

@@ -21,6 +21,9 @@ def render(result: AuditResult) -> str:
     lines = []
     for item in result.incomplete:
         target = f" {item['target']}" if item.get("target") else ""
+        if item.get("source") == "lint":  # lint's own: the files given held nothing it could check
+            lines.append(f"INCOMPLETE {item['cluster']}: {item['message']}")
+            continue
         lines.append(
             f"INCOMPLETE {item['cluster']}: source {item['source']}{target} failed when the snapshot was "
             f"collected: {item['message']}"

@@ -1,0 +1,245 @@
+"""Helm values of the Bitnami kafka chart (both generations) and Confluent's cp-kafka chart.
+
+Recognised by content: a YAML mapping (no apiVersion/kind) with the charts' top-level keys.
+Read, each value at its line:
+
+- **Bitnami, older charts** (to 22.x): the top-level camelCase settings
+  (``defaultReplicationFactor``, ``offsetsTopicReplicationFactor``,
+  ``transactionStateLogReplicationFactor``, ``transactionStateLogMinIsr``, ``numIoThreads``,
+  ``numNetworkThreads``, ``logRetentionHours`` ... see ``_BITNAMI_KEYS``), the Kafka keys the
+  chart sets from them; ``replicaCount`` the broker count; a number written ``_10000`` (the
+  chart's way to keep it a string) is read as ``10000``;
+- **Bitnami, newer charts**: ``extraConfig`` (properties text; top level, ``broker.`` and
+  ``controller.``), ``overrideConfiguration`` (a map, same places), ``broker.replicaCount`` +
+  ``controller.replicaCount`` (controllers are brokers too unless ``controller.controllerOnly``);
+- ``config``: a whole server.properties (both generations; the chart then uses it as is);
+- ``provisioning.topics``: the topics the chart creates (``name``, ``partitions``,
+  ``replicationFactor``, ``config``; a bare name gets ``provisioning.numPartitions`` and
+  ``provisioning.replicationFactor``);
+- **cp-helm-charts cp-kafka**: ``brokers`` (the count) and ``configurationOverrides`` (a map).
+
+A value holding a Helm template (``{{ ... }}``) is reported as not evaluated.
+"""
+
+from __future__ import annotations
+
+import re
+
+from auditor.collectors.files import BROKER, parse_properties
+from auditor.lint.model import BrokerFile, FileRows, LintInputError, Source, TopicDef
+from auditor.lint.suppressions import find_suppressions
+from auditor.lint.yaml_fields import YamlFile, key_line, line, mapping, read_yaml_text
+
+NAME = "helm"
+UNIT = "file"
+SUFFIXES = (".yaml", ".yml")
+
+_BITNAMI_KEYS = {
+    "deleteTopicEnable": "delete.topic.enable",
+    "autoCreateTopicsEnable": "auto.create.topics.enable",
+    "logFlushIntervalMessages": "log.flush.interval.messages",
+    "logFlushIntervalMs": "log.flush.interval.ms",
+    "logRetentionBytes": "log.retention.bytes",
+    "logRetentionCheckIntervalMs": "log.retention.check.interval.ms",
+    "logRetentionHours": "log.retention.hours",
+    "logSegmentBytes": "log.segment.bytes",
+    "logsDirs": "log.dirs",
+    "maxMessageBytes": "message.max.bytes",
+    "defaultReplicationFactor": "default.replication.factor",
+    "offsetsTopicReplicationFactor": "offsets.topic.replication.factor",
+    "transactionStateLogReplicationFactor": "transaction.state.log.replication.factor",
+    "transactionStateLogMinIsr": "transaction.state.log.min.isr",
+    "numIoThreads": "num.io.threads",
+    "numNetworkThreads": "num.network.threads",
+    "numPartitions": "num.partitions",
+    "numRecoveryThreadsPerDataDir": "num.recovery.threads.per.data.dir",
+    "socketReceiveBufferBytes": "socket.receive.buffer.bytes",
+    "socketRequestMaxBytes": "socket.request.max.bytes",
+    "socketSendBufferBytes": "socket.send.buffer.bytes",
+    "zookeeperConnectionTimeoutMs": "zookeeper.connection.timeout.ms",
+    "allowEveryoneIfNoAclFound": "allow.everyone.if.no.acl.found",
+    "superUsers": "super.users",
+    "minInsyncReplicas": "min.insync.replicas",
+}
+_TOP = re.compile(
+    r"^(replicaCount|defaultReplicationFactor|offsetsTopicReplicationFactor|extraConfig|"
+    r"overrideConfiguration|provisioning|configurationOverrides|kraft|controller|broker)\s*:",
+    re.MULTILINE,
+)
+_KUBERNETES = re.compile(r"^(apiVersion|kind|AWSTemplateFormatVersion|Resources)\s*:", re.MULTILINE)
+
+
+def recognise(src: Source) -> bool:
+    if src.suffix not in SUFFIXES:
+        return False
+    head = src.head()
+    if _KUBERNETES.search(head):
+        return False
+    keys = set(_TOP.findall(head))
+    chart = keys & {"defaultReplicationFactor", "offsetsTopicReplicationFactor", "configurationOverrides"}
+    new_chart = {"extraConfig", "overrideConfiguration"} & keys and keys & {"controller", "broker", "kraft"}
+    return bool(chart or new_chart or {"provisioning", "replicaCount"} <= keys)
+
+
+def _value(ctx: YamlFile, node, what: str, unevaluated: list[str]) -> str | None:
+    text = ctx.text(node)
+    if text is None:
+        return None
+    if "{{" in text:
+        unevaluated.append(
+            f"{ctx.file}:{line(node)}: {what} = {text.strip()[:60]} is a Helm template: not evaluated"
+        )
+        return None
+    if text.startswith("_") and text[1:].isdigit():  # the chart's way of keeping a number a string
+        return text[1:]
+    return text
+
+
+def _properties_text(ctx: YamlFile, node, what: str, entries: dict, unevaluated: list[str]) -> None:
+    """Properties text in a block scalar: each key at its own line of the file."""
+    text = ctx.text(node)
+    if not text or not text.strip():
+        return
+    first = line(node) + (1 if node.style in ("|", ">") else 0)
+    parsed, problems = parse_properties(text)
+    if problems:
+        raise LintInputError(f"{ctx.file}:{first + problems[0].line - 1}: {what}: {problems[0].message}")
+    for e in parsed:
+        where = first + e.line - 1 if node.style == "|" else line(node)
+        if "{{" in e.value:
+            unevaluated.append(f"{ctx.file}:{where}: {what} {e.key} is a Helm template: not evaluated")
+            continue
+        entries[e.key] = (e.value, where)
+
+
+def _map(ctx: YamlFile, node, what: str, entries: dict, unevaluated: list[str]) -> None:
+    m = mapping(node)
+    if m is None:
+        return
+    key_lines = {str(k.value): line(k) for k, _v in node.value}
+    for key, vnode in m.items():
+        value = _value(ctx, vnode, f"{what}.{key}", unevaluated)
+        if value is not None:
+            entries[key] = (value, key_lines[key])
+
+
+def _count(ctx: YamlFile, node, what: str) -> int | None:
+    if node is None:
+        return None
+    text = ctx.text(node)
+    if text is not None and "{{" in text:
+        return None
+    return ctx.int_field(node, what)
+
+
+def read(src: Source) -> FileRows:
+    from auditor import safe_yaml
+
+    text = read_yaml_text(src.path, src.file)
+    try:
+        docs = [d for d in safe_yaml.compose_all(text, src.file) if d is not None]
+    except safe_yaml.YAMLInputError as e:
+        raise LintInputError(str(e)) from None
+    ctx = YamlFile(src.file)
+    rows = FileRows(suppressions=find_suppressions(text, src.file, syntax="yaml"))
+    if len(docs) != 1 or mapping(docs[0]) is None:
+        rows.unrecognised = f"{src.file}: Helm values must be one YAML mapping"
+        return rows
+    root = docs[0]
+    m = mapping(root)
+    entries: dict[str, tuple[str, int]] = {}
+    unevaluated = rows.unevaluated
+    config = ctx.text(m.get("config"))
+    whole = bool(config and config.strip())  # the chart then uses it as server.properties, as is
+    for key, kafka_key in _BITNAMI_KEYS.items():
+        if key in m and not whole:
+            value = _value(ctx, m[key], key, unevaluated)
+            if value is not None and value != "":
+                entries[kafka_key] = (value, key_line(root, key, 1))
+    _properties_text(ctx, m.get("config"), "config", entries, unevaluated)
+    _map(ctx, m.get("configurationOverrides"), "configurationOverrides", entries, unevaluated)
+    brokers = _count(ctx, m.get("replicaCount"), "replicaCount")
+    if brokers is None:
+        brokers = _count(ctx, m.get("brokers"), "brokers")
+    _properties_text(ctx, m.get("extraConfig"), "extraConfig", entries, unevaluated)
+    _map(ctx, m.get("overrideConfiguration"), "overrideConfiguration", entries, unevaluated)
+    split = None
+    for role in ("controller", "broker"):
+        r = mapping(m.get(role))
+        if r is None:
+            continue
+        _properties_text(ctx, r.get("extraConfig"), f"{role}.extraConfig", entries, unevaluated)
+        _map(ctx, r.get("overrideConfiguration"), f"{role}.overrideConfiguration", entries, unevaluated)
+        count = _count(ctx, r.get("replicaCount"), f"{role}.replicaCount")
+        if role == "controller" and ctx.scalar(r.get("controllerOnly")) is True:
+            count = 0
+        if count is not None:
+            split = (split or 0) + count
+    if split is not None and "replicaCount" not in m:
+        brokers = split
+    count_line = next(
+        (key_line(root, k, 0) for k in ("replicaCount", "brokers") if k in m),
+        key_line(m.get("broker"), "replicaCount", 0) if mapping(m.get("broker")) is not None else 0,
+    )
+    rows.brokers.append(
+        BrokerFile(
+            src.file,
+            -1,
+            entries,
+            False,
+            BROKER,
+            group=f"Helm values {src.file}",
+            line=count_line or 1,
+            brokers=brokers,
+            log_dirs=None if "log.dirs" in entries else (),
+        )
+    )
+    provisioning = mapping(m.get("provisioning")) or {}
+    topics = _provisioning(ctx, provisioning)
+    if topics and ctx.scalar(provisioning.get("enabled")) is False:
+        where = key_line(m.get("provisioning"), "enabled", 1)
+        rows.unevaluated.append(
+            f"{src.file}:{where}: provisioning.enabled is false: the chart creates none of its "
+            f"{len(topics)} topic(s), so they are not linted"
+        )
+    else:
+        rows.topics.extend(topics)
+    return rows
+
+
+def _provisioning(ctx: YamlFile, p: dict) -> list[TopicDef]:
+    import yaml
+
+    topics = p.get("topics")
+    if not isinstance(topics, yaml.SequenceNode):
+        return []
+    default_partitions = ctx.int_field(p.get("numPartitions"), "provisioning.numPartitions")
+    default_rf = ctx.int_field(p.get("replicationFactor"), "provisioning.replicationFactor")
+    out = []
+    for item in topics.value:
+        if isinstance(item, yaml.ScalarNode):
+            name = ctx.name_of(item, line(item), "provisioning topic without a name")
+            out.append(
+                TopicDef(
+                    name, ctx.file, line(item), (line(item),), default_partitions, default_rf, {}, "helm"
+                )
+            )
+            continue
+        t = mapping(item) or {}
+        name_node = t.get("name")
+        name = ctx.name_of(name_node, line(item), "provisioning topic without a name")
+        partitions = ctx.int_field(t.get("partitions"), "partitions")
+        rf = ctx.int_field(t.get("replicationFactor"), "replicationFactor")
+        out.append(
+            TopicDef(
+                name,
+                ctx.file,
+                line(name_node),
+                (line(item), line(name_node)),
+                default_partitions if partitions is None else partitions,
+                default_rf if rf is None else rf,
+                ctx.configs(t.get("config")),
+                "helm",
+            )
+        )
+    return out
