@@ -936,245 +936,284 @@ def parse_metrics(
     ``broker_hint``: the source's ``broker_id=N:`` prefix. ``broker_hosts``: the registered
     brokers' ``(broker_id, host, port)``, to attribute a scrape by its URL host or its samples'
     ``instance`` label (see the module docstring)."""
-    result = MetricsResult()
     target = redact_url(target)  # credentials in a URL are never shown or stored
     hosts = broker_hosts if isinstance(broker_hosts, BrokerHosts) else BrokerHosts(broker_hosts or ())
-    url_host, url_port = _url_host(target)
-    url_broker: tuple[int, str] | None = None
-    if url_host:
-        b = hosts.lookup(url_host, url_port)
-        if b is not None:
-            url_broker = (b, f"URL host {url_host} is broker {b}'s registered host")
-        elif (b := _msk_broker_host(url_host)) is not None:
-            url_broker = (b, f"URL host {url_host} is MSK broker b-{b}")
-    by_instance: dict[str, tuple[int, str] | None] = {}
+    scrape = _Scrape(target, broker_hint, hosts, _counters(text) if "counter" in text else frozenset())
+    try:
+        for family in _iter_families(text):
+            scrape.read_family(family)
+    except Exception as e:  # the parser raises ValueError, and others on odd input
+        scrape.result.error(SOURCE, target, f"{target}: not valid Prometheus text: {one_line(e, 200)}")
+    scrape.write_rows()
+    scrape.report_problems()
+    return scrape.result
 
-    def broker_of(labels: dict[str, str]) -> int | None:
+
+class _Scrape:
+    """One scrape being read: the samples kept so far, by broker, and what could not be kept."""
+
+    def __init__(self, target: str, broker_hint: int | None, hosts: BrokerHosts, counters: frozenset):
+        self.result = MetricsResult()
+        self.target, self.broker_hint, self.hosts, self.counters = target, broker_hint, hosts, counters
+        self.url_broker: tuple[int, str] | None = None
+        url_host, url_port = _url_host(target)
+        if url_host:
+            b = hosts.lookup(url_host, url_port)
+            if b is not None:
+                self.url_broker = (b, f"URL host {url_host} is broker {b}'s registered host")
+            elif (b := _msk_broker_host(url_host)) is not None:
+                self.url_broker = (b, f"URL host {url_host} is MSK broker b-{b}")
+        self.by_instance: dict[str, tuple[int, str] | None] = {}
+        # (broker, canonical, labels json, mapping, priority) -> aggregated value
+        self.agg: dict[tuple[int, str, str, Mapping, int], float] = {}
+        self.clients: dict[tuple[int, str, str, str], float] = defaultdict(float)
+        self.cpus: dict[int, set[str]] = defaultdict(set)
+        self.versions: dict[int, set[str]] = defaultdict(set)
+        self.samples = self.usable = 0
+        self.families: list[str] = []  # a few family names, for the warning
+        self.cumulative: list[str] = []  # recognised cumulative spellings
+        self.kafka_exporter = False
+        self.no_broker, self.no_broker_example = 0, ""
+        self.out_of_range: list[str] = []
+
+    # --- which broker a sample is about -------------------------------------------------------
+    def broker_of(self, labels: dict[str, str]) -> int | None:
         b = _sample_broker(labels)
         if b is not None:
             return b
-        if broker_hint is not None:
-            return broker_hint
-        found = url_broker
+        if self.broker_hint is not None:
+            return self.broker_hint
+        found = self.url_broker
         instance = _label(labels, "instance") if found is None else None
         if instance is not None:
-            if instance not in by_instance:
+            if instance not in self.by_instance:
                 host, port = _instance_host(instance)
-                b = hosts.lookup(host, port)
+                b = self.hosts.lookup(host, port)
                 if b is not None:
-                    by_instance[instance] = (b, f"instance {instance} is broker {b}'s registered host")
+                    self.by_instance[instance] = (b, f"instance {instance} is broker {b}'s registered host")
                 elif (b := _msk_broker_host(host)) is not None:
-                    by_instance[instance] = (b, f"instance {instance} is MSK broker b-{b}")
+                    self.by_instance[instance] = (b, f"instance {instance} is MSK broker b-{b}")
                 else:
-                    by_instance[instance] = None
-            found = by_instance[instance]
+                    self.by_instance[instance] = None
+            found = self.by_instance[instance]
         if found is None:
             return None
-        result.attribution.setdefault(found[0], found[1])
+        self.result.attribution.setdefault(found[0], found[1])
         return found[0]
 
-    # (broker, canonical, labels json, mapping, priority) -> aggregated value
-    agg: dict[tuple[int, str, str, Mapping, int], float] = {}
-    clients: dict[tuple[int, str, str, str], float] = defaultdict(float)
-    cpus: dict[int, set[str]] = defaultdict(set)
-    versions: dict[int, set[str]] = defaultdict(set)
-    samples = usable = 0
-    families: list[str] = []  # a few family names, for the warning
-    cumulative: list[str] = []  # recognised cumulative spellings
-    kafka_exporter = False
-    counters = _counters(text) if "counter" in text else frozenset()
-    no_broker, no_broker_example = 0, ""
-    out_of_range: list[str] = []
-    try:
-        for family in _iter_families(text):
-            if family.samples and len(families) < 6 and not family.name.startswith(_RUNTIME_PREFIXES):
-                families.append(family.name)
-            attribute = _help_attribute(family.documentation)
-            for s in family.samples:
-                samples += 1
-                name = s.name.lower()
-                if name in _APP_INFO or name.startswith(_APP_INFO_PREFIXES):
-                    labels = dict(s.labels)
-                    version = (_label(labels, "version") or "").strip()
-                    if not _APP_INFO_VERSION.match(version):
-                        continue  # no version label, or "unknown" (AppInfoParser's default)
-                    usable += 1
-                    app_id = (_label(labels, "id") or "").strip()
-                    broker = (
-                        int(app_id)
-                        if app_id.isascii() and app_id.isdigit() and len(app_id) <= 9
-                        else broker_of(labels)
-                    )
-                    if broker is None:
-                        no_broker += 1
-                        no_broker_example = no_broker_example or _show(s.name, labels)
-                    elif 0 <= broker <= INT32_MAX:
-                        versions[broker].add(version)
-                    continue
-                if name not in _KNOWN:
-                    if not kafka_exporter and name.startswith(_KAFKA_EXPORTER_PREFIXES):
-                        kafka_exporter = True
-                    continue
-                labels = dict(s.labels)
-                uses: list[tuple[Mapping, int]] = []
-                if name in _BY_SAMPLE:
-                    for mp in _BY_SAMPLE[name]:
-                        if any((_label(labels, k) or "").lower() != v for k, v in mp.where):
-                            continue
-                        if mp.complete and any(_label(labels, _norm(k)) is None for k in mp.keep):
-                            continue  # RequestsPerSec of a broker before 2.0: no version tag, nothing to judge
-                        prio = _use(mp, attribute, family.type == "counter" or name in counters)
-                        if prio is None:
-                            if s.name not in cumulative:
-                                cumulative.append(s.name)
-                        else:
-                            uses.append((mp, prio))
-                    if not uses:
-                        continue
-                elif name in _CLIENT_SOFTWARE:
-                    if _label(labels, "clientsoftwarename") is None:
-                        continue  # the same gauge per TLS cipher/protocol: not client software
-                usable += 1
-                value = float(s.value)
-                if not math.isfinite(value):
-                    continue
-                broker = broker_of(labels)
-                if broker is None:
-                    no_broker += 1
-                    no_broker_example = no_broker_example or _show(s.name, labels)
-                    continue
-                if not 0 <= broker <= INT32_MAX:  # broker_id is an int column
-                    shown = {k: v if len(v) <= 40 else v[:40] + "..." for k, v in labels.items()}
-                    out_of_range.append(
-                        f"{_show(s.name, shown, value)}: broker id "
-                        f"{broker if broker != _BROKER_ID_TOO_LARGE else '(a label of 13+ digits)'} "
-                        f"is outside [0, {INT32_MAX}]: not stored"
-                    )
-                    continue
-                if name in _NODE_CPU:
-                    if (_label(labels, "mode") or "").lower() == "idle":
-                        cpus[broker].add(_label(labels, "cpu") or "")
-                    continue
-                if name in _NODE_FS_SIZE or name in _NODE_FS_AVAIL:
-                    mount = _label(labels, "mountpoint")
-                    if mount:
-                        fs = result.filesystems.setdefault(broker, {}).setdefault(
-                            mount, {"device": _label(labels, "device"), "fstype": _label(labels, "fstype")}
-                        )
-                        if not 0 <= value <= FS_BYTES_MAX:  # log_dirs bytes are bigint
-                            out_of_range.append(
-                                f"{_show(s.name, labels, value)} is outside [0, {FS_BYTES_MAX}], "
-                                "a size in bytes: not stored"
-                            )
-                            continue
-                        fs["size_bytes" if name in _NODE_FS_SIZE else "avail_bytes"] = value
-                    continue
-                if name in _CLIENT_SOFTWARE:
-                    if not 0 <= value <= CONNECTIONS_MAX:  # client_software.connections is an int
-                        out_of_range.append(
-                            f"{_show(s.name, labels, value)} is outside [0, {CONNECTIONS_MAX}], "
-                            "a connection count: not stored"
-                        )
-                        continue
-                    clients[
-                        (
-                            broker,
-                            _label(labels, "listener") or "",
-                            _label(labels, "clientsoftwarename"),
-                            _label(labels, "clientsoftwareversion") or "",
-                        )
-                    ] += value
-                    continue
-                for mp, prio in uses:
-                    if mp.canonical == "cpu_user_system_percent" and value < 0:
-                        continue  # the JVM reports a negative load when it cannot read it
-                    v = _in_range(mp.canonical, value * mp.scale)
-                    if v is not None and mp.canonical in COUNTS and not 0 <= v <= COUNTS[mp.canonical]:
-                        out_of_range.append(
-                            f"{_show(s.name, labels, value)} is outside [0, {COUNTS[mp.canonical]}], "
-                            f"a count for {mp.canonical}: not stored"
-                        )
-                        continue
-                    if v is None:
-                        lo, hi, what = RANGES[mp.canonical]
-                        scaled = f" ({value * mp.scale:g} as {mp.canonical})" if mp.scale != 1 else ""
-                        out_of_range.append(
-                            f"{_show(s.name, labels, value)}{scaled} is outside [{lo:g}, {hi:g}], "
-                            f"{what} for {mp.canonical}: not stored"
-                        )
-                        continue
-                    kept = {
-                        k: _label(labels, _norm(k)) for k in mp.keep if _label(labels, _norm(k)) is not None
-                    }
-                    key = (
-                        broker,
-                        mp.canonical,
-                        json.dumps(kept, sort_keys=True, separators=(",", ":")),
-                        mp,
-                        prio,
-                    )
-                    agg[key] = _AGGREGATE[mp.aggregate](agg[key], v) if key in agg else v
-    except Exception as e:  # the parser raises ValueError, and others on odd input
-        result.error(SOURCE, target, f"{target}: not valid Prometheus text: {one_line(e, 200)}")
+    def _nameless(self, name: str, labels: dict) -> None:
+        self.no_broker += 1
+        self.no_broker_example = self.no_broker_example or _show(name, labels)
 
-    for broker, found in sorted(versions.items()):
-        result.versions[broker] = min(found, key=_version_order)  # (federation duplicates: the lowest)
-    best: dict[tuple[int, str, str], tuple[tuple[int, int], float]] = {}
-    for (broker, canonical, labels_json, mp, prio), v in agg.items():
-        key, rank = (broker, canonical, labels_json), (prio, _ORDER[mp])
-        if key not in best or rank < best[key][0]:
-            best[key] = (rank, v)
-    for broker, ids in cpus.items():
-        best[(broker, "cpu_count", "{}")] = ((-1, -1), float(len(ids)))  # node exporter over the JVM's view
-    for (broker, canonical, labels_json), (_rank, v) in sorted(best.items(), key=lambda kv: kv[0]):
-        if canonical in COUNTS and not 0 <= v <= COUNTS[canonical]:  # a sum of samples that each fit
-            out_of_range.append(
-                f"{canonical}{labels_json} of broker {broker} sums to {v:g}, outside "
-                f"[0, {COUNTS[canonical]}]: not stored"
+    # --- reading the samples ------------------------------------------------------------------
+    def read_family(self, family) -> None:
+        if family.samples and len(self.families) < 6 and not family.name.startswith(_RUNTIME_PREFIXES):
+            self.families.append(family.name)
+        attribute = _help_attribute(family.documentation)
+        for s in family.samples:
+            self.samples += 1
+            name = s.name.lower()
+            if name in _APP_INFO or name.startswith(_APP_INFO_PREFIXES):
+                self._app_info(s)
+            elif name not in _KNOWN:
+                if not self.kafka_exporter and name.startswith(_KAFKA_EXPORTER_PREFIXES):
+                    self.kafka_exporter = True
+            else:
+                self._known(s, name, attribute, family.type == "counter" or name in self.counters)
+
+    def _app_info(self, s) -> None:
+        """AppInfo: the Kafka version a broker reports."""
+        labels = dict(s.labels)
+        version = (_label(labels, "version") or "").strip()
+        if not _APP_INFO_VERSION.match(version):
+            return  # no version label, or "unknown" (AppInfoParser's default)
+        self.usable += 1
+        app_id = (_label(labels, "id") or "").strip()
+        broker = (
+            int(app_id)
+            if app_id.isascii() and app_id.isdigit() and len(app_id) <= 9
+            else self.broker_of(labels)
+        )
+        if broker is None:
+            self._nameless(s.name, labels)
+        elif 0 <= broker <= INT32_MAX:
+            self.versions[broker].add(version)
+
+    def _uses(self, s, name: str, labels: dict, attribute, counter: bool) -> list[tuple[Mapping, int]] | None:
+        """The mappings a known sample feeds, with their priority (None: it feeds none)."""
+        if name not in _BY_SAMPLE:
+            if name in _CLIENT_SOFTWARE and _label(labels, "clientsoftwarename") is None:
+                return None  # the same gauge per TLS cipher/protocol: not client software
+            return []
+        uses = []
+        for mp in _BY_SAMPLE[name]:
+            if any((_label(labels, k) or "").lower() != v for k, v in mp.where):
+                continue
+            if mp.complete and any(_label(labels, _norm(k)) is None for k in mp.keep):
+                continue  # RequestsPerSec of a broker before 2.0: no version tag, nothing to judge
+            prio = _use(mp, attribute, counter)
+            if prio is None:
+                if s.name not in self.cumulative:
+                    self.cumulative.append(s.name)
+            else:
+                uses.append((mp, prio))
+        return uses or None
+
+    def _known(self, s, name: str, attribute, counter: bool) -> None:
+        labels = dict(s.labels)
+        uses = self._uses(s, name, labels, attribute, counter)
+        if uses is None:
+            return
+        self.usable += 1
+        value = float(s.value)
+        if not math.isfinite(value):
+            return
+        broker = self.broker_of(labels)
+        if broker is None:
+            self._nameless(s.name, labels)
+        elif not 0 <= broker <= INT32_MAX:  # broker_id is an int column
+            shown = {k: v if len(v) <= 40 else v[:40] + "..." for k, v in labels.items()}
+            self.out_of_range.append(
+                f"{_show(s.name, shown, value)}: broker id "
+                f"{broker if broker != _BROKER_ID_TOO_LARGE else '(a label of 13+ digits)'} "
+                f"is outside [0, {INT32_MAX}]: not stored"
             )
-            continue
-        result.rows("metrics").append(
-            {"broker_id": broker, "name": canonical, "labels": labels_json, "value": float(v)}
+        elif name in _NODE_CPU:
+            if (_label(labels, "mode") or "").lower() == "idle":
+                self.cpus[broker].add(_label(labels, "cpu") or "")
+        elif name in _NODE_FS_SIZE or name in _NODE_FS_AVAIL:
+            self._filesystem(s, name, labels, value, broker)
+        elif name in _CLIENT_SOFTWARE:
+            self._client_software(s, labels, value, broker)
+        else:
+            self._mapped(s, labels, value, broker, uses)
+
+    def _filesystem(self, s, name: str, labels: dict, value: float, broker: int) -> None:
+        """node exporter: the size and free bytes of each mount."""
+        mount = _label(labels, "mountpoint")
+        if not mount:
+            return
+        fs = self.result.filesystems.setdefault(broker, {}).setdefault(
+            mount, {"device": _label(labels, "device"), "fstype": _label(labels, "fstype")}
         )
-    for (broker, listener, sw, version), conns in sorted(clients.items()):
-        if not 0 <= conns <= CONNECTIONS_MAX:  # a sum of samples that each fit
-            out_of_range.append(
-                f"connections of {sw} {version} on broker {broker}{' ' + listener if listener else ''} "
-                f"sum to {conns:g}, outside [0, {CONNECTIONS_MAX}]: not stored"
+        if not 0 <= value <= FS_BYTES_MAX:  # log_dirs bytes are bigint
+            self.out_of_range.append(
+                f"{_show(s.name, labels, value)} is outside [0, {FS_BYTES_MAX}], a size in bytes: not stored"
             )
-            continue
-        result.rows("client_software").append(
-            {
-                "broker_id": broker,
-                "listener": listener or None,
-                "client_name": sw,
-                "client_version": version or None,
-                "connections": int(round(conns)),
-            }
+            return
+        fs["size_bytes" if name in _NODE_FS_SIZE else "avail_bytes"] = value
+
+    def _client_software(self, s, labels: dict, value: float, broker: int) -> None:
+        """KIP-511: connections per client name and version."""
+        if not 0 <= value <= CONNECTIONS_MAX:  # client_software.connections is an int
+            self.out_of_range.append(
+                f"{_show(s.name, labels, value)} is outside [0, {CONNECTIONS_MAX}], a connection count: not stored"
+            )
+            return
+        key = (
+            broker,
+            _label(labels, "listener") or "",
+            _label(labels, "clientsoftwarename"),
+            _label(labels, "clientsoftwareversion") or "",
         )
-    for message in out_of_range[:MAX_RANGE_ERRORS]:
-        result.error(SOURCE, target, f"{target}: {message}")
-    if len(out_of_range) > MAX_RANGE_ERRORS:
-        result.error(
-            SOURCE,
-            target,
-            f"{target}: {len(out_of_range) - MAX_RANGE_ERRORS} more samples out of "
-            "range for a ratio metric: not stored",
-        )
-    if no_broker:
-        result.error(
-            SOURCE,
-            target,
-            f"{target}: {no_broker} samples name no broker; accepted: {ACCEPTED_BROKER_FORMS} "
-            f"({len(hosts)} brokers with a registered host; e.g. {one_line(no_broker_example, 100)})",
-        )
-    if not result.errors and not result.tables and not result.filesystems and not result.versions:
-        # A source the user named that gives the audit nothing is a failed source: a warning and
-        # exit 0 were a green audit of rules that never ran (issue 37).
-        result.error(
-            SOURCE, target, _nothing_read(target, samples, usable, families, cumulative, kafka_exporter)
-        )
-    return result
+        self.clients[key] += value
+
+    def _mapped(self, s, labels: dict, value: float, broker: int, uses: list[tuple[Mapping, int]]) -> None:
+        """A sample a mapping reads: aggregated per broker, metric and kept labels."""
+        for mp, prio in uses:
+            if mp.canonical == "cpu_user_system_percent" and value < 0:
+                continue  # the JVM reports a negative load when it cannot read it
+            v = _in_range(mp.canonical, value * mp.scale)
+            if v is not None and mp.canonical in COUNTS and not 0 <= v <= COUNTS[mp.canonical]:
+                self.out_of_range.append(
+                    f"{_show(s.name, labels, value)} is outside [0, {COUNTS[mp.canonical]}], "
+                    f"a count for {mp.canonical}: not stored"
+                )
+                continue
+            if v is None:
+                lo, hi, what = RANGES[mp.canonical]
+                scaled = f" ({value * mp.scale:g} as {mp.canonical})" if mp.scale != 1 else ""
+                self.out_of_range.append(
+                    f"{_show(s.name, labels, value)}{scaled} is outside [{lo:g}, {hi:g}], "
+                    f"{what} for {mp.canonical}: not stored"
+                )
+                continue
+            kept = {k: _label(labels, _norm(k)) for k in mp.keep if _label(labels, _norm(k)) is not None}
+            key = (broker, mp.canonical, json.dumps(kept, sort_keys=True, separators=(",", ":")), mp, prio)
+            self.agg[key] = _AGGREGATE[mp.aggregate](self.agg[key], v) if key in self.agg else v
+
+    # --- the rows -----------------------------------------------------------------------------
+    def write_rows(self) -> None:
+        """The best mapping per broker, metric and labels; the client software; the versions."""
+        result = self.result
+        for broker, found in sorted(self.versions.items()):
+            result.versions[broker] = min(found, key=_version_order)  # (federation duplicates: the lowest)
+        best: dict[tuple[int, str, str], tuple[tuple[int, int], float]] = {}
+        for (broker, canonical, labels_json, mp, prio), v in self.agg.items():
+            key, rank = (broker, canonical, labels_json), (prio, _ORDER[mp])
+            if key not in best or rank < best[key][0]:
+                best[key] = (rank, v)
+        for broker, ids in self.cpus.items():
+            best[(broker, "cpu_count", "{}")] = (
+                (-1, -1),
+                float(len(ids)),
+            )  # node exporter over the JVM's view
+        for (broker, canonical, labels_json), (_rank, v) in sorted(best.items(), key=lambda kv: kv[0]):
+            if canonical in COUNTS and not 0 <= v <= COUNTS[canonical]:  # a sum of samples that each fit
+                self.out_of_range.append(
+                    f"{canonical}{labels_json} of broker {broker} sums to {v:g}, outside "
+                    f"[0, {COUNTS[canonical]}]: not stored"
+                )
+                continue
+            result.rows("metrics").append(
+                {"broker_id": broker, "name": canonical, "labels": labels_json, "value": float(v)}
+            )
+        for (broker, listener, sw, version), conns in sorted(self.clients.items()):
+            if not 0 <= conns <= CONNECTIONS_MAX:  # a sum of samples that each fit
+                self.out_of_range.append(
+                    f"connections of {sw} {version} on broker {broker}{' ' + listener if listener else ''} "
+                    f"sum to {conns:g}, outside [0, {CONNECTIONS_MAX}]: not stored"
+                )
+                continue
+            result.rows("client_software").append(
+                {
+                    "broker_id": broker,
+                    "listener": listener or None,
+                    "client_name": sw,
+                    "client_version": version or None,
+                    "connections": int(round(conns)),
+                }
+            )
+
+    def report_problems(self) -> None:
+        """Samples out of range, samples naming no broker, and a scrape that gave nothing."""
+        result, target = self.result, self.target
+        for message in self.out_of_range[:MAX_RANGE_ERRORS]:
+            result.error(SOURCE, target, f"{target}: {message}")
+        if len(self.out_of_range) > MAX_RANGE_ERRORS:
+            result.error(
+                SOURCE,
+                target,
+                f"{target}: {len(self.out_of_range) - MAX_RANGE_ERRORS} more samples out of "
+                "range for a ratio metric: not stored",
+            )
+        if self.no_broker:
+            result.error(
+                SOURCE,
+                target,
+                f"{target}: {self.no_broker} samples name no broker; accepted: {ACCEPTED_BROKER_FORMS} "
+                f"({len(self.hosts)} brokers with a registered host; e.g. {one_line(self.no_broker_example, 100)})",
+            )
+        if not result.errors and not result.tables and not result.filesystems and not result.versions:
+            # A source the user named that gives the audit nothing is a failed source: a warning and
+            # exit 0 were a green audit of rules that never ran (issue 37).
+            result.error(
+                SOURCE,
+                target,
+                _nothing_read(
+                    target, self.samples, self.usable, self.families, self.cumulative, self.kafka_exporter
+                ),
+            )
 
 
 def _nothing_read(
