@@ -376,7 +376,7 @@ BASELINE_TABLE = Table("baseline", (Column("fingerprint", "string", "fingerprint
 def _without_baseline(engine: Engine, current, baseline: Baseline):
     """``current`` without the baselined findings (an anti-join in the engine), and the
     baseline's fingerprints it held (at most the baseline's size reaches the driver)."""
-    engine._register_rows(BASELINE_TABLE, [{"fingerprint": fp} for fp in baseline.entries])
+    engine._register_rows(BASELINE_TABLE, [{"fingerprint": fp} for fp in baseline.fingerprints()])
     known = engine.session.table(VIEW_PREFIX + BASELINE_TABLE.name).select(
         F.col("fingerprint"), F.lit(True).alias("baselined")
     )

@@ -92,7 +92,7 @@ class BrokerView:
 
     @property
     def verdict(self) -> str:
-        """"unsafe" holds whatever min.insync.replicas is (unsafe at 1 is unsafe at any higher
+        """ "unsafe" holds whatever min.insync.replicas is (unsafe at 1 is unsafe at any higher
         value); "safe" only when every partition it hosts has a known min.insync.replicas."""
         if not self.safe:
             return "unsafe"
@@ -111,7 +111,9 @@ class ClusterPreflight:
     brokers: list[BrokerView]
     order: list[int]
     unknown: bool = False  # nothing to simulate: no brokers or no partition state collected
-    missing: list[str] = field(default_factory=list)  # what the snapshot lacks (nothing to simulate, or min ISR)
+    missing: list[str] = field(
+        default_factory=list
+    )  # what the snapshot lacks (nothing to simulate, or min ISR)
     blockers: list[str] = field(default_factory=list)  # why the whole cluster cannot be rolled now
     degraded: dict = field(default_factory=dict)  # {"leaderless"|"under_min_isr"|"offline_replicas": [names]}
     degraded_counts: dict = field(default_factory=dict)  # the same, uncapped counts
@@ -310,7 +312,7 @@ def unknown_min_isr(tables: Tables):
     row of any broker): the real value may be higher, so a restart cannot be judged safe.
     Columns: cluster_id, broker_id, partitions, topic (the first, by name). DataFrame only."""
     from checks._api import F, join
-    from checks._transforms import SOURCE_NAMES, KAFKA_DEFAULT, topic_settings
+    from checks._transforms import KAFKA_DEFAULT, SOURCE_NAMES, topic_settings
 
     configured = (
         tables.configs.where(

@@ -173,7 +173,7 @@ def _write_baseline(entries, path: Path) -> None:
 
     entries = list(entries)
     _write(baseline.document(entries), path)
-    typer.echo(f"{path}: baseline of {len(entries)} finding(s) written", err=True)
+    typer.echo(baseline.written_line(path, len(entries), len(baseline.unique(entries))), err=True)
 
 
 def _tell_baseline(outcome, notes: list[str], *, in_report: bool) -> None:

@@ -159,7 +159,7 @@ def render_text(pre) -> str:
             lines.append("")
             continue
         if c.not_evaluated:
-            lines.append("  not evaluated (never \"safe\"): the snapshot lacks")
+            lines.append('  not evaluated (never "safe"): the snapshot lacks')
             lines.extend(f"    - {m}" for m in c.missing)
         if c.top_reasons:
             lines.append(f"  {c.cluster} is unsafe to roll now, whatever the order:")
