@@ -97,7 +97,12 @@ def _report_format(command: str, fmt: str | None, output: Path | None, choices) 
             raise UsageError(
                 f"{command}: -o {output} names the output file; for the format give --format {output.name}"
             )
-        implied = FORMAT_OF_SUFFIX.get(output.suffix.lower())
+        # results.sarif.json: the common SARIF name (GitHub's upload-sarif examples use it)
+        implied = (
+            "sarif"
+            if output.name.lower().endswith(".sarif.json")
+            else FORMAT_OF_SUFFIX.get(output.suffix.lower())
+        )
         if (
             fmt is not None
             and implied is not None
