@@ -329,3 +329,22 @@ def test_fleet_says_it_replaces_a_run_of_the_same_date(tmp_path):
     second = run(*args)
     assert f"note: replacing the findings of run_date=2026-11-22 under {out}" in second.stderr
     assert Path(out / "run_date=2026-11-22" / "_summary.json").is_file()
+
+
+# --- --help (issue 38): readable metavars, every option name whole, the config text kept ---------
+
+
+def test_help_shows_readable_metavars_and_whole_option_names():
+    for command in ("collect", "check", "preflight", "lint", "fleet"):
+        p = run(command, "--help", env={"COLUMNS": "100", "TERM": "dumb"})
+        assert p.returncode == 0, p.stderr
+        out = p.stdout
+        for python_type in ("<bool>", "<str>", "<list[str]>", "<path>", "<float>", "<int>"):
+            assert python_type not in out, (command, python_type)
+        assert "…" not in out, (command, [x for x in out.splitlines() if "…" in x])
+        if command in ("check", "lint"):
+            assert "[tool.kafka-audit]" in out, command  # Rich took it for markup and dropped it
+            assert "CODES" in out and "FILE" in out
+    out = run("check", "--help", env={"COLUMNS": "100", "TERM": "dumb"}).stdout
+    assert "--bootstrap-servers,--bootstrap-server" in out and "HOST:PORT" in out
+    assert "One of: text, json, html, sarif, junit, markdown," in out  # the choices, in the help text

@@ -394,6 +394,7 @@ def fleet(
         _write(
             render("html", audit_result(result), title=f"kafka-audit fleet report {result.run_date}"), html
         )
+        _say(f"{html}: fleet HTML report of {len(result.clusters)} cluster(s) written")
     if statistics:
         from auditor.render.statistics import per_rule
 
@@ -1059,6 +1060,11 @@ def preflight(
         from auditor.render.preflight_render import fix_plan_file
 
         _write(fix_plan_file(pre), fix_plan)
+        planned = sum(c.plan is not None for c in pre.clusters)
+        _say(
+            f"{fix_plan}: fix plan of {planned} of {len(pre.clusters)} cluster(s) written "
+            "(a script to review; nothing was executed)"
+        )
     raise typer.Exit(
         exitcodes.for_result(failing=pre.any_unsafe or bool(pre.upgrade_blockers), incomplete=pre.incomplete)
     )
@@ -1190,11 +1196,13 @@ def rules_explain(
 
 def main() -> None:
     """Console entry point: one-line errors with the right exit code, never a traceback for bad input."""
+    from auditor.cli.help import tidy as tidy_help
     from auditor.render.escape import neutralise
 
     try:
-        # standalone_mode=False: click returns the exit code instead of exiting itself.
-        code = app(standalone_mode=False)
+        # standalone_mode=False: click returns the exit code instead of exiting itself. tidy:
+        # readable --help (metavars, choices, Rich-escaped text: auditor/cli/help.py).
+        code = tidy_help(typer.main.get_command(app))(standalone_mode=False)
     except AuditorError as e:  # names a file or a cluster: shown with its control characters made visible
         typer.echo(f"kafka-audit: {neutralise(e)}", err=True)
         sys.exit(e.exit_code)
