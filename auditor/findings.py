@@ -157,6 +157,10 @@ class AuditResult:
     # (auditor/causes.py). Given by the fleet job (counted over every finding, not the
     # sample in ``findings``); derived from the findings otherwise.
     causes: list[Cause] | None = None
+    # When ``findings`` holds only some rows of each rule (the fleet job's top rows): how many per
+    # rule, and where every finding is, for the reports' "not listed" notes to be true.
+    rows_per_rule: int | None = None
+    complete_in: str | None = None
 
     def __post_init__(self):
         self.findings.sort(key=lambda f: f.sort_key)

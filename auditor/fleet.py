@@ -535,6 +535,12 @@ def audit_result(result: FleetResult) -> AuditResult:
         incomplete=result.incomplete,
         engine=result.engine,
         notes=notes,
+        rows_per_rule=result.top_n,
+        complete_in=(
+            f"the Parquet findings under {result.run_dir} hold them all"
+            if result.run_dir
+            else "`kafka-audit check` on these snapshots, or fleet with --out, lists them all"
+        ),
         history=run_history(result) or None,
         hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits],
         coverage=result.coverage,
