@@ -210,3 +210,23 @@ def test_issue_38_entries_without_a_file_match_any_file_and_check_entries_have_n
     base = tmp_path / "check.json"
     run("check", cluster_dir("payments-msk"), "--write-baseline", base)
     assert all("file" not in e for e in json.loads(base.read_text())["findings"])
+
+
+def test_issue_38_a_finding_baselined_now_but_found_before_is_not_resolved(tmp_path):
+    base, out = tmp_path / "b.json", tmp_path / "findings"
+    common = ("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--select", "REP,PAR", "--out", out)
+    week1 = run(*common, "--run-date", "2026-11-15", "--format", "json")
+    assert week1.returncode == 1, week1.stderr
+    p = run(*common, "--run-date", "2026-11-22", "--write-baseline", base)
+    assert p.returncode == 0, p.stderr
+    entries = json.loads(base.read_text())["findings"]
+    kept = [e for e in entries if e["cluster"] == "ads-zk-legacy"]  # accepted from now on
+    base.write_text(json.dumps({"version": 1, "findings": kept}))
+    week2 = run(
+        *common, "--run-date", "2026-11-22", "--previous", out, "--baseline", base, "--format", "json"
+    )
+    doc = json.loads(week2.stdout)
+    # nothing was fixed between the weeks: the baselined findings are still there, only not counted
+    assert doc["baseline"]["matched"] == len(kept) > 0
+    assert doc["diff"]["resolved"] == 0, doc["diff"]
+    assert doc["diff"]["persisting"] == len(entries) - len(kept) and doc["diff"]["new"] == 0
