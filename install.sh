@@ -20,7 +20,10 @@ else
   echo "install.sh: not root: skipping Debian packages (zookeeper, chromium, a JDK); their tests will be skipped (and fail under CI=true)" >&2
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e '.[dev]'
+# constraints.txt: the versions the suite passed on (tools/lock.py), so that a fresh machine
+# installs what CI tested rather than whatever newer release a range admits (issue 38).
+python3 -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[dev]'
+python3 tools/lock.py --check
 # Bytecode for our own modules, as pip writes it for an installed wheel (an editable install
 # does not, and PYTHONDONTWRITEBYTECODE stops Python writing it later): compiling ~60 modules
 # from source was ~0.08 s of every `lint` and `check` start (bench/bench_startup.py).
@@ -29,7 +32,7 @@ python3 -m compileall -q auditor checks
 # not committed, so they always match the code. Without them the first `check` spends ~6 s
 # and the first Spark `fleet` ~50 s compiling. Skipped when the code has not changed.
 if ! python3 -m auditor.engine.plan_bundle --check >/dev/null; then
-  echo "install.sh: compiling the rule plans (a few minutes, once per code change)"
+  echo "install.sh: compiling the rule plans (minutes: ~2.5 on a quiet machine, once per code change; progress per engine below)"
   python3 -m auditor.engine.plan_bundle
 fi
 echo "install.sh: done ($(kafka-audit --version))"

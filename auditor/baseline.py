@@ -1,10 +1,16 @@
 """Baselines: findings accepted as they are, so that a run fails only on new ones (lint, check, fleet).
 
 One format, as ruff's and semgrep's: the fingerprint of each finding (auditor.findings.fingerprint,
-sha256 of rule|cluster|resource type|resource name) with what it was computed from::
+sha256 of rule|cluster|resource type|resource name) with what it was computed from, and for
+lint the file the finding is in::
 
     {"version": 1, "tool": "kafka-auditor",
-     "findings": [{"fingerprint", "rule", "cluster", "resource_type", "resource_name"}, ...]}
+     "findings": [{"fingerprint", "rule", "cluster", "resource_type", "resource_name", "file"}, ...]}
+
+An entry matches the finding it was written from: same fingerprint and, when it names a file
+(lint), the same file. The same topic name in another file is another finding, not silenced
+by it (issue 38). One entry per (fingerprint, file): a resource defined at two lines of one
+file is one entry, and ``--write-baseline`` says so when the counts differ.
 
 Files written by lint before this format (``{"schema_version": 1, "kind": "lint-baseline",
 "findings": [{"fingerprint", "rule", "resource": "TYPE:NAME", "file"}]}``, or a bare list of
@@ -37,10 +43,19 @@ class Entry:
     cluster: str | None = None  # None: a file of the earlier lint format
     resource_type: str | None = None
     resource_name: str | None = None
+    file: str | None = None  # lint: the file the finding is in; None: any (check, fleet, earlier files)
 
     @classmethod
     def of(cls, f: Finding) -> Entry:
-        return cls(f.fingerprint, f.rule, f.cluster, f.resource_type, f.resource_name)
+        return cls(f.fingerprint, f.rule, f.cluster, f.resource_type, f.resource_name, file_of(f))
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.fingerprint, self.file)
+
+    def to_json(self) -> dict:
+        """As written: ``file`` only when the entry names one (lint)."""
+        return {k: v for k, v in asdict(self).items() if k != "file" or v is not None}
 
     def written_for(self, clusters: set[str]) -> bool:
         """Could this entry be about one of ``clusters``?"""
@@ -54,18 +69,32 @@ class Entry:
         )
 
 
+def file_of(f: Finding) -> str | None:
+    return (f.location or {}).get("file") or None
+
+
 @dataclass
 class Baseline:
     path: str
-    entries: dict[str, Entry]  # by fingerprint
+    entries: dict[tuple[str, str | None], Entry]  # by (fingerprint, file)
 
-    def __contains__(self, fp: str) -> bool:
-        return fp in self.entries
+    def match(self, f: Finding) -> tuple[str, str | None] | None:
+        """The key of the entry ``f`` matches: its own file's, else one for any file."""
+        for key in ((f.fingerprint, file_of(f)), (f.fingerprint, None)):
+            if key in self.entries:
+                return key
+        return None
 
-    def outcome(self, matched: set[str], clusters: set[str]) -> Outcome:
-        """What a run that found the fingerprints ``matched`` (of this baseline) over the
-        ``clusters`` audited makes of it."""
-        stale = [e for fp, e in sorted(self.entries.items()) if fp not in matched]
+    def fingerprints(self) -> list[str]:
+        """The fingerprints of the entries that name no file: what matches a finding of check or
+        fleet (which are in no file)."""
+        return sorted({fp for fp, file in self.entries if file is None})
+
+    def outcome(self, matched: set, clusters: set[str]) -> Outcome:
+        """What a run that matched the entries ``matched`` (keys of this baseline, or bare
+        fingerprints of entries naming no file) over the ``clusters`` audited makes of it."""
+        matched = {k if isinstance(k, tuple) else (k, None) for k in matched}
+        stale = [e for key, e in sorted(self.entries.items(), key=_order) if key not in matched]
         foreign = None
         if self.entries and not matched and not any(e.written_for(clusters) for e in self.entries.values()):
             written = sorted({e.cluster for e in self.entries.values() if e.cluster is not None})
@@ -94,7 +123,7 @@ class Outcome:
         return {
             "file": self.path,
             "matched": self.matched,
-            "stale": [asdict(e) for e in self.stale],
+            "stale": [e.to_json() for e in self.stale],
             **({"warning": self.foreign} if self.foreign else {}),
         }
 
@@ -129,8 +158,13 @@ def read(path: str | Path) -> Baseline:
         entry = _entry(item)
         if entry is None:
             raise UsageError(f"{p}: every baseline entry needs a fingerprint")
-        entries[entry.fingerprint] = entry
+        entries[entry.key] = entry
     return Baseline(str(p), entries)
+
+
+def _order(item):
+    (fp, file), _ = item
+    return (fp, file or "")
 
 
 def _entry(item) -> Entry | None:
@@ -144,34 +178,51 @@ def _entry(item) -> Entry | None:
 
     rtype, rname = text("resource_type"), text("resource_name")
     if rtype is None and isinstance(item.get("resource"), str) and ":" in item["resource"]:
-        rtype, _, rname = item["resource"].partition(":")  # lint's earlier "TYPE:NAME"
-    return Entry(item["fingerprint"], text("rule"), text("cluster"), rtype, rname)
+        # lint's earlier "TYPE:NAME" entries matched by fingerprint alone, in any file: kept so
+        rtype, _, rname = item["resource"].partition(":")
+        return Entry(item["fingerprint"], text("rule"), text("cluster"), rtype, rname)
+    return Entry(item["fingerprint"], text("rule"), text("cluster"), rtype, rname, text("file"))
 
 
-def document(entries) -> str:
-    """The baseline file of ``entries`` (Entry objects): one per fingerprint, in a stable order."""
-    unique = {e.fingerprint: e for e in entries}.values()
-    ordered = sorted(
-        unique,
+def unique(entries) -> list[Entry]:
+    """One entry per (fingerprint, file), in a stable order."""
+    return sorted(
+        {e.key: e for e in entries}.values(),
         key=lambda e: (
             e.cluster or "",
             e.rule or "",
             e.resource_type or "",
             e.resource_name or "",
+            e.file or "",
             e.fingerprint,
         ),
     )
+
+
+def document(entries) -> str:
+    """The baseline file of ``entries`` (Entry objects): one per (fingerprint, file). The
+    ``file`` key is written only by lint (check's and fleet's findings are in no file)."""
+    rows = [e.to_json() for e in unique(entries)]
     return (
         json.dumps(
-            {"version": VERSION, "tool": "kafka-auditor", "findings": [asdict(e) for e in ordered]},
-            indent=2,
-            ensure_ascii=False,
+            {"version": VERSION, "tool": "kafka-auditor", "findings": rows}, indent=2, ensure_ascii=False
         )
         + "\n"
     )
 
 
+def written_line(path, findings: int, entries: int) -> str:
+    """What --write-baseline says: the entries the file holds, and why fewer than the findings."""
+    if findings == entries:
+        return f"{path}: baseline of {entries} finding(s) written"
+    return (
+        f"{path}: baseline of {entries} entries written for {findings} finding(s): "
+        f"{findings - entries} repeat an entry's rule, resource and file at another line"
+    )
+
+
 def apply(baseline: Baseline, findings: list[Finding], clusters: set[str]) -> tuple[list[Finding], Outcome]:
     """The findings not in the baseline, and the outcome (matched, stale, another cluster's)."""
-    matched = {f.fingerprint for f in findings if f.fingerprint in baseline}
-    return [f for f in findings if f.fingerprint not in baseline], baseline.outcome(matched, clusters)
+    keys = [baseline.match(f) for f in findings]
+    kept = [f for f, k in zip(findings, keys, strict=True) if k is None]
+    return kept, baseline.outcome({k for k in keys if k is not None}, clusters)

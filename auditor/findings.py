@@ -155,6 +155,10 @@ class AuditResult:
     # lint: the files read and those skipped, for its text report.
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # When ``findings`` holds only some rows of each rule (the fleet job's top rows): how many per
+    # rule, and where every finding is, for the reports' "not listed" notes to be true.
+    rows_per_rule: int | None = None
+    complete_in: str | None = None
 
     def __post_init__(self):
         self.findings.sort(key=lambda f: f.sort_key)

@@ -47,32 +47,43 @@ def check_shape(text: str, file: str) -> None:
     sizes: dict[str, int] = {}  # anchor -> how many values the anchored node holds, expanded
     stack: list[list] = []  # open collections: [anchor, values so far]
     expanded = 0
-    for ev in yaml.parse(text, Loader=loader()):
-        if isinstance(ev, yaml.CollectionStartEvent):
-            if len(stack) >= MAX_YAML_DEPTH:
-                raise YAMLInputError(
-                    f"{file}:{ev.start_mark.line + 1}: nesting deeper than {MAX_YAML_DEPTH} levels: refused"
-                )
-            stack.append([ev.anchor, 1])
-            continue
-        if isinstance(ev, yaml.CollectionEndEvent):
-            anchor, size = stack.pop()
-        elif isinstance(ev, yaml.ScalarEvent):
-            anchor, size = ev.anchor, 1
-        elif isinstance(ev, yaml.AliasEvent):
-            anchor, size = None, sizes.get(ev.anchor, 1)
-            expanded += size
-            if expanded > MAX_ALIAS_VALUES:
-                raise YAMLInputError(
-                    f"{file}:{ev.start_mark.line + 1}: aliases expand to more than "
-                    f"{MAX_ALIAS_VALUES} values: refused"
-                )
-        else:
-            continue  # stream and document events
-        if anchor is not None:
-            sizes[anchor] = size
-        if stack:
-            stack[-1][1] = min(stack[-1][1] + size, 1 << 62)
+    try:
+        for ev in yaml.parse(text, Loader=loader()):
+            if isinstance(ev, yaml.CollectionStartEvent):
+                if len(stack) >= MAX_YAML_DEPTH:
+                    raise YAMLInputError(
+                        f"{file}:{ev.start_mark.line + 1}: nesting deeper than {MAX_YAML_DEPTH} levels: refused"
+                    )
+                stack.append([ev.anchor, 1])
+                continue
+            if isinstance(ev, yaml.CollectionEndEvent):
+                anchor, size = stack.pop()
+            elif isinstance(ev, yaml.ScalarEvent):
+                anchor, size = ev.anchor, 1
+            elif isinstance(ev, yaml.AliasEvent):
+                anchor, size = None, sizes.get(ev.anchor, 1)
+                expanded += size
+                if expanded > MAX_ALIAS_VALUES:
+                    raise YAMLInputError(
+                        f"{file}:{ev.start_mark.line + 1}: aliases expand to more than "
+                        f"{MAX_ALIAS_VALUES} values: refused"
+                    )
+            else:
+                continue  # stream and document events
+            if anchor is not None:
+                sizes[anchor] = size
+            if stack:
+                stack[-1][1] = min(stack[-1][1] + size, 1 << 62)
+
+    except yaml.MarkedYAMLError as e:
+        # PyYAML 6.0.4's libyaml has a nesting limit of its own (1000) that its scanner hits while
+        # reading ahead, before the events reach the check above (MAX_YAML_DEPTH, lower): the same
+        # refusal, said the same way whichever PyYAML parses.
+        if "nesting depth" not in str(e.problem or ""):
+            raise
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark else 1
+        raise YAMLInputError(f"{file}:{line}: nesting deeper than {MAX_YAML_DEPTH} levels: refused") from None
 
 
 def plainly_shallow(text: str) -> bool:

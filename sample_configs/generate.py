@@ -225,6 +225,23 @@ class ClusterBuilder:
                 )
         return self
 
+    def features(self, *, metadata_level, metadata_name, epoch):
+        """ApiVersions' finalized features (auditor/collectors/kraft.py): metadata.version at
+        ``metadata_level`` (= ``metadata_name``, its release's latest when supported_max equals
+        it). kraft.version is not listed: a 3.7 broker has no such feature (KIP-853 came in 3.9)
+        and a finalized level 0 is never listed, so CTL008 reads it as 0, a static quorum."""
+        self.t["features"].append(
+            {
+                "feature": "metadata.version",
+                "finalized_level": metadata_level,
+                "version_name": metadata_name,
+                "supported_min": 1,
+                "supported_max": metadata_level,
+                "finalized_epoch": epoch,
+            }
+        )
+        return self
+
     def write(self, root: Path, sources):
         out = root / f"dt={DATE}" / f"cluster={self.cluster['name']}"
         manifest = Manifest(
@@ -590,8 +607,17 @@ def inventory_prod():
             "reassignment_pending": False,
         }
     )
+    # The KRaft source (DescribeQuorum, ApiVersions' finalized features): a healthy quorum, every
+    # voter caught up, metadata.version at its release's latest, a static quorum (kraft.version 0),
+    # so that CTL008-CTL010 are evaluated in the quick start, not "not evaluated".
+    b.quorum(leader=3001, voters=[3001, 3002, 3003], observers=[1, 2, 3, 4, 5, 6], high_watermark=912044)
+    b.features(metadata_level=19, metadata_name="3.7-IV4", epoch=1180)
     b.metrics(std_metrics(16, 0.74, 0.7, 2, 700))
-    return b, [("admin", "kafka-1.inventory.internal:9092"), ("metrics", "kafka-1.inventory.internal:7071")]
+    return b, [
+        ("admin", "kafka-1.inventory.internal:9092"),
+        ("kraft", "kafka-1.inventory.internal:9092"),
+        ("metrics", "kafka-1.inventory.internal:7071"),
+    ]
 
 
 def notifications_msk():
@@ -627,17 +653,24 @@ def notifications_msk():
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.groups(["email-sender", "push-dispatcher", "sms-gateway"])
     b.clients([("apache-kafka-java", "3.7.1", 45)])
+    # MSK KRaft: dedicated controllers AWS runs (never brokers), read through the brokers'
+    # DescribeQuorum and ApiVersions like any KRaft cluster.
     b.t["controller"].append(
         {
             "mode": "kraft",
-            "controller_id": 1,
+            "controller_id": 3000,
             "controller_epoch": 3,
-            "voters": [1, 2, 3],
+            "voters": [3000, 3001, 3002],
             "reassignment_pending": False,
         }
     )
+    b.quorum(leader=3000, voters=[3000, 3001, 3002], observers=[1, 2, 3], high_watermark=288310)
+    b.features(metadata_level=19, metadata_name="3.7-IV4", epoch=402)
     b.metrics(std_metrics(4, 0.8, 0.77, 1, 150, cpu=22.0))
-    return b, [("admin", "b-1.notifications.k3p9s1.c2.kafka.us-east-1.amazonaws.com:9098")]
+    return b, [
+        ("admin", "b-1.notifications.k3p9s1.c2.kafka.us-east-1.amazonaws.com:9098"),
+        ("kraft", "b-1.notifications.k3p9s1.c2.kafka.us-east-1.amazonaws.com:9098"),
+    ]
 
 
 BUILDERS = (payments_msk, logistics_jbod, ads_zk_legacy, search_ingest, inventory_prod, notifications_msk)

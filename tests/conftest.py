@@ -146,3 +146,33 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("spark") and not item.get_closest_marker("own_jvm"):
             item.add_marker(pytest.mark.xdist_group("spark"))
+
+
+class _GroupSuffix:
+    """pytest-xdist's loadgroup sends a group to one worker by the ``@GROUP`` suffix it adds to
+    each grouped test's node id, writing ``item._nodeid``. From pytest 9.1 a node id is derived
+    from ``item._id`` (a NodeId) and that write changes nothing (xdist 3.8.0, the newest, still
+    does it): the shared Spark session's tests spread over both workers, each starting a JVM
+    (tests/test_ci_skips.py caught it on pytest 9.2.0, issue 38). After xdist's hook, give the
+    suffix to the ids it missed; on older pytest it is already there and nothing changes."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        if not config.getoption("loadgroup", default=False):
+            return
+        for item in items:
+            groups = sorted(
+                {
+                    str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                    for m in item.iter_markers("xdist_group")
+                }
+            )
+            suffix = "@" + "_".join(groups)
+            if groups and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+                from _pytest.nodeid import coerce_node_id
+
+                item._id = coerce_node_id(item.nodeid + suffix)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_GroupSuffix(), "kafka-audit-xdist-group-suffix")

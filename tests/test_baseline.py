@@ -170,3 +170,80 @@ def test_a_baseline_of_an_unknown_version_is_refused(tmp_path, version):
     f.write_text(json.dumps({"schema_version": version, "kind": "lint-baseline", "findings": []}))
     with pytest.raises(UsageError, match="baseline schema_version .* is not supported"):
         read(f)
+
+
+# -- issue 38, item 4: an entry matches the finding it was written from; the counts agree ------------
+
+SCRATCH = """\
+- name: shared.scratch
+  partitions: 3
+  replication_factor: 1
+"""
+
+
+def test_issue_38_a_lint_entry_matches_its_own_file_only_and_the_counts_agree(tmp_path):
+    a, b = tmp_path / "team-a", tmp_path / "team-b"
+    a.mkdir(), b.mkdir()
+    (a / "topics.yaml").write_text(SCRATCH)
+    (b / "topics.yaml").write_text(SCRATCH)  # the same topic name, another team's file
+    base = tmp_path / "bl.json"
+    p = run("lint", a, "--write-baseline", base)
+    assert p.returncode == 0, p.stderr
+    entries = json.loads(base.read_text())["findings"]
+    written = int(p.stderr.split("baseline of ")[1].split()[0])
+    assert (
+        written == len(entries) > 0 and f"{base}: baseline of {len(entries)} finding(s) written" in p.stderr
+    )
+    assert {e["file"] for e in entries} == {str(a / "topics.yaml")}
+    # team-b's file is not silenced by team-a's entry: its findings are reported, team-a's are not
+    p = run("lint", a, b, "--baseline", base, "--format", "json")
+    report = json.loads(p.stdout)
+    files = {f["location"]["file"] for f in report["findings"]}
+    assert files == {str(b / "topics.yaml")} and report["baseline"]["matched"] == len(entries)
+    assert report["baseline"]["stale"] == [] and len(report["findings"]) == len(entries)
+    # both files baselined: one entry per finding, the counts agree
+    p = run("lint", a, b, "--write-baseline", base)
+    both = json.loads(base.read_text())["findings"]
+    assert len(both) == 2 * len(entries) and f"baseline of {len(both)} finding(s) written" in p.stderr
+    assert run("lint", a, b, "--baseline", base).returncode == 0
+
+
+def test_issue_38_written_line_says_why_entries_are_fewer_than_findings():
+    f = baseline.Entry("f" * 32, "REP003", "lint", "topic", "t", "x.yaml")
+    assert baseline.unique([f, f]) == [f]
+    assert baseline.written_line("bl.json", 2, 1) == (
+        "bl.json: baseline of 1 entries written for 2 finding(s): 1 repeat an entry's rule, "
+        "resource and file at another line"
+    )
+    assert baseline.written_line("bl.json", 3, 3) == "bl.json: baseline of 3 finding(s) written"
+
+
+def test_issue_38_entries_without_a_file_match_any_file_and_check_entries_have_none(tmp_path):
+    fp = fingerprint("REP003", "lint", "topic", "shared.scratch")
+    path = tmp_path / "any.json"
+    path.write_text(json.dumps({"version": 1, "findings": [{"fingerprint": fp, "rule": "REP003"}]}))
+    read = baseline.read(path)
+    assert list(read.entries) == [(fp, None)] and read.fingerprints() == [fp]
+    base = tmp_path / "check.json"
+    run("check", cluster_dir("payments-msk"), "--write-baseline", base)
+    assert all("file" not in e for e in json.loads(base.read_text())["findings"])
+
+
+def test_issue_38_a_finding_baselined_now_but_found_before_is_not_resolved(tmp_path):
+    base, out = tmp_path / "b.json", tmp_path / "findings"
+    common = ("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--select", "REP,PAR", "--out", out)
+    week1 = run(*common, "--run-date", "2026-11-15", "--format", "json")
+    assert week1.returncode == 1, week1.stderr
+    p = run(*common, "--run-date", "2026-11-22", "--write-baseline", base)
+    assert p.returncode == 0, p.stderr
+    entries = json.loads(base.read_text())["findings"]
+    kept = [e for e in entries if e["cluster"] == "ads-zk-legacy"]  # accepted from now on
+    base.write_text(json.dumps({"version": 1, "findings": kept}))
+    week2 = run(
+        *common, "--run-date", "2026-11-22", "--previous", out, "--baseline", base, "--format", "json"
+    )
+    doc = json.loads(week2.stdout)
+    # nothing was fixed between the weeks: the baselined findings are still there, only not counted
+    assert doc["baseline"]["matched"] == len(kept) > 0
+    assert doc["diff"]["resolved"] == 0, doc["diff"]
+    assert doc["diff"]["persisting"] == len(entries) - len(kept) and doc["diff"]["new"] == 0

@@ -170,7 +170,13 @@ def test_sample_fleet_report_in_chromium(tmp_path):
 # A probe in the page posts what it measured to the host page, which --dump-dom prints.
 
 DESKTOP, PHONE = 1280, 390
-FLEET_HEIGHT_BOUND = 19_000  # px at 1280: 23,311 with every explanation expanded, 17,986 collapsed (142 rows)
+FLEET_HEIGHT_BOUND = 13_000  # px at 1280: 11,443 (issue 38: 3 rows per rule and cluster shown; 18,210 before)
+# The page's height is bounded by its rule-and-cluster groups, not its findings (issue 38): the
+# first screen, charts, coverage and footer, plus at most this much per group (its heading, 3
+# rows, the "Show N more" line). Measured: the sample fleet's 27 groups are 11,443 px at 1280
+# and 22,198 px at 390 (18,210 and 40,431 before).
+PAGE_BASE = {DESKTOP: 4_000, PHONE: 8_000}
+PER_GROUP = {DESKTOP: 500, PHONE: 1_000}
 
 LAYOUT_PROBE = """
 <script>
@@ -302,6 +308,50 @@ def test_verdicts_visible_no_page_scroll_and_legible_charts(pages, tmp_path, nam
     if name == "fleet" and width == DESKTOP:
         assert seen["scrollHeight"] < FLEET_HEIGHT_BOUND, seen
     screenshot(pages[name], tmp_path, f"{name}-report", width, 2400 if width == DESKTOP else 3000)
+
+
+@pytest.mark.parametrize("width", [DESKTOP, PHONE])
+@pytest.mark.parametrize("name", ["cluster", "fleet"])
+def test_page_height_is_bounded_by_its_rules_not_its_findings(pages, tmp_path, name, width):
+    page = pages[name]
+    groups = page.count('<div class="group"')
+    seen = layout(page, tmp_path, f"height-{name}", width)
+    assert 0 < groups and seen["scrollHeight"] <= PAGE_BASE[width] + PER_GROUP[width] * groups, (groups, seen)
+    # every group shows at most 3 rows; the rest are one click away, collapsed
+    assert 'class="more-rows"' in page and '<details class="more-rows" open' not in page
+
+
+@pytest.mark.parametrize("width", [DESKTOP, PHONE])
+def test_more_findings_of_a_rule_do_not_lengthen_the_page(tmp_path, width):
+    """Five findings of one rule or three hundred: the same page height (the rows past the
+    third are one click away), and the note on rows not listed at all says where they are."""
+    from auditor.findings import AuditResult, Finding, fingerprint
+
+    def page(n: int) -> str:
+        findings = [
+            Finding(
+                rule="REP002",
+                name="min-isr-equals-rf",
+                severity="error",
+                cluster="c1",
+                cluster_id="c1",
+                resource_type="topic",
+                resource_name=f"orders.{i:04d}",
+                message=f"min.insync.replicas=3 equals the replica count of orders.{i:04d}",
+                evidence={"replication_factor": 3, "min_insync_replicas": 3},
+                fingerprint=fingerprint("REP002", "c1", "topic", f"orders.{i:04d}"),
+            )
+            for i in range(n)
+        ]
+        return html_render.render(AuditResult(findings, [{"id": "c1", "name": "c1"}], []))
+
+    few, many = page(5), page(300)
+    assert "Show 2 more findings in c1" in few and "Show 197 more findings in c1" in many
+    assert "100 more findings in this cluster not listed (at most 200 rows per rule; --format json" in many
+    heights = [
+        layout(p, tmp_path, f"rows-{n}-{width}", width)["scrollHeight"] for n, p in ((5, few), (300, many))
+    ]
+    assert abs(heights[1] - heights[0]) < 150, heights  # the notes on rows not listed, no rows
 
 
 def test_filter_opens_the_explanations_it_matches(pages, tmp_path):

@@ -136,10 +136,11 @@ def test_github_annotations_follow_the_documented_syntax():
         incomplete=[],
     )
     lines = render_github(result).splitlines()
+    # sorted by file and line, the findings in no file last; each names its topic (issue 38)
     assert lines == [
-        "::error file=topics.yaml,line=7,title=REP002 min-isr-equals-rf::bad",
+        "::notice file=dir/a%2Cb%3Ac%25.yaml,line=2,title=REP002 min-isr-equals-rf::topic v: fyi",
+        "::error file=topics.yaml,line=7,title=REP002 min-isr-equals-rf::topic t: bad",
         "::warning title=REP002 min-isr-equals-rf::c1: topic u: meh",
-        "::notice file=dir/a%2Cb%3Ac%25.yaml,line=2,title=REP002 min-isr-equals-rf::fyi",
     ]
 
 
@@ -160,7 +161,8 @@ def test_github_annotations_escape_hostile_topic_names():
         props == "error file=x%25%0D%0A%3A%3Aerror file=evil%3A%3Apwned%2C\\x1b[31m.yaml,line=1,"
         "title=REP002 min-isr-equals-rf"
     )
-    assert message == "topic x%25%0D%0A::error file=evil::pwned,\\x1b[31m is bad"
+    hostile_shown = "x%25%0D%0A::error file=evil::pwned,\\x1b[31m"
+    assert message == f"topic {hostile_shown}: topic {hostile_shown} is bad"
 
 
 def test_lint_and_check_write_github_annotations():
@@ -180,10 +182,43 @@ def test_lint_warnings_are_github_annotations_too(tmp_path):
     GitHub log, not a plain stderr line nobody sees."""
     (tmp_path / "values.yaml").write_text("replicaCount: 3\n")
     p = run("lint", CHANGE_TOPICS, tmp_path / "values.yaml", "--format", "github")
-    notes = [x for x in p.stdout.splitlines() if x.startswith("::warning title=kafka-audit::")]
+    notes = [x for x in p.stdout.splitlines() if "title=kafka-audit::" in x and "values.yaml" in x]
     assert len(notes) == 1, p.stdout
-    assert "values.yaml" in notes[0] and "values.yaml" not in p.stderr, p.stderr
+    # a warning about one file carries file= (issue 38): GitHub shows it on that file
+    file = str(tmp_path / "values.yaml").replace(":", "%3A").replace(",", "%2C")
+    assert notes[0].startswith(f"::warning file={file},title=kafka-audit::"), notes[0]
+    assert "values.yaml" not in p.stderr, p.stderr
     assert p.returncode == 1  # the findings of the topic files still fail the run
+
+
+def test_github_annotations_are_sorted_and_name_their_resource():
+    p = run("lint", CHANGE_TOPICS, "--format", "github")
+    located = [x for x in p.stdout.splitlines() if " file=" in x and "title=kafka-audit" not in x]
+    keys = [(re.search(r"file=(?P<file>[^,]+),line=(?P<line>\d+)", x).groupdict()) for x in located]
+    pairs = [(k["file"], int(k["line"])) for k in keys]
+    assert pairs == sorted(pairs) and len(pairs) > 1
+    assert all(re.search(r"::(topic|broker|config) [^:]+: ", x) for x in located), located
+    assert any("::topic search.ranking-features: " in x for x in located)
+    p = run("check", SAMPLE_FLEET, "--format", "github")
+    found = [x for x in p.stdout.splitlines() if "title=kafka-audit" not in x]
+    rank = {"error": 0, "warning": 1, "notice": 2}
+    severities = [rank[x[2:].split(" ", 1)[0]] for x in found]
+    assert severities == sorted(severities)  # worst first (critical and error are both ::error)
+    assert all(re.search(r"::[a-z0-9-]+: (topic|broker|partition|cluster|[a-z_]+) ", x) for x in found), (
+        found[:3]
+    )
+
+
+def test_sarif_json_output_name_is_sarif(tmp_path):
+    out = tmp_path / "results.sarif.json"
+    p = run("check", cluster_dir("payments-msk"), "--format", "sarif", "-o", out)
+    assert p.returncode == 1, p.stderr
+    assert json.loads(out.read_text())["version"] == "2.1.0"
+    out.unlink()
+    p = run("check", cluster_dir("payments-msk"), "-o", out)  # inferred from the name too
+    assert json.loads(out.read_text())["version"] == "2.1.0"
+    p = run("check", cluster_dir("payments-msk"), "--format", "json", "-o", out)
+    assert p.returncode == 2 and "contradicts" in p.stderr
 
 
 # --- --statistics --------------------------------------------------------------------------------
@@ -294,3 +329,22 @@ def test_fleet_says_it_replaces_a_run_of_the_same_date(tmp_path):
     second = run(*args)
     assert f"note: replacing the findings of run_date=2026-11-22 under {out}" in second.stderr
     assert Path(out / "run_date=2026-11-22" / "_summary.json").is_file()
+
+
+# --- --help (issue 38): readable metavars, every option name whole, the config text kept ---------
+
+
+def test_help_shows_readable_metavars_and_whole_option_names():
+    for command in ("collect", "check", "preflight", "lint", "fleet"):
+        p = run(command, "--help", env={"COLUMNS": "100", "TERM": "dumb"})
+        assert p.returncode == 0, p.stderr
+        out = p.stdout
+        for python_type in ("<bool>", "<str>", "<list[str]>", "<path>", "<float>", "<int>"):
+            assert python_type not in out, (command, python_type)
+        assert "…" not in out, (command, [x for x in out.splitlines() if "…" in x])
+        if command in ("check", "lint"):
+            assert "[tool.kafka-audit]" in out, command  # Rich took it for markup and dropped it
+            assert "CODES" in out and "FILE" in out
+    out = run("check", "--help", env={"COLUMNS": "100", "TERM": "dumb"}).stdout
+    assert "--bootstrap-servers,--bootstrap-server" in out and "HOST:PORT" in out
+    assert "One of: text, json," in out  # the choices, in the help text

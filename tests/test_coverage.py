@@ -18,7 +18,7 @@ from auditor.engine.runner import run_audit
 from auditor.grading import grade
 from auditor.registry import load_rules
 from auditor.render import html_render, json_render, markdown_render, text_render
-from auditor.snapshot.io import Manifest, open_snapshot, write_snapshot
+from auditor.snapshot.io import Manifest, discover, open_snapshot, write_snapshot
 from auditor.snapshot.schema import TABLES
 from tests.conftest import ROOT, cluster_dir
 
@@ -231,3 +231,26 @@ def test_rules_that_judge_broker_settings_alone_are_evaluated_without_topics():
     for code in ("REP001", "REP002", "REP005", "REP006"):
         assert unmet(rules[code], have) is None, code
     assert unmet(rules["PAR003"], have) is not None  # partition state really is missing
+
+
+def test_issue_38_the_sample_fleet_evaluates_the_whole_catalogue():
+    """The quick start demonstrates every rule: each sample cluster has the inputs of every rule
+    that applies to it (the KRaft clusters their quorum and feature rows: CTL008-CTL010)."""
+    from tests.conftest import SAMPLE_FLEET
+
+    refs = [open_snapshot(d) for d in discover(str(SAMPLE_FLEET))]
+    assert len(refs) == 6
+    with open_engine("duckdb") as engine:
+        result = run_audit(engine, refs, AuditConfig())
+    doc = json_render.document(result)
+    assert {c["name"]: c["not_evaluated"] for c in doc["clusters"]} == {
+        r.manifest.cluster_name: [] for r in refs
+    }
+    kraft = {r.manifest.cluster_name for r in refs if r.manifest.cluster.get("metadata_mode") == "kraft"}
+    assert kraft == {"search-ingest", "inventory-prod", "notifications-msk"}
+    for ref in refs:
+        if ref.manifest.cluster_name in kraft:
+            assert {"quorum", "features"} <= set(ref.files), ref.manifest.cluster_name
+    # the healthy KRaft clusters stay healthy with their quorum evaluated
+    fired = {(f.cluster, f.rule) for f in result.findings}
+    assert not {r for c, r in fired if c in ("inventory-prod", "notifications-msk")}

@@ -59,3 +59,15 @@ def test_sample_fleet_matches_its_generator(tmp_path):
         assert not diffs, (
             f"sample_configs/{sub} is stale: run python sample_configs/generate.py ({diffs[:3]})"
         )
+
+
+def test_report_schema_keeps_one_layout():
+    """docs/report.schema.json is hand-edited; its layout is fixed (json.dumps, indent 2, a final
+    newline) so that an edit shows as its own lines, not as a rewrite of the whole file (the
+    reformat in e3d6dd1 turned a few added keys into a 300-line diff; issue 38). To restore it:
+    python3 -c "import json,sys; p='docs/report.schema.json'; d=json.load(open(p));
+    open(p,'w').write(json.dumps(d, indent=2, ensure_ascii=False)+'\\n')"."""
+    import json
+
+    text = (ROOT / "docs" / "report.schema.json").read_text(encoding="utf-8")
+    assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"

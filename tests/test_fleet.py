@@ -152,6 +152,7 @@ def test_fleet_html_report_counts_every_finding_but_lists_the_top(tmp_path):
     html = tmp_path / "fleet.html"
     p = _cli("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--top", "2", "--html", html, "--format", "json")
     assert p.returncode == 1, p.stderr
+    assert f"kafka-audit: {html}: fleet HTML report of 6 cluster(s) written" in p.stderr  # issue 38
     doc = json.loads(p.stdout)
     page = html.read_text()
     # REP008 hits 70 partitions of ads-zk-legacy: only 2 rows reach the page, the count is true.

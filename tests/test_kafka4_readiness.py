@@ -256,6 +256,19 @@ def _collect(tmp_path, scrapes: dict[int, str], name: str) -> Path:
         "topics": [{"topic": "orders", "partitions": 4, "replication_factor": 2, "is_internal": False}],
         "partitions": partitions,
         "metrics": collected.tables["metrics"],
+        # the brokers' server.properties were read (without min.insync.replicas: Kafka's default 1 is
+        # their value), so the restart simulation knows each topic's effective min ISR (issue 38)
+        "configs": [
+            {
+                "entity_type": "broker",
+                "entity_name": str(b),
+                "key": "broker.id",
+                "value": str(b),
+                "source": "STATIC_BROKER_CONFIG",
+                "is_sensitive": False,
+            }
+            for b in (1, 2)
+        ],
     }
     manifest = Manifest(
         cluster={"id": name, "name": name, "metadata_mode": "kraft"}, collected_at="2026-11-22T00:00:00Z"

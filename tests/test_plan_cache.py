@@ -310,3 +310,30 @@ def test_cli_with_a_tampered_cache_still_reports(tmp_path):
         e = json.loads(p.read_text())
         p.write_text(json.dumps({**e, "sql": _hide_everything(e["sql"])}))
     assert '"CLI001"' in check()
+
+
+def test_bundle_build_shows_progress_per_engine(tmp_path, monkeypatch, capsys):
+    """issue 38: install.sh's compile is not silent: per engine the command k of n, the plans
+    compiled so far (of the previous bundle's count), a heartbeat while a command runs, a total."""
+    from auditor.engine import plan_bundle
+
+    change = str(ROOT / "sample_configs" / "change-review")
+    monkeypatch.setattr(
+        plan_bundle,
+        "bundle_commands",
+        lambda samples: [("duckdb", ["lint", change]), ("duckdb", ["rules", "list"])],
+    )
+    target = tmp_path / "bundle.json.gz"
+    target.write_bytes(gzip.compress(json.dumps({"plans": {"duckdb": {"a": {}, "b": {}}}}).encode()))
+    count = plan_bundle.build_bundle(target=target, heartbeat=0.5)
+    err = capsys.readouterr().err.splitlines()
+    written = json.loads(gzip.decompress(target.read_bytes()))["plans"]["duckdb"]
+    assert count == len(written) > 0
+    first = [x for x in err if x.startswith("plan_bundle: duckdb 1/2 (lint): ")]
+    assert first and re.fullmatch(
+        r"plan_bundle: duckdb 1/2 \(lint\): \d+/2 duckdb plans compiled \(\d+\.\d s\)", first[-1]
+    )
+    heartbeats = [x for x in first if "so far" in x]
+    assert heartbeats, err  # linting takes seconds: at least one line while it ran
+    assert any(x.startswith("plan_bundle: duckdb 2/2 (rules): ") for x in err)
+    assert err[-1].startswith(f"plan_bundle: {count} plans (duckdb {count}) in ")

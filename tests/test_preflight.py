@@ -51,9 +51,10 @@ def snapshot(
     clients=(),
     extra=None,
     cluster=None,
+    configs=None,
 ):
     """A small cluster: ``partitions`` are (replicas, isr[, leader]) of one topic; min.insync.replicas
-    as the cluster default."""
+    as the cluster default (``configs``: these config rows instead)."""
     rows = []
     for i, p in enumerate(partitions):
         replicas, isr = p[0], p[1]
@@ -94,7 +95,9 @@ def snapshot(
                 "source": "DYNAMIC_DEFAULT_BROKER_CONFIG",
                 "is_sensitive": False,
             }
-        ],
+        ]
+        if configs is None
+        else configs,
         "consumer_groups": [
             {"group_id": g, "state": "Stable", "members": 1, "coordinator_partition": p} for g, p in groups
         ],
@@ -342,6 +345,91 @@ def test_incomplete_cluster_is_never_safe_in_the_per_cluster_json(tmp_path):
     assert r.returncode == 3 and "incomplete" in r.stdout
 
 
+def _config(entity_type, name, key, value, source):
+    return {
+        "entity_type": entity_type,
+        "entity_name": name,
+        "key": key,
+        "value": value,
+        "source": source,
+        "is_sensitive": False,
+    }
+
+
+# What ZooKeeper alone gives: the dynamic overrides (here one per broker, not min.insync.replicas),
+# never the brokers' server.properties.
+ZK_ONLY = [_config("broker", str(b), "log.cleaner.threads", "2", "DYNAMIC_BROKER_CONFIG") for b in (1, 2, 3)]
+# ISR [1, 2] of replicas [1, 2, 3]: safe with min.insync.replicas 1, unsafe for 1 and 2 with 2.
+SHORT_ISR = [([1, 2, 3], [1, 2])] + rotation(5)
+
+
+def test_issue_38_without_the_effective_min_isr_no_broker_is_called_safe(tmp_path):
+    snap = snapshot(tmp_path, "zk-only", SHORT_ISR, configs=ZK_ONLY)
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    # Kafka's default 1 stood in: nothing is unsafe at 1, but nothing may be called safe either
+    assert c.unsafe == [] and c.not_evaluated == [1, 2, 3] and not c.safe_to_roll and c.order == []
+    assert {b.verdict for b in c.brokers} == {"not evaluated"} and pre.incomplete and c.plan is None
+    assert len(c.missing) == 1 and "min.insync.replicas of topics such as orders" in c.missing[0]
+    assert "--broker-config" in c.missing[0] and "--bootstrap-servers" in c.missing[0]
+    doc = json.loads(render("json", pre))["preflight"]["clusters"][0]
+    assert doc["not_evaluated_brokers"] == [1, 2, 3] and doc["safe_to_roll"] is False
+    assert [b["verdict"] for b in doc["brokers"]] == ["not evaluated"] * 3
+    r = cli("preflight", snap)
+    assert r.returncode == 3, r.stderr
+    assert "not evaluated" in r.stdout and "preflight unknown" in r.stdout and " safe " not in r.stdout
+    assert "every broker can be restarted" not in r.stdout
+    page = render("html", pre)
+    assert "not evaluated" in page and "Unknown:" in page
+
+
+def test_issue_38_the_same_cluster_with_its_broker_configs_is_judged(tmp_path):
+    # server.properties with min.insync.replicas=2: the short ISR makes brokers 1 and 2 unsafe
+    static = [_config("broker", str(b), "min.insync.replicas", "2", None) for b in (1, 2, 3)]
+    (c,) = preflight(snapshot(tmp_path, "with-files", SHORT_ISR, configs=ZK_ONLY + static)).clusters
+    assert c.unsafe == [1, 2] and c.not_evaluated == [] and by_id(c)[3].verdict == "safe"
+    # server.properties without the key: Kafka's default 1 IS the brokers' value, so it is judged
+    other = [_config("broker", str(b), "num.io.threads", "8", None) for b in (1, 2, 3)]
+    (c,) = preflight(snapshot(tmp_path, "files-no-key", SHORT_ISR, configs=ZK_ONLY + other)).clusters
+    assert c.unsafe == [] and c.not_evaluated == [] and c.safe_to_roll
+    # DescribeConfigs (Admin API) lists the defaults it applies: judged too
+    admin = [_config("broker", str(b), "min.insync.replicas", "1", "DEFAULT_CONFIG") for b in (1, 2, 3)]
+    (c,) = preflight(snapshot(tmp_path, "admin", SHORT_ISR, configs=admin)).clusters
+    assert c.not_evaluated == [] and c.safe_to_roll
+
+
+def test_issue_38_a_topic_override_or_dynamic_default_is_enough(tmp_path):
+    override = [_config("topic", "orders", "min.insync.replicas", "2", "DYNAMIC_TOPIC_CONFIG")]
+    (c,) = preflight(snapshot(tmp_path, "override", SHORT_ISR, configs=ZK_ONLY + override)).clusters
+    assert c.unsafe == [1, 2] and c.not_evaluated == []
+    # only the brokers hosting a topic whose min ISR is unknown are not evaluated: 4 hosts none
+    rows = [([1, 2, 3], [1, 2, 3])] * 3
+    (c,) = preflight(snapshot(tmp_path, "spare", rows, brokers=(1, 2, 3, 4), configs=ZK_ONLY)).clusters
+    assert c.not_evaluated == [1, 2, 3] and by_id(c)[4].verdict == "safe"
+
+
+def test_issue_38_a_files_only_snapshot_says_what_it_lacks(tmp_path):
+    snap = tmp_path / "files-only"
+    p = cli(
+        "collect",
+        "--broker-config",
+        ROOT / "sample_configs" / "change-review" / "brokers",
+        "--cluster-name",
+        "files-only",
+        "-o",
+        snap,
+    )
+    assert p.returncode == 0, p.stderr
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    assert c.unknown and [b.broker_id for b in c.brokers] == [1, 2]
+    # a broker is there: only the partition state is missing, and where it would come from
+    assert len(c.missing) == 1 and c.missing[0].startswith("no partition state")
+    assert "--zookeeper" in c.missing[0] and "this snapshot's sources: broker-config" in c.missing[0]
+    r = cli("preflight", snap)
+    assert r.returncode == 3 and "no partition state" in r.stdout and "no registered brokers" not in r.stdout
+
+
 def test_broker_option_says_only_those_brokers_were_simulated(tmp_path):
     snap = snapshot(tmp_path, "only-two", rotation(6))
     text = render("text", preflight(snap, brokers=[2]))
@@ -526,8 +614,10 @@ def test_cli_nothing_to_simulate_is_never_safe(tmp_path):
     p = cli("preflight", snap)
     assert p.returncode == 3, p.stderr
     assert "cannot simulate restarts" in p.stdout and "preflight unknown" in p.stdout
+    # issue 38: what is missing, said precisely (no broker is registered, no partition state)
+    assert "- no registered brokers" in p.stdout and "- no partition state" in p.stdout
     page = render("html", preflight(snap))
-    assert "restarts cannot be simulated" in page and "Unknown:" in page
+    assert "Restarts cannot be simulated" in page and "Unknown:" in page and "no partition state" in page
 
 
 def test_html_escapes_snapshot_values(tmp_path):
@@ -575,14 +665,19 @@ def test_preflight_on_a_snapshot_collected_from_zookeeper(tmp_path):
         )
         assert p.returncode == 0, p.stderr
     p = cli("preflight", snap, "--format", "json")
-    assert p.returncode == 1, p.stderr
+    # issue 38: ZooKeeper alone holds no broker configuration, so the effective min.insync.replicas
+    # of topics without an override is not known: exit 3 (unknown), never a "safe" broker
+    assert p.returncode == 3, p.stderr
     doc = json.loads(p.stdout)
     (c,) = doc["preflight"]["clusters"]
-    # min.insync.replicas is Kafka's default (1) without broker configs: only the partition the
-    # split-brain left without a leader (leader -1, ISR [sole]) blocks, and it blocks every registered
-    # broker holding a replica of it (it is already offline: MNT001 "already fail", not MNT002).
+    # Unsafe at Kafka's default 1 is unsafe at any higher value: the partition the split-brain left
+    # without a leader (leader -1, ISR [sole]) blocks every registered broker holding a replica of it
+    # (it is already offline: MNT001 "already fail", not MNT002). The others are not evaluated.
     holders = sorted({*layout["/brokers/topics/__consumer_offsets"]["partitions"]["17"], sole} & {1, 2, 3, 4})
     assert c["unsafe_brokers"] == holders and sole in holders and c["controller_id"] == 2
+    assert c["not_evaluated_brokers"] == sorted({1, 2, 3, 4} - set(holders))
+    assert {b["verdict"] for b in c["brokers"]} <= {"unsafe", "not evaluated"}
+    assert any("--broker-config" in m for m in c["missing"])
     assert sorted(b["broker_id"] for b in c["brokers"]) == [1, 2, 3, 4]  # broker 5 is not registered
     mnt = {(f["rule"], f["resource"]["name"]) for f in doc["findings"] if f["rule"].startswith("MNT")}
     assert {("MNT001", str(b)) for b in holders} <= mnt and not any(r == "MNT002" for r, _ in mnt)

@@ -66,6 +66,8 @@ def test_issue_18_done_condition_on_the_cli(tmp_path):
     out = tmp_path / "plan.sh"
     p = cli("preflight", cluster_dir("payments-msk"), "--fix-plan", out)
     assert p.returncode == 1, p.stderr
+    # issue 38: it says what it wrote, as --write-baseline does
+    assert f"kafka-audit: {out}: fix plan of 1 of 1 cluster(s) written" in p.stderr, p.stderr
     assert "unsafe" in p.stdout and "preflight unsafe" in p.stdout
     for topic in (
         "__consumer_offsets",

@@ -292,3 +292,66 @@ def test_collect_abandons_a_source_past_its_deadline(monkeypatch):
     assert err["source"] == "files" and "no result within 0.5 s" in err["message"]
     assert [s["status"] for s in manifest.sources] == ["error"]
     assert ("files", "done", 1, 1) in seen
+
+
+# -- issue 38: the hand-run server (README) never leaves its JVM behind ---------------------------
+
+
+def _serve_by_hand():
+    """`python -m tests.zk_server DUMP` as the README runs it: (process, the JVM's pid)."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.zk_server",
+            str(ROOT / "sample_configs/sources/ads-zk-legacy/zookeeper.json"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    for line in proc.stdout:
+        if line.startswith("serving") or time.monotonic() > deadline:
+            break
+    children = subprocess.run(
+        ["ps", "-o", "pid=,comm=", "--ppid", str(proc.pid)], capture_output=True, text=True
+    )
+    (jvm,) = [int(x.split()[0]) for x in children.stdout.splitlines() if "java" in x]
+    return proc, jvm
+
+
+def _gone(pid: int, timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # a zombie (exited, not yet reaped by its parent) is gone too
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().split(")")[-1].split()[0] == "Z":
+                    return True
+        except OSError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGKILL"])
+def test_hand_run_server_stops_its_jvm_when_python_is_terminated_or_killed(signum):
+    import signal
+
+    proc, jvm = _serve_by_hand()
+    try:
+        os.kill(proc.pid, getattr(signal, signum))
+        proc.wait(timeout=30)
+        assert _gone(jvm), f"the ZooKeeper JVM {jvm} outlived its Python process ({signum})"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if not _gone(jvm, 0):
+            os.kill(jvm, 9)

@@ -23,6 +23,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -84,8 +85,11 @@ def four_letter(port: int, cmd: str = "srvr", timeout: float = 1.0) -> str:
 
 
 class ZkServer:
-    def __init__(self, ready_timeout: float = 30.0):
+    def __init__(self, ready_timeout: float = 30.0, die_with_parent: bool = False):
         self.ready_timeout = ready_timeout
+        # Run by hand (python -m tests.zk_server): the JVM must not outlive this process, even
+        # when it is killed (SIGKILL runs no cleanup): Linux's parent-death signal ends it too.
+        self.die_with_parent = die_with_parent
         self.port: int | None = None
         self.proc: subprocess.Popen | None = None
         self.dir: str | None = None
@@ -122,6 +126,7 @@ class ZkServer:
             stdout=self.log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            preexec_fn=_parent_death_signal if self.die_with_parent else None,
         )
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
@@ -390,6 +395,18 @@ def load_dump(zk, dump, chroot: str | None = None, batch: int = 2000) -> str:
     return root
 
 
+def _parent_death_signal() -> None:
+    """In the child, before exec: SIGTERM it when its parent dies (prctl PR_SET_PDEATHSIG, Linux)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+
+
+def _stop_on_signal(signum, _frame) -> None:
+    raise SystemExit(128 + signum)  # unwinds through _main's finally, which stops the JVM
+
+
 def _main(argv=None) -> int:
     import argparse
 
@@ -404,7 +421,11 @@ def _main(argv=None) -> int:
         help="load into this ZooKeeper and exit (default: start one on 127.0.0.1 and serve until Ctrl-C)",
     )
     args = ap.parse_args(argv)
-    server = None if args.zookeeper else ZkServer().start()
+    # SIGTERM (kill, a CI runner's timeout) and SIGHUP (a closed terminal) stop the server as
+    # Ctrl-C does; without this the JVM outlived the Python process (issue 38).
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop_on_signal)
+    server = None if args.zookeeper else ZkServer(die_with_parent=True).start()
     hosts = args.zookeeper or server.hosts
     try:
         c = client(hosts)

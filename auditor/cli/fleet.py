@@ -122,6 +122,7 @@ def fleet(
     write_summary(result)
     if html is not None:
         write(render("html", audit_result(result), title=f"kafka-audit fleet report {result.run_date}"), html)
+        say(f"{html}: fleet HTML report of {len(result.clusters)} cluster(s) written")
     if statistics_only:
         from auditor.render.statistics import per_rule
 

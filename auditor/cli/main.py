@@ -53,9 +53,12 @@ def _root(
 
 def main() -> None:
     """Console entry point: one-line errors with the right exit code, never a traceback for bad input."""
+    from auditor.cli.help import tidy as tidy_help
+
     try:
-        # standalone_mode=False: click returns the exit code instead of exiting itself.
-        code = app(standalone_mode=False)
+        # standalone_mode=False: click returns the exit code instead of exiting itself. tidy:
+        # readable --help (metavars, choices, Rich-escaped text: auditor/cli/help.py).
+        code = tidy_help(typer.main.get_command(app))(standalone_mode=False)
     except AuditorError as e:  # names a file or a cluster: shown with its control characters made visible
         say(e)
         sys.exit(e.exit_code)

@@ -114,7 +114,7 @@ def write_baseline(entries, path: Path) -> None:
 
     entries = list(entries)
     write(baseline.document(entries), path)
-    typer.echo(f"{path}: baseline of {len(entries)} finding(s) written", err=True)
+    typer.echo(baseline.written_line(path, len(entries), len(baseline.unique(entries))), err=True)
     raise typer.Exit(exitcodes.OK)
 
 

@@ -11,6 +11,7 @@ import typer
 from auditor.cli.options import ConfigOpt, EngineName, EngineOpt, OutputOpt, with_sources
 from auditor.cli.output import exit_with, report_format, rule_choice, write, write_report
 from auditor.sources import Sources
+from auditor.stderr import say
 
 
 class PreflightFormat(str, Enum):
@@ -75,4 +76,9 @@ def preflight(
     write_report(fmt, render_preflight(fmt, pre), output)
     if fix_plan is not None:
         write(fix_plan_file(pre), fix_plan)
+        planned = sum(c.plan is not None for c in pre.clusters)
+        say(
+            f"{fix_plan}: fix plan of {planned} of {len(pre.clusters)} cluster(s) written "
+            "(a script to review; nothing was executed)"
+        )
     exit_with(failing=pre.any_unsafe or bool(pre.upgrade_blockers), incomplete=pre.incomplete)

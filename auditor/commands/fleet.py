@@ -257,8 +257,10 @@ def _run(
     table = findings_table(tables, selected, config, materialize=not previous_run, progress=progress)
     current = engine.session.table(table).where(F.col("exempted_by").isNull()).drop("exempted_by")
     outcome = None
+    baselined_now: set[str] = set()  # found in this run but left out by --baseline
     if baseline is not None:
         current, matched = _without_baseline(engine, current, baseline)
+        baselined_now = matched
         outcome = baseline.outcome(matched, {r.manifest.cluster_name for r in refs})
         notes.extend(([f"warning: {outcome.foreign}"] if outcome.foreign else []) + [outcome.line()])
     if previous_run:
@@ -329,11 +331,21 @@ def _run(
             findings.select(F.col("fingerprint"), F.lit(True).alias("still")),
             "fingerprint",
             "left",
-        )
+        ).where(F.col("still").isNull())
+        if baselined_now:  # still found, only left out by --baseline: not resolved (issue 38)
+            engine._register_rows(BASELINED_TABLE, [{"fingerprint": fp} for fp in sorted(baselined_now)])
+            resolved = join(
+                resolved.drop("still"),
+                engine.session.table(VIEW_PREFIX + BASELINED_TABLE.name).select(
+                    F.col("fingerprint"), F.lit(True).alias("still")
+                ),
+                "fingerprint",
+                "left",
+            ).where(F.col("still").isNull())
         diff = {
             "new": counts.get("new", 0),
             "persisting": counts.get("persisting", 0),
-            "resolved": resolved.where(F.col("still").isNull()).count(),
+            "resolved": resolved.count(),
         }
     incomplete = [
         {"cluster": r.manifest.cluster_name, **{k: e.get(k) for k in ("source", "target", "message")}}
@@ -375,12 +387,15 @@ def _run(
 
 
 BASELINE_TABLE = Table("baseline", (Column("fingerprint", "string", "fingerprint of a baselined finding"),))
+BASELINED_TABLE = Table(
+    "baselined_now", (Column("fingerprint", "string", "a finding of this run left out by the baseline"),)
+)
 
 
 def _without_baseline(engine: Engine, current, baseline: Baseline):
     """``current`` without the baselined findings (an anti-join in the engine), and the
     baseline's fingerprints it held (at most the baseline's size reaches the driver)."""
-    engine._register_rows(BASELINE_TABLE, [{"fingerprint": fp} for fp in baseline.entries])
+    engine._register_rows(BASELINE_TABLE, [{"fingerprint": fp} for fp in baseline.fingerprints()])
     known = engine.session.table(VIEW_PREFIX + BASELINE_TABLE.name).select(
         F.col("fingerprint"), F.lit(True).alias("baselined")
     )
@@ -539,6 +554,12 @@ def audit_result(result: FleetResult) -> AuditResult:
         incomplete=result.incomplete,
         engine=result.engine,
         notes=notes,
+        rows_per_rule=result.top_n,
+        complete_in=(
+            f"the Parquet findings under {result.run_dir} hold them all"
+            if result.run_dir
+            else "`kafka-audit check` on these snapshots, or fleet with --out, lists them all"
+        ),
         history=run_history(result) or None,
         hits=[{k: h[k] for k in ("cluster", "rule", "name", "severity", "count")} for h in result.hits],
         coverage=result.coverage,

@@ -98,9 +98,20 @@ class BrokerView:
     consumer_groups: list[str] = field(default_factory=list)
     coordinator_partitions: int = 0  # MNT003
     reasons: list[str] = field(default_factory=list)  # rule codes that made it unsafe or hit groups
+    # Partitions it hosts whose topic's effective min.insync.replicas is not known (Kafka's default
+    # stood in because no broker configuration was collected): not "safe", "not evaluated".
+    unknown_min_isr_partitions: int = 0
+
+    @property
+    def verdict(self) -> str:
+        """ "unsafe" holds whatever min.insync.replicas is (unsafe at 1 is unsafe at any higher
+        value); "safe" only when every partition it hosts has a known min.insync.replicas."""
+        if not self.safe:
+            return "unsafe"
+        return "not evaluated" if self.unknown_min_isr_partitions else "safe"
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        return {**dataclasses.asdict(self), "verdict": self.verdict}
 
 
 @dataclass
@@ -126,6 +137,9 @@ class ClusterPreflight:
     brokers: list[BrokerView]
     order: list[int]
     unknown: bool = False  # nothing to simulate: no brokers or no partition state collected
+    missing: list[str] = field(
+        default_factory=list
+    )  # what the snapshot lacks (nothing to simulate, or min ISR)
     blockers: list[str] = field(default_factory=list)  # why the whole cluster cannot be rolled now
     degraded: dict = field(default_factory=dict)  # {"leaderless"|"under_min_isr"|"offline_replicas": [names]}
     degraded_counts: dict = field(default_factory=dict)  # the same, uncapped counts
@@ -146,6 +160,12 @@ class ClusterPreflight:
         return [c.node_id for c in self.controllers if not c.safe]
 
     @property
+    def not_evaluated(self) -> list[int]:
+        """Brokers no simulated restart makes unsafe, but on partitions whose min.insync.replicas
+        is not known: never called safe."""
+        return [b.broker_id for b in self.brokers if b.verdict == "not evaluated"]
+
+    @property
     def safe_to_roll(self) -> bool:
         return (
             not self.unsafe
@@ -153,6 +173,7 @@ class ClusterPreflight:
             and not self.unknown
             and not self.blockers
             and not self.incomplete
+            and not self.not_evaluated
         )
 
     @property
@@ -168,7 +189,9 @@ class ClusterPreflight:
             "metadata_mode": self.metadata_mode,
             "safe_to_roll": self.safe_to_roll,
             "unsafe_brokers": self.unsafe,
+            "not_evaluated_brokers": self.not_evaluated,
             "simulated": not self.unknown,
+            "missing": self.missing,
             "incomplete": self.incomplete,
             "blockers": self.top_reasons,
             "degraded": self.degraded,
@@ -218,9 +241,10 @@ class PreflightResult:
 
     @property
     def incomplete(self) -> bool:
-        """A source failed, or a cluster has no brokers or partition state to simulate: the
-        preflight cannot say "safe" (exit 3)."""
-        return self.result.is_incomplete or any(c.unknown for c in self.clusters)
+        """A source failed, a cluster has no brokers or partition state to simulate, or a
+        broker's verdict needs a min.insync.replicas that was not collected: the preflight
+        cannot say "safe" (exit 3)."""
+        return self.result.is_incomplete or any(c.unknown or c.not_evaluated for c in self.clusters)
 
 
 def preflight_config(config: AuditConfig, target_version: str | None = None) -> AuditConfig:
@@ -341,6 +365,48 @@ def quorum_voters(tables: Tables):
     )
 
 
+# Where a broker's own configuration comes from: server.properties files (no source column),
+# or DescribeConfigs (the Admin API, MSK), which also lists the defaults it applies. ZooKeeper
+# holds only the dynamic overrides, so a ZooKeeper-only snapshot lacks it.
+BROKER_CONFIG_SOURCES = ("STATIC_BROKER_CONFIG", "DEFAULT_CONFIG")
+
+
+def unknown_min_isr(tables: Tables):
+    """Per (cluster, broker): the replicas it hosts of topics whose effective min.insync.replicas
+    is only Kafka's default because the brokers' configuration was not collected (no topic
+    override, no dynamic broker or cluster default, no server.properties or DescribeConfigs
+    row of any broker): the real value may be higher, so a restart cannot be judged safe.
+    Columns: cluster_id, broker_id, partitions, topic (the first, by name). DataFrame only."""
+    from checks._api import F, join
+    from checks.transforms import KAFKA_DEFAULT, SOURCE_NAMES, topic_settings
+
+    configured = (
+        tables.configs.where(
+            (F.col("entity_type") == "broker")
+            & F.coalesce(F.col("source"), F.lit("STATIC_BROKER_CONFIG")).isin(*BROKER_CONFIG_SOURCES)
+        )
+        .groupBy("cluster_id")
+        .agg(F.count(F.lit(1)).alias("broker_config_rows"))
+    )
+    defaulted = join(
+        topic_settings(tables)
+        .where(F.col("min_insync_replicas_source") == SOURCE_NAMES[KAFKA_DEFAULT])
+        .select("cluster_id", "topic"),
+        configured,
+        "cluster_id",
+        "left",
+    ).where(F.col("broker_config_rows").isNull())
+    hosted = tables.partitions.select("cluster_id", "topic", F.explode(F.col("replicas")).alias("broker_id"))
+    return (
+        join(hosted, defaulted.select("cluster_id", "topic"), ["cluster_id", "topic"])
+        .groupBy("cluster_id", "broker_id")
+        .agg(
+            F.count(F.lit(1)).alias("partitions"),
+            F.min("topic").alias("topic"),
+        )
+    )
+
+
 def _msk_blockers(ref: SnapshotRef) -> list[str]:
     """What the MSK source recorded (manifest ``cluster.msk``) that makes a roll unsafe now. The
     manifest is outside input: a value of the wrong shape is itself a blocker (whether AWS is
@@ -394,6 +460,7 @@ def run_preflight(
     facts = engine.rows(tables.compile("preflight_broker_facts", lambda: broker_facts(tables)))
     states = engine.rows(tables.compile("preflight_partition_state", lambda: partition_state(tables)))
     voters = engine.rows(tables.compile("preflight_quorum_voters", lambda: quorum_voters(tables)))
+    defaulted = engine.rows(tables.compile("preflight_unknown_min_isr", lambda: unknown_min_isr(tables)))
     selected = sorted(set(brokers)) if brokers else None
     if selected:
         known = {f["broker_id"] for f in facts}
@@ -422,6 +489,7 @@ def run_preflight(
         _controllers(
             view, ref, [v for v in voters if v["cluster_id"] == cid], findings, {r["broker_id"] for r in rows}
         )
+        _not_evaluated(view, [d for d in defaulted if d["cluster_id"] == cid], ref)
         _blockers(
             view,
             ref,
@@ -601,6 +669,43 @@ def _procedure(view: ClusterPreflight, ref: SnapshotRef) -> list[str]:
         "a broker that was safe may no longer be (an ISR that has not recovered, a partition newly at min ISR)"
     )
     return steps
+
+
+def _not_evaluated(view: ClusterPreflight, defaulted: list[dict], ref: SnapshotRef) -> None:
+    """Say precisely what the snapshot lacks: nothing to simulate (no registered brokers, no
+    partition state), or the min.insync.replicas a broker's verdict needs."""
+    if view.unknown:
+        view.missing = _nothing_to_simulate(view, ref)
+        return
+    by_broker = {d["broker_id"]: d for d in defaulted}
+    for b in view.brokers:
+        if b.broker_id in by_broker:
+            b.unknown_min_isr_partitions = int(by_broker[b.broker_id]["partitions"])
+    if view.not_evaluated:
+        first = min(d["topic"] for d in defaulted)
+        view.missing.append(
+            f"the effective min.insync.replicas of topics such as {first}: no topic override or dynamic "
+            "default sets it and no broker configuration was collected (server.properties via "
+            "--broker-config, or DescribeConfigs via --bootstrap-servers); Kafka's default 1 may not be "
+            f"what the brokers use, so broker(s) {', '.join(map(str, view.not_evaluated))} are not evaluated"
+        )
+        view.order = []
+
+
+def _nothing_to_simulate(view: ClusterPreflight, ref: SnapshotRef) -> list[str]:
+    sources = sorted({s.get("source") for s in ref.manifest.sources if s.get("status") == "ok"} - {None})
+    had = f" (this snapshot's sources: {', '.join(sources)})" if sources else ""
+    out = []
+    if not view.brokers:
+        out.append(
+            "no registered brokers: they come from ZooKeeper (--zookeeper), the Admin API "
+            f"(--bootstrap-servers) or MSK (--msk-cluster-arn){had}"
+        )
+    out.append(
+        "no partition state (replicas, ISR, leaders): it comes from ZooKeeper (--zookeeper), the Admin "
+        f"API (--bootstrap-servers) or MSK; broker configuration files hold none{had}"
+    )
+    return out
 
 
 def _int(text: str) -> int | None:

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from auditor.engine.plans import _ROOT, BUNDLE, code_fingerprint
@@ -37,13 +38,39 @@ def bundle_commands(samples: Path) -> list[tuple[str, list[str]]]:
     ]
 
 
-def build_bundle(samples: Path = _ROOT / "sample_configs", target: Path = BUNDLE) -> int:
+def _previous_counts(target: Path) -> dict[str, int]:
+    """Plans per dialect of the bundle already there (any code): what a rebuild roughly compiles."""
+    try:
+        plans = json.loads(gzip.decompress(target.read_bytes())).get("plans", {})
+        return {d: len(v) for d, v in plans.items() if isinstance(v, dict)}
+    except (OSError, ValueError, EOFError, AttributeError):
+        return {}
+
+
+def _say(line: str) -> None:
+    print(f"plan_bundle: {line}", file=sys.stderr, flush=True)
+
+
+def build_bundle(
+    samples: Path = _ROOT / "sample_configs", target: Path = BUNDLE, heartbeat: float = 15.0
+) -> int:
     """Run ``bundle_commands`` with an empty cache per dialect (and no bundle) in an empty
     working directory (so no kafka-audit.toml is picked up) and write every plan they compiled
-    to ``target``. Returns the number of plans."""
+    to ``target``. Returns the number of plans.
+
+    Progress on stderr (install.sh shows it): per engine, the command k of n and the plans
+    compiled so far (of the previous bundle's count, when there is one), every ``heartbeat``
+    seconds while a command runs and when it ends. A whole build is minutes (bench/RESULTS.md:
+    ~2.5 min on a quiet machine), most of it in the Spark commands."""
     plans: dict[str, dict] = {}
+    commands = bundle_commands(samples)
+    per_engine = {d: sum(x == d for x, _ in commands) for d, _ in commands}
+    previous = _previous_counts(target)
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kafka-audit-bundle-") as work:
-        for dialect, args in bundle_commands(samples):
+        done = dict.fromkeys(per_engine, 0)
+        for dialect, args in commands:
+            done[dialect] += 1
             cache_dir = Path(work) / "plans" / dialect
             # PYTHONPATH: the code of this checkout, whatever is installed. A throwaway cache
             # secret: the plans are read back here and shipped without their MACs.
@@ -55,10 +82,40 @@ def build_bundle(samples: Path = _ROOT / "sample_configs", target: Path = BUNDLE
                 "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
             }
             argv = [sys.executable, "-m", "auditor.cli.main", *args]
-            done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=900)
+            label = f"{dialect} {done[dialect]}/{per_engine[dialect]} ({args[0]})"
+            of = f"/{previous[dialect]}" if previous.get(dialect) else ""
+
+            def compiled(cache_dir=cache_dir) -> int:
+                return sum(1 for _ in cache_dir.glob("*.json")) if cache_dir.is_dir() else 0
+
+            t0 = time.monotonic()
+            with tempfile.TemporaryFile(mode="w+") as err:
+                proc = subprocess.Popen(
+                    argv, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=err, text=True
+                )
+                try:
+                    while True:
+                        try:
+                            proc.wait(timeout=heartbeat)
+                            break
+                        except subprocess.TimeoutExpired:
+                            if time.monotonic() - t0 > 900:
+                                proc.kill()
+                                proc.wait()
+                                break
+                            _say(
+                                f"{label}: {compiled()}{of} {dialect} plans compiled so far, {time.monotonic() - t0:.0f} s"
+                            )
+                finally:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
+                err.seek(0)
+                stderr = err.read()
             # exit 1 (findings at the fail-on level) is expected; a run that compiled nothing is not
-            if done.returncode not in (0, 1) or not any(cache_dir.glob("*.json")):
-                raise RuntimeError(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()[-2000:]}")
+            if proc.returncode not in (0, 1) or not any(cache_dir.glob("*.json")):
+                raise RuntimeError(f"{' '.join(argv)}: exit {proc.returncode}: {stderr.strip()[-2000:]}")
+            _say(f"{label}: {compiled()}{of} {dialect} plans compiled ({time.monotonic() - t0:.1f} s)")
         for dialect_dir in sorted((Path(work) / "plans").iterdir()):
             plans[dialect_dir.name] = {}
             for p in sorted(dialect_dir.glob("*.json")):
@@ -67,6 +124,8 @@ def build_bundle(samples: Path = _ROOT / "sample_configs", target: Path = BUNDLE
     data = {"fingerprint": code_fingerprint(), "plans": plans}
     # mtime=0: the same plans give the same bytes, so an unchanged bundle shows no git diff
     target.write_bytes(gzip.compress(json.dumps(data, sort_keys=True).encode(), mtime=0))
+    counts = ", ".join(f"{d} {len(v)}" for d, v in plans.items())
+    _say(f"{sum(len(v) for v in plans.values())} plans ({counts}) in {time.monotonic() - started:.0f} s")
     return sum(len(v) for v in plans.values())
 
 

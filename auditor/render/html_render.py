@@ -7,9 +7,12 @@ serves one cluster and a fleet.
 
 Options (``render(result, **options)``):
 
-* ``max_rows`` (default 200): at most this many finding rows per rule, shared fairly
-  between the clusters the rule hit; the rest are counted, not listed. A result with a
-  million findings still gives a page of a few MB.
+* ``max_rows`` (default: the result's ``rows_per_rule``, else 200): at most this many
+  finding rows per rule, shared fairly between the clusters the rule hit; the rest are
+  counted, not listed, and the note says where they all are (``result.complete_in``). A
+  result with a million findings still gives a page of a few MB. Of each rule's rows per
+  cluster, VISIBLE_ROWS are shown and the rest are one click away, so the page's height is
+  bounded by the rules, not the findings.
 * ``max_chart_clusters`` (default 40): the chart of findings by cluster shows the worst
   clusters only and says how many it left out.
 * ``fail_on`` (default ``error``): the lowest severity counted as a failure in the headline.
@@ -48,6 +51,10 @@ from auditor.grading import COVERAGE_CAP, GRADE_CAP, GRADE_THRESHOLDS, SEVERITY_
 TEMPLATES = Path(__file__).resolve().parent / "templates"  # inside the package: shipped with it
 
 DEFAULT_MAX_ROWS = 200
+# Rows of each rule and cluster shown before "Show N more": the page's height grows with the
+# rules (and the clusters they hit), not with the findings (issue 38; tests/test_browser.py).
+VISIBLE_ROWS = 3
+COMPLETE_IN = "--format json or --format sarif lists them all"
 DEFAULT_MAX_CHART_CLUSTERS = 40
 WORST_FINDINGS = 5
 FIX_FIRST = 10  # root causes listed in the "Fix first" box; the rest are counted
@@ -275,9 +282,16 @@ def _rule_sections(result: AuditResult, max_rows: int, cluster_anchor: dict[str,
         share = _share({k: g["count"] for k, g in sec["clusters"].items()}, max_rows)
         groups = []
         for key, g in sec["clusters"].items():
-            rows = sorted(g["rows"][: share[key]], key=_natural_key)
-            groups.append({**g, "rows": [_row(f) for f in rows], "hidden": g["count"] - len(rows)})
-        shown = sum(len(g["rows"]) for g in groups)
+            rows = [_row(f) for f in sorted(g["rows"][: share[key]], key=_natural_key)]
+            groups.append(
+                {
+                    **g,
+                    "rows": rows[:VISIBLE_ROWS],
+                    "more_rows": rows[VISIBLE_ROWS:],  # one click away (a collapsed <details>)
+                    "hidden": g["count"] - len(rows),  # not in the page at all
+                }
+            )
+        shown = sum(len(g["rows"]) + len(g["more_rows"]) for g in groups)
         out.append(
             {
                 **sec,
@@ -457,12 +471,14 @@ def environment(template_dir: str = str(TEMPLATES)) -> jinja2.Environment:
 def context(
     result: AuditResult,
     *,
-    max_rows: int = DEFAULT_MAX_ROWS,
+    max_rows: int | None = None,
     max_chart_clusters: int = DEFAULT_MAX_CHART_CLUSTERS,
     fail_on: str = "error",
     title: str | None = None,
 ) -> dict:
     """Everything the template shows, computed in one pass over the findings per view."""
+    if max_rows is None:  # the fleet job's result holds its top rows per rule only
+        max_rows = result.rows_per_rule if result.rows_per_rule is not None else DEFAULT_MAX_ROWS
     if max_rows < 0:
         raise ValueError("max_rows must be >= 0")
     threshold = SEVERITY_RANK.get(fail_on, SEVERITY_RANK["error"])
@@ -532,6 +548,8 @@ def context(
         "causes_more": len(causes) - len(causes[:FIX_FIRST]),
         "rules": _rule_sections(result, max_rows, anchors),
         "max_rows": max_rows,
+        "complete_in": result.complete_in or COMPLETE_IN,
+        "visible_rows": VISIBLE_ROWS,
         "exempted": result.exempted,
         "notes": result.notes,
         "cluster_chart": cluster_chart(clusters, max_chart_clusters),

@@ -9,6 +9,8 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
       "clusters": [{
         "cluster": "payments-msk", "cluster_id": "...", "controller_id": 2, "metadata_mode": "zookeeper",
         "simulated": true,                      # false: no brokers or no partition state in the snapshot
+        "missing": [],                          # what the snapshot lacks, said precisely
+        "not_evaluated_brokers": [],            # min.insync.replicas unknown: never "safe"
         "safe_to_roll": false, "unsafe_brokers": [1, 2, 3],
         "incomplete": false,                    # a source of this cluster failed (never safe then)
         "blockers": ["..."],                    # why the cluster cannot be rolled whatever the order
@@ -24,6 +26,8 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
                             "proof": {"brokers", "safe", "unsafe", "blockers", "reached_safe", "order_after"}},
         "brokers": [{"cluster": ..., "broker_id": 1, "host": ..., "rack": ..., "leaders": 32, "replicas": 98,
                      "is_controller": false, "safe": false,
+                     "verdict": "unsafe",       # "safe" | "unsafe" | "not evaluated" (min ISR unknown)
+                     "unknown_min_isr_partitions": 0,
                      "blocked_partitions": 98,  # MNT001
                      "offline_partitions": 0,   # MNT002
                      "topic_count": 4, "topics": [...], "partitions": [...],   # sorted, capped
@@ -86,7 +90,8 @@ def fix_plan_file(pre) -> str:
         elif c.safe_to_roll:
             parts.append(f"# {neutralise(c.cluster)}: safe to roll, nothing to change\n")
         else:
-            parts.append(f"# {neutralise(c.cluster)}: no plan (nothing to simulate)\n")
+            why = "; ".join(c.missing) or "nothing to simulate"
+            parts.append(f"# {neutralise(c.cluster)}: no plan ({neutralise(why)})\n")
     return "\n".join(parts)
 
 
@@ -229,9 +234,13 @@ def render_text(pre) -> str:
             f"{c.cluster}: restart preflight ({c.metadata_mode or 'mode unknown'}, {controller_label(c)})"
         )
         if c.unknown:
-            lines.append("  no brokers or partition state in the snapshot: cannot simulate restarts")
+            lines.append("  cannot simulate restarts: the snapshot lacks")
+            lines.extend(f"    - {m}" for m in c.missing)
             lines.append("")
             continue
+        if c.not_evaluated:
+            lines.append('  not evaluated (never "safe"): the snapshot lacks')
+            lines.extend(f"    - {m}" for m in c.missing)
         if c.top_reasons:
             lines.append(f"  {c.cluster} is unsafe to roll now, whatever the order:")
             lines.extend(f"    - {b}" for b in c.top_reasons)
@@ -245,7 +254,7 @@ def render_text(pre) -> str:
             rows.append(
                 (
                     name,
-                    "safe" if b.safe else "UNSAFE",
+                    b.verdict.upper() if b.verdict == "unsafe" else b.verdict,
                     str(b.leaders),
                     str(b.blocked_partitions),
                     str(b.offline_partitions),
@@ -265,6 +274,10 @@ def render_text(pre) -> str:
             )
         elif c.top_reasons:
             lines.append("  no restart order: the cluster is not safe to roll (see above)")
+        elif c.not_evaluated:
+            lines.append(
+                f"  no restart order: broker(s) {', '.join(map(str, c.not_evaluated))} could not be evaluated"
+            )
         else:
             lines.append("  no restart order: no broker is safe to restart")
         scope = (
@@ -275,6 +288,10 @@ def render_text(pre) -> str:
         elif c.top_reasons:
             lines.append(
                 f"  {scope}: no restart hits a partition, but the cluster is not safe to roll (see above)"
+            )
+        elif c.not_evaluated:
+            lines.append(
+                f"  UNKNOWN: broker(s) {', '.join(map(str, c.not_evaluated))} not evaluated (see above)"
             )
         elif c.selected:
             lines.append(f"  {scope} can be restarted one at a time (only these were simulated)")
