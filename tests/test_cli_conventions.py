@@ -335,7 +335,7 @@ def test_fleet_says_it_replaces_a_run_of_the_same_date(tmp_path):
 
 
 def test_help_shows_readable_metavars_and_whole_option_names():
-    for command in ("collect", "check", "preflight", "lint", "fleet"):
+    for command in ("collect", "check", "preflight", "wait", "lint", "fleet"):
         p = run(command, "--help", env={"COLUMNS": "100", "TERM": "dumb"})
         assert p.returncode == 0, p.stderr
         out = p.stdout

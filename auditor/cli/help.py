@@ -42,6 +42,7 @@ METAVARS = {
     "--broker": "ID",
     "--top": "N",
     "--parallel": "N",
+    "--msk-topics": "MODE",
     "--broker-id": "ID",
     "--interval": "SECONDS",
     "--max-wait": "SECONDS",
@@ -76,7 +77,10 @@ def _tidy_parameter(param) -> None:
     names = [o for o in param.opts if o.startswith("--")]
     if desc.is_choice:
         values = ", ".join(str(getattr(c, "value", c)) for c in desc.choices or ())
-        param.metavar = names[0].removeprefix("--").upper().replace("-", "_") if names else "CHOICE"
+        named = next((METAVARS[n] for n in names if n in METAVARS), None)
+        param.metavar = named or (
+            names[0].removeprefix("--").upper().replace("-", "_") if names else "CHOICE"
+        )
         param.help = f"{param.help or ''} One of: {values}.".strip()
         return
     named = next((METAVARS[n] for n in names if n in METAVARS), None)

@@ -26,7 +26,7 @@ def wait(
     leadership: Annotated[
         bool,
         typer.Option(
-            "--leadership/--no-leadership",
+            "--leadership",
             help="With --broker-id: also wait until it leads every partition it is the preferred replica of.",
         ),
     ] = False,

@@ -641,8 +641,8 @@ def _procedure(view: ClusterPreflight, ref: SnapshotRef) -> list[str]:
     """How to use the order: it holds at collection time only. After each restart the next
     node is safe only once the restarted one is back in every ISR (and, for a controller,
     caught up with the quorum leader): the condition to check and the command to re-run."""
-    if view.unknown:
-        return []
+    if view.unknown or view.not_evaluated:
+        return []  # first what the snapshot lacks, then a preflight that can say "safe"
     bootstrap = next(
         (
             str(s["target"]).split(",")[0]

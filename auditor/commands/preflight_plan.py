@@ -526,7 +526,11 @@ def prove(engine, ref, config, plan: FixPlan, selected, simulate) -> None:
 def attach_plans(engine, refs, config, pre, facts: list[dict], states: list[dict], simulate) -> None:
     configs_by_cluster = _dynamic_broker_rows(engine, refs)
     for ref, view in zip(refs, pre.clusters, strict=True):
-        if view.safe_to_roll or view.unknown or not (view.unsafe or view.blockers or view.incomplete):
+        if (
+            view.safe_to_roll
+            or view.unknown
+            or not (view.unsafe or view.unsafe_controllers or view.blockers or view.incomplete)
+        ):
             continue  # nothing a change could fix (only brokers not evaluated: a missing input)
         cid = ref.manifest.cluster_id
         plan = compute_plan(
