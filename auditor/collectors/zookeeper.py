@@ -390,6 +390,8 @@ def _close_if_dead(client) -> None:
 
 
 def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -> None:
+    """Three pipelined stages: the roots; the registrations, assignments, configs and
+    notifications they list; the partition states the assignments name."""
     # Stage A: the roots.
     (
         brokers_root,
@@ -443,6 +445,18 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
     broker_cfgs = {b: next(res) for b in cfg_brokers}
     events = {n: next(res) for n in logdir_events}
 
+    live = _registered_brokers(registrations, result, target)
+    replicas_of, moving = _assigned_topics(assignments, result, target)
+    _dynamic_configs(topic_cfgs, broker_cfgs, result, target)
+    _log_dir_events(events, result, target, extra)
+    _controller(controller, controller_epoch, reassign, result, target)
+
+    # Stage C: the partition states.
+    _partition_states(reader, replicas_of, moving, live, result, target)
+
+
+def _registered_brokers(registrations: dict, result: CollectResult, target: str) -> set[int]:
+    """``brokers`` rows from /brokers/ids/N; the ids registered (live)."""
     live: set[int] = set()
     for b, got in registrations.items():
         path = f"/brokers/ids/{b}"
@@ -471,7 +485,12 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
                 "version": None,
             }
         )
+    return live
 
+
+def _assigned_topics(assignments: dict, result: CollectResult, target: str):
+    """``topics`` rows from /brokers/topics/T; each partition's replicas and the replicas being
+    added or removed by a reassignment."""
     replicas_of: dict[tuple[str, int], list[int]] = {}
     moving: dict[tuple[str, int], tuple[list[int], list[int]]] = {}
     for t, got in assignments.items():
@@ -507,7 +526,11 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
                 "topic_id": doc.get("topic_id") if isinstance(doc.get("topic_id"), str) else None,
             }
         )
+    return replicas_of, moving
 
+
+def _dynamic_configs(topic_cfgs: dict, broker_cfgs: dict, result: CollectResult, target: str) -> None:
+    """The dynamic overrides ZooKeeper holds: per topic, per broker, and the cluster default."""
     for t, got in topic_cfgs.items():
         _configs(got, f"/config/topics/{t}", "topic", t, "TOPIC_CONFIG", result, target)
     for b, got in broker_cfgs.items():
@@ -524,6 +547,9 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
         else:
             _configs(got, f"/config/brokers/{b}", "broker", b, "DYNAMIC_BROKER_CONFIG", result, target)
 
+
+def _log_dir_events(events: dict, result: CollectResult, target: str, extra: dict) -> None:
+    """Pending /log_dir_event_notification entries: a broker reported a failed log dir."""
     failed_dirs = set()
     for n, got in events.items():
         ev = _json(got[0], f"/log_dir_event_notification/{n}", result, target) if got else None
@@ -536,6 +562,9 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
     if failed_dirs:
         extra["log_dir_event_brokers"] = sorted(failed_dirs)
 
+
+def _controller(controller, controller_epoch, reassign, result: CollectResult, target: str) -> None:
+    """The ``controller`` row: /controller's broker id, /controller_epoch, a pending reassignment."""
     ctl = _json(controller[0], "/controller", result, target) if controller else None
     epoch_text = (
         controller_epoch[0].decode("utf-8", "replace").strip()
@@ -556,7 +585,11 @@ def _collect(reader: _Reader, result: CollectResult, target: str, extra: dict) -
         }
     )
 
-    # Stage C: the partition states.
+
+def _partition_states(
+    reader: _Reader, replicas_of: dict, moving: dict, live: set[int], result: CollectResult, target: str
+) -> None:
+    """``zk_state`` and ``partitions`` rows from each /brokers/topics/T/partitions/P/state."""
     keys = sorted(replicas_of)
     states = reader.run(
         [_Op("get", f"/brokers/topics/{t}/partitions/{p}/state") for t, p in keys], "partition states"
