@@ -236,20 +236,7 @@ def _run(
 ) -> FleetResult:
     progress.stage(f"loading {len(refs)} snapshot(s)")
     tables = engine.load(refs)
-    previous_run = None
-    if previous and not REMOTE.match(previous) and not any(Path(previous).glob("**/*.parquet")):
-        # The usual weekly schedule passes its own --out as --previous: its first run has
-        # nothing to compare with. Any other path without findings is a mistake.
-        if previous.rstrip("/") != (out or "").rstrip("/"):
-            raise UsageError(f"{previous}: no findings of an earlier run (expected run_date=.../*.parquet)")
-        notes.append(f"no earlier run under {previous} yet: every finding counts as new")
-        previous = None
-    if previous:
-        previous_run = engine.read_findings(previous, "previous_findings", exclude_run_date=run_date)
-        if previous_run is None:
-            notes.append(f"no run before {run_date} under {previous}: every finding counts as new")
-        else:  # FLT004's input: the clusters that run audited (empty otherwise)
-            engine.register_previous_clusters(previous_clusters(previous, previous_run, notes))
+    previous, previous_run = _earlier_run(engine, previous, out, run_date, notes)
     # The findings are stored once: without an earlier run, the final stage is the table and
     # fleet_findings a filtering view over it; with one, fleet_findings (joined with the
     # earlier fingerprints once, not on every read) is the table.
@@ -263,24 +250,9 @@ def _run(
         baselined_now = matched
         outcome = baseline.outcome(matched, {r.manifest.cluster_name for r in refs})
         notes.extend(([f"warning: {outcome.foreign}"] if outcome.foreign else []) + [outcome.line()])
-    if previous_run:
-        prev = (
-            engine.session.table(VIEW_PREFIX + "previous_findings")
-            .select(F.col("fingerprint").alias("prev_fingerprint"))
-            .distinct()
-        )
-        marked = join(
-            current,
-            prev.select(F.col("prev_fingerprint").alias("fingerprint"), F.lit(True).alias("seen")),
-            "fingerprint",
-            "left",
-        )
-        current = marked.withColumn(
-            "status", F.when(F.col("seen"), F.lit("persisting")).otherwise(F.lit("new"))
-        ).drop("seen")
-    else:
-        current = current.withColumn("status", F.lit("new"))
-    engine.create("fleet_findings", engine.sql_of(current), reuse=bool(previous_run))
+    engine.create(
+        "fleet_findings", engine.sql_of(_with_status(engine, current, previous_run)), reuse=bool(previous_run)
+    )
     # From here on only fleet_findings is read, and a table holds its rows (the root causes'
     # stage, or fleet_findings itself): the rules' tables and the transforms can go.
     tables.release(rule_tables=True)
@@ -300,53 +272,9 @@ def _run(
     progress.stage("summarising")
     covered = coverage.compute(refs, selected)
     clusters = _cluster_summary(tables, hits, previous_run is not None, covered)
-    by_rule: dict[str, dict] = {}
-    for h in hits:
-        r = by_rule.setdefault(
-            h["rule"],
-            {
-                "rule": h["rule"],
-                "name": h["name"],
-                "severity": h["severity"],
-                "clusters": 0,
-                "findings": 0,
-                "new": 0,
-            },
-        )
-        r["clusters"] += 1
-        r["findings"] += h["count"]
-        r["new"] += h["new"]
-    rules = list(by_rule.values())
-    rules.sort(key=lambda r: (-SEVERITY_RANK[r["severity"]], -r["clusters"], r["rule"]))
+    rules = _per_rule(hits)
     top = _top(findings, hits, top_n)
-
-    diff = {}
-    if previous_run:
-        counts = {
-            r["status"]: r["n"]
-            for r in findings.groupBy("status").agg(F.count(F.lit(1)).alias("n")).collect()
-        }
-        resolved = join(
-            engine.session.table(VIEW_PREFIX + "previous_findings").select("fingerprint").distinct(),
-            findings.select(F.col("fingerprint"), F.lit(True).alias("still")),
-            "fingerprint",
-            "left",
-        ).where(F.col("still").isNull())
-        if baselined_now:  # still found, only left out by --baseline: not resolved (issue 38)
-            engine._register_rows(BASELINED_TABLE, [{"fingerprint": fp} for fp in sorted(baselined_now)])
-            resolved = join(
-                resolved.drop("still"),
-                engine.session.table(VIEW_PREFIX + BASELINED_TABLE.name).select(
-                    F.col("fingerprint"), F.lit(True).alias("still")
-                ),
-                "fingerprint",
-                "left",
-            ).where(F.col("still").isNull())
-        diff = {
-            "new": counts.get("new", 0),
-            "persisting": counts.get("persisting", 0),
-            "resolved": resolved.count(),
-        }
+    diff = _diff(engine, findings, baselined_now) if previous_run else {}
     incomplete = [
         {"cluster": r.manifest.cluster_name, **{k: e.get(k) for k in ("source", "target", "message")}}
         for r in refs
@@ -384,6 +312,95 @@ def _run(
         grade_history=grade_history(previous, run_date),
         rule_docs=rule_docs(selected),
     )
+
+
+def _earlier_run(engine: Engine, previous: str | None, out: str | None, run_date: str, notes: list[str]):
+    """(previous, the earlier run read as previous_findings, or None): --previous, when it holds
+    a run before this one. The usual weekly schedule passes its own --out as --previous: its
+    first run has nothing to compare with; any other path without findings is a mistake."""
+    if previous and not REMOTE.match(previous) and not any(Path(previous).glob("**/*.parquet")):
+        if previous.rstrip("/") != (out or "").rstrip("/"):
+            raise UsageError(f"{previous}: no findings of an earlier run (expected run_date=.../*.parquet)")
+        notes.append(f"no earlier run under {previous} yet: every finding counts as new")
+        return None, None
+    if not previous:
+        return previous, None
+    previous_run = engine.read_findings(previous, "previous_findings", exclude_run_date=run_date)
+    if previous_run is None:
+        notes.append(f"no run before {run_date} under {previous}: every finding counts as new")
+    else:  # FLT004's input: the clusters that run audited (empty otherwise)
+        engine.register_previous_clusters(previous_clusters(previous, previous_run, notes))
+    return previous, previous_run
+
+
+def _with_status(engine: Engine, current, previous_run):
+    """The findings with ``status``: persisting when the earlier run had the fingerprint, else new."""
+    if not previous_run:
+        return current.withColumn("status", F.lit("new"))
+    prev = (
+        engine.session.table(VIEW_PREFIX + "previous_findings")
+        .select(F.col("fingerprint").alias("prev_fingerprint"))
+        .distinct()
+    )
+    marked = join(
+        current,
+        prev.select(F.col("prev_fingerprint").alias("fingerprint"), F.lit(True).alias("seen")),
+        "fingerprint",
+        "left",
+    )
+    return marked.withColumn(
+        "status", F.when(F.col("seen"), F.lit("persisting")).otherwise(F.lit("new"))
+    ).drop("seen")
+
+
+def _per_rule(hits: list[dict]) -> list[dict]:
+    """Per rule: clusters, findings and new findings, worst first."""
+    by_rule: dict[str, dict] = {}
+    for h in hits:
+        r = by_rule.setdefault(
+            h["rule"],
+            {
+                "rule": h["rule"],
+                "name": h["name"],
+                "severity": h["severity"],
+                "clusters": 0,
+                "findings": 0,
+                "new": 0,
+            },
+        )
+        r["clusters"] += 1
+        r["findings"] += h["count"]
+        r["new"] += h["new"]
+    return sorted(by_rule.values(), key=lambda r: (-SEVERITY_RANK[r["severity"]], -r["clusters"], r["rule"]))
+
+
+def _diff(engine: Engine, findings, baselined_now: set[str]) -> dict:
+    """New, persisting and resolved against the earlier run. A finding still found but left out
+    by --baseline is not resolved (issue 38)."""
+    counts = {
+        r["status"]: r["n"] for r in findings.groupBy("status").agg(F.count(F.lit(1)).alias("n")).collect()
+    }
+    resolved = join(
+        engine.session.table(VIEW_PREFIX + "previous_findings").select("fingerprint").distinct(),
+        findings.select(F.col("fingerprint"), F.lit(True).alias("still")),
+        "fingerprint",
+        "left",
+    ).where(F.col("still").isNull())
+    if baselined_now:
+        engine._register_rows(BASELINED_TABLE, [{"fingerprint": fp} for fp in sorted(baselined_now)])
+        resolved = join(
+            resolved.drop("still"),
+            engine.session.table(VIEW_PREFIX + BASELINED_TABLE.name).select(
+                F.col("fingerprint"), F.lit(True).alias("still")
+            ),
+            "fingerprint",
+            "left",
+        ).where(F.col("still").isNull())
+    return {
+        "new": counts.get("new", 0),
+        "persisting": counts.get("persisting", 0),
+        "resolved": resolved.count(),
+    }
 
 
 BASELINE_TABLE = Table("baseline", (Column("fingerprint", "string", "fingerprint of a baselined finding"),))
