@@ -152,16 +152,23 @@ def collect_progress(enabled: bool | None = None) -> Iterator[ProgressDisplay | 
     if not enabled:
         yield None
         return
+    with bars() as p:
+        yield ProgressDisplay(p)
+
+
+@contextmanager
+def bars():
+    """A rich progress display on stderr (spinner, label, bar, time elapsed), gone once done:
+    collect's sources and collect --inventory's clusters."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=True)
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         BarColumn(),
         TimeElapsedColumn(),
-        console=console,
+        console=Console(stderr=True),
         transient=True,
     ) as p:
-        yield ProgressDisplay(p)
+        yield p

@@ -171,22 +171,13 @@ def _collect_inventory(path, inv, out: Path, select, parallel: int, run_date, fm
 
 def _collect_inventory_rich(inv, entries, out: Path, run_date: str, parallel: int, fmt: str):
     """collect --inventory on a terminal: a progress bar of clusters done/failed/running."""
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
     from rich.text import Text
 
     from auditor.commands.collect import collect_inventory
+    from auditor.progress import bars
 
     state = {"done": 0, "failed": 0, "running": set()}
-    console = Console(stderr=True)
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as p:
+    with bars() as p:
         task = p.add_task("clusters", total=len(entries))
 
         def describe():
