@@ -37,7 +37,6 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from auditor import safe_yaml
 from auditor.lint.formats import DOCUMENT_FORMATS, FILE_FORMATS
 from auditor.lint.formats.properties import SUFFIXES as PROPERTIES_SUFFIXES
 from auditor.lint.model import (
@@ -52,7 +51,7 @@ from auditor.lint.model import (
     TopicDef,
 )
 from auditor.lint.suppressions import find_suppressions
-from auditor.lint.yaml_fields import YamlDoc, YamlFile, read_yaml_text
+from auditor.lint.yaml_fields import YamlDoc, YamlFile, read_yaml_documents
 
 __all__ = [
     "BrokerFile",
@@ -101,11 +100,7 @@ def _read_document(node, ctx: YamlFile) -> tuple[FileRows | None, str | None]:
 def read_yaml(path: Path, file: str) -> tuple[FileRows, str, list[str] | None]:
     """(rows, text, None) for a file with at least one document lint reads; (..., what the
     documents are) when none is a format lint knows (an empty file: [])."""
-    text = read_yaml_text(path, file)
-    try:
-        docs = safe_yaml.compose_all(text, file)
-    except safe_yaml.YAMLInputError as e:
-        raise LintInputError(str(e)) from None
+    text, docs = read_yaml_documents(path, file)
     ctx = YamlFile(file)
     rows = FileRows()
     recognised = False

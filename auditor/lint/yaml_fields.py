@@ -27,6 +27,17 @@ def read_yaml_text(path, file: str) -> str:
         raise LintInputError(f"{file}: unreadable ({e.strerror or e})") from None
 
 
+def read_yaml_documents(path, file: str) -> tuple[str, list]:
+    """A YAML file's text and its documents as node trees, empty documents left out
+    (auditor/safe_yaml.py: depth, alias and tag guards); one-line LintInputError otherwise."""
+    text = read_yaml_text(path, file)
+    try:
+        docs = safe_yaml.compose_all(text, file)
+    except safe_yaml.YAMLInputError as e:
+        raise LintInputError(str(e)) from None
+    return text, [d for d in docs if d is not None]
+
+
 def key_line(parent, key: str, default: int) -> int:
     """The line of ``key:`` in a mapping node (where a finding about a key left unset points)."""
     for k, _v in getattr(parent, "value", []) if mapping(parent) is not None else []:

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import re
 
-from auditor import safe_yaml
 from auditor.collectors.files import BROKER, parse_properties
 from auditor.lint.formats._msk import msk_default_brokers
 from auditor.lint.model import BrokerFile, ClusterFacts, FileRows, LintInputError, Source
 from auditor.lint.suppressions import find_suppressions
-from auditor.lint.yaml_fields import YamlFile, line, mapping, read_yaml_text
+from auditor.lint.yaml_fields import YamlFile, line, mapping, read_yaml_documents
 
 NAME = "cloudformation"
 UNIT = "file"
@@ -104,11 +103,7 @@ def _shown(node) -> str:
 
 
 def read(src: Source) -> FileRows:
-    text = read_yaml_text(src.path, src.file)
-    try:
-        docs = [d for d in safe_yaml.compose_all(text, src.file) if d is not None]
-    except safe_yaml.YAMLInputError as e:
-        raise LintInputError(str(e)) from None
+    text, docs = read_yaml_documents(src.path, src.file)
     ctx = YamlFile(src.file)
     syntax = "json" if text.lstrip().startswith("{") else "yaml"
     rows = FileRows(suppressions=find_suppressions(text, src.file, syntax="yaml") if syntax == "yaml" else [])

@@ -28,7 +28,7 @@ import re
 from auditor.collectors.files import BROKER, parse_properties
 from auditor.lint.model import BrokerFile, FileRows, LintInputError, Source, TopicDef
 from auditor.lint.suppressions import find_suppressions
-from auditor.lint.yaml_fields import YamlFile, key_line, line, mapping, read_yaml_text
+from auditor.lint.yaml_fields import YamlFile, key_line, line, mapping, read_yaml_documents
 
 NAME = "helm"
 UNIT = "file"
@@ -133,13 +133,7 @@ def _count(ctx: YamlFile, node, what: str) -> int | None:
 
 
 def read(src: Source) -> FileRows:
-    from auditor import safe_yaml
-
-    text = read_yaml_text(src.path, src.file)
-    try:
-        docs = [d for d in safe_yaml.compose_all(text, src.file) if d is not None]
-    except safe_yaml.YAMLInputError as e:
-        raise LintInputError(str(e)) from None
+    text, docs = read_yaml_documents(src.path, src.file)
     ctx = YamlFile(src.file)
     rows = FileRows(suppressions=find_suppressions(text, src.file, syntax="yaml"))
     if len(docs) != 1 or mapping(docs[0]) is None:
