@@ -65,6 +65,8 @@ class AuditConfig:
     severity: dict[str, str] = field(default_factory=dict)  # code -> severity
     params: dict[str, dict] = field(default_factory=dict)  # code -> overrides
     exemptions: list[Exemption] = field(default_factory=list)
+    # Each rule's parameters once bound (params_of); a replaced configuration starts empty.
+    _bound: dict[str, MappingProxyType] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def selected(self) -> tuple[str, ...]:
@@ -78,10 +80,6 @@ class AuditConfig:
         )
         chosen -= {r.code for ref in self.ignore for r in resolve(ref, self.source)}
         return tuple(sorted(chosen))
-
-    @cached_property
-    def _bound(self) -> dict[str, MappingProxyType]:
-        return {}
 
     def rules(self, scopes: tuple[str, ...] = ("cluster",)) -> list[Rule]:
         """Selected rules of the given scopes, in code order."""

@@ -9,7 +9,7 @@ and every inventory at once, and the commands cannot drift apart on which source
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from auditor.errors import UsageError
 
@@ -76,7 +76,3 @@ class Sources:
                 f"not {self.timeout:g}"
             )
         return self
-
-    def describe(self) -> dict:
-        """The fields that are set, for a manifest or a test (no secret: a client config is a path)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}

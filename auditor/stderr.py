@@ -19,11 +19,3 @@ def say(message: object) -> None:
     stream = sys.stderr
     stream.write(f"{PREFIX}{neutralise(message)}\n")
     stream.flush()
-
-
-def note(message: object) -> None:
-    say(f"note: {message}")
-
-
-def warning(message: object) -> None:
-    say(f"warning: {message}")

@@ -28,7 +28,7 @@ from auditor.cli.output import (
     rule_choice,
     statistics,
     tell_baseline,
-    write_baseline,
+    write_baseline_and_exit,
     write_report,
 )
 from auditor.sources import Sources
@@ -68,7 +68,7 @@ def check(
         target, sources, cfg, engine_name="spark" if master else engine.value, master=master, baseline=known
     )
     if write_baseline_to is not None:
-        write_baseline(map(Entry.of, result.findings), write_baseline_to)
+        write_baseline_and_exit(map(Entry.of, result.findings), write_baseline_to)
     if result.baseline is not None:
         tell_baseline(result.baseline, result.notes, in_report=fmt == "text")
     if statistics_only:

@@ -23,7 +23,7 @@ from auditor.cli.output import (
     rule_choice,
     statistics,
     write,
-    write_baseline,
+    write_baseline_and_exit,
     write_report,
 )
 from auditor.errors import UsageError
@@ -116,7 +116,7 @@ def fleet(
                 keep_entries=write_baseline_to is not None,
             )
     if write_baseline_to is not None:
-        write_baseline(result.baseline_entries, write_baseline_to)
+        write_baseline_and_exit(result.baseline_entries, write_baseline_to)
     if result.baseline is not None and result.baseline.foreign:
         say(f"warning: {result.baseline.foreign}")
     write_summary(result)

@@ -25,7 +25,7 @@ from auditor.cli.output import (
     rule_choice,
     statistics,
     tell_baseline,
-    write_baseline,
+    write_baseline_and_exit,
     write_report,
 )
 from auditor.findings import WARNING_PREFIX
@@ -91,7 +91,7 @@ def lint(
     elif fmt != "text" and result.baseline is not None:  # the other reports may not show notes: say it here
         tell_baseline(result.baseline, [], in_report=False)
     if write_baseline_to is not None:
-        write_baseline(map(Entry.of, result.findings), write_baseline_to)
+        write_baseline_and_exit(map(Entry.of, result.findings), write_baseline_to)
     if statistics_only:
         from auditor.render.statistics import per_rule
 

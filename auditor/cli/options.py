@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import typing
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -234,7 +235,7 @@ def with_sources(command):
     if it wants the --msk-region values as given, ``msk_regions: list[str]``) and receives them
     built from the options; the options are appended to its signature for typer."""
     own = inspect.signature(command)
-    hints = typing_hints(command)
+    hints = typing.get_type_hints(command, include_extras=True)  # (annotations are strings here)
     wants_regions = "msk_regions" in own.parameters
     kept = [
         p.replace(annotation=hints.get(name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY)
@@ -263,10 +264,3 @@ def with_sources(command):
     )
     with_sources_given.__annotations__ = {p.name: p.annotation for p in params}
     return with_sources_given
-
-
-def typing_hints(func) -> dict:
-    """The function's annotations as objects (this package writes them as strings)."""
-    import typing
-
-    return typing.get_type_hints(func, include_extras=True)

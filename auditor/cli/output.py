@@ -108,7 +108,7 @@ def read_baseline(path: Path | None, write_to: Path | None):
     return baseline.read(path) if path is not None and write_to is None else None
 
 
-def write_baseline(entries, path: Path) -> None:
+def write_baseline_and_exit(entries, path: Path) -> None:
     """--write-baseline: the entries written, said on stderr, and exit 0."""
     from auditor import baseline
 

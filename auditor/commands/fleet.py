@@ -25,7 +25,7 @@ from auditor.causes import Cause
 from auditor.config import AuditConfig
 from auditor.engine.base import Engine
 from auditor.engine.root_causes import from_table as count_causes
-from auditor.engine.runner import findings_table
+from auditor.engine.runner import findings_table, incomplete_sources
 from auditor.engine.tables import VIEW_PREFIX
 from auditor.errors import SnapshotError, UsageError
 from auditor.findings import SEVERITY_RANK, WORST_FIRST, AuditResult, Finding, RuleDoc, fails
@@ -275,11 +275,7 @@ def _run(
     rules = _per_rule(hits)
     top = _top(findings, hits, top_n)
     diff = _diff(engine, findings, baselined_now) if previous_run else {}
-    incomplete = [
-        {"cluster": r.manifest.cluster_name, **{k: e.get(k) for k in ("source", "target", "message")}}
-        for r in refs
-        for e in r.manifest.errors
-    ]
+    incomplete = incomplete_sources(refs)
     # From every finding, not the graded clusters: a FLT004 finding is about a cluster absent from this run.
     totals = {s: sum(h["count"] for h in hits if h["severity"] == s) for s in WORST_FIRST}
     totals["total"] = sum(totals.values())
