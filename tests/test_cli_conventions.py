@@ -346,5 +346,8 @@ def test_help_shows_readable_metavars_and_whole_option_names():
             assert "[tool.kafka-audit]" in out, command  # Rich took it for markup and dropped it
             assert "CODES" in out and "FILE" in out
     out = run("check", "--help", env={"COLUMNS": "100", "TERM": "dumb"}).stdout
-    assert "--bootstrap-servers,--bootstrap-server" in out and "HOST:PORT" in out
+    assert "--bootstrap-servers " in out and "HOST:PORT" in out
+    assert "Also: --bootstrap-server." in out  # Kafka's spelling, named in the help text
+    narrow = run("check", "--help", env={"COLUMNS": "80", "TERM": "dumb"}).stdout
+    assert "--bootstrap-servers " in narrow and "--boots…" not in narrow
     assert "One of: text, json," in out  # the choices, in the help text

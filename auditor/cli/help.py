@@ -63,6 +63,7 @@ def _tidy_parameter(param) -> None:
     param._kafka_audit_tidy = True
     if getattr(param, "help", None):
         param.help = _escape(param.help)
+    _alias_out_of_column(param)
     desc = getattr(param, "type_descriptor", None)
     if desc is None or param.metavar is not None:
         return
@@ -88,6 +89,28 @@ def _tidy_parameter(param) -> None:
         named = "DIR" if "directory" in (param.help or "").lower() else "FILE"
     inner = typing.get_args(desc.annotation)[0] if desc.is_list else desc.annotation
     param.metavar = named or BY_TYPE.get(inner, "TEXT") + ("..." if desc.is_list else "")
+
+
+def _alias_out_of_column(param) -> None:
+    """A second long name (``--bootstrap-server``, Kafka's own spelling) is named in the help text,
+    not in the option column, which Rich truncates at 80 columns; the parser still takes it."""
+    longs = [o for o in param.opts if o.startswith("--")]
+    aliases = longs[1:]
+    if not aliases:
+        return
+    shown = [o for o in param.opts if o not in aliases]
+    param.opts = shown
+    param.help = f"{param.help or ''} Also: {', '.join(aliases)}.".strip()
+    add = param.add_to_parser
+
+    def add_to_parser(parser, ctx):
+        param.opts = shown + aliases  # parsed under every name, shown under the first
+        try:
+            return add(parser, ctx)
+        finally:
+            param.opts = shown
+
+    param.add_to_parser = add_to_parser
 
 
 def _tidy_help_option(command) -> None:
