@@ -6,6 +6,7 @@ means a check never imports pyspark (which would start a JVM on the embedded pat
 """
 
 from auditor.frames import F, Window, join, rows_frame  # sqlframe's, imported when a plan is compiled
+from auditor.severity import ROW_SEVERITY
 
 __all__ = ["F", "Window", "emit", "ev", "join", "rows_frame", "text"]
 
@@ -25,12 +26,17 @@ def ev(**columns):
     return F.to_json(F.struct(*[col.alias(name) for name, col in columns.items()]))
 
 
-def emit(df, resource_type: str, resource_name, message, evidence):
-    """Shape a DataFrame into the findings columns every check returns."""
-    return df.select(
+def emit(df, resource_type: str, resource_name, message, evidence, severity=None):
+    """Shape a DataFrame into the findings columns every check returns. ``severity``, a
+    column, gives each finding its own severity where the row's facts decide it (null: the
+    rule's declared one; auditor/findings.py ROW_SEVERITY)."""
+    columns = [
         F.col("cluster_id"),
         F.lit(resource_type).alias("resource_type"),
         resource_name.alias("resource_name"),
         message.alias("message"),
         evidence.alias("evidence"),
-    )
+    ]
+    if severity is not None:
+        columns.append(severity.alias(ROW_SEVERITY))
+    return df.select(*columns)

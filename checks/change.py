@@ -6,6 +6,14 @@ broker's static configuration; the lines it replaces stay in ``configs`` with so
 ``REPLACED_STATIC_BROKER_CONFIG``, which no effective-config transform reads. So in a
 change snapshot ``broker_settings`` is the configuration *after* the change, and the
 replaced rows with the dynamic layers give the configuration the broker runs *now*.
+
+A change applied dynamically (`kafka-configs --alter`) keeps the dynamic value it replaces
+the same way, with source ``REPLACED_DYNAMIC_BROKER_CONFIG`` (per broker) or
+``REPLACED_DYNAMIC_DEFAULT_BROKER_CONFIG`` (the cluster default). No lint input format
+proposes a dynamic change today: every broker configuration lint reads is applied by a
+restart (see THR007), so only the static convention is produced by auditor/lint. (A dynamic
+value added where the key had none replaces nothing, so it cannot be told from the current
+configuration: a future dynamic input format would need its own marker for it.)
 """
 
 from auditor.declarations import Param, lint_rule, rule
@@ -13,6 +21,8 @@ from checks._api import F, Window, emit, ev, join, rows_frame, text
 from checks.transforms import broker_settings, try_int
 
 REPLACED = "REPLACED_STATIC_BROKER_CONFIG"
+REPLACED_DYNAMIC = "REPLACED_DYNAMIC_BROKER_CONFIG"
+REPLACED_DYNAMIC_DEFAULT = "REPLACED_DYNAMIC_DEFAULT_BROKER_CONFIG"
 
 # Thread pools Kafka resizes dynamically, each validated to [current/2, current*2]
 # (DynamicThreadPool, SocketServer per listener, LogCleaner), with Kafka's defaults.
@@ -35,53 +45,88 @@ def _pools(entries):
 
 
 def _current_threads(tables, pools):
-    """Per changed broker and thread pool key: the value the broker runs now. Layers, first
-    wins: dynamic per-broker, dynamic cluster default, the replaced server.properties line,
-    Kafka's default. Only brokers whose current server.properties is known (they have
+    """Per changed broker and thread pool key: the value the broker runs now, and how the
+    change reaches it (``applied``: "dynamic" when a dynamic value of the key is replaced,
+    else "restart"). Layers, first wins: dynamic per-broker, dynamic cluster default,
+    server.properties, Kafka's default; within a layer the replaced row (what runs now)
+    before the proposed one. Only brokers whose current configuration is known (they have
     replaced rows) are judged: otherwise "now" would be a guess."""
     c = tables.configs.where(F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
-    changed = (
-        c.where(F.col("source") == REPLACED)
-        .select("cluster_id", try_int("entity_name").alias("broker_id"))
-        .where(F.col("broker_id").isNotNull())
-        .distinct()
+    broker_id = try_int("entity_name")
+    per_broker = c.where(F.col("source").isin(REPLACED, REPLACED_DYNAMIC)).select(
+        "cluster_id", broker_id.alias("broker_id")
     )
+    # A replaced cluster default concerns every broker of the cluster.
+    every_broker = join(
+        c.where(F.col("source") == REPLACED_DYNAMIC_DEFAULT).select("cluster_id").distinct(),
+        tables.brokers.select("cluster_id", "broker_id"),
+        "cluster_id",
+    )
+    changed = per_broker.unionByName(every_broker).where(F.col("broker_id").isNotNull()).distinct()
     grid = changed.crossJoin(pools)
+    replaced = F.col("source").isin(REPLACED, REPLACED_DYNAMIC, REPLACED_DYNAMIC_DEFAULT)
     broker = c.where(F.col("entity_type") == "broker").select(
         "cluster_id",
-        try_int("entity_name").alias("broker_id"),
+        broker_id.alias("broker_id"),
         "key",
         F.trim(F.col("value")).alias("value"),
-        F.when(F.col("source") == "DYNAMIC_BROKER_CONFIG", F.lit(1))
-        .when(F.col("source") == REPLACED, F.lit(3))
+        F.when(F.col("source").isin("DYNAMIC_BROKER_CONFIG", REPLACED_DYNAMIC), F.lit(1))
+        .when(F.col("source").isin("STATIC_BROKER_CONFIG", REPLACED), F.lit(3))
         .alias("prec"),
+        replaced.alias("replaced"),
+        (F.col("source") == REPLACED_DYNAMIC).alias("dynamic_change"),
     )
-    default = c.where(F.col("entity_type") == "cluster_default").select(
-        "cluster_id", "key", F.trim(F.col("value")).alias("d_value")
+    default = c.where(
+        (F.col("entity_type") == "cluster_default")
+        & F.col("source").isin("DYNAMIC_DEFAULT_BROKER_CONFIG", REPLACED_DYNAMIC_DEFAULT)
+    ).select(
+        "cluster_id",
+        "key",
+        F.trim(F.col("value")).alias("value"),
+        replaced.alias("replaced"),
+        (F.col("source") == REPLACED_DYNAMIC_DEFAULT).alias("dynamic_change"),
     )
-    per_broker = join(
-        grid.select("cluster_id", "broker_id", "key"),
-        broker.where(F.col("prec").isNotNull()),
-        ["cluster_id", "broker_id", "key"],
+    # A broker whose server.properties the change replaces: its STATIC rows are the proposed
+    # file, not what runs now.
+    new_file = (
+        c.where(F.col("source") == REPLACED)
+        .select("cluster_id", broker_id.alias("broker_id"), F.lit(True).alias("new_file"))
+        .distinct()
     )
-    cluster_default = join(
-        grid.select("cluster_id", "broker_id", "key"), default, ["cluster_id", "key"]
-    ).select("cluster_id", "broker_id", "key", F.col("d_value").alias("value"), F.lit(2).alias("prec"))
+    broker = join(broker, new_file, ["cluster_id", "broker_id"], "left").where(
+        F.col("prec").isNotNull()
+        & ~(F.coalesce(F.col("new_file"), F.lit(False)) & (F.col("prec") == 3) & ~F.col("replaced"))
+    )
+    keys = grid.select("cluster_id", "broker_id", "key")
+    broker_layer = join(keys, broker.drop("new_file"), ["cluster_id", "broker_id", "key"])
+    default_layer = join(keys, default, ["cluster_id", "key"]).withColumn("prec", F.lit(2))
     kafka_default = grid.select(
-        "cluster_id", "broker_id", "key", F.col("default_value").alias("value"), F.lit(4).alias("prec")
+        "cluster_id",
+        "broker_id",
+        "key",
+        F.col("default_value").alias("value"),
+        F.lit(4).alias("prec"),
+        F.lit(False).alias("replaced"),
+        F.lit(False).alias("dynamic_change"),
     ).where(F.col("value").isNotNull())
-    layers = per_broker.unionByName(cluster_default).unionByName(kafka_default)
-    w = Window.partitionBy("cluster_id", "broker_id", "key").orderBy(F.col("prec").asc())
-    return (
+    layers = broker_layer.unionByName(default_layer).unionByName(kafka_default)
+    dynamic = layers.groupBy("cluster_id", "broker_id", "key").agg(
+        F.max(F.col("dynamic_change").cast("int")).alias("dynamic_change")
+    )
+    w = Window.partitionBy("cluster_id", "broker_id", "key").orderBy(
+        F.col("prec").asc(), F.col("replaced").cast("int").desc()
+    )
+    now = (
         layers.withColumn("_rn", F.row_number().over(w))
         .where(F.col("_rn") == 1)
-        .select(
-            "cluster_id",
-            "broker_id",
-            "key",
-            try_int("value").alias("old_value"),
-            F.col("prec").alias("old_prec"),
-        )
+        .select("cluster_id", "broker_id", "key", try_int("value").alias("old_value"))
+    )
+    return join(now, dynamic, ["cluster_id", "broker_id", "key"]).select(
+        "cluster_id",
+        "broker_id",
+        "key",
+        "old_value",
+        F.when(F.col("dynamic_change") == 1, F.lit("dynamic")).otherwise(F.lit("restart")).alias("applied"),
     )
 
 
@@ -102,34 +147,48 @@ def _current_threads(tables, pools):
     runs_in=("lint-against",),
 )
 def unsafe_thread_change(tables, params):
-    """A proposed thread count is more than double or under half the current one: a restart applies a jump Kafka would refuse as one dynamic resize.
+    """A proposed thread count is more than double or under half the current one: Kafka refuses it as a dynamic update; a restart applies it at once.
 
     Why: num.network.threads, num.io.threads, num.replica.fetchers, background.threads,
-    log.cleaner.threads and num.recovery.threads.per.data.dir are resized live
-    (`kafka-configs --alter`), and Kafka validates each resize against the pool's current
-    size: a value below current/2 (integer division) or above current*2 is rejected
-    ("Dynamic thread count update validation failed ... should not be greater than double
-    the current value"). A change review that raises num.io.threads from 8 to 32 in one
-    step therefore fails when applied dynamically, and as a static server.properties
-    change it needs a rolling restart in which each broker comes back with four times the
-    threads at once (a 48-core broker swamped by ~4000 extra connections was fixed by
-    doubling its thread counts, one step). "Current" is the value
-    the broker runs now in the cluster snapshot given with `lint --against`: a dynamic
-    per-broker value, else the dynamic cluster default, else the server.properties line
-    the change replaces, else Kafka's default; only brokers whose current server.properties
-    is in the snapshot are judged. The boundary itself passes (8 -> 16), one more fires
-    (8 -> 17). The checked keys and their defaults are the parameter `thread_pools`.
+    log.cleaner.threads and num.recovery.threads.per.data.dir can be resized live
+    (`kafka-configs --alter`), and Kafka validates such a *dynamic* update against the
+    pool's current size: a value below current/2 (integer division) or above current*2 is
+    rejected ("Dynamic thread count update validation failed ... should not be greater than
+    double the current value": DynamicThreadPool.validateReconfiguration,
+    DataPlaneAcceptor.validateReconfiguration per listener, LogCleaner.validateReconfiguration).
+    The bound is checked only there: a broker that restarts with a new server.properties
+    builds its pools at the configured size, whatever it ran before. So the severity
+    follows how the change is applied. Applied dynamically (the change replaces a dynamic
+    value, per broker or the cluster default), Kafka refuses it: an error. Applied by a
+    restart, Kafka accepts it: info, kept because the pool jumps at once (a 48-core broker
+    swamped by ~4000 extra connections was fixed by doubling its thread counts, one step)
+    with no chance to watch the idle ratios in between. Every broker configuration lint
+    reads is applied by a restart: a server.properties, Helm values and a CFK
+    configOverrides roll the brokers; an MSK configuration (Terraform, CloudFormation) is
+    applied by a rolling update that restarts each broker; the Strimzi operator tries a
+    dynamic update first and, when Kafka refuses it, restarts the broker instead (its
+    KafkaRoller), so the jump lands with a roll. "Current" is the value the broker runs now
+    in the cluster snapshot given with `lint --against`: a dynamic per-broker value, else
+    the dynamic cluster default, else the server.properties line the change replaces, else
+    Kafka's default; only brokers whose replaced configuration is in the snapshot are
+    judged. The boundary itself passes (8 -> 16), one more fires (8 -> 17). The checked
+    keys and their defaults are the parameter `thread_pools`.
 
-    Remediation: change the pool in steps of at most x2 (or /2): apply
+    Remediation: dynamically, change the pool in steps of at most x2 (or /2): apply
     `kafka-configs --bootstrap-server B --alter --entity-type brokers --entity-default
     --add-config num.io.threads=16`, watch RequestHandlerAvgIdlePercent, then go on to 32;
-    put the final value in server.properties in the same change so a restart keeps it.
+    put the final value in server.properties in the same change so a restart keeps it. By
+    restart nothing is refused: roll one broker first and watch its idle ratios.
 
-    Example: broker 1 num.io.threads 8 -> 32 (accepted range 4..16).
+    Example: broker 1 num.io.threads 8 -> 32 (a dynamic update accepts 4..16).
 
     References:
-    - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
-    - Kafka 3.9 source: DynamicBrokerConfig.scala (thread pool resize validation) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/DynamicBrokerConfig.scala>
+    - Kafka documentation: updating broker configs, thread configs (updates restricted to currentSize / 2 .. currentSize * 2) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
+    - Kafka 3.9 source: DynamicBrokerConfig.scala (DynamicThreadPool.validateReconfiguration) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/DynamicBrokerConfig.scala>
+    - Kafka 3.9 source: SocketServer.scala (DataPlaneAcceptor.validateReconfiguration, num.network.threads per listener) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/network/SocketServer.scala>
+    - Kafka 3.9 source: LogCleaner.scala (log.cleaner.threads resize bound) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/LogCleaner.scala>
+    - Amazon MSK: broker availability during configuration updates (rolling update, each broker restarts) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-update-cluster-config.html>
+    - Strimzi KafkaRoller (dynamic update, else restart) <https://github.com/strimzi/strimzi-kafka-operator/blob/main/cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaRoller.java>
     """
     pools = rows_frame(tables.session, _pools(params["thread_pools"]), "key string, default_value string")
     old = _current_threads(tables, pools)
@@ -153,10 +212,28 @@ def unsafe_thread_change(tables, params):
     direction = F.when(F.col("new_value") > F.col("high"), F.lit("more than double")).otherwise(
         F.lit("less than half")
     )
-    # The proposed value is a server.properties line, so a restart applies it, without the
-    # range a dynamic resize would be held to: the message says that, not "refused". (A broker
-    # running a dynamic value never gets here: the dynamic layer overrides the file, so the
-    # effective value does not change.)
+    dynamic = F.col("applied") == "dynamic"
+    # A broker running a dynamic value that a static change does not touch never gets here:
+    # the dynamic layer overrides the file, so the effective value does not change.
+    verdict = F.when(
+        dynamic,
+        text(
+            ": Kafka refuses this dynamic update (it accepts [",
+            F.col("low"),
+            ", ",
+            F.col("high"),
+            "]): step it at most x2 and check the idle ratios before the next step",
+        ),
+    ).otherwise(
+        text(
+            ": applied by a restart, which Kafka accepts (the [",
+            F.col("low"),
+            ", ",
+            F.col("high"),
+            "] bound holds for dynamic updates only), but the pool jumps at once: roll one broker "
+            "first and check its idle ratios",
+        )
+    )
     msg = text(
         F.col("key"),
         " ",
@@ -167,12 +244,8 @@ def unsafe_thread_change(tables, params):
         F.col("broker_id"),
         ": ",
         direction,
-        " the current value; a restart applies it at once, past the [",
-        F.col("low"),
-        ", ",
-        F.col("high"),
-        "] Kafka holds a dynamic resize to: step it at most x2 (kafka-configs) and check the "
-        "idle ratios before the final value",
+        " the current value",
+        verdict,
     )
     evidence = ev(
         key=F.col("key"),
@@ -180,9 +253,11 @@ def unsafe_thread_change(tables, params):
         proposed=F.col("new_value"),
         accepted_min=F.col("low"),
         accepted_max=F.col("high"),
+        applied=F.col("applied"),
     )
     name = F.concat(F.lit("broker "), F.col("broker_id").cast("string"), F.lit(": "), F.col("key"))
-    return emit(d, "config", name, msg, evidence)
+    severity = F.when(dynamic, F.lit("error")).otherwise(F.lit("info"))
+    return emit(d, "config", name, msg, evidence, severity)
 
 
 # The lint layer (auditor/lint/run.py) computes CFG900: only it knows the comments. Declared

@@ -1,7 +1,7 @@
 """CLI: client software seen by the brokers (KIP-511)."""
 
 from auditor.declarations import Category, Param, rule
-from checks._api import F, emit, ev, text
+from checks._api import F, emit, ev, join, text
 from checks.transforms import int_list, rdkafka_version_key, version_key, version_number
 
 CATEGORY = Category("CLI", "clients", "clients seen by the brokers", tuple(range(1, 5)))
@@ -200,8 +200,12 @@ def kafka4_incompatible_client(tables, params):
     segmentio/kafka-go, ...) and versions that do not parse are not judged here; software
     reported as `unknown` is CLI003. Sarama picks its request versions from its configured
     `Config.Version`: a recent sarama configured for a version older than 2.1 still breaks,
-    which only the brokers' request metrics by API version can show. The rule runs in
-    the upgrade preflight, not in `check`.
+    which only the brokers' request metrics by API version can show. Those outrank the
+    table: where the KIP-896 DeprecatedRequestsPerSec meter (Kafka 3.7-3.9, tagged with the
+    client software) names this client, a request at a version 4.0 removed is CLI004's
+    finding and this one is not repeated, and requests only at versions 4.0 accepts make
+    it info, with the requests seen as evidence (a client absent from the meter is judged
+    by the table alone). The rule runs in the upgrade preflight, not in `check`.
 
     Remediation: upgrade the listed library in the applications that use it (the finding
     names the brokers they connect to and how many connections) to at least the listed
@@ -254,6 +258,12 @@ def kafka4_incompatible_client(tables, params):
     d = hit.groupBy("cluster_id", "client", "version", "library", "first_safe", "source").agg(
         *_connections_and_brokers()
     )
+    # What the client was seen sending outranks the table: removed versions are CLI004's
+    # finding (not repeated here); only accepted ones make this one info, with the evidence.
+    d = join(d, _requests_per_client(tables), ["cluster_id", "client", "version"], "left").where(
+        F.coalesce(F.col("removed"), F.lit(0)) == 0
+    )
+    observed = F.col("sent").isNotNull()
     msg = _client_said(
         "is older than ",
         F.col("first_safe"),
@@ -261,7 +271,19 @@ def kafka4_incompatible_client(tables, params):
         F.col("library"),
         " release known to work with Kafka 4.0 (",
         F.col("source"),
-        "): it may send protocol versions Kafka 4.0 removed (KIP-896) and stop working after the upgrade",
+        ")",
+        F.when(
+            observed,
+            text(
+                ", but the brokers' DeprecatedRequestsPerSec shows it sending only versions Kafka 4.0 accepts (",
+                F.array_join(F.col("sent"), ", "),
+                "): upgrade it all the same, it is not known to be safe",
+            ),
+        ).otherwise(
+            F.lit(
+                ": it may send protocol versions Kafka 4.0 removed (KIP-896) and stop working after the upgrade"
+            )
+        ),
     )
     return emit(
         d,
@@ -276,7 +298,9 @@ def kafka4_incompatible_client(tables, params):
             source=F.col("source"),
             connections=F.col("total_connections"),
             brokers=F.col("brokers"),
+            requests_seen=F.col("sent"),
         ),
+        F.when(observed, F.lit("info")),
     )
 
 
@@ -372,6 +396,58 @@ def _label_value(name: str, value_pattern: str = '[^"]*'):
     return F.regexp_extract(F.col("labels"), f'"{name}" *: *"({value_pattern})"', 1)
 
 
+def _versioned_requests(tables):
+    """The brokers' request meters by API version with a non-zero value: cluster_id,
+    broker_id, name, value, request (the meter's tag), version, the client software that
+    sent it (client, client_version: tagged on the KIP-896 DeprecatedRequestsPerSec meter
+    only), and for the APIs Kafka 4.0 removed versions of, ``api`` and ``min_version`` (the
+    lowest version 4.0 accepts; null for the other APIs)."""
+    removed = [
+        a for a in kafka4_api_versions()["apis"] if a["removed_versions"] and a["min_version"] is not None
+    ]
+    request = _label_value("request")
+    api = min_version = None
+    for a in removed:  # request tag -> the API and the lowest version 4.0 accepts
+        hit = request.isin(*a["request_tags"])
+        api = F.when(hit, F.lit(a["request"])) if api is None else api.when(hit, F.lit(a["request"]))
+        min_version = (
+            F.when(hit, F.lit(a["min_version"]))
+            if min_version is None
+            else min_version.when(hit, F.lit(a["min_version"]))
+        )
+    version_text = _label_value("version", "[0-9]{1,4}")
+    version = F.when(F.length(version_text) > 0, version_text).cast("int")
+    names = ("request_rate", "request_count", "deprecated_request_rate", "deprecated_request_count")
+    return tables.metrics.where(F.col("name").isin(*names) & (F.col("value") > 0)).select(
+        "cluster_id",
+        "broker_id",
+        "name",
+        "value",
+        request.alias("request"),
+        api.alias("api"),
+        min_version.alias("min_version"),
+        version.alias("version"),
+        F.trim(_label_value("client_software_name")).alias("client"),
+        F.trim(_label_value("client_software_version")).alias("client_version"),
+    )
+
+
+def _requests_per_client(tables):
+    """Per client software the KIP-896 DeprecatedRequestsPerSec meter names (cluster_id,
+    client, version): the requests it was seen sending (``sent``, "Request vN") and how
+    many of them are at a version Kafka 4.0 removed (``removed``). The meter counts every
+    request at a version 3.7-3.9 deprecate, which is wider than what 4.0 removed (Produce
+    v3-v6 are deprecated and kept)."""
+    r = _versioned_requests(tables).where(F.col("name").startswith("deprecated_") & (F.length("client") > 0))
+    removed = F.coalesce(F.col("version") < F.col("min_version"), F.lit(False))
+    return r.groupBy("cluster_id", F.col("client"), F.col("client_version").alias("version")).agg(
+        F.sort_array(
+            F.collect_set(F.concat(F.col("request"), F.lit(" v"), F.col("version").cast("string")))
+        ).alias("sent"),
+        F.sum(F.when(removed, F.lit(1)).otherwise(F.lit(0))).alias("removed"),
+    )
+
+
 @rule(
     "CLI004",
     "removed-protocol-versions-in-use",
@@ -418,37 +494,7 @@ def removed_protocol_versions_in_use(tables, params):
     - KIP-272: Add API version tag to broker's RequestsPerSec metric <https://cwiki.apache.org/confluence/display/KAFKA/KIP-272%3A+Add+API+version+tag+to+broker%27s+RequestsPerSec+metric>
     - Kafka documentation: monitoring, request rate by API version <https://kafka.apache.org/documentation/#monitoring>
     """
-    removed = [
-        a for a in kafka4_api_versions()["apis"] if a["removed_versions"] and a["min_version"] is not None
-    ]
-    request = _label_value("request")
-    api = min_version = None
-    for a in removed:  # request tag -> the API and the lowest version 4.0 accepts
-        hit = request.isin(*a["request_tags"])
-        api = F.when(hit, F.lit(a["request"])) if api is None else api.when(hit, F.lit(a["request"]))
-        min_version = (
-            F.when(hit, F.lit(a["min_version"]))
-            if min_version is None
-            else min_version.when(hit, F.lit(a["min_version"]))
-        )
-    version_text = _label_value("version", "[0-9]{1,4}")
-    version = F.when(F.length(version_text) > 0, version_text).cast("int")
-    names = ("request_rate", "request_count", "deprecated_request_rate", "deprecated_request_count")
-    m = (
-        tables.metrics.where(F.col("name").isin(*names) & (F.col("value") > 0))
-        .select(
-            "cluster_id",
-            "broker_id",
-            "name",
-            "value",
-            api.alias("api"),
-            min_version.alias("min_version"),
-            version.alias("version"),
-            _label_value("client_software_name").alias("client"),
-            _label_value("client_software_version").alias("client_version"),
-        )
-        .where(F.col("version") < F.col("min_version"))
-    )
+    m = _versioned_requests(tables).where(F.col("version") < F.col("min_version"))
     rate = F.when(F.col("name").endswith("_rate"), F.col("value"))
     count = F.when(F.col("name").endswith("_count"), F.col("value"))
     seen = text(

@@ -170,31 +170,71 @@ def partition_state_divergence(tables, params):
     """The leader or ISR that ZooKeeper holds for a partition differs from what the brokers serve in metadata.
 
     Why: in ZooKeeper mode the controller writes each partition's leader and ISR to
-    `/brokers/topics/T/partitions/P/state` and pushes the same state to the brokers.
-    When the two disagree, some controller acted on a stale view: after a session expiry
-    two brokers may both believe they are controller (a split-brain), and clients, brokers
-    and the real controller then act on different leaders (one such split-brain left a
-    `__consumer_offsets` partition at leader -1 and stopped the consumer groups mapped to
-    it). Such state does
-    not heal by itself until a new controller reloads everything from ZooKeeper.
+    `/brokers/topics/T/partitions/P/state` and then pushes the same state to the brokers
+    (UpdateMetadata). When the leaders disagree, some controller acted on a stale view:
+    after a session expiry two brokers may both believe they are controller (a
+    split-brain), and clients, brokers and the real controller then act on different
+    leaders (one such split-brain left a `__consumer_offsets` partition at leader -1 and
+    stopped the consumer groups mapped to it). Every leader election bumps the leader
+    epoch (LeaderAndIsr), so when the two leader epochs differ the lower one is the stale
+    view: that finding is critical and names it. A different leader at the same (or an
+    unknown) epoch is an error: the snapshot cannot tell which view is stale. An ISR-only
+    difference (same leader) is what a normal ISR shrink or expand looks like between the
+    znode write and the metadata update reaching every broker: a warning, that matters only
+    when it persists across snapshots.
 
-    Remediation: force a controller failover so a single controller reloads the state
+    Remediation: snapshot both sources again first: a divergence seen once can be a race
+    with an ongoing election or ISR change; one that persists is not. For a persisting
+    leader divergence, force a controller failover so a single controller reloads the state
     from ZooKeeper: delete `/controller` (`zookeeper-shell Z delete /controller`) or
     restart the active controller broker. Then verify with `kafka-topics --describe
     --unavailable-partitions` and compare `get /brokers/topics/T/partitions/P/state`.
-    Snapshot both sources again: a divergence seen once can be a race with an ongoing
-    election; one that persists is not.
 
-    Example: `ads.impressions-4`: ZooKeeper says leader 5 with ISR [5], the brokers serve
-    leader 1 with ISR [1, 2].
+    Example: `ads.impressions-4`: ZooKeeper says leader 5 with ISR [5] at leader epoch 12,
+    the brokers serve leader 1 with ISR [1, 2] at leader epoch 11 (the brokers' view is
+    stale: critical); leader 1 in both with ISR [1, 2] against [1, 2, 3] is a warning.
 
     References:
     - Kafka documentation: ZooKeeper broker topic registry (partition state znode) <https://kafka.apache.org/39/documentation.html#impl_zktopic>
     - Kafka 3.9 source: ZkData.scala (ZooKeeper znode layout) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/ZkData.scala>
+    - Kafka 3.9 source: LeaderAndIsr.java (each new leader bumps the leader epoch) <https://github.com/apache/kafka/blob/3.9/metadata/src/main/java/org/apache/kafka/metadata/LeaderAndIsr.java>
     """
     # degraded_partitions joins the brokers' view with ZooKeeper's once, for PAR001 too.
     d = tables.derived(degraded_partitions).where(F.col("zk_diverged"))
     isr, zk_isr = int_list(F.sort_array(F.col("isr"))), int_list(F.sort_array(F.col("zk_isr")))
+    leader_differs = F.coalesce(F.col("leader"), F.lit(-2)) != F.coalesce(F.col("zk_leader"), F.lit(-2))
+    epochs_differ = F.coalesce(F.col("leader_epoch") != F.col("zk_leader_epoch"), F.lit(False))
+    stale = F.when(
+        leader_differs & epochs_differ,
+        F.when(F.col("zk_leader_epoch") < F.col("leader_epoch"), F.lit("zookeeper")).otherwise(
+            F.lit("brokers")
+        ),
+    )
+    verdict = (
+        F.when(
+            F.col("stale") == "zookeeper",
+            F.lit(": ZooKeeper's state is stale (lower leader epoch): a controller acted on a stale view"),
+        )
+        .when(
+            F.col("stale") == "brokers",
+            F.lit(
+                ": the brokers serve a stale leader (lower leader epoch): they missed a controller's update"
+            ),
+        )
+        .when(
+            F.col("leader_differs"),
+            F.lit(
+                ": the leaders differ and the leader epochs do not tell which view is stale; snapshot again"
+            ),
+        )
+        .otherwise(
+            F.lit(
+                ": only the ISR differs (same leader), as between an ISR change and the metadata update; "
+                "it matters if it persists"
+            )
+        )
+    )
+    d = d.withColumn("leader_differs", leader_differs).withColumn("stale", stale)
     msg = text(
         "ZooKeeper state says leader ",
         F.col("zk_leader"),
@@ -210,7 +250,8 @@ def partition_state_divergence(tables, params):
         isr,
         " (leader epoch ",
         F.col("leader_epoch"),
-        "): the controller's view diverged (split-brain or stale controller)",
+        ")",
+        verdict,
     )
     evidence = ev(
         leader=F.col("leader"),
@@ -220,8 +261,15 @@ def partition_state_divergence(tables, params):
         zookeeper_isr=F.sort_array(F.col("zk_isr")),
         zookeeper_leader_epoch=F.col("zk_leader_epoch"),
         zookeeper_controller_epoch=F.col("zk_controller_epoch"),
+        leader_differs=F.col("leader_differs"),
+        stale_view=F.col("stale"),
     )
-    return emit(d, "partition", partition_name(), msg, evidence)
+    severity = (
+        F.when(F.col("stale").isNotNull(), F.lit("critical"))
+        .when(F.col("leader_differs"), F.lit("error"))
+        .otherwise(F.lit("warning"))
+    )
+    return emit(d, "partition", partition_name(), msg, evidence, severity)
 
 
 @rule(

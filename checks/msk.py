@@ -88,13 +88,19 @@ def _evidence():
     runs_in=("preflight", "lint"),
 )
 def partitions_over_update_limit(tables, params):
-    """A broker of an MSK cluster hosts more partitions than MSK allows for updates at its size.
+    """A broker of an MSK cluster hosts more partitions than AWS lists as supporting update operations at its size.
 
-    Why: above the per-broker partition limit for its size (t3.small 300, m5/m7g large and
-    xlarge 1500, 2xlarge 3000, 4xlarge and larger 6000), MSK refuses configuration
-    updates, Kafka version upgrades and moves to a smaller broker size, so you cannot
-    change or upgrade the cluster when you need to. Partitions count every replica (leaders and followers).
-    The limits per size are the parameter `limits`.
+    Why: AWS's best practices for Standard brokers list, per broker size, a recommended
+    number of partitions per broker (MSK002) and a maximum number of partitions that
+    support update operations (t3.small 300, m5/m7g large and xlarge 1500, 2xlarge 3000,
+    4xlarge and larger 6000). AWS words the consequence as a risk, not a certainty: if
+    the partitions per broker exceed it *and* the cluster becomes overloaded, you may be
+    prevented from updating the cluster configuration, updating the Apache Kafka version,
+    moving to a smaller broker size, or associating a Secrets Manager secret with a
+    SASL/SCRAM cluster (AWS's configuration-update page puts it more bluntly: you cannot
+    update the configuration of a cluster that exceeds these limits). So the change you
+    need may be refused exactly when the cluster is in trouble. Partitions count every
+    replica (leaders and followers). The limits per size are the parameter `limits`.
 
     Remediation: bring the broker below the limit before the next maintenance: delete
     unused topics, reduce partition counts of new topics (existing ones cannot shrink:
@@ -105,7 +111,8 @@ def partitions_over_update_limit(tables, params):
     Example: kafka.m5.large broker with 1700 partition replicas (limit 1500).
 
     References:
-    - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
+    - Amazon MSK: best practices for Standard brokers, right-size your cluster: number of partitions per broker <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html#partitions-per-broker>
+    - Amazon MSK: update the configuration of a cluster (partitions per broker under the limits) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-update-cluster-config.html>
     """
     d = _over(tables, params["limits"], "MSK001 limits")
     msg = text(
@@ -115,9 +122,10 @@ def partitions_over_update_limit(tables, params):
         F.col("partition_replicas"),
         " partitions, above the ",
         F.col("partition_limit"),
-        " MSK allows on ",
+        " AWS lists as supporting update operations on ",
         F.col("msk_instance_type"),
-        ": MSK refuses configuration updates, version upgrades and downsizing",
+        ": if the cluster also becomes overloaded, AWS may prevent configuration updates, "
+        "Kafka version updates and moves to a smaller broker size",
     )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, _evidence())
 

@@ -457,11 +457,20 @@ def preferred_leader_imbalance(tables, params):
     Why: the first replica of each partition is its preferred leader, and assignments
     spread preferred leaders evenly over brokers. After restarts or failures leadership
     moves to other replicas; the brokers that took over carry more produce and fetch load
-    while the preferred one idles. Kafka's controller measures it the same way (per
-    preferred broker: partitions it should lead but does not) and moves leadership back
-    when the share exceeds leader.imbalance.per.broker.percentage (default 10) and
-    auto.leader.rebalance.enable is true. The threshold is the rule parameter
-    `max_imbalance_percent` (default 10); more than that fires, exactly 10% does not.
+    while the preferred one idles. What brings leadership back depends on the metadata
+    mode. The ZooKeeper-mode controller measures it the way this rule does (per preferred
+    broker: partitions it should lead but does not) and triggers a preferred leader
+    election for that broker when the share exceeds leader.imbalance.per.broker.percentage
+    (default 10) and auto.leader.rebalance.enable is true (KafkaController). The KRaft
+    controller does not read that percentage: with auto.leader.rebalance.enable it
+    schedules a preferred leader election whenever any partition is led by another
+    replica than its preferred one, every leader.imbalance.check.interval.seconds
+    (QuorumController, ReplicationControlManager.arePartitionLeadersImbalanced). So on
+    KRaft an imbalance that persists means the preferred replica cannot be elected (down,
+    fenced or out of the ISR) or auto.leader.rebalance.enable is false. The threshold is
+    the rule parameter `max_imbalance_percent` (default 10, ZooKeeper mode's trigger);
+    more than that fires, exactly 10% does not; the message says what the cluster's mode
+    does about it.
 
     Remediation: if the broker is up and in the ISR, run a preferred leader election:
     `kafka-leader-election --bootstrap-server B --election-type preferred
@@ -475,6 +484,8 @@ def preferred_leader_imbalance(tables, params):
     References:
     - Kafka documentation: balancing leadership <https://kafka.apache.org/39/documentation.html#basic_ops_leader_balancing>
     - Kafka broker config leader.imbalance.per.broker.percentage <https://kafka.apache.org/39/documentation.html#brokerconfigs_leader.imbalance.per.broker.percentage>
+    - Kafka 3.9 source: KafkaController.scala (ZooKeeper mode: the per-broker imbalance ratio against the percentage) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/KafkaController.scala>
+    - Kafka 3.9 source: QuorumController.java (KRaft: rebalance while any partition is imbalanced) <https://github.com/apache/kafka/blob/3.9/metadata/src/main/java/org/apache/kafka/controller/QuorumController.java>
     """
     # Counted per distinct replica list (replica_lists), then per preferred leader.
     lists = tables.derived(replica_lists).where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
@@ -492,18 +503,43 @@ def preferred_leader_imbalance(tables, params):
         .select("cluster_id", F.col("value").alias("auto_rebalance"))
     )
     threshold = params["max_imbalance_percent"]
+    modes = tables.clusters.select("cluster_id", F.lower(F.col("metadata_mode")).alias("metadata_mode"))
     d = join(
         join(
-            per_broker.where(
-                F.col("not_led") * F.lit(100) > F.col("preferred_partitions") * F.lit(threshold)
+            join(
+                per_broker.where(
+                    F.col("not_led") * F.lit(100) > F.col("preferred_partitions") * F.lit(threshold)
+                ),
+                live,
+                ["cluster_id", "broker_id"],
+                "left",
             ),
-            live,
-            ["cluster_id", "broker_id"],
+            rebalance,
+            "cluster_id",
             "left",
         ),
-        rebalance,
+        modes,
         "cluster_id",
         "left",
+    )
+    rebalance_off = F.lower(F.col("auto_rebalance")) == "false"
+    by_mode = (
+        F.when(rebalance_off, F.lit(""))
+        .when(
+            F.col("metadata_mode") == "kraft",
+            F.lit(
+                "; the KRaft controller re-elects preferred leaders whenever any partition is off its "
+                "preferred replica, so a lasting imbalance means the preferred replica cannot be elected"
+            ),
+        )
+        .when(
+            F.col("metadata_mode") == "zookeeper",
+            F.lit(
+                "; the ZooKeeper controller re-elects preferred leaders for a broker above "
+                "leader.imbalance.per.broker.percentage"
+            ),
+        )
+        .otherwise(F.lit(""))
     )
     percent = F.round(
         F.col("not_led").cast("double")
@@ -526,9 +562,8 @@ def preferred_leader_imbalance(tables, params):
         F.when(F.col("registered").isNull(), F.lit("; the broker is not registered (down)")).otherwise(
             F.lit("")
         ),
-        F.when(
-            F.lower(F.col("auto_rebalance")) == "false", F.lit("; auto.leader.rebalance.enable=false")
-        ).otherwise(F.lit("")),
+        F.when(rebalance_off, F.lit("; auto.leader.rebalance.enable=false")).otherwise(F.lit("")),
+        by_mode,
     )
     evidence = ev(
         preferred_partitions=F.col("preferred_partitions"),
@@ -537,5 +572,6 @@ def preferred_leader_imbalance(tables, params):
         threshold_percent=F.lit(threshold),
         broker_registered=F.col("registered").isNotNull(),
         auto_leader_rebalance_enable=F.col("auto_rebalance"),
+        metadata_mode=F.col("metadata_mode"),
     )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)

@@ -239,13 +239,19 @@ def jbod_unsupported_version(tables, params):
 
     Why: JBOD (several log.dirs with per-directory failure handling, KIP-112) exists since
     Kafka 1.0 in ZooKeeper mode. In KRaft mode it arrived as early access in 3.7
-    (metadata.version 3.7-IV2, KIP-858) and is supported from 3.8; before that a KRaft
-    broker does not handle a log directory failure as JBOD intends (before 3.7 it refuses
-    to start with several log dirs). The version is the broker's own version, else the
-    cluster's; the mode is the manifest's metadata_mode, else the controller table's. When
-    the finalized metadata.version was collected (ApiVersions, the features table) it is
-    judged too: below 3.7-IV2 (level 17) several log dirs are not supported on KRaft,
-    whatever the software version.
+    (metadata.version 3.7-IV2, KIP-858; "not yet recommended for use in production") and
+    is out of early access from 3.8 (the 3.8 upgrade notes). Before 3.7 a KRaft broker
+    starts with several log dirs (KafkaConfig has no check; Kafka's documentation lists
+    JBOD among the features not fully implemented in KRaft), but a failed directory is
+    never reported to the KRaft controller, which keeps the broker as leader and in the
+    ISR of the partitions on the dead disk: the failure KIP-858 was written for. From
+    3.7 a KRaft broker with several log dirs refuses to start unless the finalized
+    metadata.version is 3.7-IV2 or later (KafkaConfig.validateWithMetadataVersion), and
+    3.7.1 warns that such brokers can become indefinitely unavailable (KAFKA-16606). The
+    version is the broker's own version, else the cluster's; the mode is the manifest's
+    metadata_mode, else the controller table's. When the finalized metadata.version was
+    collected (ApiVersions, the features table) it is judged too: below 3.7-IV2 (level 17)
+    several log dirs are not supported on KRaft, whatever the software version.
 
     Remediation: upgrade to Kafka 3.8 or later (KRaft) before relying on several log dirs,
     and finalize the metadata version (`kafka-features --bootstrap-server B upgrade
@@ -257,6 +263,8 @@ def jbod_unsupported_version(tables, params):
     References:
     - KIP-858: Handle JBOD broker disk failure in KRaft <https://cwiki.apache.org/confluence/display/KAFKA/KIP-858%3A+Handle+JBOD+broker+disk+failure+in+KRaft>
     - KIP-112: Handle disk failure for JBOD <https://cwiki.apache.org/confluence/display/KAFKA/KIP-112%3A+Handle+disk+failure+for+JBOD>
+    - Kafka 3.7 source: KafkaConfig.scala (validateWithMetadataVersion: several log dirs need 3.7-IV2) <https://github.com/apache/kafka/blob/3.7/core/src/main/scala/kafka/server/KafkaConfig.scala>
+    - Kafka 3.8 upgrade notes (JBOD in KRaft is no longer in early access; KAFKA-16606 in 3.7.1) <https://kafka.apache.org/38/documentation.html#upgrade_3_8_0>
     """
     mode_of = tables.controller.groupBy("cluster_id").agg(
         F.max(F.lower(F.col("mode"))).alias("controller_mode")

@@ -5,13 +5,15 @@ queue settings, the broker's cores, its log directory count and its request metr
 """
 
 from auditor.declarations import Category, Param, rule
-from checks._api import F, emit, ev, text
+from checks._api import F, emit, ev, join, text
 from checks.transforms import broker_log_dirs, broker_settings, try_double
 
 CATEGORY = Category("THR", "threads", "request threads and queues", tuple(range(1, 8)))
 
 NETWORK, IO, QUEUE = "num.network.threads", "num.io.threads", "queued.max.requests"
 CONNECTIONS = "connection_count"
+# listener.name.<listener>.num.network.threads (KIP-788): a listener's own processor count.
+_LISTENER_NETWORK = r"^listener\.name\.([^.]+)\.num\.network\.threads$"
 _METRICS = (
     "cpu_count",
     "network_processor_avg_idle_percent",
@@ -31,18 +33,18 @@ def broker_threads(tables):
     """Per broker: network_threads, io_threads, queued_max_requests (effective settings),
     cores (brokers.cores, else the cpu_count metric), log_dir_count, the metrics
     net_idle, io_idle, queue_size, connections (summed over listeners) and
-    busiest_listener_connections (the listener with the most connections: each listener has
-    its own num.network.threads processors), listeners (listener labels seen)."""
-    settings = (
-        tables.derived(broker_settings)
-        .where(F.col("key").isin(NETWORK, IO, QUEUE))
-        .select(
-            "cluster_id",
-            "broker_id",
-            "key",
-            F.lit(None).cast("string").alias("listener"),
-            try_double("value").alias("v"),
-        )
+    busiest_listener_connections (the listener with the most connections), listeners
+    (listener labels seen). Each listener has its own pool of network processors:
+    num.network.threads, or its `listener.name.<listener>.num.network.threads` override
+    (KIP-788); connections_per_network_thread is the busiest listener's connections per
+    processor of its own pool, max_listener_network_threads the largest pool."""
+    effective = tables.derived(broker_settings)
+    settings = effective.where(F.col("key").isin(NETWORK, IO, QUEUE)).select(
+        "cluster_id",
+        "broker_id",
+        "key",
+        F.lit(None).cast("string").alias("listener"),
+        try_double("value").alias("v"),
     )
     cores = tables.brokers.select(
         "cluster_id",
@@ -95,7 +97,38 @@ def broker_threads(tables):
     positive = F.when(F.col("broker_cores") > 0, F.col("broker_cores")).otherwise(
         F.when(F.col("cpu_count") > 0, F.col("cpu_count"))
     )
-    return wide.withColumn("cores", positive)
+    wide = wide.withColumn("cores", positive)
+    # Per listener: its connections and its own processors (the override, else the broker's).
+    overrides = effective.where(F.col("key").rlike(_LISTENER_NETWORK)).select(
+        "cluster_id",
+        "broker_id",
+        F.lower(F.regexp_extract(F.col("key"), _LISTENER_NETWORK, 1)).alias("listener_key"),
+        F.lit(None).cast("double").alias("total"),
+        try_double("value").alias("listener_threads"),
+    )
+    per_listener = per_key.where(F.col("key") == CONNECTIONS).select(
+        "cluster_id",
+        "broker_id",
+        F.lower(F.col("listener")).alias("listener_key"),
+        "total",
+        F.lit(None).cast("double").alias("listener_threads"),
+    )
+    listeners = (
+        per_listener.unionByName(overrides)
+        .groupBy("cluster_id", "broker_id", "listener_key")
+        .agg(F.max("total").alias("total"), F.max("listener_threads").alias("listener_threads"))
+    )
+    pools = join(
+        listeners, wide.select("cluster_id", "broker_id", "network_threads"), ["cluster_id", "broker_id"]
+    )
+    threads = F.coalesce(
+        F.when(F.col("listener_threads") > 0, F.col("listener_threads")), F.col("network_threads")
+    )
+    listener_view = pools.groupBy("cluster_id", "broker_id").agg(
+        F.max(F.when(threads > 0, F.col("total") / threads)).alias("connections_per_network_thread"),
+        F.max(threads).alias("max_listener_network_threads"),
+    )
+    return join(wide, listener_view, ["cluster_id", "broker_id"], "left")
 
 
 def _view(tables):
@@ -245,6 +278,29 @@ def io_threads_saturated(tables, params):
     return _broker(d, msg, min_idle=F.lit(params["min_idle"]))
 
 
+_BUSY_IDLE = Param(
+    "busy_idle",
+    0.5,
+    "idle ratio (0-1) below which the pool counts as loaded: the load signal that turns a "
+    "finding from info into a warning (Kafka's documentation wants it above 0.3)",
+)
+
+
+def _load(idle_col, busy_idle, metric):
+    """(is the pool loaded, the words that say why or why not) from its idle ratio."""
+    loaded = F.coalesce(F.col(idle_col) < F.lit(busy_idle), F.lit(False))
+    words = F.when(
+        loaded,
+        text(metric + " ", _ratio(F.col(idle_col)), " (below " + _fmt(busy_idle) + ")"),
+    ).otherwise(
+        F.when(
+            F.col(idle_col).isNull(),
+            F.lit("no load signal (" + metric + " not collected): sizing advice only"),
+        ).otherwise(text("no load signal (" + metric + " ", _ratio(F.col(idle_col)), "): sizing advice only"))
+    )
+    return loaded, words
+
+
 @rule(
     "THR003",
     "network-threads-low",
@@ -257,45 +313,56 @@ def io_threads_saturated(tables, params):
             500.0,
             "fires when a listener's connections per network thread exceed this",
         ),
+        _BUSY_IDLE,
     ),
     uses=(broker_threads,),
     runs_in=("lint",),
     lint_key="num.network.threads",
 )
 def network_threads_low(tables, params):
-    """num.network.threads is low for the broker's cores or for its connections.
+    """num.network.threads is low for the broker's connections, or for its cores (a warning only when the network threads are loaded).
 
-    Why: num.network.threads is the number of network processors *per listener*; each
-    processor multiplexes its share of that listener's connections. With few processors
-    on a large host, a surge of connections saturates them long before the CPU is busy
-    (a broker with 6 network threads on 48 cores took ~4000 extra connections, and its
-    network-processor idle fell to ~0). The rule fires
-    when num.network.threads < cores / `cores_per_network_thread` (default 4), or when the
-    busiest listener has more than `max_connections_per_thread` (default 500) connections
-    per network thread. Both are heuristic parameters. AWS sizes MSK brokers with network
-    threads = vCPU/2, and advises never to raise network threads above I/O threads
-    (THR005).
+    Why: every listener has its own pool of network processors, num.network.threads of
+    them unless `listener.name.<listener>.num.network.threads` overrides it for that
+    listener (KIP-788); each processor multiplexes its share of the listener's
+    connections. With few processors on a large host, a surge of connections saturates
+    them long before the CPU is busy (a broker with 6 network threads on 48 cores took
+    ~4000 extra connections, and its network-processor idle fell to ~0). The rule fires
+    when the busiest listener has more than `max_connections_per_thread` (default 500)
+    connections per processor of its own pool: a warning, the connections being the load.
+    It fires too when num.network.threads < cores / `cores_per_network_thread` (default
+    4): a core count alone says nothing of the load, so that is a warning only when
+    NetworkProcessorAvgIdlePercent is below `busy_idle` (default 0.5; Kafka's monitoring
+    documentation wants it above 0.3), and info otherwise (no metrics, as in lint, or idle
+    processors). All three are heuristic parameters: neither Kafka nor AWS publishes a
+    per-core rule for network threads (MSK's default configuration sets 5 whatever the
+    broker size).
 
-    Remediation: raise num.network.threads towards the suggested value (the message gives
-    it). It can be changed dynamically with `kafka-configs --alter --entity-type brokers
-    --entity-default --add-config num.network.threads=N`, but Kafka accepts a new value only
-    within [old/2, old*2]: from 6, go to 12 first. Keep num.io.threads at least as high
-    (THR005) and check queued.max.requests (THR006), which needs a restart.
+    Remediation: raise num.network.threads (or the busy listener's
+    `listener.name.<listener>.num.network.threads`) towards the suggested value (the
+    message gives it). It can be changed dynamically with `kafka-configs --alter
+    --entity-type brokers --entity-default --add-config num.network.threads=N`, but Kafka
+    accepts a dynamic value only within [old/2, old*2]: from 6, go to 12 first (a restart
+    with a new server.properties has no such bound). Check queued.max.requests (THR006),
+    which needs a restart.
 
     Example: 48 cores, num.network.threads=6 (below 48/4 = 12), 4000 connections on one
     listener (667 per network thread).
 
     References:
     - Kafka broker config num.network.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.network.threads>
-    - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
+    - KIP-788: Allow configuring num.network.threads per listener <https://cwiki.apache.org/confluence/display/KAFKA/KIP-788%3A+Allow+configuring+num.network.threads+per+listener>
+    - Kafka documentation: monitoring (NetworkProcessorAvgIdlePercent ideally > 0.3) <https://kafka.apache.org/39/documentation.html#monitoring>
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
+    - Amazon MSK default configuration (num.io.threads 8, num.network.threads 5, whatever the broker size) <https://github.com/awsdocs/amazon-msk-developer-guide/blob/master/doc_source/msk-default-configuration.md>
     """
     per_core, per_thread = params["cores_per_network_thread"], params["max_connections_per_thread"]
     d = _view(tables).where(F.col("network_threads") > 0)
-    few_for_cores = F.col("network_threads") < _per(F.col("cores"), per_core)
-    per_net = _per(F.col("busiest_listener_connections"), F.col("network_threads"))
-    few_for_conns = per_net > F.lit(per_thread)
-    d = d.where(F.coalesce(few_for_cores, F.lit(False)) | F.coalesce(few_for_conns, F.lit(False)))
+    few_for_cores = F.coalesce(F.col("network_threads") < _per(F.col("cores"), per_core), F.lit(False))
+    per_net = F.col("connections_per_network_thread")
+    few_for_conns = F.coalesce(per_net > F.lit(per_thread), F.lit(False))
+    loaded, load_words = _load("net_idle", params["busy_idle"], "NetworkProcessorAvgIdlePercent")
+    d = d.where(few_for_cores | few_for_conns)
     target = F.greatest(
         F.coalesce(F.ceil(_per(F.col("cores"), per_core)), F.lit(0)),
         F.coalesce(F.ceil(_per(F.col("busiest_listener_connections"), per_thread)), F.lit(0)),
@@ -315,6 +382,7 @@ def network_threads_low(tables, params):
                 _fmt(per_thread) + ")",
             ),
         ),
+        F.when(~few_for_conns, load_words),
     )
     msg = text(
         "num.network.threads=",
@@ -329,11 +397,18 @@ def network_threads_low(tables, params):
         step.cast("bigint"),
         " first)",
     )
-    return _broker(
+    severity = F.when(few_for_conns | loaded, F.lit("warning")).otherwise(F.lit("info"))
+    return emit(
         d,
+        "broker",
+        F.col("broker_id").cast("string"),
         msg,
-        suggested_network_threads=target.cast("bigint"),
-        connections_per_network_thread=_ratio(per_net, 1),
+        _evidence(
+            suggested_network_threads=target.cast("bigint"),
+            connections_per_network_thread=_ratio(per_net, 1),
+            load_signal=loaded,
+        ),
+        severity,
     )
 
 
@@ -342,37 +417,43 @@ def network_threads_low(tables, params):
     "io-threads-low",
     "warning",
     needs=("brokers", "configs"),
-    params=(Param("cores_per_io_thread", 2.0, "fires when num.io.threads < cores / this"),),
+    params=(Param("cores_per_io_thread", 2.0, "fires when num.io.threads < cores / this"), _BUSY_IDLE),
     uses=(broker_threads,),
     runs_in=("lint",),
     lint_key="num.io.threads",
 )
 def io_threads_low(tables, params):
-    """num.io.threads is below half the broker's cores, or below its number of log directories.
+    """num.io.threads is below half the broker's cores, or below its number of log directories (a warning only when the I/O threads are loaded).
 
-    Why: the request handler (I/O) threads do the disk work of every request. Fewer than
-    cores / `cores_per_io_thread` (default 2, a heuristic parameter) leaves a large host
-    idle while requests queue (a 48-core broker on 16 I/O threads saturated under ~4000
-    extra connections until both thread counts were doubled), and fewer threads
-    than log directories cannot keep every disk busy. MSK sizes its brokers with I/O
-    threads = vCPU (network threads = vCPU/2).
+    Why: the request handler (I/O) threads execute every request, disk work included.
+    Fewer than cores / `cores_per_io_thread` (default 2) can leave a large host idle while
+    requests queue (a 48-core broker on 16 I/O threads saturated under ~4000 extra
+    connections until both thread counts were doubled), and fewer threads than log
+    directories cannot keep every disk busy. A core or directory count alone says nothing
+    of the load, so the finding is a warning only when RequestHandlerAvgIdlePercent is
+    below `busy_idle` (default 0.5; Kafka's monitoring documentation wants it above 0.3),
+    and info otherwise (no metrics, as in lint, or idle handlers). Both are heuristic
+    parameters: neither Kafka nor AWS publishes a per-core rule for I/O threads (MSK's
+    default configuration sets 8 whatever the broker size).
 
     Remediation: raise num.io.threads to at least max(cores/2, log dirs): `kafka-configs
     --bootstrap-server B --alter --entity-type brokers --entity-default --add-config
-    num.io.threads=N`. It is dynamic, but Kafka accepts a new value only within
+    num.io.threads=N`. It is dynamic, but Kafka accepts a dynamic value only within
     [old/2, old*2] per change (from 16: 32 at most). queued.max.requests, by contrast,
     needs a restart (THR006).
 
-    Example: 48 cores, num.io.threads=16 (below 48/2 = 24).
+    Example: 48 cores, num.io.threads=16 (below 48/2 = 24), RequestHandlerAvgIdlePercent 0.2.
 
     References:
     - Kafka broker config num.io.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.io.threads>
-    - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
+    - Kafka documentation: monitoring (RequestHandlerAvgIdlePercent ideally > 0.3) <https://kafka.apache.org/39/documentation.html#monitoring>
+    - Amazon MSK default configuration (num.io.threads 8, num.network.threads 5, whatever the broker size) <https://github.com/awsdocs/amazon-msk-developer-guide/blob/master/doc_source/msk-default-configuration.md>
     """
     per_core = params["cores_per_io_thread"]
     d = _view(tables).where(F.col("io_threads") > 0)
     few_for_cores = F.col("io_threads") < _per(F.col("cores"), per_core)
     few_for_dirs = F.col("io_threads") < F.col("log_dir_count")
+    loaded, load_words = _load("io_idle", params["busy_idle"], "RequestHandlerAvgIdlePercent")
     d = d.where(F.coalesce(few_for_cores, F.lit(False)) | F.coalesce(few_for_dirs, F.lit(False)))
     target = F.greatest(
         F.coalesce(F.ceil(_per(F.col("cores"), per_core)), F.lit(0)),
@@ -386,6 +467,7 @@ def io_threads_low(tables, params):
             text("below cores/" + _fmt(per_core) + " = ", _ratio(_per(F.col("cores"), per_core), 1)),
         ),
         F.when(few_for_dirs, text("below its ", _num("log_dir_count"), " log dirs")),
+        load_words,
     )
     msg = text(
         "num.io.threads=",
@@ -400,7 +482,15 @@ def io_threads_low(tables, params):
         step.cast("bigint"),
         " first)",
     )
-    return _broker(d, msg, suggested_io_threads=target.cast("bigint"))
+    severity = F.when(loaded, F.lit("warning")).otherwise(F.lit("info"))
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        _evidence(suggested_io_threads=target.cast("bigint"), load_signal=loaded),
+        severity,
+    )
 
 
 @rule(
@@ -408,42 +498,62 @@ def io_threads_low(tables, params):
     "network-above-io",
     "warning",
     needs=("brokers", "configs"),
+    params=(_BUSY_IDLE,),
     uses=(broker_threads,),
     runs_in=("lint",),
     lint_key="num.network.threads",
 )
 def network_above_io(tables, params):
-    """num.network.threads is greater than num.io.threads.
+    """A listener has more network threads than the broker has I/O threads (a warning only when the I/O threads are loaded).
 
-    Why: network processors hand every request to the shared request queue served by the
-    I/O threads. More processors than handlers only moves the bottleneck to the queue:
-    it fills, processors block on it, and latency rises for everyone. AWS advises never
-    to raise network threads above I/O threads (MSK sizes brokers io = vCPU,
-    network = vCPU/2).
+    Why: every listener's network processors hand their requests to one shared request
+    queue, served by the num.io.threads request handlers. A listener with more processors
+    (num.network.threads, or its `listener.name.<listener>.num.network.threads`) than there
+    are handlers can read requests faster than they are executed: the queue fills, the
+    processors block on it, and latency rises for everyone. Kafka's own defaults keep the
+    handlers ahead (3 network, 8 I/O threads). Whether it matters depends on the load, so
+    the finding is a warning only when RequestHandlerAvgIdlePercent is below `busy_idle`
+    (default 0.5, a heuristic; Kafka's monitoring documentation wants it above 0.3), and
+    info otherwise. No AWS page states a rule on the ratio that we could find.
 
-    Remediation: raise num.io.threads to at least num.network.threads (or lower network
-    threads): `kafka-configs --alter --entity-type brokers --entity-default --add-config
-    num.io.threads=N`. Both thread counts are dynamic, but Kafka accepts a new value only
-    within [old/2, old*2] per change; queued.max.requests, if it must grow too, needs a
-    restart.
+    Remediation: raise num.io.threads to at least the largest network thread count (or
+    lower that listener's network threads): `kafka-configs --alter --entity-type brokers
+    --entity-default --add-config num.io.threads=N`. Both thread counts are dynamic, but
+    Kafka accepts a dynamic value only within [old/2, old*2] per change;
+    queued.max.requests, if it must grow too, needs a restart.
 
     Example: num.network.threads=16 with num.io.threads=8.
 
     References:
     - Kafka broker config num.network.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.network.threads>
     - Kafka broker config num.io.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.io.threads>
-    - Amazon MSK: best practices for Standard brokers <https://docs.aws.amazon.com/msk/latest/developerguide/bestpractices.html>
+    - KIP-788: Allow configuring num.network.threads per listener <https://cwiki.apache.org/confluence/display/KAFKA/KIP-788%3A+Allow+configuring+num.network.threads+per+listener>
+    - Kafka documentation: monitoring (RequestHandlerAvgIdlePercent ideally > 0.3) <https://kafka.apache.org/39/documentation.html#monitoring>
     """
-    d = _view(tables).where(F.col("network_threads") > F.col("io_threads"))
-    msg = text(
-        "num.network.threads=",
-        _num("network_threads"),
-        " is above num.io.threads=",
-        _num("io_threads"),
-        ": requests pile up in the request queue; raise num.io.threads to at least ",
-        _num("network_threads"),
+    network = F.greatest(
+        F.col("network_threads"), F.coalesce(F.col("max_listener_network_threads"), F.lit(0))
     )
-    return _broker(d, msg)
+    d = _view(tables).withColumn("largest_pool", network).where(F.col("largest_pool") > F.col("io_threads"))
+    loaded, load_words = _load("io_idle", params["busy_idle"], "RequestHandlerAvgIdlePercent")
+    msg = text(
+        "a listener has ",
+        _num("largest_pool"),
+        " network threads, above num.io.threads=",
+        _num("io_threads"),
+        ": requests can pile up in the request queue (",
+        load_words,
+        "); raise num.io.threads to at least ",
+        _num("largest_pool"),
+    )
+    severity = F.when(loaded, F.lit("warning")).otherwise(F.lit("info"))
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        _evidence(largest_network_pool=_num("largest_pool"), load_signal=loaded),
+        severity,
+    )
 
 
 @rule(

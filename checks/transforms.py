@@ -90,6 +90,14 @@ def kafka_defaults(tables):
     )
 
 
+def _cluster_default():
+    """A dynamic cluster default in force: not one a change review replaces
+    (REPLACED_DYNAMIC_DEFAULT_BROKER_CONFIG, see checks/change.py)."""
+    return (F.col("entity_type") == "cluster_default") & ~F.coalesce(
+        F.col("source").startswith("REPLACED_"), F.lit(False)
+    )
+
+
 def broker_settings(tables):
     """Effective broker-level config, long: cluster_id, broker_id, key, value, prec."""
     c = tables.configs.where(F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
@@ -103,7 +111,7 @@ def broker_settings(tables):
     ).select("cluster_id", broker_id.alias("broker_id"), "key", "value", F.lit(STATIC).alias("prec"))
     brokers = tables.brokers.select("cluster_id", "broker_id")
     cluster_default = join(
-        c.where(F.col("entity_type") == "cluster_default").select("cluster_id", "key", "value"),
+        c.where(_cluster_default()).select("cluster_id", "key", "value"),
         brokers,
         "cluster_id",
     ).select("cluster_id", "broker_id", "key", "value", F.lit(DYNAMIC_DEFAULT).alias("prec"))
@@ -127,7 +135,7 @@ def cluster_settings(tables):
         .groupBy("cluster_id", "key", "value")
         .agg(F.count(F.lit(1)).alias("weight"), F.min("prec").alias("prec"))
     )
-    c = tables.configs.where(F.col("entity_type") == "cluster_default").select(
+    c = tables.configs.where(_cluster_default()).select(
         "cluster_id",
         "key",
         F.trim(F.col("value")).alias("value"),

@@ -22,6 +22,10 @@ that shape what a finding lists rather than whether it fires (max_listed, sugges
 the pair differs in `expect_evidence:` ({"type:name": {evidence key: value}}; a fleet case
 names "type:name@cluster").
 
+A rule whose findings carry a severity of their own (auditor/severity.py ROW_SEVERITY) names
+the severity of each finding that differs from the rule's in `expect_severity:`
+({"type:name": severity}); every other finding must carry the rule's (or the override's).
+
 Fleet rules' cases (`clusters:`) take the same keys; test_fleet.py runs each on its own
 with `rules_config` and `check_findings`.
 """
@@ -49,6 +53,9 @@ class _Configurable:
     params: dict | None = None  # overrides of the rule's parameters (`params:`)
     severity: str | None = None  # a severity override (`severity:`)
     expect_evidence: dict | None = None  # {"type:name": {evidence key: value}} (`expect_evidence:`)
+    expect_severity: dict | None = (
+        None  # {"type:name": severity} where a finding's differs (`expect_severity:`)
+    )
 
     @property
     def overrides(self) -> tuple | None:
@@ -116,6 +123,7 @@ def _configurable(doc: dict, case: dict) -> dict:
         "params": params,
         "severity": severity,
         "expect_evidence": case.get("expect_evidence"),
+        "expect_severity": case.get("expect_severity"),
     }
 
 
@@ -148,7 +156,9 @@ def check_findings(case: _Configurable, fired: dict) -> None:
     that fire, their severity (the case's override, else the rule's) and the expected evidence."""
     assert set(fired) == set(case.expect)
     severity = case.severity or load_rules()[case.rule].severity
-    assert {f.severity for f in fired.values()} <= {severity}
+    expected = {resource: severity for resource in fired} | (case.expect_severity or {})
+    assert set(case.expect_severity or {}) <= set(case.expect), "expect_severity names a finding not expected"
+    assert {r: f.severity for r, f in fired.items()} == expected
     for resource, evidence in (case.expect_evidence or {}).items():
         assert {k: fired[resource].evidence.get(k) for k in evidence} == evidence, resource
 

@@ -503,3 +503,19 @@ def test_top_findings_per_rule_are_the_first_by_cluster_and_resource():
         top = run_fleet(engine, str(SAMPLE_FLEET), AuditConfig(), top_n=top_n).top
     expected = [f for fs in by_rule.values() for f in fs[:top_n]]
     assert sorted(top, key=lambda f: f.sort_key) == sorted(expected, key=lambda f: f.sort_key)
+
+
+def test_per_rule_summary_of_a_rule_with_severities_per_finding():
+    """A rule whose findings carry their own severity (CTL002: critical and warning in one
+    cluster) has a hit per severity: the summary counts each cluster once and shows the worst."""
+    from auditor.commands.fleet import _per_rule
+
+    hit = {"rule": "CTL002", "name": "partition-state-divergence"}
+    rows = _per_rule(
+        [
+            {**hit, "cluster": "a", "severity": "warning", "count": 3, "new": 0},
+            {**hit, "cluster": "a", "severity": "critical", "count": 1, "new": 1},
+            {**hit, "cluster": "b", "severity": "warning", "count": 2, "new": 2},
+        ]
+    )
+    assert rows == [{**hit, "severity": "critical", "clusters": 2, "findings": 6, "new": 3}]

@@ -80,6 +80,17 @@ def test_incident3_fires_the_split_brain_rules(audit):
         assert not fired[(c, rule)], rule
 
 
+def test_incident3_divergence_is_critical_because_the_epochs_name_the_stale_view(audit):
+    """ZooKeeper holds leader 5 at leader epoch 5, the brokers serve leader 4 at epoch 4: the
+    leaders differ and the lower epoch is the brokers', so CTL002 is critical (an ISR-only
+    difference would be a warning: checks/cases/CTL002.yaml)."""
+    _, by_key = audit
+    finding = by_key[("ads-zk-legacy", "CTL002", "ads.impressions-4")]
+    assert finding.severity == "critical"
+    assert finding.evidence["stale_view"] == "brokers"
+    assert "the brokers serve a stale leader" in finding.message
+
+
 def test_incident3_lists_the_groups_that_lost_their_coordinator(audit):
     _, by_key = audit
     finding = by_key[("ads-zk-legacy", "PAR002", "__consumer_offsets-17")]

@@ -117,3 +117,22 @@ def test_rule_docs_say_what_happened_not_which_incident():
     for r in load_rules().values():
         text = " ".join((r.summary, r.why, r.remediation, r.example))
         assert not re.search(r"\bincidents?\s+\d", text, flags=re.I), r.code
+
+
+def test_a_findings_own_severity_is_used_when_valid_and_the_config_wins():
+    """The severity the runner gives each finding (auditor/engine/runner.py _severity_sql),
+    evaluated by DuckDB: the row's own when it is a severity, else the rule's declared one;
+    a severity set in kafka-audit.toml replaces both."""
+    import duckdb
+
+    from auditor.config import AuditConfig
+    from auditor.engine.runner import _severity_sql
+
+    ctl002 = load_rules()["CTL002"]  # declared critical; its findings carry their own
+    rows = "(VALUES ('warning'), ('error'), ('bogus'), (NULL)) AS t(row_severity)"
+
+    def severities(config):
+        return [r[0] for r in duckdb.sql(f"SELECT {_severity_sql(ctl002, config)} FROM {rows}").fetchall()]
+
+    assert severities(AuditConfig()) == ["warning", "error", "critical", "critical"]
+    assert severities(AuditConfig(severity={"CTL002": "info"})) == ["info"] * 4

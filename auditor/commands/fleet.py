@@ -350,8 +350,11 @@ def _with_status(engine: Engine, current, previous_run):
 
 
 def _per_rule(hits: list[dict]) -> list[dict]:
-    """Per rule: clusters, findings and new findings, worst first."""
+    """Per rule: clusters, findings and new findings, worst first. A rule whose findings
+    carry severities of their own (ROW_SEVERITY) has a hit per severity in a cluster: its
+    severity here is the worst, and each cluster counts once."""
     by_rule: dict[str, dict] = {}
+    clusters: dict[str, set] = {}
     for h in hits:
         r = by_rule.setdefault(
             h["rule"],
@@ -364,7 +367,9 @@ def _per_rule(hits: list[dict]) -> list[dict]:
                 "new": 0,
             },
         )
-        r["clusters"] += 1
+        r["severity"] = max(r["severity"], h["severity"], key=SEVERITY_RANK.__getitem__)
+        clusters.setdefault(h["rule"], set()).add(h["cluster"])
+        r["clusters"] = len(clusters[h["rule"]])
         r["findings"] += h["count"]
         r["new"] += h["new"]
     return sorted(by_rule.values(), key=lambda r: (-SEVERITY_RANK[r["severity"]], -r["clusters"], r["rule"]))

@@ -22,6 +22,7 @@ from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
 from auditor.frames import F, join
 from auditor.progress import NO_PROGRESS, Progress
 from auditor.registry import Rule, rule_docs
+from auditor.severity import ROW_SEVERITY, SEVERITIES
 from auditor.snapshot.io import SnapshotRef
 
 FINDINGS_SQL_COLUMNS = ", ".join(("rule", "name", "severity", *CHECK_COLUMNS))
@@ -35,6 +36,15 @@ def _literal(word: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", word):
         raise ValueError(f"not a plain word for a SQL literal: {word!r}")
     return f"'{word}'"
+
+
+def _severity_sql(rule: Rule, config: AuditConfig) -> str:
+    """A finding's severity: the one kafka-audit.toml sets for the rule, else the row's own
+    (``ROW_SEVERITY``, when it is a severity), else the rule's declared one."""
+    if rule.code in config.severity:
+        return _literal(config.severity[rule.code])
+    known = ", ".join(_literal(s) for s in SEVERITIES)
+    return f"CASE WHEN {ROW_SEVERITY} IN ({known}) THEN {ROW_SEVERITY} ELSE {_literal(rule.severity)} END"
 
 
 def compile_rules(
@@ -61,15 +71,14 @@ def compile_rules(
         # Code, name and severity are literals around the plan, not in it: a severity set in
         # kafka-audit.toml compiles nothing.
         labels = ", ".join(
-            f"{_literal(value)} AS {column}"
-            for column, value in (
-                ("rule", rule.code),
-                ("name", rule.name),
-                ("severity", config.severity_of(rule)),
-            )
+            f"{_literal(value)} AS {column}" for column, value in (("rule", rule.code), ("name", rule.name))
         )
+        severity = _severity_sql(rule, config)
         plans.append(
-            (rule.code.lower(), f"SELECT {labels}, {CHECK_SQL_COLUMNS} FROM ({plan}) AS {rule.code.lower()}")
+            (
+                rule.code.lower(),
+                f"SELECT {labels}, {severity} AS severity, {CHECK_SQL_COLUMNS} FROM ({plan}) AS {rule.code.lower()}",
+            )
         )
         progress.advance()
     size = engine.rules_per_table or 1
@@ -164,14 +173,18 @@ def _final_stage(tables: Tables, active):
 
 
 def shape_findings(tables: Tables, rule: Rule, params):
-    """A rule's DataFrame as the columns every check returns, each a string (compile_rules
-    adds the rule's code, name and severity)."""
+    """A rule's DataFrame as the columns every check returns, each a string, and the row's
+    severity (null unless the check returns ``ROW_SEVERITY``; compile_rules adds the rule's
+    code, name and severity)."""
     with tables.building(f"rule {rule.code}"):
         df = rule.func(tables, params)
     missing = [c for c in CHECK_COLUMNS if c not in df.columns]
     if missing:
         raise TypeError(f"rule {rule.code} returned a DataFrame without {missing}")
-    return df.select(*[F.col(c).cast("string") for c in CHECK_COLUMNS])
+    row_severity = F.col(ROW_SEVERITY) if ROW_SEVERITY in df.columns else F.lit(None)
+    return df.select(
+        *[F.col(c).cast("string") for c in CHECK_COLUMNS], row_severity.cast("string").alias(ROW_SEVERITY)
+    )
 
 
 def collect_findings(engine: Engine, table: str) -> tuple[list[Finding], int]:
