@@ -559,6 +559,64 @@ def replication_defaults_unset(tables, params):
     )
 
 
+def _brokers_with(tables, key, flagged):
+    """The brokers whose effective ``key`` (broker_settings: dynamic per-broker >
+    dynamic cluster default > server.properties > Kafka's default for the version) is
+    ``flagged`` (a Column over ``value``, ``prec`` and the cluster's ``platform``), as
+    finding rows: one per cluster (``resource`` the key) when every broker of the
+    cluster has it, else one per such broker (``resource`` "broker N: key"). lint then
+    points at the line that sets it, and never at a broker the change does not touch.
+    Columns: cluster_id, resource, brokers (array), prec (the lowest layer among them),
+    broker_total."""
+    platform = tables.clusters.select(
+        "cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform")
+    )
+    s = join(
+        tables.derived(broker_settings).where((F.col("key") == key) & F.col("broker_id").isNotNull()),
+        platform,
+        "cluster_id",
+        "left",
+    ).withColumn("flagged", F.coalesce(flagged, F.lit(False)))
+    per_cluster = (
+        s.groupBy("cluster_id")
+        .agg(
+            F.count(F.lit(1)).alias("broker_total"),
+            F.sum(F.when(F.col("flagged"), F.lit(1)).otherwise(F.lit(0))).alias("flagged_count"),
+            F.sort_array(F.array_compact(F.collect_list(F.when(F.col("flagged"), F.col("broker_id"))))).alias(
+                "brokers"
+            ),
+            F.min(F.when(F.col("flagged"), F.col("prec"))).alias("prec"),
+        )
+        .where(F.col("flagged_count") > 0)
+    )
+    whole = per_cluster.where(F.col("flagged_count") == F.col("broker_total")).select(
+        "cluster_id", F.lit(key).alias("resource"), "brokers", "prec", "broker_total"
+    )
+    some = join(
+        per_cluster.where(F.col("flagged_count") < F.col("broker_total")).select(
+            "cluster_id", "broker_total"
+        ),
+        s.where(F.col("flagged")).select("cluster_id", "broker_id", "prec"),
+        "cluster_id",
+    ).select(
+        "cluster_id",
+        text("broker ", F.col("broker_id"), ": " + key).alias("resource"),
+        F.array(F.col("broker_id")).alias("brokers"),
+        "prec",
+        "broker_total",
+    )
+    return whole.unionByName(some)
+
+
+def _on_brokers():
+    """'every broker ([1,2,3])' or 'broker 2 (of 3 brokers)', for a _brokers_with row."""
+    return F.when(
+        F.size("brokers") == F.col("broker_total"), text("every broker (", int_list(F.col("brokers")), ")")
+    ).otherwise(
+        text("broker ", F.element_at(F.col("brokers"), 1), " (of ", F.col("broker_total"), " brokers)")
+    )
+
+
 def _production(tables, params):
     """The clusters labelled production (environment among the parameter
     `production_environments`, as CTL007 decides): cluster_id, cluster, env."""
@@ -594,7 +652,8 @@ def controlled_shutdown_disabled(tables, params):
     broker.session.timeout.ms (default 9 s) after its last heartbeat. Every rolling
     restart or patch then makes all partitions the broker leads unavailable for seconds,
     and producers with few retries fail. The setting is read-only (server.properties).
-    One finding per cluster naming the brokers that disable it.
+    One finding per cluster when every broker disables it, else one per broker that does
+    (lint points at the line that sets it).
 
     Remediation: remove the line (the default is true) or set
     `controlled.shutdown.enable=true` in server.properties and restart the brokers one at
@@ -610,14 +669,9 @@ def controlled_shutdown_disabled(tables, params):
     - apache/kafka core/src/main/scala/kafka/server/KafkaServer.scala, controlledShutdown (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/KafkaServer.scala>
     - Kafka broker config broker.session.timeout.ms (KRaft) <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.session.timeout.ms>
     """
-    off = tables.derived(broker_settings).where(
-        (F.col("key") == "controlled.shutdown.enable") & (try_bool("value") == F.lit(False))
-    )
-    per_cluster = off.groupBy("cluster_id").agg(
-        F.sort_array(F.collect_set("broker_id")).alias("brokers"), F.min("prec").alias("prec")
-    )
+    off = _brokers_with(tables, "controlled.shutdown.enable", try_bool("value") == F.lit(False))
     mode = tables.derived(cluster_versions).select("cluster_id", "mode")
-    d = join(per_cluster, mode, "cluster_id", "left")
+    d = join(off, mode, "cluster_id", "left")
     after = (
         F.when(
             F.col("mode") == "zookeeper",
@@ -639,8 +693,8 @@ def controlled_shutdown_disabled(tables, params):
     msg = text(
         "controlled.shutdown.enable=false (",
         source,
-        ") on broker(s) ",
-        int_list(F.col("brokers")),
+        ") on ",
+        _on_brokers(),
         ": a stopping broker does not hand over its leaders first, so every restart leaves the partitions "
         "it leads unavailable ",
         after,
@@ -648,7 +702,7 @@ def controlled_shutdown_disabled(tables, params):
     return emit(
         d,
         "config",
-        F.lit("controlled.shutdown.enable"),
+        F.col("resource"),
         msg,
         ev(brokers=F.col("brokers"), source=source, metadata_mode=F.col("mode")),
     )
@@ -667,7 +721,7 @@ def controlled_shutdown_disabled(tables, params):
             "(Kafka's leader.imbalance.per.broker.percentage default)",
         ),
     ),
-    uses=(cluster_settings, cluster_versions, replica_lists),
+    uses=(broker_settings, cluster_versions, replica_lists),
     runs_in=("lint-against",),
 )
 def auto_leader_rebalance_disabled(tables, params):
@@ -684,10 +738,12 @@ def auto_leader_rebalance_disabled(tables, params):
     10, as PAR007) of the partitions it is the preferred leader of: the imbalance a
     snapshot shows then persists, because nothing will correct it. Which node's value
     counts depends on the mode: in ZooKeeper mode the active controller is a broker and
-    uses its own setting (the value most brokers have is judged); in KRaft mode the
-    controllers read it (ControllerServer: no leader balancing is scheduled when it is
-    false), so a broker's value only counts on a combined node: the message says to check
-    the controllers. Down brokers are not counted: an election cannot move leadership to them.
+    uses its own setting, so a broker with it false stops the balancing whenever it is the
+    controller; in KRaft mode the controllers read it (ControllerServer: no leader
+    balancing is scheduled when it is false), so a broker's value only counts on a
+    combined node: the message says to check the controllers. Down brokers are not
+    counted: an election cannot move leadership to them. One finding per cluster when
+    every broker has it false, else one per broker that has.
 
     Remediation: set auto.leader.rebalance.enable=true (ZooKeeper mode: on every broker;
     KRaft: in the controllers' configuration; it is read-only, so restart them one at a
@@ -704,9 +760,7 @@ def auto_leader_rebalance_disabled(tables, params):
     - apache/kafka core/src/main/scala/kafka/controller/KafkaController.scala, checkAndTriggerAutoLeaderRebalance (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/KafkaController.scala>
     - apache/kafka core/src/main/scala/kafka/server/ControllerServer.scala, setLeaderImbalanceCheckIntervalNs (KRaft: empty when false) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/ControllerServer.scala>
     """
-    setting = tables.derived(cluster_settings).where(
-        (F.col("key") == "auto.leader.rebalance.enable") & (try_bool("value") == F.lit(False))
-    )
+    setting = _brokers_with(tables, "auto.leader.rebalance.enable", try_bool("value") == F.lit(False))
     lists = tables.derived(replica_lists).where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
     per_broker = (
         lists.select(
@@ -721,7 +775,7 @@ def auto_leader_rebalance_disabled(tables, params):
         live.where(F.col("not_led") * F.lit(100) > F.col("preferred") * F.lit(threshold))
         .groupBy("cluster_id")
         .agg(
-            F.sort_array(F.collect_list("broker_id")).alias("brokers"),
+            F.sort_array(F.collect_list("broker_id")).alias("imbalanced"),
             F.sum("not_led").alias("not_led"),
             F.sum("preferred").alias("preferred"),
         )
@@ -732,15 +786,23 @@ def auto_leader_rebalance_disabled(tables, params):
     msg = text(
         "auto.leader.rebalance.enable=false (",
         source,
-        ") while live broker(s) ",
-        int_list(F.col("brokers")),
+        ") on ",
+        _on_brokers(),
+        " while live broker(s) ",
+        int_list(F.col("imbalanced")),
         " do not lead ",
         F.col("not_led"),
         " of the ",
         F.col("preferred"),
         " partitions they are the preferred leaders of (more than ",
         str(threshold),
-        "% each): nothing moves leadership back, so the imbalance persists until a preferred leader election",
+        "% each): ",
+        F.when(
+            F.size("brokers") == F.col("broker_total"),
+            F.lit(
+                "nothing moves leadership back, so the imbalance persists until a preferred leader election"
+            ),
+        ).otherwise(F.lit("while such a broker is the active controller, nothing moves leadership back")),
         F.when(
             F.col("mode") == "kraft",
             F.lit(" (KRaft: the controllers' own setting decides; check it on the controller nodes)"),
@@ -749,11 +811,12 @@ def auto_leader_rebalance_disabled(tables, params):
     return emit(
         d,
         "config",
-        F.lit("auto.leader.rebalance.enable"),
+        F.col("resource"),
         msg,
         ev(
             source=source,
-            imbalanced_brokers=F.col("brokers"),
+            brokers=F.col("brokers"),
+            imbalanced_brokers=F.col("imbalanced"),
             not_led_by_preferred=F.col("not_led"),
             preferred_partitions=F.col("preferred"),
             threshold_percent=F.lit(threshold),
@@ -774,7 +837,7 @@ def auto_leader_rebalance_disabled(tables, params):
             "comma-separated environment labels (case-insensitive) that mark a production cluster, as CTL007",
         ),
     ),
-    uses=(cluster_settings,),
+    uses=(broker_settings, cluster_settings),
     runs_in=("lint-against",),
 )
 def auto_create_topics_in_production(tables, params):
@@ -789,7 +852,9 @@ def auto_create_topics_in_production(tables, params):
     CFG004), outside whatever review creates the real ones, and writes that should have
     failed land there. Apache Kafka's default is true in every release (0.8 to 4.x);
     Amazon MSK's default configuration sets it to false, so on MSK a value only Kafka's
-    default supplies is not judged. Production is the cluster's environment label, among
+    default supplies is not judged. Any broker with it true creates topics (clients send
+    metadata requests to any broker): one finding per cluster when every broker has it,
+    else one per broker that has. Production is the cluster's environment label, among
     the parameter `production_environments` (default prod, production), as CTL007 decides.
 
     Remediation: set `auto.create.topics.enable=false` in server.properties (read-only:
@@ -806,23 +871,31 @@ def auto_create_topics_in_production(tables, params):
     - KIP-361: Add consumer configuration to disable auto topic creation <https://cwiki.apache.org/confluence/display/KAFKA/KIP-361%3A+Add+Consumer+Configuration+to+Disable+Auto+Topic+Creation>
     - Amazon MSK: default configuration (auto.create.topics.enable false) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
     """
-    keys = ("auto.create.topics.enable", "num.partitions", "default.replication.factor")
-    s = tables.derived(cluster_settings).where(F.col("key").isin(*keys))
-    wide = s.groupBy("cluster_id").agg(
-        F.max(F.when(F.col("key") == keys[0], F.col("value"))).alias("auto_create"),
-        F.max(F.when(F.col("key") == keys[0], F.col("prec"))).alias("prec"),
-        F.max(F.when(F.col("key") == keys[1], F.col("value"))).alias("num_partitions"),
-        F.max(F.when(F.col("key") == keys[2], F.col("value"))).alias("default_rf"),
+    # On MSK a value only Kafka's default supplies is MSK's default configuration's: false.
+    on = (try_bool("value") == F.lit(True)) & ~(
+        (F.col("platform") == "msk") & (F.col("prec") == F.lit(KAFKA_DEFAULT))
     )
-    d = join(_production(tables, params), wide, "cluster_id").where(
-        (try_bool("auto_create") == F.lit(True))
-        & ~((F.col("platform") == "msk") & (F.col("prec") == F.lit(KAFKA_DEFAULT)))
+    keys = ("num.partitions", "default.replication.factor")
+    s = tables.derived(cluster_settings).where(F.col("key").isin(*keys))
+    defaults = s.groupBy("cluster_id").agg(
+        F.max(F.when(F.col("key") == keys[0], F.col("value"))).alias("num_partitions"),
+        F.max(F.when(F.col("key") == keys[1], F.col("value"))).alias("default_rf"),
+    )
+    d = join(
+        join(
+            _production(tables, params), _brokers_with(tables, "auto.create.topics.enable", on), "cluster_id"
+        ),
+        defaults,
+        "cluster_id",
+        "left",
     )
     source = _source_name(F.col("prec"))
     msg = text(
         "auto.create.topics.enable=true (",
         source,
-        ") in a production cluster (environment ",
+        ") on ",
+        _on_brokers(),
+        " of a production cluster (environment ",
         F.col("env"),
         "): a client naming a missing topic creates it, with num.partitions=",
         F.col("num_partitions"),
@@ -832,10 +905,11 @@ def auto_create_topics_in_production(tables, params):
     return emit(
         d,
         "config",
-        F.lit("auto.create.topics.enable"),
+        F.col("resource"),
         msg,
         ev(
             source=source,
+            brokers=F.col("brokers"),
             environment=F.col("env"),
             num_partitions=try_int("num_partitions"),
             default_replication_factor=try_int("default_rf"),
