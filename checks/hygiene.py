@@ -636,7 +636,7 @@ def _production(tables, params):
     "warning",
     needs=("configs",),
     uses=(broker_settings, cluster_versions),
-    runs_in=("lint",),
+    runs_in=("preflight", "lint"),
 )
 def controlled_shutdown_disabled(tables, params):
     """controlled.shutdown.enable=false on a broker: every restart leaves its partitions without a leader until the controller notices it is gone.
@@ -657,7 +657,11 @@ def controlled_shutdown_disabled(tables, params):
 
     Remediation: remove the line (the default is true) or set
     `controlled.shutdown.enable=true` in server.properties and restart the brokers one at
-    a time, each after the previous one is back in every ISR.
+    a time, each after the previous one is back in every ISR. preflight runs this rule:
+    the restart that fixes it is itself one of the restarts it is about, so before a patch
+    window move the leaders off each such broker by hand before stopping it: reorder the
+    replica lists of the partitions it leads with `kafka-reassign-partitions` so another
+    in-sync replica comes first, then run `kafka-leader-election --election-type preferred`.
 
     Example: brokers 1-3 with `controlled.shutdown.enable=false` copied from a test setup
     (Kafka's own integration tests disable it to shut down faster).
@@ -837,7 +841,7 @@ def auto_leader_rebalance_disabled(tables, params):
             "comma-separated environment labels (case-insensitive) that mark a production cluster, as CTL007",
         ),
     ),
-    uses=(broker_settings, cluster_settings),
+    uses=(broker_settings, cluster_settings, configured_brokers),
     runs_in=("lint-against",),
 )
 def auto_create_topics_in_production(tables, params):
@@ -852,7 +856,8 @@ def auto_create_topics_in_production(tables, params):
     CFG004), outside whatever review creates the real ones, and writes that should have
     failed land there. Apache Kafka's default is true in every release (0.8 to 4.x);
     Amazon MSK's default configuration sets it to false, so on MSK a value only Kafka's
-    default supplies is not judged. Any broker with it true creates topics (clients send
+    default supplies is not judged, nor is a cluster whose brokers' configuration was not
+    collected (topic configs alone). Any broker with it true creates topics (clients send
     metadata requests to any broker): one finding per cluster when every broker has it,
     else one per broker that has. Production is the cluster's environment label, among
     the parameter `production_environments` (default prod, production), as CTL007 decides.
@@ -881,9 +886,13 @@ def auto_create_topics_in_production(tables, params):
         F.max(F.when(F.col("key") == keys[0], F.col("value"))).alias("num_partitions"),
         F.max(F.when(F.col("key") == keys[1], F.col("value"))).alias("default_rf"),
     )
+    # Only clusters whose broker configuration was read: elsewhere Kafka's default is a guess.
+    described = tables.derived(configured_brokers).select("cluster_id").distinct()
     d = join(
         join(
-            _production(tables, params), _brokers_with(tables, "auto.create.topics.enable", on), "cluster_id"
+            join(_production(tables, params), described, "cluster_id"),
+            _brokers_with(tables, "auto.create.topics.enable", on),
+            "cluster_id",
         ),
         defaults,
         "cluster_id",
