@@ -41,7 +41,15 @@ DEFAULTS: tuple[Default, ...] = (
     Default("transaction.state.log.min.isr", "2", "int"),
     Default("transaction.state.log.num.partitions", "50", "int"),
     Default("leader.imbalance.per.broker.percentage", "10", "int"),
-    Default("auto.leader.rebalance.enable", "true", "boolean"),
+    Default(
+        "auto.leader.rebalance.enable", "false", "boolean", "0.0.0", "Kafka 0.8.1 KafkaConfig (before 0.8.2)"
+    ),
+    Default("auto.leader.rebalance.enable", "true", "boolean", "0.8.2", "Kafka docs, since 0.8.2"),
+    # CFG005: false until 0.8.2 (KafkaConfig.scala at tags 0.8.1.1 and 0.8.2.0).
+    Default(
+        "controlled.shutdown.enable", "false", "boolean", "0.0.0", "Kafka 0.8.1 KafkaConfig (before 0.8.2)"
+    ),
+    Default("controlled.shutdown.enable", "true", "boolean", "0.8.2", "Kafka docs, since 0.8.2"),
     Default("auto.create.topics.enable", "true", "boolean"),
     Default("log.cleanup.policy", "delete", "list"),
     Default("cleanup.policy", "delete", "list", source="Kafka docs: Topic Configs"),

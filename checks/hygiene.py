@@ -10,16 +10,21 @@ import checks._kafka_keys as kafka_keys
 from auditor.declarations import Category, Param, rule
 from checks._api import F, Window, emit, ev, join, rows_frame, text
 from checks.transforms import (
+    KAFKA_DEFAULT,
     SOURCE_NAMES,
     broker_settings,
     cluster_settings,
+    cluster_versions,
     int_list,
     kafka_defaults,
+    registered_as,
+    replica_lists,
+    try_bool,
     try_int,
     version_key,
 )
 
-CATEGORY = Category("CFG", "hygiene", "configuration hygiene", (1, 2, 3, 4, 900))
+CATEGORY = Category("CFG", "hygiene", "configuration hygiene", (1, 2, 3, 4, 5, 6, 7, 900))
 
 # Keys every broker of a cluster must agree on (CFG003): they decide topic creation,
 # durability, retention and the inter-broker protocol, all cluster-wide in effect.
@@ -551,4 +556,371 @@ def replication_defaults_unset(tables, params):
         F.col("key"),
         msg,
         ev(key=F.col("key"), value=F.col("value"), source=source, brokers=F.col("broker_count")),
+    )
+
+
+def _brokers_with(tables, key, flagged):
+    """The brokers whose effective ``key`` (broker_settings: dynamic per-broker >
+    dynamic cluster default > server.properties > Kafka's default for the version) is
+    ``flagged`` (a Column over ``value``, ``prec`` and the cluster's ``platform``), as
+    finding rows: one per cluster (``resource`` the key) when every broker of the
+    cluster has it, else one per such broker (``resource`` "broker N: key"). lint then
+    points at the line that sets it, and never at a broker the change does not touch.
+    Columns: cluster_id, resource, brokers (array), prec (the lowest layer among them),
+    broker_total."""
+    platform = tables.clusters.select(
+        "cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform")
+    )
+    s = join(
+        tables.derived(broker_settings).where((F.col("key") == key) & F.col("broker_id").isNotNull()),
+        platform,
+        "cluster_id",
+        "left",
+    ).withColumn("flagged", F.coalesce(flagged, F.lit(False)))
+    per_cluster = (
+        s.groupBy("cluster_id")
+        .agg(
+            F.count(F.lit(1)).alias("broker_total"),
+            F.sum(F.when(F.col("flagged"), F.lit(1)).otherwise(F.lit(0))).alias("flagged_count"),
+            F.sort_array(F.array_compact(F.collect_list(F.when(F.col("flagged"), F.col("broker_id"))))).alias(
+                "brokers"
+            ),
+            F.min(F.when(F.col("flagged"), F.col("prec"))).alias("prec"),
+        )
+        .where(F.col("flagged_count") > 0)
+    )
+    whole = per_cluster.where(F.col("flagged_count") == F.col("broker_total")).select(
+        "cluster_id", F.lit(key).alias("resource"), "brokers", "prec", "broker_total"
+    )
+    some = join(
+        per_cluster.where(F.col("flagged_count") < F.col("broker_total")).select(
+            "cluster_id", "broker_total"
+        ),
+        s.where(F.col("flagged")).select("cluster_id", "broker_id", "prec"),
+        "cluster_id",
+    ).select(
+        "cluster_id",
+        text("broker ", F.col("broker_id"), ": " + key).alias("resource"),
+        F.array(F.col("broker_id")).alias("brokers"),
+        "prec",
+        "broker_total",
+    )
+    return whole.unionByName(some)
+
+
+def _on_brokers():
+    """'every broker ([1,2,3])' or 'broker 2 (of 3 brokers)', for a _brokers_with row."""
+    return F.when(
+        F.size("brokers") == F.col("broker_total"), text("every broker (", int_list(F.col("brokers")), ")")
+    ).otherwise(
+        text("broker ", F.element_at(F.col("brokers"), 1), " (of ", F.col("broker_total"), " brokers)")
+    )
+
+
+def _production(tables, params):
+    """The clusters labelled production (environment among the parameter
+    `production_environments`, as CTL007 decides): cluster_id, cluster, env."""
+    prod = [e.strip().lower() for e in str(params["production_environments"]).split(",") if e.strip()]
+    clusters = tables.clusters.select(
+        "cluster_id",
+        F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
+        F.lower(F.trim(F.col("environment"))).alias("env"),
+        F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"),
+    )
+    return clusters.where(F.col("env").isin(*prod)) if prod else clusters.where(F.lit(False))
+
+
+@rule(
+    "CFG005",
+    "controlled-shutdown-disabled",
+    "warning",
+    needs=("configs",),
+    uses=(broker_settings, cluster_versions),
+    runs_in=("preflight", "lint"),
+)
+def controlled_shutdown_disabled(tables, params):
+    """controlled.shutdown.enable=false on a broker: every restart leaves its partitions without a leader until the controller notices it is gone.
+
+    Why: with controlled shutdown (the default since Kafka 0.8.2) a stopping broker first
+    asks the controller to move the leadership of its partitions to other in-sync
+    replicas, so each partition is unavailable for milliseconds. With it disabled the
+    broker just stops: in ZooKeeper mode the controller elects new leaders only once the
+    broker's registration disappears at the end of its shutdown (KafkaServer.shutdown
+    skips controlledShutdown()); in KRaft mode it is honoured too (BrokerServer.shutdown
+    skips BrokerLifecycleManager.beginControlledShutdown, in every release from 2.8 to
+    4.x), and the controller moves the leaders only when it fences the broker,
+    broker.session.timeout.ms (default 9 s) after its last heartbeat. Every rolling
+    restart or patch then makes all partitions the broker leads unavailable for seconds,
+    and producers with few retries fail. The setting is read-only (server.properties).
+    One finding per cluster when every broker disables it, else one per broker that does
+    (lint points at the line that sets it).
+
+    Remediation: remove the line (the default is true) or set
+    `controlled.shutdown.enable=true` in server.properties and restart the brokers one at
+    a time, each after the previous one is back in every ISR. preflight runs this rule:
+    the restart that fixes it is itself one of the restarts it is about, so before a patch
+    window move the leaders off each such broker by hand before stopping it: reorder the
+    replica lists of the partitions it leads with `kafka-reassign-partitions` so another
+    in-sync replica comes first, then run `kafka-leader-election --election-type preferred`.
+
+    Example: brokers 1-3 with `controlled.shutdown.enable=false` copied from a test setup
+    (Kafka's own integration tests disable it to shut down faster).
+
+    References:
+    - Kafka documentation: graceful shutdown (controlled.shutdown.enable) <https://kafka.apache.org/39/documentation.html#basic_ops_restarting>
+    - Kafka broker config controlled.shutdown.enable <https://kafka.apache.org/39/documentation.html#brokerconfigs_controlled.shutdown.enable>
+    - apache/kafka core/src/main/scala/kafka/server/BrokerServer.scala, shutdown (KRaft: `if (config.controlledShutdownEnable)`) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/BrokerServer.scala>
+    - apache/kafka core/src/main/scala/kafka/server/KafkaServer.scala, controlledShutdown (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/KafkaServer.scala>
+    - Kafka broker config broker.session.timeout.ms (KRaft) <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.session.timeout.ms>
+    """
+    off = _brokers_with(tables, "controlled.shutdown.enable", try_bool("value") == F.lit(False))
+    mode = tables.derived(cluster_versions).select("cluster_id", "mode")
+    d = join(off, mode, "cluster_id", "left")
+    after = (
+        F.when(
+            F.col("mode") == "zookeeper",
+            F.lit(
+                "until its ZooKeeper registration disappears at the end of its shutdown and the controller "
+                "elects new leaders"
+            ),
+        )
+        .when(
+            F.col("mode") == "kraft",
+            F.lit(
+                "until the KRaft controller fences it, broker.session.timeout.ms (default 9 s) after its last "
+                "heartbeat"
+            ),
+        )
+        .otherwise(F.lit("until the controller notices the broker is gone"))
+    )
+    source = _source_name(F.col("prec"))
+    msg = text(
+        "controlled.shutdown.enable=false (",
+        source,
+        ") on ",
+        _on_brokers(),
+        ": a stopping broker does not hand over its leaders first, so every restart leaves the partitions "
+        "it leads unavailable ",
+        after,
+    )
+    return emit(
+        d,
+        "config",
+        F.col("resource"),
+        msg,
+        ev(brokers=F.col("brokers"), source=source, metadata_mode=F.col("mode")),
+    )
+
+
+@rule(
+    "CFG006",
+    "auto-leader-rebalance-disabled",
+    "warning",
+    needs=("configs", "partitions", "brokers"),
+    params=(
+        Param(
+            "max_imbalance_percent",
+            10,
+            "largest share (percent) of a live broker's preferred partitions it may not lead, as PAR007 "
+            "(Kafka's leader.imbalance.per.broker.percentage default)",
+        ),
+    ),
+    uses=(broker_settings, cluster_versions, replica_lists),
+    runs_in=("lint-against",),
+)
+def auto_leader_rebalance_disabled(tables, params):
+    """auto.leader.rebalance.enable=false while live brokers do not lead the partitions they are preferred for: the imbalance stays until someone runs an election.
+
+    Why: after a broker restarts it leads none of its partitions; the controller moves
+    leadership back to preferred replicas (the first in each replica list) only when
+    auto.leader.rebalance.enable is true, checking every
+    leader.imbalance.check.interval.seconds (default 300). With it false, every restart
+    or failover leaves leadership, and the produce and fetch load with it, on fewer
+    brokers until an operator runs a preferred leader election, and the next restart of
+    an overloaded broker moves even more. The rule fires when the setting is false and at
+    least one registered broker does not lead more than `max_imbalance_percent` (default
+    10, as PAR007) of the partitions it is the preferred leader of: the imbalance a
+    snapshot shows then persists, because nothing will correct it. Which node's value
+    counts depends on the mode: in ZooKeeper mode the active controller is a broker and
+    uses its own setting, so a broker with it false stops the balancing whenever it is the
+    controller; in KRaft mode the controllers read it (ControllerServer: no leader
+    balancing is scheduled when it is false), so a broker's value only counts on a
+    combined node: the message says to check the controllers. Down brokers are not
+    counted: an election cannot move leadership to them. One finding per cluster when
+    every broker has it false, else one per broker that has.
+
+    Remediation: set auto.leader.rebalance.enable=true (ZooKeeper mode: on every broker;
+    KRaft: in the controllers' configuration; it is read-only, so restart them one at a
+    time), and run a preferred leader election now: `kafka-leader-election
+    --bootstrap-server B --election-type preferred --all-topic-partitions`. If it is off
+    on purpose (a tool such as Cruise Control balances leaders), run that tool.
+
+    Example: auto.leader.rebalance.enable=false on a cluster where broker 4 leads 2 of the
+    60 partitions it is the preferred leader of, a day after its restart.
+
+    References:
+    - Kafka documentation: balancing leadership <https://kafka.apache.org/39/documentation.html#basic_ops_leader_balancing>
+    - Kafka broker config auto.leader.rebalance.enable <https://kafka.apache.org/39/documentation.html#brokerconfigs_auto.leader.rebalance.enable>
+    - apache/kafka core/src/main/scala/kafka/controller/KafkaController.scala, checkAndTriggerAutoLeaderRebalance (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/KafkaController.scala>
+    - apache/kafka core/src/main/scala/kafka/server/ControllerServer.scala, setLeaderImbalanceCheckIntervalNs (KRaft: empty when false) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/ControllerServer.scala>
+    """
+    setting = _brokers_with(tables, "auto.leader.rebalance.enable", try_bool("value") == F.lit(False))
+    lists = tables.derived(replica_lists).where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
+    per_broker = (
+        lists.select(
+            "cluster_id", F.element_at(F.col("replicas"), 1).alias("broker_id"), "partitions", "not_led"
+        )
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.sum("partitions").alias("preferred"), F.sum("not_led").alias("not_led"))
+    )
+    threshold = params["max_imbalance_percent"]
+    live = join(per_broker, registered_as(tables, "broker_id", "registered"), ["cluster_id", "broker_id"])
+    imbalanced = (
+        live.where(F.col("not_led") * F.lit(100) > F.col("preferred") * F.lit(threshold))
+        .groupBy("cluster_id")
+        .agg(
+            F.sort_array(F.collect_list("broker_id")).alias("imbalanced"),
+            F.sum("not_led").alias("not_led"),
+            F.sum("preferred").alias("preferred"),
+        )
+    )
+    mode = tables.derived(cluster_versions).select("cluster_id", "mode")
+    d = join(join(setting, imbalanced, "cluster_id"), mode, "cluster_id", "left")
+    source = _source_name(F.col("prec"))
+    msg = text(
+        "auto.leader.rebalance.enable=false (",
+        source,
+        ") on ",
+        _on_brokers(),
+        " while live broker(s) ",
+        int_list(F.col("imbalanced")),
+        " do not lead ",
+        F.col("not_led"),
+        " of the ",
+        F.col("preferred"),
+        " partitions they are the preferred leaders of (more than ",
+        str(threshold),
+        "% each): ",
+        F.when(
+            F.size("brokers") == F.col("broker_total"),
+            F.lit(
+                "nothing moves leadership back, so the imbalance persists until a preferred leader election"
+            ),
+        ).otherwise(F.lit("while such a broker is the active controller, nothing moves leadership back")),
+        F.when(
+            F.col("mode") == "kraft",
+            F.lit(" (KRaft: the controllers' own setting decides; check it on the controller nodes)"),
+        ).otherwise(F.lit("")),
+    )
+    return emit(
+        d,
+        "config",
+        F.col("resource"),
+        msg,
+        ev(
+            source=source,
+            brokers=F.col("brokers"),
+            imbalanced_brokers=F.col("imbalanced"),
+            not_led_by_preferred=F.col("not_led"),
+            preferred_partitions=F.col("preferred"),
+            threshold_percent=F.lit(threshold),
+            metadata_mode=F.col("mode"),
+        ),
+    )
+
+
+@rule(
+    "CFG007",
+    "auto-create-topics-in-production",
+    "warning",
+    needs=("configs",),
+    params=(
+        Param(
+            "production_environments",
+            "prod,production",
+            "comma-separated environment labels (case-insensitive) that mark a production cluster, as CTL007",
+        ),
+    ),
+    uses=(broker_settings, cluster_settings, configured_brokers),
+    runs_in=("lint-against",),
+)
+def auto_create_topics_in_production(tables, params):
+    """auto.create.topics.enable is true (Kafka's default) in a production cluster: any client naming a missing topic creates it.
+
+    Why: with auto.create.topics.enable=true a broker creates a topic that does not exist
+    when a client's metadata request asks for it with auto-creation allowed (KafkaApis
+    handleTopicMetadataRequest): producers always allow it, consumers unless they set
+    allow.auto.create.topics=false (KIP-361, Kafka 2.3). A typo in a topic name, a stale
+    configuration or a test pointed at production then creates a topic silently, with
+    the broker defaults num.partitions and default.replication.factor (both 1 unless set:
+    CFG004), outside whatever review creates the real ones, and writes that should have
+    failed land there. Apache Kafka's default is true in every release (0.8 to 4.x);
+    Amazon MSK's default configuration sets it to false, so on MSK a value only Kafka's
+    default supplies is not judged, nor is a cluster whose brokers' configuration was not
+    collected (topic configs alone). Any broker with it true creates topics (clients send
+    metadata requests to any broker): one finding per cluster when every broker has it,
+    else one per broker that has. Production is the cluster's environment label, among
+    the parameter `production_environments` (default prod, production), as CTL007 decides.
+
+    Remediation: set `auto.create.topics.enable=false` in server.properties (read-only:
+    restart the brokers one at a time) or in the MSK cluster configuration, create topics
+    explicitly (`kafka-topics --create`, an operator's KafkaTopic, Terraform), and set
+    allow.auto.create.topics=false on consumers.
+
+    Example: the production cluster `orders` with no auto.create.topics.enable in
+    server.properties (Kafka's default, true).
+
+    References:
+    - Kafka broker config auto.create.topics.enable <https://kafka.apache.org/39/documentation.html#brokerconfigs_auto.create.topics.enable>
+    - apache/kafka core/src/main/scala/kafka/server/KafkaApis.scala, handleTopicMetadataRequest (`config.autoCreateTopicsEnable && metadataRequest.allowAutoTopicCreation`) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/KafkaApis.scala>
+    - KIP-361: Add consumer configuration to disable auto topic creation <https://cwiki.apache.org/confluence/display/KAFKA/KIP-361%3A+Add+Consumer+Configuration+to+Disable+Auto+Topic+Creation>
+    - Amazon MSK: default configuration (auto.create.topics.enable false) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
+    """
+    # On MSK a value only Kafka's default supplies is MSK's default configuration's: false.
+    on = (try_bool("value") == F.lit(True)) & ~(
+        (F.col("platform") == "msk") & (F.col("prec") == F.lit(KAFKA_DEFAULT))
+    )
+    keys = ("num.partitions", "default.replication.factor")
+    s = tables.derived(cluster_settings).where(F.col("key").isin(*keys))
+    defaults = s.groupBy("cluster_id").agg(
+        F.max(F.when(F.col("key") == keys[0], F.col("value"))).alias("num_partitions"),
+        F.max(F.when(F.col("key") == keys[1], F.col("value"))).alias("default_rf"),
+    )
+    # Only clusters whose broker configuration was read: elsewhere Kafka's default is a guess.
+    described = tables.derived(configured_brokers).select("cluster_id").distinct()
+    d = join(
+        join(
+            join(_production(tables, params), described, "cluster_id"),
+            _brokers_with(tables, "auto.create.topics.enable", on),
+            "cluster_id",
+        ),
+        defaults,
+        "cluster_id",
+        "left",
+    )
+    source = _source_name(F.col("prec"))
+    msg = text(
+        "auto.create.topics.enable=true (",
+        source,
+        ") on ",
+        _on_brokers(),
+        " of a production cluster (environment ",
+        F.col("env"),
+        "): a client naming a missing topic creates it, with num.partitions=",
+        F.col("num_partitions"),
+        " and default.replication.factor=",
+        F.col("default_rf"),
+    )
+    return emit(
+        d,
+        "config",
+        F.col("resource"),
+        msg,
+        ev(
+            source=source,
+            brokers=F.col("brokers"),
+            environment=F.col("env"),
+            num_partitions=try_int("num_partitions"),
+            default_replication_factor=try_int("default_rf"),
+        ),
     )

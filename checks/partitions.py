@@ -14,7 +14,7 @@ from checks.transforms import (
     replica_lists,
 )
 
-CATEGORY = Category("PAR", "partitions", "live partition state", tuple(range(1, 8)))
+CATEGORY = Category("PAR", "partitions", "live partition state", tuple(range(1, 9)))
 
 
 @rule(
@@ -575,3 +575,180 @@ def preferred_leader_imbalance(tables, params):
         metadata_mode=F.col("metadata_mode"),
     )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
+
+
+def _racked_brokers(tables):
+    """Registered brokers with a rack: cluster_id, broker_id, rack (deduplicated by id)."""
+    rack = F.when(F.trim(F.col("rack")) != "", F.trim(F.col("rack")))
+    return (
+        tables.brokers.where(F.col("broker_id").isNotNull())
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.max(rack).alias("rack"))
+        .where(F.col("rack").isNotNull())
+    )
+
+
+def _percent(part, whole):
+    return F.round(part.cast("double") * F.lit(100.0) / whole.cast("double"), 1)
+
+
+@rule(
+    "PAR008",
+    "leaders-concentrated-in-one-rack",
+    "warning",
+    needs=("partitions", "brokers"),
+    params=(
+        Param(
+            "max_share_ratio",
+            1.5,
+            "how many times its brokers' share of the cluster's brokers a rack may lead of the "
+            "partitions before it fires (3 equal racks: more than half of all leaders)",
+        ),
+        Param(
+            "min_partitions",
+            100,
+            "partitions with a leader in a rack a cluster needs before it is judged (fewer spread unevenly by chance)",
+        ),
+    ),
+    uses=(replica_lists,),
+)
+def leaders_concentrated_in_one_rack(tables, params):
+    """One rack (zone) leads far more partitions than its share of the brokers: an outage of that zone moves most leaders at once.
+
+    Why: every produce and every consumer fetch (without follower fetching) goes to a
+    partition's leader. Kafka spreads leadership by spreading preferred leaders, the first
+    replica of each partition: rack-aware assignment alternates racks in the broker list
+    it assigns from (AdminUtils.getRackAlternatedBrokerList; KRaft's StripedReplicaPlacer
+    starts each partition on the next rack), so each rack leads about its share. Leaders
+    pile up in one rack when brokers of the other racks restart or fail and leadership is
+    not moved back (auto.leader.rebalance.enable=false, CFG006; preferred replicas out of
+    the ISR, PAR007), or when manual assignments put first replicas in one rack. An
+    outage of that zone then makes most partitions leaderless at once: every one of them
+    waits for an election (after the controller notices the brokers are gone), every
+    client refreshes metadata at the same time, and the surviving racks take over most of
+    the produce and fetch load in one step. The rule compares each rack's share of the
+    leaders (partitions led by a registered broker with broker.rack) with its share of
+    those brokers, in clusters with more than one rack: above `max_share_ratio` (default
+    1.5) times it fires. 1.5 means more than half of all leaders in one of three equal
+    zones (more than 75% in one of two): an outage there moves more leaders than the other
+    zones hold together, far beyond the 10% per broker Kafka's own leader balancing
+    tolerates (leader.imbalance.per.broker.percentage). Clusters with fewer than
+    `min_partitions` (default 100) such partitions are not judged: with 100 partitions
+    placed at random over 3 equal racks, the chance that one rack leads more than half of
+    them is about 0.06%. The finding also gives the rack's share of preferred leaders,
+    which tells the two causes apart.
+
+    Remediation: when the rack's share of preferred leaders is near its broker share, the
+    leaders only drifted: run a preferred leader election (`kafka-leader-election
+    --bootstrap-server B --election-type preferred --all-topic-partitions`) and keep
+    auto.leader.rebalance.enable=true. When the preferred leaders themselves are
+    concentrated, the assignment is: reorder or reassign the replicas so first replicas
+    alternate racks (`kafka-reassign-partitions --generate` with broker.rack on every
+    broker, or Cruise Control's leader distribution goals), then run the election.
+
+    Example: racks az-a, az-b and az-c with two brokers each; az-a's brokers lead 640 of
+    the 900 partitions after brokers in az-b and az-c were restarted.
+
+    References:
+    - Kafka documentation: balancing leadership <https://kafka.apache.org/39/documentation.html#basic_ops_leader_balancing>
+    - Kafka documentation: balancing replicas across racks <https://kafka.apache.org/39/documentation.html#basic_ops_racks>
+    - KIP-36: Rack aware replica assignment <https://cwiki.apache.org/confluence/display/KAFKA/KIP-36+Rack+aware+replica+assignment>
+    - apache/kafka server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java, getRackAlternatedBrokerList <https://github.com/apache/kafka/blob/3.9/server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java>
+    - apache/kafka metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java>
+    """
+    racked = _racked_brokers(tables)
+    per_rack = racked.groupBy("cluster_id", "rack").agg(F.count(F.lit(1)).alias("rack_brokers"))
+    clusters = per_rack.groupBy("cluster_id").agg(
+        F.count(F.lit(1)).alias("rack_count"), F.sum("rack_brokers").alias("racked_brokers")
+    )
+    by_broker = racked.select("cluster_id", F.col("broker_id").alias("leader"), "rack")
+    led = join(
+        tables.partitions.where(F.col("leader") >= 0)
+        .groupBy("cluster_id", "leader")
+        .agg(F.count(F.lit(1)).alias("partitions")),
+        by_broker,
+        ["cluster_id", "leader"],
+    )
+    led_by_rack = led.groupBy("cluster_id", "rack").agg(F.sum("partitions").alias("led"))
+    lists = tables.derived(replica_lists).where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
+    preferred = join(
+        lists.select("cluster_id", F.element_at(F.col("replicas"), 1).alias("leader"), "partitions"),
+        by_broker,
+        ["cluster_id", "leader"],
+    )
+    preferred_by_rack = preferred.groupBy("cluster_id", "rack").agg(F.sum("partitions").alias("preferred"))
+    totals = led_by_rack.groupBy("cluster_id").agg(F.sum("led").alias("total_led"))
+    preferred_totals = preferred_by_rack.groupBy("cluster_id").agg(
+        F.sum("preferred").alias("total_preferred")
+    )
+    d = join(
+        join(
+            join(
+                join(join(per_rack, clusters, "cluster_id"), led_by_rack, ["cluster_id", "rack"]),
+                totals,
+                "cluster_id",
+            ),
+            preferred_by_rack,
+            ["cluster_id", "rack"],
+            "left",
+        ),
+        preferred_totals,
+        "cluster_id",
+        "left",
+    )
+    ratio = params["max_share_ratio"]
+    # led / total_led > ratio * rack_brokers / racked_brokers, without dividing
+    d = d.where(
+        (F.col("rack_count") > 1)
+        & (F.col("total_led") >= F.lit(params["min_partitions"]))
+        & (
+            F.col("led").cast("double") * F.col("racked_brokers").cast("double")
+            > F.lit(float(ratio)) * F.col("rack_brokers").cast("double") * F.col("total_led").cast("double")
+        )
+    )
+    preferred_count = F.coalesce(F.col("preferred"), F.lit(0))
+    preferred_share = _percent(preferred_count, F.col("total_preferred"))
+    broker_share = _percent(F.col("rack_brokers"), F.col("racked_brokers"))
+    preferred_concentrated = preferred_count.cast("double") * F.col("racked_brokers").cast("double") > F.lit(
+        float(ratio)
+    ) * F.col("rack_brokers").cast("double") * F.coalesce(F.col("total_preferred"), F.lit(0)).cast("double")
+    msg = text(
+        "rack ",
+        F.col("rack"),
+        " leads ",
+        F.col("led"),
+        " of ",
+        F.col("total_led"),
+        " partitions (",
+        _percent(F.col("led"), F.col("total_led")),
+        "%) with ",
+        F.col("rack_brokers"),
+        " of ",
+        F.col("racked_brokers"),
+        " brokers (",
+        broker_share,
+        "%, more than ",
+        str(ratio),
+        "x its share): an outage of that zone moves ",
+        _percent(F.col("led"), F.col("total_led")),
+        "% of all leaders at once; its brokers are the preferred leaders of ",
+        preferred_share,
+        "% of the partitions",
+        F.when(
+            preferred_concentrated,
+            F.lit(" (the assignment concentrates them: reassign first replicas across racks)"),
+        ).otherwise(F.lit(" (leaders drifted there: a preferred leader election moves them back)")),
+    )
+    evidence = ev(
+        leaders=F.col("led"),
+        partitions_with_leader=F.col("total_led"),
+        leader_share_percent=_percent(F.col("led"), F.col("total_led")),
+        rack_brokers=F.col("rack_brokers"),
+        brokers_with_rack=F.col("racked_brokers"),
+        broker_share_percent=broker_share,
+        preferred_leaders=preferred_count,
+        preferred_share_percent=preferred_share,
+        racks=F.col("rack_count"),
+        max_share_ratio=F.lit(float(ratio)),
+    )
+    return emit(d, "rack", F.col("rack"), msg, evidence)

@@ -18,7 +18,7 @@ from checks.transforms import (
     try_int,
 )
 
-CATEGORY = Category("REP", "replication", "replication and durability", tuple(range(1, 11)))
+CATEGORY = Category("REP", "replication", "replication and durability", tuple(range(1, 12)))
 
 
 def _durability(tables):
@@ -617,10 +617,14 @@ def replicas_share_rack(tables, params):
     availability zone) fails, those partitions lose more replicas than needed: below
     min.insync.replicas they refuse acks=all writes, with all replicas in it they go
     offline. A partition fires when it spans fewer distinct racks than min(replication
-    factor, racks in the cluster), counting a replica on a broker of unknown rack (not
-    registered, no broker.rack) as if it were in a rack of its own. Only clusters with
-    more than one rack are judged. One finding per topic; how many of its partitions it
-    lists by number is a parameter (all are counted).
+    factor, racks in the cluster). A replica on a registered broker without broker.rack
+    counts as no rack at all: nothing shows that it adds one (Kafka's KRaft placer puts
+    every rack-less broker in one pseudo-rack, so it may share a real zone with another
+    replica), and counting it as a distinct rack, as this rule did, hid exactly the
+    partitions REP011's brokers put at risk. A replica on a broker that is not registered
+    (REP008) still counts as a rack of its own: its rack is unknown, not missing. Only
+    clusters with more than one rack are judged. One finding per topic; how many of its
+    partitions it lists by number is a parameter (all are counted).
 
     Remediation: reassign the listed partitions so each replica is in a different rack:
     `kafka-reassign-partitions --generate` with rack-aware placement (the default when
@@ -632,6 +636,7 @@ def replicas_share_rack(tables, params):
     References:
     - Kafka documentation: balancing replicas across racks <https://kafka.apache.org/39/documentation.html#basic_ops_racks>
     - Kafka broker config broker.rack <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.rack>
+    - apache/kafka metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java, RackList (rack-less brokers are one rack, Optional.empty()) <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java>
     """
     d = tables.derived(replica_placement).where(F.col("rack_short"))
     # Cap the listed partitions by rank, not F.slice (sqlframe's DuckDB slice returns one
@@ -647,6 +652,7 @@ def replicas_share_rack(tables, params):
         F.min("racks_used").alias("min_racks_used"),
         F.max("rf").alias("rf"),
         F.max("rack_count").alias("rack_count"),
+        F.sum(F.when(F.col("rackless") > 0, F.lit(1)).otherwise(F.lit(0))).alias("on_rackless"),
     )
     listed = F.col("listed")
     more = F.when(F.col("affected") > params["max_listed"], F.lit(", ...")).otherwise(F.lit(""))
@@ -660,6 +666,14 @@ def replicas_share_rack(tables, params):
         F.array_join(listed.cast("array<string>"), ","),
         more,
         "): one rack outage takes more replicas than necessary",
+        F.when(
+            F.col("on_rackless") > 0,
+            text(
+                "; ",
+                F.col("on_rackless"),
+                " of them have a replica on a broker without broker.rack, counted as no rack (REP011)",
+            ),
+        ).otherwise(F.lit("")),
     )
     return emit(
         per_topic,
@@ -672,6 +686,7 @@ def replicas_share_rack(tables, params):
             min_racks_used=F.col("min_racks_used"),
             replication_factor=F.col("rf"),
             racks_in_cluster=F.col("rack_count"),
+            partitions_on_rackless_brokers=F.col("on_rackless"),
         ),
     )
 
@@ -845,3 +860,150 @@ def rf_exceeds_brokers(tables, params):
             partitions=F.col("partition_count"),
         ),
     )
+
+
+def _brokers_by_rack(tables):
+    """One row per registered broker: cluster_id, broker_id, rack (null when broker.rack is
+    unset or blank), deduplicated by id as broker_counts does."""
+    rack = F.when(F.trim(F.col("rack")) != "", F.trim(F.col("rack")))
+    return (
+        tables.brokers.where(F.col("broker_id").isNotNull())
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.max(rack).alias("rack"))
+    )
+
+
+@rule(
+    "REP011",
+    "broker-without-rack",
+    "warning",
+    needs=("brokers",),
+    uses=(cluster_versions,),
+    runs_in=("lint",),
+    lint_key="broker.rack",
+)
+def broker_without_rack(tables, params):
+    """A broker has no broker.rack in a cluster whose other brokers have one, or in a multi-AZ cluster none of whose brokers has one.
+
+    Why: Kafka spreads a partition's replicas over racks only as far as it knows them.
+    In ZooKeeper mode a cluster whose brokers are partly rack-aware refuses rack-aware
+    placement: creating a topic or adding partitions without an explicit assignment
+    (CreateTopics, CreatePartitions, auto-creation) fails with "Not all brokers have rack
+    information for replica rack aware assignment" (AdminUtils.assignReplicasToBrokers,
+    used by ZkAdminManager and AdminZkClient.addPartitions). The KRaft controller's
+    placer puts every broker without broker.rack into one rack of its own (an empty
+    rack name), so a replica on it can sit in the same zone as another replica of its
+    partition. REP007 judges partitions only by the racks brokers declare: it counts a
+    replica on a rack-less broker as in no rack (so it flags such partitions without
+    knowing whether they really share a zone), and it judges nothing in a cluster with
+    no racks at all; this rule reports the cause, the broker. In a cluster of several zones (the
+    manifest's az_count, e.g. from the inventory) where no broker has broker.rack,
+    placement ignores zones altogether and a zone outage can take every replica of a
+    partition. MSK sets broker.rack to each broker's AZ id itself, so an MSK cluster is
+    not judged: a missing rack there is a gap in the collected data, not the broker's
+    configuration. One finding per rack-less broker where other brokers have racks; one
+    per cluster (resource: broker.rack) where none has.
+
+    Remediation: set broker.rack in each broker's server.properties to its zone (on
+    Kubernetes, Strimzi's `spec.kafka.rack.topologyKey: topology.kubernetes.io/zone`)
+    and restart it (broker.rack is read-only), then move the replicas the old placement
+    put in one zone (REP007 lists them once every broker has a rack):
+    `kafka-reassign-partitions --generate` is rack-aware when all brokers have racks.
+
+    Example: brokers 1-6 with broker.rack use1-az1..az3 and broker 7, added later, without it.
+
+    References:
+    - Kafka documentation: balancing replicas across racks <https://kafka.apache.org/39/documentation.html#basic_ops_racks>
+    - Kafka broker config broker.rack <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.rack>
+    - apache/kafka server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java, assignReplicasToBrokersRackAware ("Not all brokers have rack information") <https://github.com/apache/kafka/blob/3.9/server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java>
+    - apache/kafka core/src/main/scala/kafka/server/ZkAdminManager.scala, createTopics (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/ZkAdminManager.scala>
+    - apache/kafka metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java, RackList (KRaft: rack-less brokers are one rack) <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java>
+    - AWS Big Data Blog: reduce network traffic costs of your Amazon MSK consumers with rack awareness (MSK sets broker.rack to the AZ id) <https://aws.amazon.com/blogs/big-data/reduce-network-traffic-costs-of-your-amazon-msk-consumers-with-rack-awareness/>
+    """
+    b = _brokers_by_rack(tables)
+    per_cluster = b.groupBy("cluster_id").agg(
+        # array_compact: DuckDB's lists keep the nulls Spark's collect_set drops.
+        F.sort_array(
+            F.array_compact(F.collect_set(F.when(F.col("rack").isNull(), F.col("broker_id"))))
+        ).alias("rackless"),
+        F.sort_array(
+            F.array_compact(F.collect_set(F.when(F.col("rack").isNotNull(), F.col("broker_id"))))
+        ).alias("racked"),
+        F.sort_array(F.array_compact(F.collect_set("rack"))).alias("racks"),
+    )
+    clusters = tables.clusters.select(
+        "cluster_id",
+        F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster"),
+        "az_count",
+        F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"),
+    )
+    mode = tables.derived(cluster_versions).select("cluster_id", "mode")
+    c = join(join(per_cluster, clusters, "cluster_id"), mode, "cluster_id", "left").where(
+        (F.col("platform") != "msk") & (F.size("rackless") > 0)
+    )
+    effect = (
+        F.when(
+            F.col("mode") == "zookeeper",
+            F.lit(
+                "ZooKeeper mode then refuses rack-aware placement: creating topics or adding partitions "
+                "without an explicit assignment fails"
+            ),
+        )
+        .when(
+            F.col("mode") == "kraft",
+            F.lit(
+                "the KRaft controller places rack-less brokers as one extra rack, so their replicas can share "
+                "a zone with another replica"
+            ),
+        )
+        .otherwise(
+            F.lit(
+                "topic creation fails in ZooKeeper mode (not all brokers have rack information) and KRaft "
+                "places rack-less brokers as one extra rack"
+            )
+        )
+    )
+    mixed = c.where(F.size("racked") > 0).select(
+        "cluster_id", "racked", "racks", "mode", F.explode("rackless").alias("broker_id")
+    )
+    per_broker = emit(
+        mixed,
+        "broker",
+        F.col("broker_id").cast("string"),
+        text(
+            "broker ",
+            F.col("broker_id"),
+            " has no broker.rack while brokers ",
+            int_list(F.col("racked")),
+            " are in racks ",
+            F.array_join(F.col("racks"), ", "),
+            ": ",
+            effect,
+            "; REP007 counts its replicas as in no rack",
+        ),
+        ev(
+            broker_rack=F.lit(None).cast("string"),
+            brokers_with_rack=F.col("racked"),
+            racks=F.col("racks"),
+            metadata_mode=F.col("mode"),
+        ),
+    )
+    none = c.where((F.size("racked") == 0) & (F.col("az_count") >= 2))
+    whole = emit(
+        none,
+        "config",
+        F.lit("broker.rack"),
+        text(
+            "no broker of this ",
+            F.col("az_count"),
+            "-AZ cluster sets broker.rack (brokers ",
+            int_list(F.col("rackless")),
+            "): replica placement ignores zones, so one zone outage can take every replica of a partition",
+        ),
+        ev(
+            brokers_without_rack=F.col("rackless"),
+            availability_zones=F.col("az_count"),
+            metadata_mode=F.col("mode"),
+        ),
+    )
+    return per_broker.unionByName(whole)

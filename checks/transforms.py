@@ -583,9 +583,10 @@ def broker_counts(tables):
 def replica_placement(tables):
     """Partitions placed worse than their cluster allows, in clusters whose brokers were
     collected: ``rack_short`` (fewer distinct racks than min(replicas, racks in the
-    cluster), in clusters with more than one rack; a replica on a broker of unknown rack
-    counts as a rack of its own) or ``unregistered`` > 0 (replicas on broker ids that are
-    not registered). Other partitions are left out: REP007 and REP008 report no others.
+    cluster), in clusters with more than one rack; a replica on a broker that is not
+    registered counts as a rack of its own, one on a registered broker without broker.rack
+    as no rack: ``rackless`` counts those) or ``unregistered`` > 0 (replicas on broker ids
+    that are not registered). Other partitions are left out: REP007 and REP008 report no others.
 
     Judged per distinct replica list of a cluster, not per partition: assignments repeat a
     few patterns (5,265 distinct lists over a 10M-partition fleet), so the per-replica
@@ -609,11 +610,14 @@ def replica_placement(tables):
         "rack_count",
         F.size("replicas").alias("rf"),
         F.size(F.array_distinct(F.array_compact(racks))).alias("racks_used"),
-        (F.size("replicas") - F.size(F.array_compact(racks))).alias("unknown_rack"),
+        (F.size(F.array_compact(brokers)) - F.size(F.array_compact(racks))).alias("rackless"),
         (F.size(F.array_compact(F.col("replicas"))) - F.size(F.array_compact(brokers))).alias("unregistered"),
     )
+    # A replica on a broker that is not registered may be in any rack (REP008 reports it): it
+    # counts as a rack of its own. One on a registered broker without broker.rack counts as no
+    # rack (REP011 reports the broker): it cannot be shown to add a rack.
     rack_short = (F.col("rack_count") > 1) & (
-        F.col("racks_used") + F.col("unknown_rack") < F.least(F.col("rf"), F.col("rack_count"))
+        F.col("racks_used") + F.col("unregistered") < F.least(F.col("rf"), F.col("rack_count"))
     )
     bad = judged.withColumn("rack_short", rack_short).where(F.col("rack_short") | (F.col("unregistered") > 0))
     # A semi join first: its hash table holds the few bad lists, never the partitions. On

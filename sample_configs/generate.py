@@ -585,6 +585,8 @@ def inventory_prod():
             "queued.max.requests": "500",
             "default.replication.factor": "3",
             "min.insync.replicas": "2",
+            # topics are created by the platform team's pipeline, never by a client (CFG007)
+            "auto.create.topics.enable": "false",
         },
     )
     for tname, parts in (

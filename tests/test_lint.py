@@ -1047,3 +1047,26 @@ def test_an_empty_topic_list_is_recognised(tmp_path):
     f = write(tmp_path / "t.yaml", "topics: []\n")
     inputs = read([f])
     assert inputs.unrecognised == [] and inputs.files == [str(f)]
+
+
+# --- issue 36: broker.rack and controlled.shutdown.enable in lint ---------------------------------
+
+
+def test_a_broker_file_without_broker_rack_among_racked_ones_is_rep011(tmp_path):
+    racked = write(tmp_path / "b1.properties", "broker.id=1\nbroker.rack=use1-az1\n")
+    write(tmp_path / "b2.properties", "broker.id=2\nbroker.rack=use1-az2\n")
+    bare = write(tmp_path / "b3.properties", "# added later\nbroker.id=3\nnum.io.threads=8\n")
+    result = run_lint([tmp_path], config=only("REP011"))
+    assert located(result) == {("REP011", "3", "b3.properties", 1)}
+    assert run_lint([racked, bare.parent / "b2.properties"], config=only("REP011")).findings == []
+
+
+def test_controlled_shutdown_disabled_points_at_each_line_or_the_first_file(tmp_path):
+    write(tmp_path / "b1.properties", "broker.id=1\ncontrolled.shutdown.enable=false\n")
+    write(tmp_path / "b2.properties", "broker.id=2\nnum.io.threads=8\ncontrolled.shutdown.enable=true\n")
+    result = run_lint([tmp_path], config=only("CFG005"))
+    assert located(result) == {("CFG005", "broker 1: controlled.shutdown.enable", "b1.properties", 2)}
+    write(tmp_path / "b2.properties", "broker.id=2\nnum.io.threads=8\ncontrolled.shutdown.enable=false\n")
+    result = run_lint([tmp_path], config=only("CFG005"))
+    # every broker disables it: one finding for the cluster, at the first file that sets it
+    assert located(result) == {("CFG005", "controlled.shutdown.enable", "b1.properties", 2)}

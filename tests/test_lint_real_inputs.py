@@ -343,3 +343,61 @@ def test_the_whole_topic_corpus_in_any_order(capsys):
         "topic my-topic-p4-r1 has 2 different definitions",
     ]
     assert [w for w in warnings if UNRECOGNISED in w] == []
+
+
+# --- issue 36: racks, controlled shutdown and auto-creation on the real files ------------------------
+
+SEARCH_INGEST = (
+    Path(__file__).resolve().parent.parent / "sample_configs/fleet/dt=2026-11-22/cluster=search-ingest"
+)
+STOCK_SERVER = "properties/apache-kafka-3.7.0-server.properties"
+
+
+def test_stock_server_properties_alone_has_no_rack_finding():
+    # one broker and no zone count: nothing says the cluster spans racks
+    assert where(run_lint([real_input(STOCK_SERVER)]), "REP011") == []
+
+
+def test_stock_server_properties_added_to_a_racked_cluster_is_rep011():
+    # Kafka's stock file sets no broker.rack: as broker 0 of search-ingest (brokers 1-6 in
+    # three zones, KRaft) it is the one broker without a rack, reported at its file
+    result = run_lint([real_input(STOCK_SERVER)], against=str(SEARCH_INGEST))
+    assert where(result, "REP011") == [("REP011", "0", "apache-kafka-3.7.0-server.properties", 1)]
+    [finding] = [f for f in result.findings if f.rule == "REP011"]
+    assert finding.evidence["brokers_with_rack"] == [1, 2, 3, 4, 5, 6]
+    assert "the KRaft controller places rack-less brokers as one extra rack" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [("tiered-storage-kraft-rsm-prefix.properties", 17), ("strimzi-kafka38-describe-dump.properties", 6)],
+)
+def test_auto_create_topics_true_against_a_production_cluster_is_cfg007(name, line):
+    # search-ingest is labelled prod; its other brokers keep Kafka's default (true): one finding
+    # for the whole cluster, at the line of the file that sets it
+    result = run_lint([real_input(f"properties/{name}")], against=str(SEARCH_INGEST))
+    assert where(result, "CFG007") == [("CFG007", "auto.create.topics.enable", name, line)]
+    [finding] = [f for f in result.findings if f.rule == "CFG007"]
+    assert finding.evidence["brokers"] == [1, 2, 3, 4, 5, 6] and finding.evidence["environment"] == "prod"
+
+
+def test_auto_create_topics_false_on_one_broker_is_not_reported_at_its_line():
+    # HELK's broker 0 sets it false (line 143); search-ingest's brokers 1-6 keep Kafka's true:
+    # those findings are about brokers the file does not touch (left out), none points at line 143
+    result = run_lint([real_input("properties/helk-unclean-election.properties")], against=str(SEARCH_INGEST))
+    assert where(result, "CFG007") == []
+    assert where(result, "REP011") == [("REP011", "0", "helk-unclean-election.properties", 1)]
+
+
+def test_auto_create_topics_needs_the_clusters_production_label():
+    # files alone name no environment: CFG007 runs only with --against
+    assert (
+        where(run_lint([real_input("properties/tiered-storage-kraft-rsm-prefix.properties")]), "CFG007") == []
+    )
+
+
+def test_strimzi_dump_keeps_controlled_shutdown_on():
+    # controlled.shutdown.enable=true (line 24) and auto.leader.rebalance.enable=true (line 8)
+    dump = real_input("properties/strimzi-kafka38-describe-dump.properties")
+    assert where(run_lint([dump]), "CFG005") == []
+    assert where(run_lint([dump], against=str(SEARCH_INGEST)), "CFG006") == []
