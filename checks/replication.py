@@ -12,6 +12,7 @@ from checks.transforms import (
     cluster_versions,
     int_list,
     partition_name,
+    replica_lists,
     replica_placement,
     topic_durability,
     topic_replication,
@@ -681,23 +682,33 @@ def replicas_share_rack(tables, params):
     "replica-on-unknown-broker",
     "error",
     needs=("partitions", "brokers"),
+    params=(
+        Param(
+            "max_listed",
+            20,
+            "how many of the broker's partitions the finding lists by name (all are counted)",
+        ),
+    ),
     uses=(broker_counts, replica_placement),
     cause="failure",
 )
 def replica_on_unknown_broker(tables, params):
-    """A partition has a replica assigned to a broker id that is not registered.
+    """Partitions have replicas assigned to a broker id that is not registered: one finding per such broker.
 
     Why: a replica on a broker that is not registered (decommissioned without a
     reassignment, a typo in a reassignment plan, a broker down long enough to lose its
-    registration) is a copy that does not exist: the partition runs with fewer replicas
-    than its replication factor claims, and it cannot regain them until the broker comes
-    back. Only judged for clusters whose brokers were collected.
+    registration) is a copy that does not exist: each partition it holds runs with fewer
+    replicas than its replication factor claims, and cannot regain them until the broker
+    comes back. One broker down touches every partition it held, so the finding is the
+    broker (resource: its id), with how many partitions it holds and the first of them by
+    name (a parameter). Only judged for clusters whose brokers were collected.
 
-    Remediation: bring the broker back with the same broker.id, or move the replica to a
-    live broker with `kafka-reassign-partitions --execute` (a plan that lists live brokers
-    only), then verify with `--verify`.
+    Remediation: bring the broker back with the same broker.id, or move its replicas to
+    live brokers with `kafka-reassign-partitions --execute` (a plan that lists live
+    brokers only), then verify with `--verify`.
 
-    Example: `ads.clicks-7` with replicas [4, 5, 1] while broker 5 is not in `/brokers/ids`.
+    Example: broker 5 is not in `/brokers/ids` and holds replicas of 70 partitions, among
+    them `ads.clicks-7` with replicas [4, 5, 1].
 
     References:
     - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
@@ -708,29 +719,44 @@ def replica_on_unknown_broker(tables, params):
         cluster_brokers(tables).select("cluster_id", "broker_ids"),
         "cluster_id",
     )
-    d = d.select(
-        "cluster_id",
-        "topic",
-        "partition",
-        "replicas",
-        "rf",
-        F.sort_array(F.array_except(F.array_compact(F.col("replicas")), F.col("broker_ids"))).alias(
-            "unknown"
-        ),
+    unknown = F.array_except(F.array_compact(F.col("replicas")), F.col("broker_ids"))
+    d = d.select("cluster_id", "topic", "partition", F.explode(unknown).alias("broker_id"))
+    # Cap the listed partitions by rank, not F.slice (sqlframe's DuckDB slice returns one
+    # element too many); array_compact because DuckDB's collect_list keeps nulls.
+    d = d.withColumn(
+        "_rn",
+        F.row_number().over(Window.partitionBy("cluster_id", "broker_id").orderBy("topic", "partition")),
     )
+    name = partition_name()
+    per_broker = d.groupBy("cluster_id", "broker_id").agg(
+        F.count(F.lit(1)).alias("affected"),
+        F.countDistinct("topic").alias("topics"),
+        F.array_compact(F.collect_list(F.when(F.col("_rn") <= params["max_listed"], name))).alias("listed"),
+    )
+    more = F.when(F.col("affected") > params["max_listed"], F.lit(", ...")).otherwise(F.lit(""))
     msg = text(
-        "replicas ",
-        int_list(F.col("replicas")),
-        " include broker(s) ",
-        int_list(F.col("unknown")),
-        " that are not registered: the partition has fewer live replicas than its replication factor",
+        "broker ",
+        F.col("broker_id"),
+        " is not registered but holds replicas of ",
+        F.col("affected"),
+        " partition(s) of ",
+        F.col("topics"),
+        " topic(s) (",
+        F.array_join(F.sort_array(F.col("listed")), ", "),
+        more,
+        "): each has fewer live replicas than its replication factor",
     )
     return emit(
-        d,
-        "partition",
-        partition_name(),
+        per_broker,
+        "broker",
+        F.col("broker_id").cast("string"),
         msg,
-        ev(replicas=F.col("replicas"), unregistered_brokers=F.col("unknown"), replication_factor=F.col("rf")),
+        ev(
+            broker_id=F.col("broker_id"),
+            affected_partitions=F.col("affected"),
+            topics=F.col("topics"),
+            partitions=F.sort_array(F.col("listed")),
+        ),
     )
 
 
@@ -800,21 +826,28 @@ def rf_below_az_count(tables, params):
     "rf-exceeds-brokers",
     "error",
     needs=("topics", "brokers"),
-    uses=(broker_counts, topic_replication),
+    uses=(broker_counts, replica_lists, topic_replication),
     runs_in=("lint-against",),
 )
 def rf_exceeds_brokers(tables, params):
-    """A topic's replication factor is greater than the number of live brokers: it can never be fully replicated.
+    """A topic's replication factor is greater than the number of registered brokers: it cannot be fully replicated now.
 
-    Why: each replica needs its own broker. With fewer live brokers than replicas the
-    partitions stay under-replicated for good, min.insync.replicas may be unreachable, and
-    a reassignment or a new topic with that factor fails with INVALID_REPLICATION_FACTOR.
-    It follows from shrinking a cluster, losing brokers, or copying topic definitions
-    from a bigger cluster. Only judged for clusters whose brokers were collected.
+    Why: each replica needs its own broker. With fewer registered brokers than replicas the
+    partitions stay under-replicated, min.insync.replicas may be unreachable, and a
+    reassignment or a new topic with that factor fails with INVALID_REPLICATION_FACTOR
+    (the controller places replicas on registered brokers only). What it means depends on
+    what the snapshot knows: registered brokers (the live ones), and the broker ids the
+    cluster's assignments name. When replicas are assigned to brokers that are not
+    registered, those brokers are down or were removed without a reassignment (REP008
+    names them): the topic is fully replicated again when they rejoin. When no other
+    broker holds a replica, the cluster is smaller than the factor: it stays so until
+    brokers are added or the factor is lowered. It follows from shrinking a cluster,
+    losing brokers, or copying topic definitions from a bigger cluster. Only judged for
+    clusters whose brokers were collected.
 
     Remediation: bring the missing brokers back, or lower the replication factor with
-    `kafka-reassign-partitions` to at most the live broker count (and min.insync.replicas
-    below it).
+    `kafka-reassign-partitions` to at most the registered broker count (and
+    min.insync.replicas below it).
 
     Example: topic `events` with RF 3 on a cluster where only 2 brokers are registered.
 
@@ -822,17 +855,58 @@ def rf_exceeds_brokers(tables, params):
     - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
     - Kafka broker config default.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_default.replication.factor>
     """
+    brokers = cluster_brokers(tables).select("cluster_id", "broker_count", "broker_ids")
+    # The broker ids the cluster's assignments name (its distinct replica lists), and of
+    # them those not registered: down, or removed without a reassignment.
+    assigned = (
+        tables.derived(replica_lists)
+        .select("cluster_id", F.explode(F.array_compact(F.col("replicas"))).alias("broker_id"))
+        .distinct()
+    )
+    assigned = (
+        join(assigned, brokers, "cluster_id")
+        .groupBy("cluster_id")
+        .agg(
+            F.count(F.lit(1)).alias("assigned_count"),
+            F.sort_array(
+                F.collect_list(
+                    F.when(~F.array_contains(F.col("broker_ids"), F.col("broker_id")), F.col("broker_id"))
+                )
+            ).alias("missing"),
+        )
+    )
     d = join(
-        tables.derived(topic_replication),
-        cluster_brokers(tables).select("cluster_id", "broker_count"),
-        "cluster_id",
+        join(tables.derived(topic_replication), brokers, "cluster_id"), assigned, "cluster_id", "left"
     ).where((F.col("broker_count") > 0) & (F.col("rf_max") > F.col("broker_count")))
+    # No assignments known (topics only): an empty list of the ids' type.
+    none = F.array_except(F.col("broker_ids"), F.col("broker_ids"))
+    missing = F.coalesce(F.array_compact(F.col("missing")), none)
+    known = F.col("broker_count") + F.size(missing)
     msg = text(
         "replication factor ",
         F.col("rf_max"),
         " exceeds the ",
         F.col("broker_count"),
-        " live broker(s): the topic can never be fully replicated",
+        " registered broker(s)",
+        F.when(
+            F.size(missing) > 0,
+            text(
+                "; broker(s) ",
+                int_list(missing),
+                " hold replicas but are not registered (down, or removed without a reassignment)",
+                F.when(
+                    known >= F.col("rf_max"),
+                    F.lit(": the topic is under-replicated until they rejoin"),
+                ).otherwise(
+                    F.lit(": even with them back the cluster has too few brokers for this factor"),
+                ),
+            ),
+        ).otherwise(
+            F.lit(
+                " and no other broker holds a replica: the cluster is smaller than the factor "
+                "until brokers are added or the factor is lowered"
+            )
+        ),
     )
     return emit(
         d,
@@ -841,7 +915,9 @@ def rf_exceeds_brokers(tables, params):
         msg,
         ev(
             replication_factor=F.col("rf_max"),
-            live_brokers=F.col("broker_count"),
+            registered_brokers=F.col("broker_count"),
+            assigned_brokers=F.col("assigned_count"),
+            unregistered_assigned_brokers=missing,
             partitions=F.col("partition_count"),
         ),
     )
