@@ -6,6 +6,7 @@ from checks.transforms import (
     KAFKA_DEFAULT,
     SOURCE_NAMES,
     STRICT_MIN_ISR_SINCE,
+    TOPIC,
     broker_counts,
     cluster_brokers,
     cluster_settings,
@@ -334,44 +335,117 @@ def single_replica(tables, params):
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 
 
+OVERRIDE = SOURCE_NAMES[TOPIC]
+
+
+def _inheriting(d, source, max_listed: int):
+    """The topics of ``d`` that inherit their value (``source`` is not a topic override), one
+    row per cluster and source: how many (``inheriting``), the first ``max_listed`` by name
+    (``listed``), their largest replica count (``rf_max``). A default is one setting: one
+    finding about it, not one per topic that inherits it."""
+    rows = d.withColumn("_source", source).where(F.col("_source") != OVERRIDE)
+    # Capped by rank (sqlframe's DuckDB slice returns one element too many); array_compact
+    # because DuckDB's collect_list keeps nulls.
+    rows = rows.withColumn(
+        "_rn", F.row_number().over(Window.partitionBy("cluster_id", "_source").orderBy("topic"))
+    )
+    return rows.groupBy("cluster_id", F.col("_source").alias("source")).agg(
+        F.count(F.lit(1)).alias("inheriting"),
+        F.sort_array(
+            F.array_compact(F.collect_list(F.when(F.col("_rn") <= max_listed, F.col("topic"))))
+        ).alias("listed"),
+        F.max("rf_max").alias("rf_max"),
+    )
+
+
+def _topic_list(max_listed: int):
+    more = F.when(F.col("inheriting") > max_listed, F.lit(", ...")).otherwise(F.lit(""))
+    return text(" (", F.array_join(F.col("listed"), ", "), more, ")")
+
+
+_MAX_LISTED = Param(
+    "max_listed", 20, "how many inheriting topics the cluster-level finding names (all are counted)"
+)
+
+
 @rule(
     "REP004",
     "min-isr-one",
     "warning",
     needs=("topics",),
+    params=(_MAX_LISTED,),
     uses=(topic_durability,),
     runs_in=("lint",),
     cause=Inherits("min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
 )
 def min_isr_one(tables, params):
-    """min.insync.replicas is 1 on a topic with three or more replicas: an acknowledged write can live on one disk.
+    """min.insync.replicas is 1 on topics with three or more replicas: an acknowledged write can live on one disk.
 
     Why: with min.insync.replicas=1 a leader acknowledges an acks=all write as soon as it
     alone has it whenever its followers have fallen out of the ISR (a slow disk, a network
     blip, a restart). If that leader's disk then fails, acknowledged data is gone although
     the topic has three replicas. Kafka's default is 1, so every topic without an override
-    inherits it.
+    inherits it. Where the value comes from decides the finding: topics that set 1
+    themselves (a topic override) get one finding each; topics that inherit it (from a
+    dynamic broker or cluster default, server.properties or Kafka's default) share one
+    finding per cluster about the setting (resource: min.insync.replicas), with how many
+    topics inherit it and the first of them by name (a parameter): one change of the
+    default fixes them all. In lint, that finding is reported where the value is set (a
+    broker file), else at each linted topic that inherits it.
 
     Remediation: set min.insync.replicas to replication factor - 1 (RF 3: 2), on the topic
     (`kafka-configs --alter --entity-type topics --entity-name T --add-config
     min.insync.replicas=2`) or for the whole cluster (`--entity-type brokers
     --entity-default`), and produce with acks=all.
 
-    Example: topic `payments.ledger` with RF 3 inheriting min.insync.replicas=1.
+    Example: 40 topics with RF 3 inheriting Kafka's default min.insync.replicas=1 (one
+    finding); topic `payments.ledger` with RF 3 and its own override min.insync.replicas=1
+    (one more).
 
     References:
     - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
+    - Kafka broker config min.insync.replicas (the cluster-wide default) <https://kafka.apache.org/39/documentation.html#brokerconfigs_min.insync.replicas>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     d = _durability(tables).where((F.col("min_insync_replicas") == 1) & (F.col("rf_max") >= 3))
+    consequence = " an acks=all write can be acknowledged by the leader alone and lost with its disk"
     msg = text(
         "min.insync.replicas=1 (",
         F.col("min_insync_replicas_source"),
         ") with ",
         F.col("rf_max"),
-        " replicas: an acks=all write can be acknowledged by the leader alone and lost with its disk",
+        " replicas:",
+        consequence,
     )
-    return emit(d, "topic", F.col("topic"), msg, _evidence())
+    overrides = emit(
+        d.where(F.col("min_insync_replicas_source") == OVERRIDE), "topic", F.col("topic"), msg, _evidence()
+    )
+    inherited = _inheriting(d, F.col("min_insync_replicas_source"), params["max_listed"])
+    inherited_msg = text(
+        "min.insync.replicas=1 (",
+        F.col("source"),
+        ") is inherited by ",
+        F.col("inheriting"),
+        " topic(s) with 3 or more replicas",
+        _topic_list(params["max_listed"]),
+        ":",
+        consequence,
+        "; set it for the cluster, not per topic",
+    )
+    defaults = emit(
+        inherited,
+        "config",
+        F.lit("min.insync.replicas"),
+        inherited_msg,
+        ev(
+            min_insync_replicas=F.lit(1),
+            min_insync_replicas_source=F.col("source"),
+            topics_inheriting=F.col("inheriting"),
+            topics=F.col("listed"),
+            replication_factor_max=F.col("rf_max"),
+        ),
+    )
+    return overrides.unionByName(defaults)
 
 
 @rule(
@@ -383,9 +457,10 @@ def min_isr_one(tables, params):
         Param(
             "msk_unset_is_true",
             True,
-            "on MSK, treat a value that only Kafka's default supplies as true: the default MSK configuration "
-            "of older clusters sets unclean.leader.election.enable=true",
+            "on MSK, treat a value that only Kafka's default supplies as true: MSK's default configuration "
+            "sets unclean.leader.election.enable=true on clusters without tiered storage",
         ),
+        _MAX_LISTED,
     ),
     uses=(broker_defaults, topic_durability),
     runs_in=("lint",),
@@ -397,24 +472,35 @@ def unclean_leader_election(tables, params):
     Why: with unclean.leader.election.enable=true, when every in-sync replica is down Kafka
     elects a replica that is behind. The partition comes back sooner, but every write it
     had not replicated (acknowledged ones included) is truncated away, and consumers may
-    see offsets go backwards. Kafka's default is false since 0.11.0; the default MSK
-    configuration of older clusters sets it to true, so on MSK an unset value is read as
-    true (a parameter).
+    see offsets go backwards. Kafka's default is false since 0.11.0 (KIP-106). Amazon MSK's
+    default configuration (a cluster created without a custom configuration) sets it to
+    true for clusters without tiered storage, so on MSK a value that only Kafka's default
+    supplies (the snapshot did not read the MSK configuration) is read as true (a
+    parameter; turn it off for a tiered-storage cluster, whose column of AWS's table this
+    rule does not read).
+
+    Where the value comes from decides the finding: a topic override gets one finding
+    per topic; a broker-level value (server.properties, a dynamic broker or cluster
+    default, MSK's or Kafka's default) is one finding per cluster about the setting
+    (resource: unclean.leader.election.enable) with how many topics inherit it and the
+    first of them by name (a parameter). A broker-level setting is reported even when no
+    topic inherits it (a server.properties in review, a snapshot without topics); lint
+    puts the finding at the line that sets it, else at each linted topic that inherits it.
 
     Remediation: set it to false on the topic (`kafka-configs --alter --entity-type topics
     --entity-name T --add-config unclean.leader.election.enable=false`) or cluster-wide
     (`--entity-type brokers --entity-default`, or in the MSK cluster configuration), and
     use `kafka-leader-election --election-type unclean` by hand when availability must win.
 
-    The broker-level setting is also reported on its own (resource: the config key, located
-    at its server.properties line by lint), so a broker-only change does not pass silently.
-
-    Example: topic `orders` inheriting unclean.leader.election.enable=true from an MSK default configuration.
+    Example: 30 topics of an MSK cluster created with the default configuration inherit
+    unclean.leader.election.enable=true (one finding); topic `orders` sets it to true
+    itself (one more).
 
     References:
     - Kafka topic config unclean.leader.election.enable <https://kafka.apache.org/39/documentation.html#topicconfigs_unclean.leader.election.enable>
     - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
     - KIP-106: Change default unclean.leader.election.enabled from true to false <https://cwiki.apache.org/confluence/display/KAFKA/KIP-106+-+Change+Default+unclean.leader.election.enabled+from+True+to+False>
+    - Amazon MSK: default configuration ("Default value for non-tiered storage cluster") <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
     """
     clusters = tables.clusters.select(
         "cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform")
@@ -426,36 +512,61 @@ def unclean_leader_election(tables, params):
     source = F.when(msk_default, F.lit("MSK default configuration")).otherwise(
         F.col("unclean_leader_election_enable_source")
     )
-    msg = text(
-        "unclean.leader.election.enable=true (",
-        source,
-        "): if every in-sync replica fails, a lagging replica becomes leader and acknowledged writes are lost",
+    consequence = (
+        "if every in-sync replica fails, a lagging replica becomes leader and acknowledged writes are lost"
     )
     topics = emit(
-        d,
+        d.where(F.col("unclean_leader_election_enable_source") == OVERRIDE),
         "topic",
         F.col("topic"),
-        msg,
+        text("unclean.leader.election.enable=true (", source, "): ", consequence),
         ev(unclean_leader_election_enable=F.lit(True), source=source, replication_factor=F.col("rf_min")),
     )
-    # The broker-level setting on its own: a server.properties in review, a cluster whose
-    # topics are not in the snapshot. Set explicitly (never Kafka's default, false).
-    b = tables.derived(broker_defaults).where(
-        (F.col("unclean") == "true") & (F.col("unclean_prec") < KAFKA_DEFAULT)
+    # The broker-level value: the topics that inherit it, and the setting itself when set
+    # explicitly (never Kafka's default, false), so that a server.properties in review or a
+    # cluster whose topics are not in the snapshot does not pass silently.
+    inherited = _inheriting(d, source, params["max_listed"])
+    explicit = (
+        tables.derived(broker_defaults)
+        .where((F.col("unclean") == "true") & (F.col("unclean_prec") < KAFKA_DEFAULT))
+        .select("cluster_id", source_name(F.col("unclean_prec")).alias("set_in"))
     )
-    broker_source = source_name(F.col("unclean_prec"))
+    # The setting alone where no topic inherits it (inheriting 0, no topics listed).
+    set_only = join(
+        explicit.select("cluster_id", F.col("set_in").alias("source")),
+        inherited.select("cluster_id", "source"),
+        ["cluster_id", "source"],
+        "left_anti",
+    ).select(
+        "cluster_id",
+        "source",
+        F.lit(0).cast("bigint").alias("inheriting"),
+        F.array_except(F.array(F.col("source")), F.array(F.col("source"))).alias("listed"),
+        F.lit(None).cast("int").alias("rf_max"),
+    )
+    per_cluster = inherited.unionByName(set_only)
+    msg = text(
+        "unclean.leader.election.enable=true (",
+        F.col("source"),
+        "): ",
+        F.when(
+            F.col("inheriting") > 0,
+            text("inherited by ", F.col("inheriting"), " topic(s)", _topic_list(params["max_listed"])),
+        ).otherwise(F.lit("every topic without an override inherits it")),
+        "; ",
+        consequence,
+    )
     defaults = emit(
-        b,
+        per_cluster,
         "config",
         F.lit("unclean.leader.election.enable"),
-        text(
-            "unclean.leader.election.enable=true (",
-            broker_source,
-            "): every topic without an override "
-            "inherits it; if every in-sync replica fails, a lagging replica becomes leader and "
-            "acknowledged writes are lost",
+        msg,
+        ev(
+            unclean_leader_election_enable=F.lit(True),
+            source=F.col("source"),
+            topics_inheriting=F.col("inheriting"),
+            topics=F.col("listed"),
         ),
-        ev(unclean_leader_election_enable=F.lit(True), source=broker_source),
     )
     return topics.unionByName(defaults)
 

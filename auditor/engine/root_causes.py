@@ -80,6 +80,7 @@ def explainable() -> frozenset[str]:
 
 CLUSTER_LAYERS = tuple(SOURCE_NAMES[layer] for layer in (DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT))
 MIN_INHERITED = 2  # one topic inheriting a value is fixed as well on the topic
+MAX_LISTED = 20  # partitions a per-topic finding names (all are counted)
 
 # The shared transforms this stage reads (the runner keeps them until it ran).
 READS = (replica_placement,)
@@ -230,12 +231,23 @@ def _targets(t):
         partition_name().alias("resource_name"),
         cause.alias("cause"),
         F.coalesce(explained, F.lit(False)).alias("explained"),
+        F.col("topic").alias("target_topic"),
+        F.col("partition").alias("target_partition"),
+    )
+    no_partition = (
+        F.lit(None).cast("string").alias("target_topic"),
+        F.lit(None).cast("int").alias("target_partition"),
     )
     return (
-        partitions.unionByName(brokers)
-        .unionByName(dirs)
+        partitions.unionByName(brokers.select("*", *no_partition))
+        .unionByName(dirs.select("*", *no_partition))
         .groupBy("cluster_id", "resource_type", "resource_name")
-        .agg(F.min("cause").alias("target_cause"), F.max("explained").alias("explained"))
+        .agg(
+            F.min("cause").alias("target_cause"),
+            F.max("explained").alias("explained"),
+            F.min("target_topic").alias("target_topic"),
+            F.min("target_partition").alias("target_partition"),
+        )
     )
 
 
@@ -270,4 +282,81 @@ def _with_causes(tables, findings: str):
     inherited = joined.withColumn("default_cause", _inherited_default())
     shared = F.count(F.col("default_cause")).over(Window.partitionBy("cluster_id", "default_cause"))
     default = F.when(F.col("default_cause").isNotNull() & (shared >= MIN_INHERITED), F.col("default_cause"))
-    return inherited.select(*columns, F.coalesce(failure, default).alias("cause"))
+    caused = inherited.select(
+        *columns, F.coalesce(failure, default).alias("cause"), "target_topic", "target_partition"
+    )
+    return _per_topic(caused, columns)
+
+
+def _per_topic(caused, columns: list[str]):
+    """The partition findings a failure explains, one per (rule, cause, topic): ``N
+    partition(s) of T`` with the first MAX_LISTED partitions, the first partition's message
+    as the example and its evidence under ``example``. Exempted findings stay per partition
+    (an exemption names partitions). Other findings pass as they are."""
+    grouped = (
+        (F.col("resource_type") == "partition")
+        & F.col("target_topic").isNotNull()
+        & F.col("cause").isNotNull()
+        & ~F.col("cause").startswith(DEFAULT + ":")
+        & F.col("exempted_by").isNull()
+    )
+    single = caused.where(~F.coalesce(grouped, F.lit(False))).select(*columns, "cause")
+    keys = ("rule", "name", "severity", "cluster_id", "cluster", "cause", "target_topic")
+    rows = caused.where(grouped).withColumn(
+        "_rn", F.row_number().over(Window.partitionBy(*keys).orderBy("target_partition"))
+    )
+    first = F.col("_rn") == 1
+    topics = rows.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("affected"),
+        # Capped by rank (sqlframe's DuckDB slice returns one element too many);
+        # array_compact because DuckDB's collect_list keeps nulls.
+        F.sort_array(
+            F.array_compact(F.collect_list(F.when(F.col("_rn") <= MAX_LISTED, F.col("target_partition"))))
+        ).alias("listed"),
+        F.max(F.when(first, F.col("resource_name"))).alias("example_name"),
+        F.max(F.when(first, F.col("message"))).alias("example_message"),
+        F.max(F.when(first, F.col("evidence"))).alias("example_evidence"),
+    )
+    more = F.when(F.col("affected") > MAX_LISTED, F.lit(", ...")).otherwise(F.lit(""))
+    message = F.concat(
+        F.col("affected").cast("string"),
+        F.lit(" partition(s) of topic "),
+        F.col("target_topic"),
+        F.lit(" ("),
+        F.array_join(F.col("listed").cast("array<string>"), ","),
+        more,
+        F.lit("), e.g. "),
+        F.col("example_name"),
+        F.lit(": "),
+        F.coalesce(F.col("example_message"), F.lit("")),
+    )
+    counts = F.to_json(
+        F.struct(
+            F.col("affected").alias("affected_partitions"),
+            F.col("listed").alias("partitions"),
+            F.col("example_name").alias("example_partition"),
+        )
+    )
+    # The example's evidence is JSON already: spliced in as an object, not quoted as a string.
+    evidence = F.concat(
+        F.regexp_replace(counts, "[}]$", ""),
+        F.lit(',"example":'),
+        F.coalesce(F.col("example_evidence"), F.lit("null")),
+        F.lit("}"),
+    )
+    key = F.concat_ws("|", F.col("rule"), F.col("cluster"), F.lit("topic"), F.col("target_topic"))
+    per_topic = topics.select(
+        "rule",
+        "name",
+        "severity",
+        "cluster_id",
+        "cluster",
+        F.lit("topic").alias("resource_type"),
+        F.col("target_topic").alias("resource_name"),
+        message.alias("message"),
+        evidence.alias("evidence"),
+        F.substring(F.sha2(key, 256), 1, 32).alias("fingerprint"),
+        F.lit(None).cast("string").alias("exempted_by"),
+        "cause",
+    )
+    return single.unionByName(per_topic.select(*columns, "cause"))

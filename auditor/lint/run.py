@@ -120,6 +120,13 @@ class Locator:
                     if name in b.entries:
                         line = b.entries[name][1]
                         return [(b.file, line, (line,))]
+                # A default the linted topics inherit (REP004, REP005 name them): no file sets
+                # it, so each linted topic that inherits it is where the change shows.
+                inheriting = [
+                    t for topic in f.evidence.get("topics") or () for t in self.topics.get(topic, ())
+                ]
+                if inheriting:
+                    return [(t.file, t.line, t.anchors) for t in inheriting]
                 for b in self.by_file:  # unset: where the configuration resource is
                     if b.group:
                         return [(b.file, b.line, (b.line,))]
