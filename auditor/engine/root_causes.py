@@ -1,8 +1,8 @@
 """The root-cause stage: which findings one failure or one cluster-wide setting explains.
 
-One unregistered broker produces hundreds of findings (REP008 on every partition it holds a
-replica of, PAR004/PAR005 on every partition it dropped out of the ISR of, PAR007 on the
-broker): the report must say "broker 5 is not registered: that explains 278 findings" first.
+One unregistered broker produces hundreds of symptoms (PAR004/PAR005 on every partition it
+dropped out of the ISR of, besides REP008 and PAR007 on the broker itself): the report must
+say "broker 5 is not registered: that explains these findings" first, and say it per topic.
 
 Everything is computed in the engine, as one more stage after the runner's final stage
 (``attach``): the fleet job writes ``cause`` with its Parquet findings and `check` reads it
@@ -17,8 +17,9 @@ The causes, most specific first (a finding gets at most one; the first that matc
    whose offline replicas include B, and the partition symptoms (the rules that declare
    cause="symptom") of those partitions when the failures explain them.
 2. ``broker-unregistered:B``: B holds replicas but is not in the brokers table (down, or
-   removed without reassigning). Its findings: REP008 and PAR007 about B and the partitions
-   with a replica on B, and the partition symptoms when the failures explain them. Only in
+   removed without reassigning). Its findings: REP008 and PAR007 about B (the broker),
+   and the partition symptoms of the partitions with a replica on B when the failures
+   explain them. Only in
    clusters with registered brokers (a snapshot without the brokers table names no one).
    A partition on several failed brokers is attributed to the lowest id.
 3. ``cluster-default:KEY=VALUE (SOURCE)``: a finding about the value itself (the rules that
@@ -32,6 +33,24 @@ The causes, most specific first (a finding gets at most one; the first that matc
 listed offline), and it has a leader unless its whole ISR is on failed brokers. A partition
 that also lost a live replica (a split-brain's leaderless partition) has another problem
 too, and keeps its symptoms unattributed; REP008's own finding is still the broker's.
+
+Per topic under a failure: a partition finding a failure explains (the rule declares
+cause="failure" or "symptom", and the partition's state is explained) is not reported per
+partition but once per (rule, cause, topic): "N partition(s) of topic T (0,3,7, ...), e.g.
+T-0: <that partition's message>", resource the topic, evidence the count, the first
+MAX_LISTED partitions and the example's own evidence (``_per_topic``). One down broker was
+70 REP008 errors plus 139 PAR004/PAR005 warnings on the sample fleet; it is now 1 + 12.
+How those count: each is one finding at its rule's severity, in totals, grades and exit
+codes alike. An SRE wants one finding per problem, and CI gates must keep failing on the
+same clusters: a cluster with a partition finding at a severity still has a topic finding
+at that severity (the grouping never drops the last one, nor changes a severity), so
+`--fail-on` and the exit code are unchanged; grades charge a rule's weight once plus a
+tenth per further finding up to the weight again (auditor/grading.py), so a rule that
+fired keeps at least its weight and grades move only where hundreds of partition findings
+had added the second weight. Exempted findings stay per partition (an exemption names
+partitions), and a partition the failure does not explain keeps its own finding. A topic
+finding's fingerprint is its rule, cluster and topic: a baseline or `--previous` run taken
+before sees them as new, and the partition ones as resolved.
 
 The data (``Cause``, the kinds' words, the summaries) is auditor/causes.py, which every layer
 reads; this stage is the engine's.
