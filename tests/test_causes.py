@@ -67,6 +67,7 @@ def test_unregistered_broker_explains_what_it_causes_and_nothing_else(incidents)
     ]
     assert len(only_5) > 60
     par005 = {f.resource_name: f for f in ads if f.rule == "PAR005" and f.cause == "broker-unregistered:5"}
+    # (A topic with one such partition would keep that partition's finding: none has one here.)
     assert {f.resource_type for f in par005.values()} == {"topic"}
     assert {t: f.evidence["affected_partitions"] for t, f in par005.items()} == _per_topic(only_5)
     for topic, f in par005.items():
@@ -101,13 +102,14 @@ def test_offline_log_dir_explains_its_partitions(incidents):
     explained = jbod["log-dir-offline:4"]
     assert {rule for rule, _ in explained} >= {"DSK001", "PAR006", "PAR005"}
     offline = [p for p in _rows("logistics-jbod", "partitions") if 4 in (p.get("offline_replicas") or [])]
-    par006 = {
-        f.resource_name: f.evidence["affected_partitions"]
-        for f in incidents.findings
-        if f.cluster == "logistics-jbod" and f.rule == "PAR006"
-    }
+    par006: dict[str, int] = {}
+    for f in incidents.findings:
+        if f.cluster == "logistics-jbod" and f.rule == "PAR006":
+            assert (f.rule, f.resource_name) in explained
+            # One finding per topic; a topic with one offline partition keeps the partition's.
+            topic = f.resource_name if f.resource_type == "topic" else f.resource_name.rsplit("-", 1)[0]
+            par006[topic] = par006.get(topic, 0) + f.evidence.get("affected_partitions", 1)
     assert offline and par006 == _per_topic(offline)
-    assert {("PAR006", t) for t in par006} <= explained
     assert "broker-unregistered:4" not in jbod  # registered: its disk failed, not the broker
 
 
@@ -169,17 +171,11 @@ def test_offline_log_dir_on_a_built_snapshot(tmp_path):
     with open_engine("duckdb") as engine:
         failed = _audit(engine, [_jbod_snapshot(tmp_path / "failed", error="KAFKA_STORAGE_ERROR")])
         healthy = _audit(engine, [_jbod_snapshot(tmp_path / "healthy", error=None)])
-    caused = {(f.rule, f.resource_type, f.resource_name): f for f in failed.findings}
-    assert caused[("DSK001", "log_dir", "2:/data/b")].cause == "log-dir-offline:2"
-    # t-0's symptoms, one finding per topic under the cause: t's, naming partition 0.
-    for rule in ("PAR006", "PAR005"):
-        f = caused[(rule, "topic", "t")]
-        assert f.cause == "log-dir-offline:2"
-        assert (f.evidence["affected_partitions"], f.evidence["partitions"]) == (1, [0])
-        assert f.evidence["example_partition"] == "t-0" and f.message.startswith(
-            "1 partition(s) of topic t (0), e.g. t-0: "
-        )
-    assert not [k for k in caused if k[1] == "partition"]
+    caused = {(f.rule, f.resource_name): f.cause for f in failed.findings}
+    assert caused[("DSK001", "2:/data/b")] == "log-dir-offline:2"
+    # t-0 is t's only partition the failed dir explains: its findings stay its own.
+    assert caused[("PAR006", "t-0")] == "log-dir-offline:2"
+    assert caused[("PAR005", "t-0")] == "log-dir-offline:2"
     assert [c.id for c in failed.causes] == ["log-dir-offline:2"]
     assert healthy.causes == [] and all(f.cause is None for f in healthy.findings)
 
@@ -187,9 +183,11 @@ def test_offline_log_dir_on_a_built_snapshot(tmp_path):
 def test_reports_put_causes_first_and_json_validates(incidents):
     text = text_render.render(incidents)
     assert text.startswith("Fix first: 3 root cause(s) explain ")
-    # Most findings first: the failed disk explains 20 (topics of 3 rules, DSK001, PAR007), broker 5 12.
-    assert text.splitlines()[1].startswith("  logistics-jbod: broker 4 has an offline log dir: ")
-    assert text.splitlines()[2].startswith("  ads-zk-legacy: broker 5 is not registered (down?): ")
+    # Most findings first: the failed disk explains 20 (PAR004-PAR006 per topic, DSK001, PAR007),
+    # broker 5 12 (REP008, PAR007, PAR004/PAR005 per topic).
+    causes = [line for line in text.splitlines()[1:] if line.startswith("  ") and not line.startswith("   ")]
+    assert causes[0].startswith("  logistics-jbod: broker 4 has an offline log dir: 20 finding(s)")
+    assert causes[1].startswith("  ads-zk-legacy: broker 5 is not registered (down?): 12 finding(s)")
     assert "**Fix first: 3 root cause(s)" in markdown_render.render(incidents)
     doc = json.loads(json_render.render(incidents))
     jsonschema.validate(doc, SCHEMA)

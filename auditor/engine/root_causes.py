@@ -36,10 +36,11 @@ too, and keeps its symptoms unattributed; REP008's own finding is still the brok
 
 Per topic under a failure: a partition finding a failure explains (the rule declares
 cause="failure" or "symptom", and the partition's state is explained) is not reported per
-partition but once per (rule, cause, topic): "N partition(s) of topic T (0,3,7, ...), e.g.
-T-0: <that partition's message>", resource the topic, evidence the count, the first
-MAX_LISTED partitions and the example's own evidence (``_per_topic``). One down broker was
-70 REP008 errors plus 139 PAR004/PAR005 warnings on the sample fleet; it is now 1 + 12.
+partition but once per (rule, cause, topic) when the topic has two or more of them: "N
+partition(s) of topic T (0,3,7, ...), e.g. T-0: <that partition's message>", resource the
+topic, evidence the count, the first MAX_LISTED partitions and the example's own evidence
+(``_per_topic``). One down broker was 70 REP008 errors plus 139 PAR004/PAR005 warnings on
+the sample fleet; it is now 1 + 10 (a topic with one such partition keeps its finding).
 How those count: each is one finding at its rule's severity, in totals, grades and exit
 codes alike. An SRE wants one finding per problem, and CI gates must keep failing on the
 same clusters: a cluster with a partition finding at a severity still has a topic finding
@@ -100,6 +101,7 @@ def explainable() -> frozenset[str]:
 CLUSTER_LAYERS = tuple(SOURCE_NAMES[layer] for layer in (DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT))
 MIN_INHERITED = 2  # one topic inheriting a value is fixed as well on the topic
 MAX_LISTED = 20  # partitions a per-topic finding names (all are counted)
+MIN_GROUPED = 2  # a topic with one explained partition keeps that partition's finding
 
 # The shared transforms this stage reads (the runner keeps them until it ran).
 READS = (replica_placement,)
@@ -308,10 +310,11 @@ def _with_causes(tables, findings: str):
 
 
 def _per_topic(caused, columns: list[str]):
-    """The partition findings a failure explains, one per (rule, cause, topic): ``N
-    partition(s) of T`` with the first MAX_LISTED partitions, the first partition's message
-    as the example and its evidence under ``example``. Exempted findings stay per partition
-    (an exemption names partitions). Other findings pass as they are."""
+    """The partition findings a failure explains, one per (rule, cause, topic) where the
+    topic has MIN_GROUPED or more: ``N partition(s) of T`` with the first MAX_LISTED
+    partitions, the first partition's message as the example and its evidence under
+    ``example``. Exempted findings stay per partition (an exemption names partitions).
+    Other findings pass as they are."""
     grouped = (
         (F.col("resource_type") == "partition")
         & F.col("target_topic").isNotNull()
@@ -319,9 +322,12 @@ def _per_topic(caused, columns: list[str]):
         & ~F.col("cause").startswith(DEFAULT + ":")
         & F.col("exempted_by").isNull()
     )
-    single = caused.where(~F.coalesce(grouped, F.lit(False))).select(*columns, "cause")
     keys = ("rule", "name", "severity", "cluster_id", "cluster", "cause", "target_topic")
-    rows = caused.where(grouped).withColumn(
+    # A topic with one such partition keeps that partition's own finding (it names it better).
+    siblings = F.count(F.lit(1)).over(Window.partitionBy(*keys))
+    caused = caused.withColumn("_grouped", F.coalesce(grouped, F.lit(False)) & (siblings >= MIN_GROUPED))
+    single = caused.where(~F.col("_grouped")).select(*columns, "cause")
+    rows = caused.where(F.col("_grouped")).withColumn(
         "_rn", F.row_number().over(Window.partitionBy(*keys).orderBy("target_partition"))
     )
     first = F.col("_rn") == 1
