@@ -1,6 +1,6 @@
 """Seeded synthetic fleet generator: snapshot directories in the project's own format.
 
-    python bench/fleetgen.py OUT --clusters 200 --topics 500 --partitions 10 [--seed 1]
+    python bench/fleetgen.py OUT --clusters 200 --topics 500 --partitions 10 [--seed 1] [--down-every N]
 
 writes OUT/dt=2026-11-22/cluster=cNNN/{manifest.json,<table>.parquet} for N clusters x T topics
 x P partitions. Rows are built per table with numpy and pyarrow (vectorised; no per-row Python)
@@ -399,6 +399,48 @@ def generate(
     return total
 
 
+def take_broker_down(cluster: Path) -> int:
+    """Make a generated cluster's highest broker id unregistered, as a broker that is down:
+    gone from the brokers table and from every ISR (a partition it led moves to the first
+    replica left in its ISR, or has none), its own rows (configs, metrics, log dirs, clients)
+    gone with it. Its replica assignments stay: REP008, PAR004/PAR005 and the root causes
+    see what one down broker does. Deterministic (no random draw), so ``--down-every`` leaves
+    every other cluster byte-identical. Returns the broker id."""
+    brokers = pq.read_table(cluster / "brokers.parquet")
+    down = max(brokers.column("broker_id").to_pylist())
+    for name in ("partitions", "zk_state"):
+        path = cluster / f"{name}.parquet"
+        if not path.exists():
+            continue
+        t = pq.read_table(path)
+        isr = [[b for b in (i or []) if b != down] for i in t.column("isr").to_pylist()]
+        leader = [
+            (i[0] if i else -1) if old == down else old
+            for old, i in zip(t.column("leader").to_pylist(), isr, strict=True)
+        ]
+        t = t.set_column(t.schema.get_field_index("isr"), "isr", pa.array(isr, t.schema.field("isr").type))
+        t = t.set_column(
+            t.schema.get_field_index("leader"), "leader", pa.array(leader, t.schema.field("leader").type)
+        )
+        pq.write_table(t, path)
+    for name in ("brokers", "metrics", "log_dirs", "client_software", "configs"):
+        path = cluster / f"{name}.parquet"
+        if not path.exists():
+            continue
+        t = pq.read_table(path)
+        if name == "configs":
+            keep = [
+                not (e == "broker" and n == str(down))
+                for e, n in zip(
+                    t.column("entity_type").to_pylist(), t.column("entity_name").to_pylist(), strict=True
+                )
+            ]
+        else:
+            keep = [b != down for b in t.column("broker_id").to_pylist()]
+        pq.write_table(t.filter(pa.array(keep)), path)
+    return down
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -412,10 +454,20 @@ def main() -> None:
         default=50,
         help="every Nth topic name recurs in every cluster (1: all, many FLT002 findings)",
     )
+    ap.add_argument(
+        "--down-every",
+        type=int,
+        default=0,
+        help="every Nth cluster (0, N, 2N, ...) has its highest broker id down (take_broker_down); 0: none",
+    )
     a = ap.parse_args()
     t0 = time.perf_counter()
     n = generate(a.out, a.clusters, a.topics, a.partitions, a.seed, a.mirror_every)
     print(f"{a.out}: {a.clusters} clusters, {n:,} partitions in {time.perf_counter() - t0:.1f} s")
+    if a.down_every > 0:
+        for i in range(0, a.clusters, a.down_every):
+            take_broker_down(Path(a.out) / f"dt={RUN_DATE}" / f"cluster=c{i:04d}")
+        print(f"{a.out}: a broker down in every {a.down_every}th cluster")
 
 
 if __name__ == "__main__":

@@ -6,12 +6,14 @@ from checks.transforms import (
     KAFKA_DEFAULT,
     SOURCE_NAMES,
     STRICT_MIN_ISR_SINCE,
+    TOPIC,
     broker_counts,
     cluster_brokers,
     cluster_settings,
     cluster_versions,
     int_list,
     partition_name,
+    replica_lists,
     replica_placement,
     topic_durability,
     topic_replication,
@@ -333,44 +335,117 @@ def single_replica(tables, params):
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 
 
+OVERRIDE = SOURCE_NAMES[TOPIC]
+
+
+def _inheriting(d, source, max_listed: int):
+    """The topics of ``d`` that inherit their value (``source`` is not a topic override), one
+    row per cluster and source: how many (``inheriting``), the first ``max_listed`` by name
+    (``listed``), their largest replica count (``rf_max``). A default is one setting: one
+    finding about it, not one per topic that inherits it."""
+    rows = d.withColumn("_source", source).where(F.col("_source") != OVERRIDE)
+    # Capped by rank (sqlframe's DuckDB slice returns one element too many); array_compact
+    # because DuckDB's collect_list keeps nulls.
+    rows = rows.withColumn(
+        "_rn", F.row_number().over(Window.partitionBy("cluster_id", "_source").orderBy("topic"))
+    )
+    return rows.groupBy("cluster_id", F.col("_source").alias("source")).agg(
+        F.count(F.lit(1)).alias("inheriting"),
+        F.sort_array(
+            F.array_compact(F.collect_list(F.when(F.col("_rn") <= max_listed, F.col("topic"))))
+        ).alias("listed"),
+        F.max("rf_max").alias("rf_max"),
+    )
+
+
+def _topic_list(max_listed: int):
+    more = F.when(F.col("inheriting") > max_listed, F.lit(", ...")).otherwise(F.lit(""))
+    return text(" (", F.array_join(F.col("listed"), ", "), more, ")")
+
+
+_MAX_LISTED = Param(
+    "max_listed", 20, "how many inheriting topics the cluster-level finding names (all are counted)"
+)
+
+
 @rule(
     "REP004",
     "min-isr-one",
     "warning",
     needs=("topics",),
+    params=(_MAX_LISTED,),
     uses=(topic_durability,),
     runs_in=("lint",),
     cause=Inherits("min.insync.replicas", "min_insync_replicas", "min_insync_replicas_source"),
 )
 def min_isr_one(tables, params):
-    """min.insync.replicas is 1 on a topic with three or more replicas: an acknowledged write can live on one disk.
+    """min.insync.replicas is 1 on topics with three or more replicas: an acknowledged write can live on one disk.
 
     Why: with min.insync.replicas=1 a leader acknowledges an acks=all write as soon as it
     alone has it whenever its followers have fallen out of the ISR (a slow disk, a network
     blip, a restart). If that leader's disk then fails, acknowledged data is gone although
     the topic has three replicas. Kafka's default is 1, so every topic without an override
-    inherits it.
+    inherits it. Where the value comes from decides the finding: topics that set 1
+    themselves (a topic override) get one finding each; topics that inherit it (from a
+    dynamic broker or cluster default, server.properties or Kafka's default) share one
+    finding per cluster about the setting (resource: min.insync.replicas), with how many
+    topics inherit it and the first of them by name (a parameter): one change of the
+    default fixes them all. In lint, that finding is reported where the value is set (a
+    broker file), else at each linted topic that inherits it.
 
     Remediation: set min.insync.replicas to replication factor - 1 (RF 3: 2), on the topic
     (`kafka-configs --alter --entity-type topics --entity-name T --add-config
     min.insync.replicas=2`) or for the whole cluster (`--entity-type brokers
     --entity-default`), and produce with acks=all.
 
-    Example: topic `payments.ledger` with RF 3 inheriting min.insync.replicas=1.
+    Example: 40 topics with RF 3 inheriting Kafka's default min.insync.replicas=1 (one
+    finding); topic `payments.ledger` with RF 3 and its own override min.insync.replicas=1
+    (one more).
 
     References:
     - Kafka topic config min.insync.replicas <https://kafka.apache.org/39/documentation.html#topicconfigs_min.insync.replicas>
+    - Kafka broker config min.insync.replicas (the cluster-wide default) <https://kafka.apache.org/39/documentation.html#brokerconfigs_min.insync.replicas>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     """
     d = _durability(tables).where((F.col("min_insync_replicas") == 1) & (F.col("rf_max") >= 3))
+    consequence = " an acks=all write can be acknowledged by the leader alone and lost with its disk"
     msg = text(
         "min.insync.replicas=1 (",
         F.col("min_insync_replicas_source"),
         ") with ",
         F.col("rf_max"),
-        " replicas: an acks=all write can be acknowledged by the leader alone and lost with its disk",
+        " replicas:",
+        consequence,
     )
-    return emit(d, "topic", F.col("topic"), msg, _evidence())
+    overrides = emit(
+        d.where(F.col("min_insync_replicas_source") == OVERRIDE), "topic", F.col("topic"), msg, _evidence()
+    )
+    inherited = _inheriting(d, F.col("min_insync_replicas_source"), params["max_listed"])
+    inherited_msg = text(
+        "min.insync.replicas=1 (",
+        F.col("source"),
+        ") is inherited by ",
+        F.col("inheriting"),
+        " topic(s) with 3 or more replicas",
+        _topic_list(params["max_listed"]),
+        ":",
+        consequence,
+        "; set it for the cluster, not per topic",
+    )
+    defaults = emit(
+        inherited,
+        "config",
+        F.lit("min.insync.replicas"),
+        inherited_msg,
+        ev(
+            min_insync_replicas=F.lit(1),
+            min_insync_replicas_source=F.col("source"),
+            topics_inheriting=F.col("inheriting"),
+            topics=F.col("listed"),
+            replication_factor_max=F.col("rf_max"),
+        ),
+    )
+    return overrides.unionByName(defaults)
 
 
 @rule(
@@ -382,9 +457,10 @@ def min_isr_one(tables, params):
         Param(
             "msk_unset_is_true",
             True,
-            "on MSK, treat a value that only Kafka's default supplies as true: the default MSK configuration "
-            "of older clusters sets unclean.leader.election.enable=true",
+            "on MSK, treat a value that only Kafka's default supplies as true: MSK's default configuration "
+            "sets unclean.leader.election.enable=true on clusters without tiered storage",
         ),
+        _MAX_LISTED,
     ),
     uses=(broker_defaults, topic_durability),
     runs_in=("lint",),
@@ -396,24 +472,35 @@ def unclean_leader_election(tables, params):
     Why: with unclean.leader.election.enable=true, when every in-sync replica is down Kafka
     elects a replica that is behind. The partition comes back sooner, but every write it
     had not replicated (acknowledged ones included) is truncated away, and consumers may
-    see offsets go backwards. Kafka's default is false since 0.11.0; the default MSK
-    configuration of older clusters sets it to true, so on MSK an unset value is read as
-    true (a parameter).
+    see offsets go backwards. Kafka's default is false since 0.11.0 (KIP-106). Amazon MSK's
+    default configuration (a cluster created without a custom configuration) sets it to
+    true for clusters without tiered storage, so on MSK a value that only Kafka's default
+    supplies (the snapshot did not read the MSK configuration) is read as true (a
+    parameter; turn it off for a tiered-storage cluster, whose column of AWS's table this
+    rule does not read).
+
+    Where the value comes from decides the finding: a topic override gets one finding
+    per topic; a broker-level value (server.properties, a dynamic broker or cluster
+    default, MSK's or Kafka's default) is one finding per cluster about the setting
+    (resource: unclean.leader.election.enable) with how many topics inherit it and the
+    first of them by name (a parameter). A broker-level setting is reported even when no
+    topic inherits it (a server.properties in review, a snapshot without topics); lint
+    puts the finding at the line that sets it, else at each linted topic that inherits it.
 
     Remediation: set it to false on the topic (`kafka-configs --alter --entity-type topics
     --entity-name T --add-config unclean.leader.election.enable=false`) or cluster-wide
     (`--entity-type brokers --entity-default`, or in the MSK cluster configuration), and
     use `kafka-leader-election --election-type unclean` by hand when availability must win.
 
-    The broker-level setting is also reported on its own (resource: the config key, located
-    at its server.properties line by lint), so a broker-only change does not pass silently.
-
-    Example: topic `orders` inheriting unclean.leader.election.enable=true from an MSK default configuration.
+    Example: 30 topics of an MSK cluster created with the default configuration inherit
+    unclean.leader.election.enable=true (one finding); topic `orders` sets it to true
+    itself (one more).
 
     References:
     - Kafka topic config unclean.leader.election.enable <https://kafka.apache.org/39/documentation.html#topicconfigs_unclean.leader.election.enable>
     - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
     - KIP-106: Change default unclean.leader.election.enabled from true to false <https://cwiki.apache.org/confluence/display/KAFKA/KIP-106+-+Change+Default+unclean.leader.election.enabled+from+True+to+False>
+    - Amazon MSK: default configuration ("Default value for non-tiered storage cluster") <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
     """
     clusters = tables.clusters.select(
         "cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform")
@@ -425,36 +512,61 @@ def unclean_leader_election(tables, params):
     source = F.when(msk_default, F.lit("MSK default configuration")).otherwise(
         F.col("unclean_leader_election_enable_source")
     )
-    msg = text(
-        "unclean.leader.election.enable=true (",
-        source,
-        "): if every in-sync replica fails, a lagging replica becomes leader and acknowledged writes are lost",
+    consequence = (
+        "if every in-sync replica fails, a lagging replica becomes leader and acknowledged writes are lost"
     )
     topics = emit(
-        d,
+        d.where(F.col("unclean_leader_election_enable_source") == OVERRIDE),
         "topic",
         F.col("topic"),
-        msg,
+        text("unclean.leader.election.enable=true (", source, "): ", consequence),
         ev(unclean_leader_election_enable=F.lit(True), source=source, replication_factor=F.col("rf_min")),
     )
-    # The broker-level setting on its own: a server.properties in review, a cluster whose
-    # topics are not in the snapshot. Set explicitly (never Kafka's default, false).
-    b = tables.derived(broker_defaults).where(
-        (F.col("unclean") == "true") & (F.col("unclean_prec") < KAFKA_DEFAULT)
+    # The broker-level value: the topics that inherit it, and the setting itself when set
+    # explicitly (never Kafka's default, false), so that a server.properties in review or a
+    # cluster whose topics are not in the snapshot does not pass silently.
+    inherited = _inheriting(d, source, params["max_listed"])
+    explicit = (
+        tables.derived(broker_defaults)
+        .where((F.col("unclean") == "true") & (F.col("unclean_prec") < KAFKA_DEFAULT))
+        .select("cluster_id", source_name(F.col("unclean_prec")).alias("set_in"))
     )
-    broker_source = source_name(F.col("unclean_prec"))
+    # The setting alone where no topic inherits it (inheriting 0, no topics listed).
+    set_only = join(
+        explicit.select("cluster_id", F.col("set_in").alias("source")),
+        inherited.select("cluster_id", "source"),
+        ["cluster_id", "source"],
+        "left_anti",
+    ).select(
+        "cluster_id",
+        "source",
+        F.lit(0).cast("bigint").alias("inheriting"),
+        F.array_except(F.array(F.col("source")), F.array(F.col("source"))).alias("listed"),
+        F.lit(None).cast("int").alias("rf_max"),
+    )
+    per_cluster = inherited.unionByName(set_only)
+    msg = text(
+        "unclean.leader.election.enable=true (",
+        F.col("source"),
+        "): ",
+        F.when(
+            F.col("inheriting") > 0,
+            text("inherited by ", F.col("inheriting"), " topic(s)", _topic_list(params["max_listed"])),
+        ).otherwise(F.lit("every topic without an override inherits it")),
+        "; ",
+        consequence,
+    )
     defaults = emit(
-        b,
+        per_cluster,
         "config",
         F.lit("unclean.leader.election.enable"),
-        text(
-            "unclean.leader.election.enable=true (",
-            broker_source,
-            "): every topic without an override "
-            "inherits it; if every in-sync replica fails, a lagging replica becomes leader and "
-            "acknowledged writes are lost",
+        msg,
+        ev(
+            unclean_leader_election_enable=F.lit(True),
+            source=F.col("source"),
+            topics_inheriting=F.col("inheriting"),
+            topics=F.col("listed"),
         ),
-        ev(unclean_leader_election_enable=F.lit(True), source=broker_source),
     )
     return topics.unionByName(defaults)
 
@@ -696,23 +808,33 @@ def replicas_share_rack(tables, params):
     "replica-on-unknown-broker",
     "error",
     needs=("partitions", "brokers"),
+    params=(
+        Param(
+            "max_listed",
+            20,
+            "how many of the broker's partitions the finding lists by name (all are counted)",
+        ),
+    ),
     uses=(broker_counts, replica_placement),
     cause="failure",
 )
 def replica_on_unknown_broker(tables, params):
-    """A partition has a replica assigned to a broker id that is not registered.
+    """Partitions have replicas assigned to a broker id that is not registered: one finding per such broker.
 
     Why: a replica on a broker that is not registered (decommissioned without a
     reassignment, a typo in a reassignment plan, a broker down long enough to lose its
-    registration) is a copy that does not exist: the partition runs with fewer replicas
-    than its replication factor claims, and it cannot regain them until the broker comes
-    back. Only judged for clusters whose brokers were collected.
+    registration) is a copy that does not exist: each partition it holds runs with fewer
+    replicas than its replication factor claims, and cannot regain them until the broker
+    comes back. One broker down touches every partition it held, so the finding is the
+    broker (resource: its id), with how many partitions it holds and the first of them by
+    name (a parameter). Only judged for clusters whose brokers were collected.
 
-    Remediation: bring the broker back with the same broker.id, or move the replica to a
-    live broker with `kafka-reassign-partitions --execute` (a plan that lists live brokers
-    only), then verify with `--verify`.
+    Remediation: bring the broker back with the same broker.id, or move its replicas to
+    live brokers with `kafka-reassign-partitions --execute` (a plan that lists live
+    brokers only), then verify with `--verify`.
 
-    Example: `ads.clicks-7` with replicas [4, 5, 1] while broker 5 is not in `/brokers/ids`.
+    Example: broker 5 is not in `/brokers/ids` and holds replicas of 70 partitions, among
+    them `ads.clicks-7` with replicas [4, 5, 1].
 
     References:
     - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
@@ -723,29 +845,44 @@ def replica_on_unknown_broker(tables, params):
         cluster_brokers(tables).select("cluster_id", "broker_ids"),
         "cluster_id",
     )
-    d = d.select(
-        "cluster_id",
-        "topic",
-        "partition",
-        "replicas",
-        "rf",
-        F.sort_array(F.array_except(F.array_compact(F.col("replicas")), F.col("broker_ids"))).alias(
-            "unknown"
-        ),
+    unknown = F.array_except(F.array_compact(F.col("replicas")), F.col("broker_ids"))
+    d = d.select("cluster_id", "topic", "partition", F.explode(unknown).alias("broker_id"))
+    # Cap the listed partitions by rank, not F.slice (sqlframe's DuckDB slice returns one
+    # element too many); array_compact because DuckDB's collect_list keeps nulls.
+    d = d.withColumn(
+        "_rn",
+        F.row_number().over(Window.partitionBy("cluster_id", "broker_id").orderBy("topic", "partition")),
     )
+    name = partition_name()
+    per_broker = d.groupBy("cluster_id", "broker_id").agg(
+        F.count(F.lit(1)).alias("affected"),
+        F.countDistinct("topic").alias("topics"),
+        F.array_compact(F.collect_list(F.when(F.col("_rn") <= params["max_listed"], name))).alias("listed"),
+    )
+    more = F.when(F.col("affected") > params["max_listed"], F.lit(", ...")).otherwise(F.lit(""))
     msg = text(
-        "replicas ",
-        int_list(F.col("replicas")),
-        " include broker(s) ",
-        int_list(F.col("unknown")),
-        " that are not registered: the partition has fewer live replicas than its replication factor",
+        "broker ",
+        F.col("broker_id"),
+        " is not registered but holds replicas of ",
+        F.col("affected"),
+        " partition(s) of ",
+        F.col("topics"),
+        " topic(s) (",
+        F.array_join(F.sort_array(F.col("listed")), ", "),
+        more,
+        "): each has fewer live replicas than its replication factor",
     )
     return emit(
-        d,
-        "partition",
-        partition_name(),
+        per_broker,
+        "broker",
+        F.col("broker_id").cast("string"),
         msg,
-        ev(replicas=F.col("replicas"), unregistered_brokers=F.col("unknown"), replication_factor=F.col("rf")),
+        ev(
+            broker_id=F.col("broker_id"),
+            affected_partitions=F.col("affected"),
+            topics=F.col("topics"),
+            partitions=F.sort_array(F.col("listed")),
+        ),
     )
 
 
@@ -815,21 +952,28 @@ def rf_below_az_count(tables, params):
     "rf-exceeds-brokers",
     "error",
     needs=("topics", "brokers"),
-    uses=(broker_counts, topic_replication),
+    uses=(broker_counts, replica_lists, topic_replication),
     runs_in=("lint-against",),
 )
 def rf_exceeds_brokers(tables, params):
-    """A topic's replication factor is greater than the number of live brokers: it can never be fully replicated.
+    """A topic's replication factor is greater than the number of registered brokers: it cannot be fully replicated now.
 
-    Why: each replica needs its own broker. With fewer live brokers than replicas the
-    partitions stay under-replicated for good, min.insync.replicas may be unreachable, and
-    a reassignment or a new topic with that factor fails with INVALID_REPLICATION_FACTOR.
-    It follows from shrinking a cluster, losing brokers, or copying topic definitions
-    from a bigger cluster. Only judged for clusters whose brokers were collected.
+    Why: each replica needs its own broker. With fewer registered brokers than replicas the
+    partitions stay under-replicated, min.insync.replicas may be unreachable, and a
+    reassignment or a new topic with that factor fails with INVALID_REPLICATION_FACTOR
+    (the controller places replicas on registered brokers only). What it means depends on
+    what the snapshot knows: registered brokers (the live ones), and the broker ids the
+    cluster's assignments name. When replicas are assigned to brokers that are not
+    registered, those brokers are down or were removed without a reassignment (REP008
+    names them): the topic is fully replicated again when they rejoin. When no other
+    broker holds a replica, the cluster is smaller than the factor: it stays so until
+    brokers are added or the factor is lowered. It follows from shrinking a cluster,
+    losing brokers, or copying topic definitions from a bigger cluster. Only judged for
+    clusters whose brokers were collected.
 
     Remediation: bring the missing brokers back, or lower the replication factor with
-    `kafka-reassign-partitions` to at most the live broker count (and min.insync.replicas
-    below it).
+    `kafka-reassign-partitions` to at most the registered broker count (and
+    min.insync.replicas below it).
 
     Example: topic `events` with RF 3 on a cluster where only 2 brokers are registered.
 
@@ -837,17 +981,58 @@ def rf_exceeds_brokers(tables, params):
     - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
     - Kafka broker config default.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_default.replication.factor>
     """
+    brokers = cluster_brokers(tables).select("cluster_id", "broker_count", "broker_ids")
+    # The broker ids the cluster's assignments name (its distinct replica lists), and of
+    # them those not registered: down, or removed without a reassignment.
+    assigned = (
+        tables.derived(replica_lists)
+        .select("cluster_id", F.explode(F.array_compact(F.col("replicas"))).alias("broker_id"))
+        .distinct()
+    )
+    assigned = (
+        join(assigned, brokers, "cluster_id")
+        .groupBy("cluster_id")
+        .agg(
+            F.count(F.lit(1)).alias("assigned_count"),
+            F.sort_array(
+                F.collect_list(
+                    F.when(~F.array_contains(F.col("broker_ids"), F.col("broker_id")), F.col("broker_id"))
+                )
+            ).alias("missing"),
+        )
+    )
     d = join(
-        tables.derived(topic_replication),
-        cluster_brokers(tables).select("cluster_id", "broker_count"),
-        "cluster_id",
+        join(tables.derived(topic_replication), brokers, "cluster_id"), assigned, "cluster_id", "left"
     ).where((F.col("broker_count") > 0) & (F.col("rf_max") > F.col("broker_count")))
+    # No assignments known (topics only): an empty list of the ids' type.
+    none = F.array_except(F.col("broker_ids"), F.col("broker_ids"))
+    missing = F.coalesce(F.array_compact(F.col("missing")), none)
+    known = F.col("broker_count") + F.size(missing)
     msg = text(
         "replication factor ",
         F.col("rf_max"),
         " exceeds the ",
         F.col("broker_count"),
-        " live broker(s): the topic can never be fully replicated",
+        " registered broker(s)",
+        F.when(
+            F.size(missing) > 0,
+            text(
+                "; broker(s) ",
+                int_list(missing),
+                " hold replicas but are not registered (down, or removed without a reassignment)",
+                F.when(
+                    known >= F.col("rf_max"),
+                    F.lit(": the topic is under-replicated until they rejoin"),
+                ).otherwise(
+                    F.lit(": even with them back the cluster has too few brokers for this factor"),
+                ),
+            ),
+        ).otherwise(
+            F.lit(
+                " and no other broker holds a replica: the cluster is smaller than the factor "
+                "until brokers are added or the factor is lowered"
+            )
+        ),
     )
     return emit(
         d,
@@ -856,7 +1041,9 @@ def rf_exceeds_brokers(tables, params):
         msg,
         ev(
             replication_factor=F.col("rf_max"),
-            live_brokers=F.col("broker_count"),
+            registered_brokers=F.col("broker_count"),
+            assigned_brokers=F.col("assigned_count"),
+            unregistered_assigned_brokers=missing,
             partitions=F.col("partition_count"),
         ),
     )

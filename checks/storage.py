@@ -10,6 +10,7 @@ from checks._api import F, emit, ev, join, text
 from checks.transforms import (
     broker_log_dirs,
     failed_log_dir,
+    int_list,
     topic_replication,
     version_key,
     version_number,
@@ -172,7 +173,7 @@ def offline_log_dir(tables, params):
     uses=(broker_log_dirs,),
 )
 def jbod_client_storage_error_risk(tables, params):
-    """A JBOD broker (several log dirs) serves clients that do not retry KAFKA_STORAGE_ERROR.
+    """JBOD brokers (several log dirs) serve clients that do not retry KAFKA_STORAGE_ERROR: one finding per cluster naming the brokers.
 
     Why: with several log directories a single disk failure does not stop the broker: it
     answers requests for the replicas on the failed disk with KAFKA_STORAGE_ERROR and
@@ -181,14 +182,16 @@ def jbod_client_storage_error_risk(tables, params):
     one disk of a JBOD broker failed. The client inventory comes from KIP-511 (client software
     name and version per connection); sarama releases too old to send it show up as
     "unknown" and cannot be seen here. The fixed version is the parameter
-    `sarama_fixed_version`.
+    `sarama_fixed_version`. The clients are one problem however many brokers they reach
+    (CLI001 names them too), so the finding is the cluster, naming the JBOD brokers that
+    serve them.
 
     Remediation: upgrade the sarama clients to 1.43.3 or later (github.com/IBM/sarama) and
     make sure producers have retries and metadata refresh enabled
     (`config.Producer.Retry.Max`, `config.Metadata.RefreshFrequency`). Until then, treat a
-    JBOD disk failure on this broker as a broker failure: stop it so that leadership moves.
+    JBOD disk failure on these brokers as a broker failure: stop it so that leadership moves.
 
-    Example: broker 4 with 4 log dirs; sarama 1.27.0 with 120 connections.
+    Example: brokers [4, 5, 6] with 4 log dirs each; sarama 1.27.0 with 120 connections.
 
     References:
     - IBM/sarama #2939: treat ErrKafkaStorageError as retriable (producer) <https://github.com/IBM/sarama/pull/2939>
@@ -200,27 +203,39 @@ def jbod_client_storage_error_risk(tables, params):
         old_sarama(tables, params["sarama_fixed_version"]),
         ["cluster_id", "broker_id"],
     )
+    per_cluster = d.groupBy("cluster_id").agg(
+        F.sort_array(F.collect_set(F.col("broker_id"))).alias("brokers"),
+        F.sort_array(F.array_distinct(F.flatten(F.collect_list(F.col("sarama_versions"))))).alias(
+            "sarama_versions"
+        ),
+        F.sum("sarama_connections").alias("sarama_connections"),
+        F.max("log_dir_count").alias("max_log_dirs"),
+    )
+    names = tables.clusters.select(
+        "cluster_id", F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster")
+    )
+    per_cluster = join(per_cluster, names, "cluster_id", "left")
     msg = text(
-        "broker ",
-        F.col("broker_id"),
-        " has ",
-        F.col("log_dir_count"),
-        " log dirs (JBOD) and serves sarama ",
+        F.size("brokers"),
+        " JBOD broker(s) ",
+        int_list(F.col("brokers")),
+        " (several log dirs) serve sarama ",
         F.array_join(F.col("sarama_versions"), ", "),
         " (",
         F.col("sarama_connections"),
-        " connections), which does not retry KAFKA_STORAGE_ERROR: one failed disk fails their writes "
-        "until they restart",
+        " connections), which does not retry KAFKA_STORAGE_ERROR: one failed disk on any of them fails "
+        "those clients' writes until they restart",
     )
     return emit(
-        d,
-        "broker",
-        F.col("broker_id").cast("string"),
+        per_cluster,
+        "cluster",
+        F.coalesce(F.col("cluster"), F.col("cluster_id")),
         msg,
         ev(
-            log_dirs=F.col("log_dir_paths"),
+            brokers=F.col("brokers"),
             sarama_versions=F.col("sarama_versions"),
             sarama_connections=F.col("sarama_connections"),
+            max_log_dirs=F.col("max_log_dirs"),
             fixed_in=F.lit(params["sarama_fixed_version"]),
         ),
     )

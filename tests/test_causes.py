@@ -39,22 +39,49 @@ def _by_cause(result, cluster):
     return out
 
 
+def _rows(cluster: str, table: str) -> list[dict]:
+    path = cluster_dir(cluster) / f"{table}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _per_topic(partitions) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in partitions:
+        out[p["topic"]] = out.get(p["topic"], 0) + 1
+    return out
+
+
 def test_unregistered_broker_explains_what_it_causes_and_nothing_else(incidents):
     down = _by_cause(incidents, "ads-zk-legacy")
     explained = down["broker-unregistered:5"]
     ads = [f for f in incidents.findings if f.cluster == "ads-zk-legacy"]
-    # Every replica on broker 5 (REP008) and broker 5 itself (PAR007) ...
-    assert {(f.rule, f.resource_name) for f in ads if f.rule == "REP008"} <= explained
-    assert ("PAR007", "5") in explained
-    assert ("REP008", "__consumer_offsets-12") in explained
-    # ... and the partitions whose only missing ISR member is broker 5.
-    only_5 = {
-        (f.rule, f.resource_name)
-        for f in ads
-        if f.rule in ("PAR004", "PAR005") and set(f.evidence["replicas"]) - set(f.evidence["isr"]) == {5}
-    }
-    assert len(only_5) > 100 and only_5 <= explained
-    # __consumer_offsets-17 also lost live broker 4 and its leader (the split-brain): not broker 5's doing.
+    # Broker 5 itself: REP008 (one finding for the broker, not one per partition) and PAR007 ...
+    assert {(f.rule, f.resource_name) for f in ads if f.rule == "REP008"} == {("REP008", "5")}
+    assert {("REP008", "5"), ("PAR007", "5")} <= explained
+    # ... and the partitions whose only missing ISR member is broker 5 (an oracle from the
+    # snapshot's rows), one PAR005 finding per topic under the cause, counting them.
+    only_5 = [
+        p
+        for p in _rows("ads-zk-legacy", "partitions")
+        if set(p["replicas"]) - set(p["isr"]) == {5} and p["leader"] != -1
+    ]
+    assert len(only_5) > 60
+    par005 = {f.resource_name: f for f in ads if f.rule == "PAR005" and f.cause == "broker-unregistered:5"}
+    # (A topic with one such partition would keep that partition's finding: none has one here.)
+    assert {f.resource_type for f in par005.values()} == {"topic"}
+    assert {t: f.evidence["affected_partitions"] for t, f in par005.items()} == _per_topic(only_5)
+    for topic, f in par005.items():
+        listed = f.evidence["partitions"]
+        assert listed == sorted(listed) and len(listed) == min(20, f.evidence["affected_partitions"])
+        assert {p["partition"] for p in only_5 if p["topic"] == topic} >= set(listed)
+        assert f.evidence["example"]["out_of_sync"] == [5] and f.message.startswith(
+            f"{f.evidence['affected_partitions']} partition(s) of topic {topic} ("
+        )
+    assert {("PAR004", t) for t in par005} >= {(r, n) for r, n in explained if r == "PAR004"}
+    # No partition finding is left under the cause: each is in its topic's finding.
+    assert not [f for f in ads if f.cause and f.resource_type == "partition"]
+    # __consumer_offsets-17 also lost live broker 4 and its leader (the split-brain): not broker
+    # 5's doing, so its findings stay on the partition, outside the cause.
     for rule in ("PAR001", "PAR002", "PAR003", "PAR005"):
         assert (rule, "__consumer_offsets-17") in down[None]
     # The controller's divergence, rack placement and clients are other problems.
@@ -74,30 +101,16 @@ def test_offline_log_dir_explains_its_partitions(incidents):
     jbod = _by_cause(incidents, "logistics-jbod")
     explained = jbod["log-dir-offline:4"]
     assert {rule for rule, _ in explained} >= {"DSK001", "PAR006", "PAR005"}
-    offline = {
-        (f.rule, f.resource_name)
-        for f in incidents.findings
-        if f.cluster == "logistics-jbod"
-        and f.rule == "PAR006"
-        and 4 in f.evidence.get("offline_replicas", [])
-    }
-    assert offline and offline <= explained
+    offline = [p for p in _rows("logistics-jbod", "partitions") if 4 in (p.get("offline_replicas") or [])]
+    par006: dict[str, int] = {}
+    for f in incidents.findings:
+        if f.cluster == "logistics-jbod" and f.rule == "PAR006":
+            assert (f.rule, f.resource_name) in explained
+            # One finding per topic; a topic with one offline partition keeps the partition's.
+            topic = f.resource_name if f.resource_type == "topic" else f.resource_name.rsplit("-", 1)[0]
+            par006[topic] = par006.get(topic, 0) + f.evidence.get("affected_partitions", 1)
+    assert offline and par006 == _per_topic(offline)
     assert "broker-unregistered:4" not in jbod  # registered: its disk failed, not the broker
-
-
-def test_inherited_cluster_default_is_one_cause(incidents):
-    payments = _by_cause(incidents, "payments-msk")
-    key = "cluster-default:min.insync.replicas=3 (dynamic cluster default)"
-    rep002 = {
-        (f.rule, f.resource_name)
-        for f in incidents.findings
-        if f.cluster == "payments-msk"
-        and f.rule == "REP002"
-        and f.evidence.get("min_insync_replicas_source") == "dynamic cluster default"
-    }
-    assert len(rep002) >= 2 and payments[key] == rep002
-    (cause,) = [c for c in incidents.causes if c.cluster == "payments-msk"]
-    assert cause.kind == "cluster-default" and cause.remediation.startswith("change the cluster default")
 
 
 def _jbod_snapshot(directory, *, error):
@@ -160,6 +173,7 @@ def test_offline_log_dir_on_a_built_snapshot(tmp_path):
         healthy = _audit(engine, [_jbod_snapshot(tmp_path / "healthy", error=None)])
     caused = {(f.rule, f.resource_name): f.cause for f in failed.findings}
     assert caused[("DSK001", "2:/data/b")] == "log-dir-offline:2"
+    # t-0 is t's only partition the failed dir explains: its findings stay its own.
     assert caused[("PAR006", "t-0")] == "log-dir-offline:2"
     assert caused[("PAR005", "t-0")] == "log-dir-offline:2"
     assert [c.id for c in failed.causes] == ["log-dir-offline:2"]
@@ -169,7 +183,11 @@ def test_offline_log_dir_on_a_built_snapshot(tmp_path):
 def test_reports_put_causes_first_and_json_validates(incidents):
     text = text_render.render(incidents)
     assert text.startswith("Fix first: 3 root cause(s) explain ")
-    assert text.splitlines()[1].startswith("  ads-zk-legacy: broker 5 is not registered (down?): ")
+    # Most findings first: the failed disk explains 20 (PAR004-PAR006 per topic, DSK001, PAR007),
+    # broker 5 12 (REP008, PAR007, PAR004/PAR005 per topic).
+    causes = [line for line in text.splitlines()[1:] if line.startswith("  ") and not line.startswith("   ")]
+    assert causes[0].startswith("  logistics-jbod: broker 4 has an offline log dir: 20 finding(s)")
+    assert causes[1].startswith("  ads-zk-legacy: broker 5 is not registered (down?): 12 finding(s)")
     assert "**Fix first: 3 root cause(s)" in markdown_render.render(incidents)
     doc = json.loads(json_render.render(incidents))
     jsonschema.validate(doc, SCHEMA)

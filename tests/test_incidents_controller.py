@@ -62,6 +62,32 @@ def _rf(r):
     return len(r["replicas"]) - len(r.get("adding_replicas") or [])
 
 
+def _per_topic(fired, by_key, cluster, rule) -> dict[str, int]:
+    """A rule's findings as partitions per topic: a partition finding counts 1, a topic finding
+    (the partitions a root cause explains, grouped: auditor/engine/root_causes.py) counts the
+    partitions it reports, whose listed ones must be partitions of that topic."""
+    counts: dict[str, int] = {}
+    for resource in fired[(cluster, rule)]:
+        kind, name = resource.split(":", 1)
+        if kind == "partition":
+            topic = name.rsplit("-", 1)[0]
+            counts[topic] = counts.get(topic, 0) + 1
+        else:
+            f = by_key[(cluster, rule, name)]
+            assert kind == "topic" and f.cause and f.evidence["affected_partitions"] >= 2
+            assert f.evidence["example_partition"].rsplit("-", 1)[0] == name
+            counts[name] = counts.get(name, 0) + f.evidence["affected_partitions"]
+    return counts
+
+
+def _topics_of(partitions: set[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for p in partitions:
+        topic = p.split(":", 1)[1].rsplit("-", 1)[0]
+        counts[topic] = counts.get(topic, 0) + 1
+    return counts
+
+
 # ---- incident 3: ZooKeeper controller split-brain ----------------------------------------
 
 
@@ -117,11 +143,15 @@ def test_incident3_epoch_anomaly_names_the_missing_fencing(audit):
 
 
 def test_incident3_under_replication_matches_the_snapshot(audit):
-    fired, _ = audit
+    fired, by_key = audit
     c = "ads-zk-legacy"  # broker 5 is down: out of every ISR; min.insync.replicas=2 in server.properties
-    assert fired[(c, "PAR005")] == _partitions(c, lambda r: len(r["isr"]) < _rf(r))
-    assert fired[(c, "PAR004")] == _partitions(c, lambda r: len(r["isr"]) == 2 < _rf(r))
-    assert len(fired[(c, "PAR005")]) > 50
+    # Broker 5 explains them: one finding per topic under its cause, the partitions counted.
+    under = _partitions(c, lambda r: len(r["isr"]) < _rf(r))
+    assert _per_topic(fired, by_key, c, "PAR005") == _topics_of(under)
+    assert _per_topic(fired, by_key, c, "PAR004") == _topics_of(
+        _partitions(c, lambda r: len(r["isr"]) == 2 < _rf(r))
+    )
+    assert len(under) > 50 and len(fired[(c, "PAR005")]) < 10
 
 
 # ---- incident 2: failed JBOD disk -------------------------------------------------------
@@ -132,15 +162,19 @@ def test_incident2_failed_disk_shows_offline_and_under_replicated_partitions(aud
     c = "logistics-jbod"
     offline = _partitions(c, lambda r: bool(r.get("offline_replicas")))
     assert offline
-    assert fired[(c, "PAR006")] == offline
+    # The failed disk explains them: one finding per topic under its cause (a topic with one
+    # such partition keeps the partition's finding), the partitions counted.
+    assert _per_topic(fired, by_key, c, "PAR006") == _topics_of(offline)
     # broker 4 is registered: its replicas are offline because of the disk, not the broker
     for (cluster, rule, _), f in by_key.items():
         if (cluster, rule) == (c, "PAR006"):
-            assert (
-                "offline (failed log dir on a live broker)" in f.message and f.evidence["brokers_down"] == []
-            )
-    assert fired[(c, "PAR005")] == _partitions(c, lambda r: len(r["isr"]) < _rf(r)) == offline
-    assert fired[(c, "PAR004")] == offline  # ISR 2 == min.insync.replicas 2 < RF 3
+            own = f.evidence.get("example", f.evidence)
+            assert "offline (failed log dir on a live broker)" in f.message and own["brokers_down"] == []
+    assert _partitions(c, lambda r: len(r["isr"]) < _rf(r)) == offline
+    assert _per_topic(fired, by_key, c, "PAR005") == _topics_of(offline)
+    assert _per_topic(fired, by_key, c, "PAR004") == _topics_of(
+        offline
+    )  # ISR 2 == min.insync.replicas 2 < RF 3
     assert fired[(c, "PAR007")] == {"broker:4"}  # leadership moved off the broker with the failed disk
     assert by_key[(c, "PAR007", "4")].evidence["not_led_by_preferred"] > 0
     for rule in ("PAR002", "PAR003", "CTL001", "CTL002", "CTL003", "CTL004", "CTL005", "CTL006"):

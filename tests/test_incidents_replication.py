@@ -56,22 +56,27 @@ def _rows(cluster: str, table: str) -> list[dict]:
 
 
 def _on_unregistered(cluster):
+    """{unregistered broker id: the partitions holding a replica on it} (plain Python)."""
     registered = {b["broker_id"] for b in _rows(cluster, "brokers")}
-    return {
-        f"partition:{r['topic']}-{r['partition']}"
-        for r in _rows(cluster, "partitions")
-        if set(r["replicas"]) - registered
-    }
+    out: dict[int, set[str]] = {}
+    for r in _rows(cluster, "partitions"):
+        for broker in set(r["replicas"]) - registered:
+            out.setdefault(broker, set()).add(f"{r['topic']}-{r['partition']}")
+    return out
 
 
-def test_rep008_names_every_partition_with_a_replica_on_broker_5(audit):
+def test_rep008_is_one_finding_for_broker_5_counting_its_partitions(audit):
     fired, by_key = audit
     expected = _on_unregistered("ads-zk-legacy")
-    assert expected, "the sample must assign replicas to the unregistered broker 5"
-    assert fired[("ads-zk-legacy", "REP008")] == expected
-    f = by_key[("ads-zk-legacy", "REP008", "__consumer_offsets-17")]
-    assert f.evidence["unregistered_brokers"] == [5]
-    assert 5 in f.evidence["replicas"] and "[5]" in f.message
+    assert set(expected) == {5} and len(expected[5]) == 70, "the sample assigns 70 replicas to broker 5"
+    assert fired[("ads-zk-legacy", "REP008")] == {"broker:5"}
+    f = by_key[("ads-zk-legacy", "REP008", "5")]
+    assert f.evidence["broker_id"] == 5 and f.evidence["affected_partitions"] == 70
+    assert f.evidence["topics"] == len({p.rsplit("-", 1)[0] for p in expected[5]})
+    # The first 20 (a parameter) by topic and partition number, each one of broker 5's.
+    listed = f.evidence["partitions"]
+    assert len(listed) == 20 and set(listed) <= expected[5] and listed == sorted(listed)
+    assert "broker 5 is not registered" in f.message and "70 partition(s)" in f.message
     assert f.severity == "error"
 
 

@@ -1070,3 +1070,44 @@ def test_controlled_shutdown_disabled_points_at_each_line_or_the_first_file(tmp_
     result = run_lint([tmp_path], config=only("CFG005"))
     # every broker disables it: one finding for the cluster, at the first file that sets it
     assert located(result) == {("CFG005", "controlled.shutdown.enable", "b1.properties", 2)}
+
+
+def test_an_inherited_default_is_one_finding_located_at_each_linted_topic(tmp_path):
+    """REP004 (issue 36): topics inheriting min.insync.replicas=1 share one finding about the
+    setting, reported at each linted topic that inherits it (Kafka's default: no file sets it);
+    a topic that sets 1 itself gets its own; with a server.properties setting it, the finding
+    is at that line. With --against a cluster whose 30 topics inherit it too (past the report's
+    cap of 20 listed), the proposed topic is still located."""
+    topics = write(
+        tmp_path / "t.yaml",
+        """
+        - name: a
+          partitions: 3
+          replication_factor: 3
+        - name: b
+          partitions: 3
+          replication_factor: 3
+        - name: own
+          partitions: 3
+          replication_factor: 3
+          configs: {min.insync.replicas: 1}
+    """,
+    )
+    result = run_lint([topics], config=only("REP004"))
+    assert located(result) == {
+        ("REP004", "min.insync.replicas", "t.yaml", 1),
+        ("REP004", "min.insync.replicas", "t.yaml", 4),
+        ("REP004", "own", "t.yaml", 7),
+    }
+    inherited = next(f for f in result.findings if f.resource_name == "min.insync.replicas")
+    assert inherited.evidence["topics_inheriting"] == 2 and inherited.evidence["topics"] == ["a", "b"]
+    broker = write(tmp_path / "server.properties", "broker.id=1\nmin.insync.replicas=1\n")
+    assert located(run_lint([topics, broker], config=only("REP004"))) == {
+        ("REP004", "min.insync.replicas", "server.properties", 2),
+        ("REP004", "own", "t.yaml", 7),
+    }
+    snap = snapshot(tmp_path / "snap", topics=[f"existing-{i:02d}" for i in range(30)])
+    new = write(tmp_path / "new.yaml", "- name: zz-new\n  partitions: 3\n  replication_factor: 3\n")
+    assert located(run_lint([new], against=str(snap), config=only("REP004"))) == {
+        ("REP004", "min.insync.replicas", "new.yaml", 1)
+    }

@@ -1,8 +1,8 @@
 """The root-cause stage: which findings one failure or one cluster-wide setting explains.
 
-One unregistered broker produces hundreds of findings (REP008 on every partition it holds a
-replica of, PAR004/PAR005 on every partition it dropped out of the ISR of, PAR007 on the
-broker): the report must say "broker 5 is not registered: that explains 278 findings" first.
+One unregistered broker produces hundreds of symptoms (PAR004/PAR005 on every partition it
+dropped out of the ISR of, besides REP008 and PAR007 on the broker itself): the report must
+say "broker 5 is not registered: that explains these findings" first, and say it per topic.
 
 Everything is computed in the engine, as one more stage after the runner's final stage
 (``attach``): the fleet job writes ``cause`` with its Parquet findings and `check` reads it
@@ -17,8 +17,9 @@ The causes, most specific first (a finding gets at most one; the first that matc
    whose offline replicas include B, and the partition symptoms (the rules that declare
    cause="symptom") of those partitions when the failures explain them.
 2. ``broker-unregistered:B``: B holds replicas but is not in the brokers table (down, or
-   removed without reassigning). Its findings: REP008 and PAR007 about B and the partitions
-   with a replica on B, and the partition symptoms when the failures explain them. Only in
+   removed without reassigning). Its findings: REP008 and PAR007 about B (the broker),
+   and the partition symptoms of the partitions with a replica on B when the failures
+   explain them. Only in
    clusters with registered brokers (a snapshot without the brokers table names no one).
    A partition on several failed brokers is attributed to the lowest id.
 3. ``cluster-default:KEY=VALUE (SOURCE)``: a finding about the value itself (the rules that
@@ -32,6 +33,25 @@ The causes, most specific first (a finding gets at most one; the first that matc
 listed offline), and it has a leader unless its whole ISR is on failed brokers. A partition
 that also lost a live replica (a split-brain's leaderless partition) has another problem
 too, and keeps its symptoms unattributed; REP008's own finding is still the broker's.
+
+Per topic under a failure: a partition finding a failure explains (the rule declares
+cause="failure" or "symptom", and the partition's state is explained) is not reported per
+partition but once per (rule, cause, topic) when the topic has two or more of them: "N
+partition(s) of topic T (0,3,7, ...), e.g. T-0: <that partition's message>", resource the
+topic, evidence the count, the first MAX_LISTED partitions and the example's own evidence
+(``_per_topic``). One down broker was 70 REP008 errors plus 139 PAR004/PAR005 warnings on
+the sample fleet; it is now 1 + 10 (a topic with one such partition keeps its finding).
+How those count: each is one finding at its rule's severity, in totals, grades and exit
+codes alike. An SRE wants one finding per problem, and CI gates must keep failing on the
+same clusters: a cluster with a partition finding at a severity still has a topic finding
+at that severity (the grouping never drops the last one, nor changes a severity), so
+`--fail-on` and the exit code are unchanged; grades charge a rule's weight once plus a
+tenth per further finding up to the weight again (auditor/grading.py), so a rule that
+fired keeps at least its weight and grades move only where hundreds of partition findings
+had added the second weight. Exempted findings stay per partition (an exemption names
+partitions), and a partition the failure does not explain keeps its own finding. A topic
+finding's fingerprint is its rule, cluster and topic: a baseline or `--previous` run taken
+before sees them as new, and the partition ones as resolved.
 
 The data (``Cause``, the kinds' words, the summaries) is auditor/causes.py, which every layer
 reads; this stage is the engine's.
@@ -80,6 +100,8 @@ def explainable() -> frozenset[str]:
 
 CLUSTER_LAYERS = tuple(SOURCE_NAMES[layer] for layer in (DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT))
 MIN_INHERITED = 2  # one topic inheriting a value is fixed as well on the topic
+MAX_LISTED = 20  # partitions a per-topic finding names (all are counted)
+MIN_GROUPED = 2  # a topic with one explained partition keeps that partition's finding
 
 # The shared transforms this stage reads (the runner keeps them until it ran).
 READS = (replica_placement,)
@@ -230,12 +252,23 @@ def _targets(t):
         partition_name().alias("resource_name"),
         cause.alias("cause"),
         F.coalesce(explained, F.lit(False)).alias("explained"),
+        F.col("topic").alias("target_topic"),
+        F.col("partition").alias("target_partition"),
+    )
+    no_partition = (
+        F.lit(None).cast("string").alias("target_topic"),
+        F.lit(None).cast("int").alias("target_partition"),
     )
     return (
-        partitions.unionByName(brokers)
-        .unionByName(dirs)
+        partitions.unionByName(brokers.select("*", *no_partition))
+        .unionByName(dirs.select("*", *no_partition))
         .groupBy("cluster_id", "resource_type", "resource_name")
-        .agg(F.min("cause").alias("target_cause"), F.max("explained").alias("explained"))
+        .agg(
+            F.min("cause").alias("target_cause"),
+            F.max("explained").alias("explained"),
+            F.min("target_topic").alias("target_topic"),
+            F.min("target_partition").alias("target_partition"),
+        )
     )
 
 
@@ -270,4 +303,85 @@ def _with_causes(tables, findings: str):
     inherited = joined.withColumn("default_cause", _inherited_default())
     shared = F.count(F.col("default_cause")).over(Window.partitionBy("cluster_id", "default_cause"))
     default = F.when(F.col("default_cause").isNotNull() & (shared >= MIN_INHERITED), F.col("default_cause"))
-    return inherited.select(*columns, F.coalesce(failure, default).alias("cause"))
+    caused = inherited.select(
+        *columns, F.coalesce(failure, default).alias("cause"), "target_topic", "target_partition"
+    )
+    return _per_topic(caused, columns)
+
+
+def _per_topic(caused, columns: list[str]):
+    """The partition findings a failure explains, one per (rule, cause, topic) where the
+    topic has MIN_GROUPED or more: ``N partition(s) of T`` with the first MAX_LISTED
+    partitions, the first partition's message as the example and its evidence under
+    ``example``. Exempted findings stay per partition (an exemption names partitions).
+    Other findings pass as they are."""
+    grouped = (
+        (F.col("resource_type") == "partition")
+        & F.col("target_topic").isNotNull()
+        & F.col("cause").isNotNull()
+        & ~F.col("cause").startswith(DEFAULT + ":")
+        & F.col("exempted_by").isNull()
+    )
+    keys = ("rule", "name", "severity", "cluster_id", "cluster", "cause", "target_topic")
+    # A topic with one such partition keeps that partition's own finding (it names it better).
+    siblings = F.count(F.lit(1)).over(Window.partitionBy(*keys))
+    caused = caused.withColumn("_grouped", F.coalesce(grouped, F.lit(False)) & (siblings >= MIN_GROUPED))
+    single = caused.where(~F.col("_grouped")).select(*columns, "cause")
+    rows = caused.where(F.col("_grouped")).withColumn(
+        "_rn", F.row_number().over(Window.partitionBy(*keys).orderBy("target_partition"))
+    )
+    first = F.col("_rn") == 1
+    topics = rows.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("affected"),
+        # Capped by rank (sqlframe's DuckDB slice returns one element too many);
+        # array_compact because DuckDB's collect_list keeps nulls.
+        F.sort_array(
+            F.array_compact(F.collect_list(F.when(F.col("_rn") <= MAX_LISTED, F.col("target_partition"))))
+        ).alias("listed"),
+        F.max(F.when(first, F.col("resource_name"))).alias("example_name"),
+        F.max(F.when(first, F.col("message"))).alias("example_message"),
+        F.max(F.when(first, F.col("evidence"))).alias("example_evidence"),
+    )
+    more = F.when(F.col("affected") > MAX_LISTED, F.lit(", ...")).otherwise(F.lit(""))
+    message = F.concat(
+        F.col("affected").cast("string"),
+        F.lit(" partition(s) of topic "),
+        F.col("target_topic"),
+        F.lit(" ("),
+        F.array_join(F.col("listed").cast("array<string>"), ","),
+        more,
+        F.lit("), e.g. "),
+        F.col("example_name"),
+        F.lit(": "),
+        F.coalesce(F.col("example_message"), F.lit("")),
+    )
+    counts = F.to_json(
+        F.struct(
+            F.col("affected").alias("affected_partitions"),
+            F.col("listed").alias("partitions"),
+            F.col("example_name").alias("example_partition"),
+        )
+    )
+    # The example's evidence is JSON already: spliced in as an object, not quoted as a string.
+    evidence = F.concat(
+        F.regexp_replace(counts, "[}]$", ""),
+        F.lit(',"example":'),
+        F.coalesce(F.col("example_evidence"), F.lit("null")),
+        F.lit("}"),
+    )
+    key = F.concat_ws("|", F.col("rule"), F.col("cluster"), F.lit("topic"), F.col("target_topic"))
+    per_topic = topics.select(
+        "rule",
+        "name",
+        "severity",
+        "cluster_id",
+        "cluster",
+        F.lit("topic").alias("resource_type"),
+        F.col("target_topic").alias("resource_name"),
+        message.alias("message"),
+        evidence.alias("evidence"),
+        F.substring(F.sha2(key, 256), 1, 32).alias("fingerprint"),
+        F.lit(None).cast("string").alias("exempted_by"),
+        "cause",
+    )
+    return single.unionByName(per_topic.select(*columns, "cause"))

@@ -29,6 +29,7 @@ from pathlib import Path
 from auditor.baseline import Baseline
 from auditor.baseline import apply as apply_baseline
 from auditor.config import AuditConfig
+from auditor.declarations import Inherits
 from auditor.engine.duckdb_engine import DuckDBEngine
 from auditor.findings import WARNING_PREFIX, AuditResult, Finding, fingerprint
 from auditor.lint.change_tables import (
@@ -120,6 +121,13 @@ class Locator:
                     if name in b.entries:
                         line = b.entries[name][1]
                         return [(b.file, line, (line,))]
+                # A default the linted topics inherit (REP004, REP005 name them): no file sets
+                # it, so each linted topic that inherits it is where the change shows.
+                inheriting = [
+                    t for topic in f.evidence.get("topics") or () for t in self.topics.get(topic, ())
+                ]
+                if inheriting:
+                    return [(t.file, t.line, t.anchors) for t in inheriting]
                 for b in self.by_file:  # unset: where the configuration resource is
                     if b.group:
                         return [(b.file, b.line, (b.line,))]
@@ -178,6 +186,27 @@ class LintEngine(DuckDBEngine):
             self.conn.execute(
                 f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS {self._jsonl_select(table, [path])}"
             )
+
+
+LIST_ALL = 1_000_000
+
+
+def _listing_every_inheriting_topic(cfg: AuditConfig, rules) -> AuditConfig:
+    """A default's finding names the topics that inherit it (a rule with cause=Inherits and a
+    ``max_listed`` parameter: REP004, REP005) and lint reports it at each linted topic it
+    names (Locator.locate): lint lists them all, or a proposed topic past the report's cap
+    (`--against` a cluster with many topics) would not be located. A value set in
+    kafka-audit.toml is kept."""
+    params = dict(cfg.params)
+    for r in rules:
+        own = params.get(r.code) or {}
+        if (
+            isinstance(r.cause, Inherits)
+            and "max_listed" not in own
+            and any(p.name == "max_listed" for p in r.params)
+        ):
+            params[r.code] = {**own, "max_listed": LIST_ALL}
+    return replace(cfg, params=params) if params != cfg.params else cfg
 
 
 def _run_rules(tables, rules, cfg: AuditConfig) -> tuple[list[Finding], list[str]]:
@@ -272,6 +301,7 @@ def run_lint(
     }
     selected = cfg.rules(("cluster", "change"))
     engine_rules = [r for r in selected if r.code in wanted]
+    cfg = _listing_every_inheriting_topic(cfg, engine_rules)
     report_unused = any(r.code == SUPPRESSION_RULE for r in selected)
     keys = {
         code: r.lint_key for code, r in rules.items() if r.lint_key
