@@ -30,6 +30,7 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
                      "unknown_min_isr_partitions": 0,
                      "blocked_partitions": 98,  # MNT001
                      "offline_partitions": 0,   # MNT002
+                     "acks1_loss_partitions": 0,  # MNT006: handed to a follower that lags (acks=1 writes lost)
                      "topic_count": 4, "topics": [...], "partitions": [...],   # sorted, capped
                      "coordinator_partitions": 50, "consumer_group_count": 5, "consumer_groups": [...],
                      "reasons": ["MNT001", "MNT003"]}]
@@ -246,7 +247,16 @@ def render_text(pre) -> str:
             lines.extend(f"    - {b}" for b in c.top_reasons)
         elif c.unsafe or c.unsafe_controllers:
             lines.append(f"  {c.cluster} is unsafe to roll now: {unsafe_phrase(c)}")
-        header = ("broker", "restart", "leaders", "blocked", "offline", "topics hit", "groups hit")
+        header = (
+            "broker",
+            "restart",
+            "leaders",
+            "blocked",
+            "offline",
+            "acks=1 loss",
+            "topics hit",
+            "groups hit",
+        )
         rows = []
         voters = {v.node_id: v for v in c.controllers}
         for b in c.brokers:
@@ -258,6 +268,7 @@ def render_text(pre) -> str:
                     str(b.leaders),
                     str(b.blocked_partitions),
                     str(b.offline_partitions),
+                    str(b.acks1_loss_partitions),
                     _cell(b.topics, b.topic_count, 48),
                     _cell(b.consumer_groups, b.consumer_group_count, 48),
                 )
