@@ -966,8 +966,16 @@ def test_lagging_successor_makes_its_leader_unsafe_acks1_loss(tmp_path):
     assert "acks=1 loss" in render("text", pre) and "acks=1 loss" in render("html", pre)
     brokers = json.loads(render("json", pre))["preflight"]["clusters"][0]["brokers"]
     assert [b["acks1_loss_partitions"] for b in brokers] == [1, 0, 0]
+    assert c.acks1_not_evaluated == ""
     pre = preflight(snapshot(tmp_path, "acks1-no-lag", parts))
     (c,) = pre.clusters
     assert c.safe_to_roll
     (entries,) = pre.result.coverage.values()
     assert any("MNT006" in e["rules"] for e in entries)
+    # Not judged is said, never shown as 0 partitions at risk.
+    assert "FetcherLagMetrics ConsumerLag" in c.acks1_not_evaluated
+    text = render("text", pre)
+    assert "acks=1 loss (MNT006) not evaluated (n/e): no followers' replication lag" in text
+    assert "n/e" in render("html", pre)
+    doc = json.loads(render("json", pre))["preflight"]["clusters"][0]
+    assert "FetcherLagMetrics" in doc["acks1_loss_not_evaluated"]

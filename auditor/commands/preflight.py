@@ -154,6 +154,9 @@ class ClusterPreflight:
     controller_order: list[int] = field(default_factory=list)  # safe voters, the quorum leader last
     controllers_managed: bool = False  # MSK KRaft: AWS runs the controllers; not in the snapshot
     procedure: list[str] = field(default_factory=list)  # how to roll: the order holds one step at a time
+    # Why MNT006 (a restart handing partitions to a lagging follower) could not be judged, e.g. no
+    # followers' lag in the metrics; "" when it was. Its column then says so instead of 0.
+    acks1_not_evaluated: str = ""
 
     @property
     def unsafe(self) -> list[int]:
@@ -207,6 +210,7 @@ class ClusterPreflight:
             "controller_order": self.controller_order,
             "controllers_managed_by_aws": self.controllers_managed,
             "procedure": self.procedure,
+            "acks1_loss_not_evaluated": self.acks1_not_evaluated or None,
             "fix_plan": self.plan.to_json() if self.plan is not None else None,
         }
 
@@ -490,6 +494,9 @@ def run_preflight(
         findings = [f for f in result.findings if f.cluster_id == cid]
         view = _cluster_view(ref, name, rows, findings)
         view.selected = bool(selected)
+        view.acks1_not_evaluated = next(
+            (e["reason"] for e in (result.coverage or {}).get(cid, []) if "MNT006" in e["rules"]), ""
+        )
         _controllers(
             view, ref, [v for v in voters if v["cluster_id"] == cid], findings, {r["broker_id"] for r in rows}
         )

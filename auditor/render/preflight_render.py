@@ -21,6 +21,7 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
         "unsafe_controllers": [...], "controller_order": [...],   # safe voters, the quorum leader last
         "controllers_managed_by_aws": false,    # MSK KRaft: AWS runs the controllers (not simulated)
         "procedure": ["..."],                   # the order holds one restart at a time: what to check
+        "acks1_loss_not_evaluated": null | "...",  # why MNT006 could not be judged (no followers' lag)
         "fix_plan": null | {"changes": [{"kind", "summary", "commands", "topics", "value", "brokers"}],
                             "waits": [{"what", "recheck"}], "followups": [...], "reassignment": {...} | null,
                             "proof": {"brokers", "safe", "unsafe", "blockers", "reached_safe", "order_after"}},
@@ -268,7 +269,7 @@ def render_text(pre) -> str:
                     str(b.leaders),
                     str(b.blocked_partitions),
                     str(b.offline_partitions),
-                    str(b.acks1_loss_partitions),
+                    "n/e" if c.acks1_not_evaluated else str(b.acks1_loss_partitions),
                     _cell(b.topics, b.topic_count, 48),
                     _cell(b.consumer_groups, b.consumer_group_count, 48),
                 )
@@ -276,6 +277,8 @@ def render_text(pre) -> str:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         for r in [header, *rows]:
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+        if c.acks1_not_evaluated:
+            lines.append(f"  acks=1 loss (MNT006) not evaluated (n/e): {neutralise(c.acks1_not_evaluated)}")
         lines.extend(f"  {line}" for line in controller_lines(c))
         if c.order:
             last = ", active controller last" if any(b.is_controller for b in c.brokers) else ""
