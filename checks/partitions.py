@@ -666,6 +666,7 @@ def offline_partitions_reported(tables, params):
     References:
     - apache/kafka core/src/main/scala/kafka/controller/KafkaController.scala (OfflinePartitionsCount, ActiveControllerCount) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/controller/KafkaController.scala>
     - apache/kafka metadata/src/main/java/org/apache/kafka/controller/metrics/ControllerMetadataMetricsPublisher.java (KRaft: OfflinePartitionsCount from the metadata image) <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/controller/metrics/ControllerMetadataMetricsPublisher.java>
+    - apache/kafka core/src/main/scala/kafka/server/SharedServer.scala (ControllerMetadataMetrics created only when process.roles holds controller) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/SharedServer.scala>
     - Kafka documentation: monitoring (OfflinePartitionsCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     - Amazon MSK: metrics with the DEFAULT level (OfflinePartitionsCount) <https://docs.aws.amazon.com/msk/latest/developerguide/metrics-details.html>
     """
