@@ -46,6 +46,7 @@ REASONS = {
     "quorum": "no KRaft quorum state (DescribeQuorum)",
     "features": "no finalized feature levels (ApiVersions)",
     "kraft_nodes": "no KRaft node configuration",
+    "replica_lag": "no followers' replication lag (FetcherLagMetrics ConsumerLag in the broker metrics)",
 }
 
 
@@ -55,6 +56,9 @@ METRIC_READERS: dict[str, tuple[str, ...]] = {
     "request_handler_avg_idle_percent": ("THR002",),
     "request_queue_size": ("THR006",),
     "cpu_user_system_percent": ("MSK003",),
+    "active_controller_count": ("CTL011",),
+    "under_min_isr_partition_count": ("PAR009",),
+    "offline_partitions_count": ("PAR010",),
 }
 
 

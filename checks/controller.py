@@ -7,6 +7,7 @@ from checks.transforms import (
     cluster_brokers,
     degraded_partitions,
     int_list,
+    metric_per_node,
     partition_name,
     registered_as,
     replica_lists,
@@ -15,7 +16,7 @@ from checks.transforms import (
     with_version_number,
 )
 
-CATEGORY = Category("CTL", "controller", "controller and metadata", tuple(range(1, 11)))
+CATEGORY = Category("CTL", "controller", "controller and metadata", tuple(range(1, 12)))
 
 PARTITION_KEYS = ["cluster_id", "topic", "partition"]
 # Kafka 2.1 added controller epoch fencing of ZooKeeper writes (KAFKA-6082).
@@ -946,3 +947,140 @@ def quorum_voter_lagging(tables, params):
             max_fetch_age_ms=F.lit(params["max_fetch_age_ms"]),
         ),
     )
+
+
+@rule(
+    "CTL011",
+    "active-controller-count-not-one",
+    "critical",
+    needs=("metrics",),
+    uses=(broker_counts,),
+    runs_in=("preflight",),
+)
+def active_controller_count_not_one(tables, params):
+    """The nodes' ActiveControllerCount does not sum to 1: no node, or more than one, believes it is the active controller.
+
+    Why: kafka.controller:type=KafkaController,name=ActiveControllerCount is 1 on the active
+    controller and 0 elsewhere, so over a cluster it sums to exactly 1. In ZooKeeper mode
+    every broker registers it (KafkaController.scala: `if (isActive) 1 else 0`): 0 everywhere
+    means no controller (nobody elects leaders when a broker fails), 2 means a second broker
+    still acts as controller (a zombie whose ZooKeeper session expired: the split-brain that
+    left partitions leaderless). On KRaft it is registered by the controller nodes only
+    (QuorumControllerMetrics, created by ControllerServer; broker-only nodes do not have it):
+    1 on the quorum leader. So a sum of 0 is judged only when every node that reports it was
+    scraped (every registered broker in ZooKeeper mode, every quorum voter on KRaft) or when
+    MSK's CloudWatch gives the cluster's sum (ZooKeeper mode only: on MSK KRaft the
+    controllers are AWS's); a sum above 1 is judged from whatever was scraped. The message
+    names the controller the metadata shows (`/controller`, or the KRaft quorum leader from
+    DescribeQuorum) where the metric contradicts it: the two are read at different moments
+    (a controller election in between), or the reporting node's view is stale.
+
+    Remediation: more than one: find the nodes reporting 1; in ZooKeeper mode restart the
+    one that is not `/controller` (its session expired), on KRaft check
+    `kafka-metadata-quorum describe --status` for the leader and epoch. None: ZooKeeper mode,
+    check the brokers' ZooKeeper sessions (deleting `/controller` forces an election); KRaft,
+    a majority of voters must be up and reachable (CTL001, CTL010). Collect again to confirm:
+    a metric read during an election is transient.
+
+    Example: brokers 1 and 3 both report ActiveControllerCount 1 while `/controller` names 3.
+
+    References:
+    - apache/kafka core/src/main/scala/kafka/controller/KafkaController.scala (ActiveControllerCount, ZooKeeper mode) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/controller/KafkaController.scala>
+    - apache/kafka metadata/src/main/java/org/apache/kafka/controller/metrics/QuorumControllerMetrics.java (KRaft: active ? 1 : 0) and core/src/main/scala/kafka/server/ControllerServer.scala (created on controller nodes) <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/controller/metrics/QuorumControllerMetrics.java>
+    - Kafka documentation: monitoring (ActiveControllerCount: only one controller per cluster should be active) <https://kafka.apache.org/39/documentation.html#monitoring>
+    - Amazon MSK: metrics with the DEFAULT level (ActiveControllerCount) <https://docs.aws.amazon.com/msk/latest/developerguide/metrics-details.html>
+    """
+    nodes = metric_per_node(tables, "active_controller_count", "v")
+    per_cluster = nodes.groupBy("cluster_id").agg(
+        F.sum(F.when(F.col("broker_id").isNotNull(), F.round(F.col("v")))).alias("node_sum"),
+        F.max(F.when(F.col("broker_id").isNull(), F.round(F.col("v")))).alias("cloudwatch_sum"),
+        F.collect_set("broker_id").alias("reporters"),
+        F.sort_array(F.collect_set(F.when(F.col("v") >= 1, F.col("broker_id")))).alias("claimants"),
+    )
+    ctl = tables.controller.groupBy("cluster_id").agg(
+        F.max("mode").alias("mode"),
+        F.max("controller_id").alias("controller_id"),
+        F.max("voters").alias("voters"),
+    )
+    brokers = _clusters(tables).select("cluster_id", "cluster", "manifest_mode")
+    d = join(
+        join(join(per_cluster, ctl, "cluster_id", "left"), brokers, "cluster_id", "left"),
+        tables.derived(broker_counts).select("cluster_id", "broker_ids"),
+        "cluster_id",
+        "left",
+    )
+    kraft = F.lower(F.coalesce(F.col("mode"), F.col("manifest_mode"), F.lit("zookeeper"))) == "kraft"
+    expected = F.when(kraft, F.col("voters")).otherwise(F.col("broker_ids"))
+    scraped_all = (
+        expected.isNotNull()
+        & (F.size(expected) > 0)
+        & (F.size(F.array_except(expected, F.filter(F.col("reporters"), lambda x: x.isNotNull()))) == 0)
+    )
+    total = F.coalesce(F.col("node_sum"), F.col("cloudwatch_sum"))
+    d = d.select(
+        "*",
+        total.cast("bigint").alias("total"),
+        F.col("node_sum").isNull().alias("from_cloudwatch"),
+        F.when(kraft, F.lit("kraft")).otherwise(F.lit("zookeeper")).alias("judged_mode"),
+        scraped_all.alias("scraped_all"),
+    )
+    none_judged = (F.col("total") == 0) & (
+        (~F.col("from_cloudwatch") & F.col("scraped_all"))
+        | (F.col("from_cloudwatch") & (F.col("judged_mode") == "zookeeper"))
+    )
+    d = d.where((F.col("total") > 1) | none_judged)
+    claimants = F.array_join(
+        F.filter(F.col("claimants"), lambda x: x.isNotNull()).cast("array<string>"), ", "
+    )
+    metadata = F.when(
+        F.col("controller_id").isNotNull() & (F.col("controller_id") >= 0),
+        text(
+            "; the metadata names ",
+            F.col("controller_id"),
+            F.when(F.col("judged_mode") == "kraft", F.lit(" (the quorum leader)")).otherwise(
+                F.lit(" (/controller)")
+            ),
+            " as the active controller: the metric and the metadata were read at different moments (an "
+            "election in between) or a node's view is stale",
+        ),
+    ).otherwise(F.lit(""))
+    source = F.when(F.col("from_cloudwatch"), F.lit(" (CloudWatch, summed over the cluster)")).otherwise(
+        text(" (node(s) ", claimants, ")")
+    )
+    msg = F.when(
+        F.col("total") > 1,
+        text(
+            "ActiveControllerCount sums to ",
+            F.col("total"),
+            source,
+            ": more than one node acts as the active controller",
+            F.when(
+                F.col("judged_mode") == "kraft",
+                F.lit(" (two quorum leaders of different epochs: the older one has not stepped down)"),
+            ).otherwise(
+                F.lit(" (a zombie controller whose ZooKeeper session expired has not resigned: split-brain)")
+            ),
+            metadata,
+        ),
+    ).otherwise(
+        text(
+            "ActiveControllerCount sums to 0",
+            F.when(F.col("from_cloudwatch"), F.lit(" (CloudWatch, summed over the cluster)")).otherwise(
+                F.when(
+                    F.col("judged_mode") == "kraft",
+                    F.lit(" over every quorum voter"),
+                ).otherwise(F.lit(" over every registered broker"))
+            ),
+            ": no node acts as the active controller, so no leader is elected when a broker fails and no "
+            "metadata change is applied",
+            metadata,
+        )
+    )
+    evidence = ev(
+        total=F.col("total"),
+        claimants=F.filter(F.col("claimants"), lambda x: x.isNotNull()),
+        metadata_controller=F.col("controller_id"),
+        mode=F.col("judged_mode"),
+        from_cloudwatch=F.col("from_cloudwatch"),
+    )
+    return emit(d, "cluster", F.coalesce(F.col("cluster"), F.col("cluster_id")), msg, evidence)

@@ -27,13 +27,14 @@ from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     UNCLEAN_IN_KRAFT_SINCE,
     cluster_versions,
+    int_list,
     partition_name,
     registered_as,
     topic_settings,
     with_effective_min_isr,
 )
 
-CATEGORY = Category("MNT", "maintenance", "pre-maintenance", tuple(range(1, 6)))
+CATEGORY = Category("MNT", "maintenance", "pre-maintenance", tuple(range(1, 7)))
 
 COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
 _MAX_LISTED = Param(
@@ -711,3 +712,180 @@ def restart_breaks_controller_quorum(tables, params):
         fetch_timeout_ms=F.lit(params["fetch_timeout_ms"]),
     )
     return emit(d, "node", F.col("node_id").cast("string"), msg, evidence)
+
+
+_MAX_LAG = Param(
+    "max_lag",
+    0,
+    "messages: a follower whose ConsumerLag (behind the leader's high watermark at its last fetch) is above "
+    "this is not caught up. A follower in the leader's ISR reports 0 by construction (the high watermark is the "
+    "lowest log end offset of the ISR), so any positive value means it is not; raise it to absorb a scrape "
+    "taken mid-catch-up",
+)
+
+
+def leadership_successors(tables):
+    """One row per partition with a live leader B and more than one replica: cluster_id, topic,
+    partition, leader, replicas, isr, and successor: the replica the controller elects when B
+    shuts down (controlled or not), i.e. the first replica in replica order that is not B, is
+    in the ISR and is a registered broker (ZooKeeper: PartitionLeaderElectionAlgorithms
+    controlledShutdownPartitionLeaderElection, ``assignment.find(live && isr && !shuttingDown)``;
+    KRaft: PartitionChangeBuilder.electAnyLeader, the first target replica in the ISR that is
+    an acceptable leader). Without registered brokers for the cluster, every ISR member counts
+    as live. successor is null when no other replica is in the ISR (MNT002's case)."""
+    parts = tables.partitions.where(
+        F.col("leader").isNotNull() & (F.col("leader") >= 0) & (F.size("replicas") > 1)
+    ).select("cluster_id", "topic", "partition", "leader", "replicas", "isr")
+    registered = registered_as(tables, "candidate", "registered")
+    known = (
+        tables.brokers.select("cluster_id").distinct().select("cluster_id", F.lit(True).alias("has_brokers"))
+    )
+    cand = parts.select(
+        "cluster_id",
+        "topic",
+        "partition",
+        "leader",
+        "isr",
+        "replicas",
+        F.explode("replicas").alias("candidate"),
+    )
+    cand = join(join(cand, registered, ["cluster_id", "candidate"], "left"), known, "cluster_id", "left")
+    cand = cand.where(
+        (F.col("candidate") != F.col("leader"))
+        & F.coalesce(F.array_contains(F.col("isr"), F.col("candidate")), F.lit(False))
+        & (F.col("registered").isNotNull() | F.col("has_brokers").isNull())
+    ).select(
+        "cluster_id",
+        "topic",
+        "partition",
+        "candidate",
+        F.array_position(F.col("replicas"), F.col("candidate")).alias("position"),
+    )
+    first = cand.groupBy("cluster_id", "topic", "partition").agg(F.min("position").alias("position"))
+    chosen = join(cand, first, ["cluster_id", "topic", "partition", "position"]).select(
+        "cluster_id", "topic", "partition", F.col("candidate").alias("successor")
+    )
+    return join(parts, chosen, ["cluster_id", "topic", "partition"], "left")
+
+
+@rule(
+    "MNT006",
+    "restart-loses-acks1-writes",
+    "error",
+    scope="maintenance",
+    params=(_MAX_LAG, _MAX_LISTED),
+    needs=("partitions", "replica_lag"),
+    uses=(leadership_successors,),
+    runs_in=("preflight",),
+)
+def restart_loses_acks1_writes(tables, params):
+    """Restarting this broker hands partitions it leads to a follower that lags it: the records that follower lacks, acks=1 writes among them, are truncated.
+
+    Why: when a broker B shuts down (controlled or not) the controller moves the leadership
+    of every partition B leads to the first replica in replica order that is alive and in the
+    ISR (ZooKeeper: controlledShutdownPartitionLeaderElection; KRaft: PartitionChangeBuilder).
+    That replica becomes the log of record: whatever B holds beyond its log end is truncated
+    from B when B rejoins as its follower (the leader-epoch truncation of KIP-101/KIP-279). A
+    producer using acks=1 was acknowledged as soon as B appended its records, before any
+    follower had them, so those acknowledged writes are lost; acks=all producers are
+    acknowledged only once the whole ISR has a record (the high watermark), and retry the rest.
+    How far an in-sync follower may trail B's log end is bounded only by
+    replica.lag.time.max.ms (30 s since Kafka 2.5): the leader removes a follower
+    that has not caught up to its log end within that time. This is the fourth class of
+    Redpanda's pre-restart probe (`acks1_data_loss`: no other replica caught up).
+    The lag is the follower's own gauge kafka.server:type=FetcherLagMetrics,name=ConsumerLag,
+    clientId=ReplicaFetcherThread-<fetcher>-<leader>,topic=T,partition=P: the leader's high
+    watermark minus the follower's next fetch offset at its last fetch
+    (AbstractFetcherThread.processFetchRequest). DescribeLogDirs' OffsetLag cannot serve: for
+    a replica that is not a future one it is max(HW - LEO, 0) on the broker holding it
+    (ReplicaManager.getLogEndOffsetLag), about 0 everywhere. ConsumerLag has the opposite
+    limit: it measures the lag behind the high watermark, which a follower in the leader's
+    ISR never has (Partition.maybeIncrementLeaderHW takes the lowest log end offset of the
+    ISR), so it cannot see the acks=1 records above the high watermark that every in-sync
+    follower may still miss; what it does show, a positive lag on the follower the
+    controller would elect, means that follower is not caught up at all: the leader is
+    about to drop it from the ISR, or the collected metadata is older than the metric. Elected
+    now, it lacks at least that many records B has (B's log end is at or above its high
+    watermark), committed ones included if the controller still counts it in the ISR. The
+    judgement uses one scrape (a moment): re-collect to confirm a lag that persists.
+    Parameter `max_lag` (messages, default 0). Partitions whose successor reported no lag
+    (not scraped, or its fetcher not yet started: the gauge's -1) are not judged.
+
+    Remediation: before restarting B, let its followers catch up: look at the followers'
+    fetchers (kafka.server:type=FetcherLagMetrics, ReplicaFetcherManager MaxLag), their
+    disks and network, num.replica.fetchers; move leadership off B first with
+    `kafka-leader-election --election-type PREFERRED` (or a reassignment) only to caught-up
+    replicas. Producers that cannot lose data use acks=all (with enable.idempotence, the
+    default since Kafka 3.0) and min.insync.replicas >= 2.
+
+    Example: broker 1 leads `orders-0` with replicas [1, 2, 3] and ISR [1, 2, 3]; broker 2, the
+    replica the controller elects, reports ConsumerLag 1250 for `orders-0` fetching from
+    broker 1: restarting broker 1 loses the records broker 2 lacks.
+
+    References:
+    - apache/kafka core/src/main/scala/kafka/server/AbstractFetcherThread.scala (FetcherLagMetrics ConsumerLag: max(0, highWatermark - nextOffset)) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/AbstractFetcherThread.scala>
+    - apache/kafka core/src/main/scala/kafka/server/ReplicaFetcherManager.scala (thread name ReplicaFetcherThread-fetcherId-leaderId, the gauge's clientId) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/ReplicaFetcherManager.scala>
+    - apache/kafka core/src/main/scala/kafka/cluster/Partition.scala (maybeIncrementLeaderHW, getOutOfSyncReplicas) and Replica.scala (isCaughtUp: replica.lag.time.max.ms) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/cluster/Partition.scala>
+    - apache/kafka core/src/main/scala/kafka/controller/PartitionStateMachine.scala (controlledShutdownPartitionLeaderElection) and metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java (electAnyLeader) <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java>
+    - Kafka documentation: producer config acks <https://kafka.apache.org/39/documentation.html#producerconfigs_acks>
+    - Kafka upgrade notes, notable changes in 2.5.0 (replica.lag.time.max.ms default 10 s -> 30 s) <https://kafka.apache.org/25/documentation.html#upgrade_250_notable>
+    - KIP-101: leader epoch for log truncation <https://cwiki.apache.org/confluence/display/KAFKA/KIP-101+-+Alter+Replication+Protocol+to+use+Leader+Epoch+rather+than+High+Watermark+for+Truncation>
+    - Redpanda health_monitor_backend.cc record_risks_in_report (acks1_data_loss) <https://github.com/redpanda-data/redpanda/blob/dev/src/v/cluster/health_monitor_backend.cc>
+    """
+    n = params["max_listed"]
+    lag = tables.replica_lag.select(
+        "cluster_id",
+        F.col("broker_id").alias("successor"),
+        "topic",
+        "partition",
+        F.col("leader_id").alias("fetches_from"),
+        "lag",
+    )
+    d = join(tables.derived(leadership_successors), lag, ["cluster_id", "topic", "partition", "successor"])
+    d = d.where(
+        (F.col("lag") > F.lit(params["max_lag"]))
+        # a gauge of a fetcher from another broker is about an older leadership: not this one
+        & (F.col("fetches_from").isNull() | (F.col("fetches_from") == F.col("leader")))
+    ).select(
+        "cluster_id",
+        F.col("leader").alias("broker_id"),
+        "topic",
+        "successor",
+        "lag",
+        partition_name().alias("name"),
+    )
+    d = _ranked(_ranked(d, "name", "_pr"), "topic", "_tr")
+    d = d.groupBy("cluster_id", "broker_id").agg(
+        F.count(F.lit(1)).alias("partition_count"),
+        _capped("name", "_pr", n).alias("partitions"),
+        F.countDistinct("topic").alias("topic_count"),
+        _capped("topic", "_tr", n).alias("topics"),
+        F.max("lag").alias("max_lag"),
+        F.sort_array(F.collect_set("successor")).alias("successors"),
+    )
+    msg = text(
+        "restarting broker ",
+        F.col("broker_id"),
+        " hands ",
+        F.col("partition_count"),
+        " partition(s) it leads to a follower that lags it (the replica the controller elects reports a "
+        "ConsumerLag of up to ",
+        F.col("max_lag"),
+        " message(s) behind its high watermark): the records that follower lacks are truncated from broker ",
+        F.col("broker_id"),
+        " when it rejoins, so writes acknowledged with acks=1 are lost (acks=all ones too while the controller "
+        "still counts the follower in sync); followers ",
+        int_list(F.col("successors")),
+        ": ",
+        _listing(F.col("partitions"), F.col("partition_count"), n),
+    )
+    evidence = ev(
+        partition_count=F.col("partition_count"),
+        partitions=F.col("partitions"),
+        topic_count=F.col("topic_count"),
+        topics=F.col("topics"),
+        max_lag=F.col("max_lag"),
+        lagging_successors=F.col("successors"),
+        lag_threshold=F.lit(params["max_lag"]),
+    )
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)

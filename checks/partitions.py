@@ -8,13 +8,15 @@ from checks.transforms import (
     cluster_settings,
     degraded_partitions,
     int_list,
+    metric_per_node,
     min_isr_text,
     partition_name,
     registered_as,
     replica_lists,
 )
 
-CATEGORY = Category("PAR", "partitions", "live partition state", tuple(range(1, 9)))
+
+CATEGORY = Category("PAR", "partitions", "live partition state", tuple(range(1, 12)))
 
 
 @rule(
@@ -752,3 +754,282 @@ def leaders_concentrated_in_one_rack(tables, params):
         max_share_ratio=F.lit(float(ratio)),
     )
     return emit(d, "rack", F.col("rack"), msg, evidence)
+
+# -- PAR009..PAR011: broker metrics against the metadata ----------------------------
+
+
+def _agreement(metric, metadata, what: str, why: str):
+    """How the metric compares with the collected metadata: agrees, or shows another count and why
+    the two can differ (``why``: they are read at different moments and places)."""
+    return (
+        F.when(metadata == metric, F.lit("; the collected metadata agrees"))
+        .when(metadata == 0, F.lit(f"; the collected metadata shows none {what}: {why}"))
+        .otherwise(text("; the collected metadata shows ", metadata, f" {what}: {why}"))
+    )
+
+
+@rule(
+    "PAR009",
+    "under-min-isr-reported",
+    "error",
+    needs=("metrics",),
+    uses=(degraded_partitions,),
+    runs_in=("preflight",),
+)
+def under_min_isr_reported(tables, params):
+    """A broker reports UnderMinIsrPartitionCount above 0: partitions it leads are below their min.insync.replicas now, by its own count.
+
+    Why: kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount is the number of
+    partitions this broker leads whose ISR is smaller than their effective min.insync.replicas
+    (ReplicaManager: leaderPartitionsIterator.count(_.isUnderMinIsr); Partition.isUnderMinIsr
+    compares the ISR size with the leader's effective min ISR, capped at the replica count
+    since 3.7). acks=all produce requests to those partitions fail with NOT_ENOUGH_REPLICAS,
+    and since Kafka 3.7 their high watermark stops, so consumers get nothing new either (PAR003
+    says the same from the metadata). The message compares the count with the partitions the
+    collected metadata shows below min ISR with this broker as leader. They can disagree: the
+    gauge is the leader's count at scrape time, the metadata what the controller had committed
+    when it was described (an ISR that shrank or recovered in between, an ISR shrink the
+    leader has proposed that the controller has not committed yet), and the leader judges with
+    its own min.insync.replicas, which the snapshot may not hold. Filled from JMX exporter
+    scrapes and from MSK's CloudWatch metric of the same name.
+
+    Remediation: find the out-of-sync replicas of the partitions the broker leads
+    (`kafka-topics --describe --under-min-isr-partitions`): brokers down, failed log dirs,
+    fetchers falling behind (PAR005, DSK001); when the metadata shows none, collect again:
+    a count that persists while the metadata shows full ISRs means the broker's view is
+    stale (its metadata or ZooKeeper session).
+
+    Example: broker 2 reports UnderMinIsrPartitionCount 3 while the metadata shows 3 partitions
+    led by broker 2 with ISR [2] and min.insync.replicas=2.
+
+    References:
+    - apache/kafka core/src/main/scala/kafka/server/ReplicaManager.scala (UnderMinIsrPartitionCount) and core/src/main/scala/kafka/cluster/Partition.scala (isUnderMinIsr, effectiveMinIsr) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/ReplicaManager.scala>
+    - Kafka documentation: monitoring (UnderMinIsrPartitionCount) <https://kafka.apache.org/39/documentation.html#monitoring>
+    - Amazon MSK: metrics with the DEFAULT level (UnderMinIsrPartitionCount) <https://docs.aws.amazon.com/msk/latest/developerguide/metrics-details.html>
+    """
+    reported = metric_per_node(tables, "under_min_isr_partition_count", "reported").where(
+        F.col("broker_id").isNotNull() & (F.col("reported") > 0)
+    )
+    shown = (
+        _health(tables)
+        .where((F.col("isr_size") < F.col("min_insync_replicas")) & (F.col("leader") >= 0))
+        .groupBy("cluster_id", F.col("leader").alias("broker_id"))
+        .agg(F.count(F.lit(1)).alias("in_metadata"))
+    )
+    d = join(reported, shown, ["cluster_id", "broker_id"], "left").select(
+        "cluster_id",
+        "broker_id",
+        F.col("reported").cast("bigint").alias("reported"),
+        F.coalesce(F.col("in_metadata"), F.lit(0)).cast("bigint").alias("in_metadata"),
+    )
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " reports UnderMinIsrPartitionCount ",
+        F.col("reported"),
+        ": that many partitions it leads are below their min.insync.replicas, acks=all producers to them "
+        "fail with NOT_ENOUGH_REPLICAS (and on Kafka 3.7+ consumers receive nothing new)",
+        _agreement(
+            F.col("reported"),
+            F.col("in_metadata"),
+            "led by it below min ISR",
+            "the gauge is the leader's count when scraped, the metadata what the controller had committed "
+            "when the partitions were described, so one of them is newer (an ISR that shrank or recovered in "
+            "between, or a shrink the controller has not committed yet), or the leader applies a "
+            "min.insync.replicas the snapshot does not hold; collect both again",
+        ),
+    )
+    evidence = ev(reported=F.col("reported"), in_metadata=F.col("in_metadata"))
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
+
+
+@rule(
+    "PAR010",
+    "offline-partitions-reported",
+    "critical",
+    needs=("metrics",),
+    uses=(degraded_partitions,),
+    runs_in=("preflight",),
+)
+def offline_partitions_reported(tables, params):
+    """The controller reports OfflinePartitionsCount above 0: partitions without a live leader, which nobody can produce to or consume from.
+
+    Why: kafka.controller:type=KafkaController,name=OfflinePartitionsCount counts the
+    partitions that have no leader. In ZooKeeper mode only the active controller counts them
+    (KafkaController.scala: every other broker reports 0); on KRaft every controller reports
+    the count of its own metadata image (ControllerMetadataMetricsPublisher: partitions
+    without a leader), and broker-only nodes do not register it. So the cluster's value is the
+    highest any node reports, never a sum. Producers and consumers of those partitions fail
+    until a replica is elected (PAR001 says the same from the metadata), and a
+    `__consumer_offsets` partition among them stops its consumer groups (PAR002). The message
+    compares the count with the leaderless partitions of the collected metadata; they can
+    disagree because they are read at different moments (a leader elected or lost in
+    between), and the ZooKeeper controller counts a partition whose leader broker is not live
+    before the metadata shows leader -1. Filled from JMX exporter scrapes of the controller(s)
+    and from MSK's CloudWatch metric (cluster-wide).
+
+    Remediation: find the partitions (`kafka-topics --describe --unavailable-partitions`) and
+    bring back a replica of each: the brokers of their replicas, failed log dirs; an unclean
+    election (`kafka-leader-election --election-type UNCLEAN`) only when losing the writes
+    the missing replicas had is accepted.
+
+    Example: the controller of payments-msk reports OfflinePartitionsCount 2 while the
+    metadata shows `ledger-4` and `ledger-7` at leader -1.
+
+    References:
+    - apache/kafka core/src/main/scala/kafka/controller/KafkaController.scala (OfflinePartitionsCount, ActiveControllerCount) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/controller/KafkaController.scala>
+    - apache/kafka metadata/src/main/java/org/apache/kafka/controller/metrics/ControllerMetadataMetricsPublisher.java (KRaft: OfflinePartitionsCount from the metadata image) <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/controller/metrics/ControllerMetadataMetricsPublisher.java>
+    - apache/kafka core/src/main/scala/kafka/server/SharedServer.scala (ControllerMetadataMetrics created only when process.roles holds controller) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/SharedServer.scala>
+    - Kafka documentation: monitoring (OfflinePartitionsCount) <https://kafka.apache.org/39/documentation.html#monitoring>
+    - Amazon MSK: metrics with the DEFAULT level (OfflinePartitionsCount) <https://docs.aws.amazon.com/msk/latest/developerguide/metrics-details.html>
+    """
+    reported = (
+        metric_per_node(tables, "offline_partitions_count", "reported")
+        .groupBy("cluster_id")
+        .agg(
+            F.max("reported").alias("reported"),
+            F.sort_array(F.collect_set(F.when(F.col("reported") > 0, F.col("broker_id")))).alias("nodes"),
+        )
+        .where(F.col("reported") > 0)
+    )
+    shown = (
+        _health(tables)
+        .where(F.col("leaderless"))
+        .groupBy("cluster_id")
+        .agg(F.count(F.lit(1)).alias("in_metadata"))
+    )
+    names = tables.clusters.select("cluster_id", F.col("cluster_name").alias("cluster"))
+    d = join(join(reported, shown, "cluster_id", "left"), names, "cluster_id", "left").select(
+        "cluster_id",
+        "cluster",
+        F.col("reported").cast("bigint").alias("reported"),
+        F.coalesce(F.col("in_metadata"), F.lit(0)).cast("bigint").alias("in_metadata"),
+        F.filter(F.col("nodes"), lambda x: x.isNotNull()).alias("nodes"),
+    )
+    msg = text(
+        "the controller reports OfflinePartitionsCount ",
+        F.col("reported"),
+        F.when(
+            F.size("nodes") > 0,
+            text(" (node(s) ", F.array_join(F.col("nodes").cast("array<string>"), ", "), ")"),
+        ).otherwise(F.lit(" (CloudWatch, cluster-wide)")),
+        ": that many partitions have no leader, producers and consumers of them fail",
+        _agreement(
+            F.col("reported"),
+            F.col("in_metadata"),
+            "leaderless",
+            "the gauge is the controller's count when scraped, the metadata what the brokers served when the "
+            "partitions were described, so one of them is newer (a leader lost or elected in between; the "
+            "ZooKeeper controller counts a partition whose leader's broker is gone before the metadata shows "
+            "leader -1); collect both again",
+        ),
+    )
+    evidence = ev(
+        reported=F.col("reported"), in_metadata=F.col("in_metadata"), reporting_nodes=F.col("nodes")
+    )
+    return emit(d, "cluster", F.coalesce(F.col("cluster"), F.col("cluster_id")), msg, evidence)
+
+
+@rule(
+    "PAR011",
+    "isr-churn",
+    "warning",
+    needs=("metrics",),
+    params=(
+        Param(
+            "max_rate",
+            0.05,
+            "ISR shrinks or expands per second (the meters' one-minute rate) above which a broker's ISRs "
+            "churn; 0.05/s is about three changes in the last minute (Kafka: the expected value is 0 "
+            "outside a broker restart)",
+        ),
+    ),
+    uses=(degraded_partitions,),
+    runs_in=("preflight",),
+)
+def isr_churn(tables, params):
+    """A broker's ISRs shrink and expand repeatedly: followers keep dropping out of sync and rejoining.
+
+    Why: kafka.server:type=ReplicaManager,name=IsrShrinksPerSec and IsrExpandsPerSec count the
+    ISR changes of the partitions this broker leads (ReplicaManager.scala). The Kafka
+    documentation: "If a broker goes down, ISR for some of the partitions will shrink. When
+    that broker is up again, ISR will be expanded once the replicas are fully caught up. Other
+    than that, the expected value for both ISR shrink rate and expansion rate is 0." Both above
+    0 without a restart is flapping: followers that miss replica.lag.time.max.ms (slow disks,
+    GC pauses, saturated network or request threads, too few num.replica.fetchers), each
+    shrink momentarily lowering the ISR toward min.insync.replicas (acks=all writes fail at
+    the bottom) and making a rolling restart now a gamble. Shrinks alone: followers are
+    leaving (a broker down or stuck); expands alone: recovery after a restart. The rate is the
+    meters' one-minute rate (else five, else fifteen): jmx_exporter configurations that export
+    only the meter's Count (kafka-2_0_0.yml, Strimzi) give no rate in one scrape, and this rule
+    cannot judge them. The threshold is the parameter `max_rate` (per second, a heuristic). The
+    message says how many partitions the broker leads are under-replicated in the metadata now.
+
+    Remediation: find the followers that drop out: `kafka-topics --describe
+    --under-replicated-partitions` repeatedly, the followers' ConsumerLag and fetch request
+    latency; fix the load (THR001/THR002), the disks, GC; raise num.replica.fetchers; do not
+    roll the cluster until the ISRs are stable.
+
+    Example: broker 3 with IsrShrinksPerSec 0.4/s and IsrExpandsPerSec 0.35/s.
+
+    References:
+    - Kafka documentation: monitoring (IsrShrinksPerSec, IsrExpandsPerSec: expected 0) <https://kafka.apache.org/39/documentation.html#monitoring>
+    - apache/kafka core/src/main/scala/kafka/server/ReplicaManager.scala (isrShrinkRate, isrExpandRate) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/ReplicaManager.scala>
+    - Kafka broker config replica.lag.time.max.ms <https://kafka.apache.org/39/documentation.html#brokerconfigs_replica.lag.time.max.ms>
+    """
+    limit = params["max_rate"]
+    rates = join(
+        metric_per_node(tables, "isr_shrink_rate", "shrinks"),
+        metric_per_node(tables, "isr_expand_rate", "expands"),
+        ["cluster_id", "broker_id"],
+        "full",
+    ).where(
+        F.col("broker_id").isNotNull()
+        & (
+            F.coalesce(F.col("shrinks") > limit, F.lit(False))
+            | F.coalesce(F.col("expands") > limit, F.lit(False))
+        )
+    )
+    urp = (
+        _health(tables)
+        .where((F.col("isr_size") < F.col("replication_factor")) & (F.col("leader") >= 0))
+        .groupBy("cluster_id", F.col("leader").alias("broker_id"))
+        .agg(F.count(F.lit(1)).alias("under_replicated"))
+    )
+    d = join(rates, urp, ["cluster_id", "broker_id"], "left").select(
+        "cluster_id",
+        "broker_id",
+        "shrinks",
+        "expands",
+        F.coalesce(F.col("under_replicated"), F.lit(0)).cast("bigint").alias("under_replicated"),
+    )
+    high_shrinks = F.coalesce(F.col("shrinks") > limit, F.lit(False))
+    high_expands = F.coalesce(F.col("expands") > limit, F.lit(False))
+    what = (
+        F.when(
+            high_shrinks & high_expands,
+            F.lit("followers keep dropping out of the ISR and rejoining it (flapping)"),
+        )
+        .when(high_shrinks, F.lit("followers are dropping out of the ISR (a follower down, slow or stuck)"))
+        .otherwise(F.lit("followers are rejoining the ISR (recovery, e.g. after a restart)"))
+    )
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " reports IsrShrinksPerSec ",
+        F.round(F.coalesce(F.col("shrinks"), F.lit(0.0)), 3),
+        "/s and IsrExpandsPerSec ",
+        F.round(F.coalesce(F.col("expands"), F.lit(0.0)), 3),
+        f"/s (above {limit:g}/s): ",
+        what,
+        "; the collected metadata shows ",
+        F.col("under_replicated"),
+        " partition(s) it leads under-replicated",
+    )
+    evidence = ev(
+        isr_shrinks_per_sec=F.col("shrinks"),
+        isr_expands_per_sec=F.col("expands"),
+        under_replicated_in_metadata=F.col("under_replicated"),
+        max_rate=F.lit(limit),
+    )
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)

@@ -708,3 +708,14 @@ def broker_log_dirs(tables):
         F.countDistinct("p").alias("log_dir_count"),
         F.sort_array(F.collect_set("p")).alias("log_dir_paths"),
     )
+
+
+def metric_per_node(tables, name: str, as_name: str = "value"):
+    """One canonical broker metric (auditor/snapshot/schema.py METRICS) per (cluster_id, broker_id):
+    the highest of its rows (a source gives one row per node; the labels are not kept here).
+    broker_id is null for a cluster-wide value (CloudWatch)."""
+    return (
+        tables.metrics.where((F.col("name") == name) & F.col("value").isNotNull())
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.max("value").alias(as_name))
+    )

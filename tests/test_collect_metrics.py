@@ -639,3 +639,110 @@ def test_a_named_metrics_source_that_gives_nothing_fails_check_and_collect_alike
     assert shown in aud["message"] and "nothing read from this metrics source" in aud["message"]
     (cluster,) = doc["clusters"]
     assert any("THR001" in g["rules"] for g in cluster["not_evaluated"]), cluster["not_evaluated"]
+
+
+# Broker-state metrics and followers' lag (CTL011, PAR009-PAR011, MNT006). No public scrape holding
+# FetcherLagMetrics or UnderMinIsrPartitionCount was found (the real jmx_exporter 0.6 scrape in
+# shared/real-inputs, tests/test_real_metrics.py, has ActiveControllerCount, OfflinePartitionsCount
+# and the ISR meters): these lines are written in the exporters' own formats, the default naming's
+# HELP/TYPE lines and label order as jmx_exporter prints them (MSK open monitoring), and the names
+# that jmx_exporter's kafka-2_0_0.yml and Strimzi's kafka-metrics.yaml rules produce (their
+# "clientId, topic, partition" rule for FetcherLagMetrics, their generic gauge and PerSec-Count rules).
+STATE_DEFAULT_NAMING = """\
+# HELP kafka_server_FetcherLagMetrics_Value Attribute exposed for management (kafka.server<type=FetcherLagMetrics, name=ConsumerLag, clientId=ReplicaFetcherThread-0-1, topic=orders, partition=0><>Value)
+# TYPE kafka_server_FetcherLagMetrics_Value untyped
+kafka_server_FetcherLagMetrics_Value{name="ConsumerLag",clientId="ReplicaFetcherThread-0-1",topic="orders",partition="0",} 1250.0
+kafka_server_FetcherLagMetrics_Value{name="ConsumerLag",clientId="ReplicaFetcherThread-1-3",topic="orders",partition="1",} 0.0
+kafka_server_FetcherLagMetrics_Value{name="ConsumerLag",clientId="ReplicaFetcherThread-0-3",topic="orders",partition="2",} -1.0
+kafka_server_FetcherLagMetrics_Value{name="ConsumerLag",clientId="ReplicaAlterLogDirsThread-0",topic="orders",partition="3",} 99.0
+# HELP kafka_controller_KafkaController_Value Attribute exposed for management (kafka.controller<type=KafkaController, name=ActiveControllerCount><>Value)
+# TYPE kafka_controller_KafkaController_Value untyped
+kafka_controller_KafkaController_Value{name="ActiveControllerCount",} 1.0
+kafka_controller_KafkaController_Value{name="OfflinePartitionsCount",} 2.0
+kafka_controller_KafkaController_Value{name="GlobalTopicCount",} 12.0
+# HELP kafka_server_ReplicaManager_Value Attribute exposed for management (kafka.server<type=ReplicaManager, name=UnderMinIsrPartitionCount><>Value)
+# TYPE kafka_server_ReplicaManager_Value untyped
+kafka_server_ReplicaManager_Value{name="UnderMinIsrPartitionCount",} 3.0
+kafka_server_ReplicaManager_Value{name="LeaderCount",} 40.0
+# HELP kafka_server_ReplicaManager_OneMinuteRate Attribute exposed for management (kafka.server<type=ReplicaManager, name=IsrShrinksPerSec><>OneMinuteRate)
+# TYPE kafka_server_ReplicaManager_OneMinuteRate untyped
+kafka_server_ReplicaManager_OneMinuteRate{name="IsrShrinksPerSec",} 0.4
+kafka_server_ReplicaManager_OneMinuteRate{name="IsrExpandsPerSec",} 0.35
+# HELP kafka_server_ReplicaManager_FiveMinuteRate Attribute exposed for management (kafka.server<type=ReplicaManager, name=IsrShrinksPerSec><>FiveMinuteRate)
+# TYPE kafka_server_ReplicaManager_FiveMinuteRate untyped
+kafka_server_ReplicaManager_FiveMinuteRate{name="IsrShrinksPerSec",} 0.1
+# HELP kafka_server_ReplicaManager_Count Attribute exposed for management (kafka.server<type=ReplicaManager, name=IsrShrinksPerSec><>Count)
+# TYPE kafka_server_ReplicaManager_Count untyped
+kafka_server_ReplicaManager_Count{name="IsrShrinksPerSec",} 5000.0
+"""
+
+STATE_STRIMZI_NAMING = """\
+# TYPE kafka_server_fetcherlagmetrics_consumerlag gauge
+kafka_server_fetcherlagmetrics_consumerlag{clientId="ReplicaFetcherThread-0-2",topic="payments",partition="7",} 40.0
+# TYPE kafka_controller_kafkacontroller_activecontrollercount gauge
+kafka_controller_kafkacontroller_activecontrollercount 0.0
+# TYPE kafka_controller_kafkacontroller_offlinepartitionscount gauge
+kafka_controller_kafkacontroller_offlinepartitionscount 0.0
+# TYPE kafka_server_replicamanager_underminisrpartitioncount gauge
+kafka_server_replicamanager_underminisrpartitioncount 1.0
+# TYPE kafka_server_replicamanager_isrshrinks_total counter
+kafka_server_replicamanager_isrshrinks_total 812.0
+"""
+
+
+def _rows(result, table):
+    return result.tables.get(table, [])
+
+
+def test_state_metrics_and_follower_lag_in_default_naming():
+    r = parse_metrics(STATE_DEFAULT_NAMING, "broker-2.prom", broker_hint=2)
+    assert r.errors == []
+    got = {(m["name"], m["labels"]): m["value"] for m in _rows(r, "metrics")}
+    assert got == {
+        ("active_controller_count", "{}"): 1.0,
+        ("offline_partitions_count", "{}"): 2.0,
+        ("under_min_isr_partition_count", "{}"): 3.0,
+        ("isr_shrink_rate", "{}"): 0.4,  # the OneMinuteRate over the FiveMinuteRate; the Count never
+        ("isr_expand_rate", "{}"): 0.35,
+    }
+    # Leader from the clientId (ReplicaFetcherThread-<fetcher>-<leader>); -1 (no fetch yet) and the
+    # log-dir mover's gauge are not a follower's lag.
+    assert _rows(r, "replica_lag") == [
+        {"broker_id": 2, "topic": "orders", "partition": 0, "leader_id": 1, "lag": 1250},
+        {"broker_id": 2, "topic": "orders", "partition": 1, "leader_id": 3, "lag": 0},
+    ]
+
+
+def test_state_metrics_and_follower_lag_in_strimzi_naming():
+    r = parse_metrics(STATE_STRIMZI_NAMING, "broker-5.prom", broker_hint=5)
+    assert r.errors == []
+    got = {m["name"]: m["value"] for m in _rows(r, "metrics")}
+    # isrshrinks_total is a counter: one scrape gives no rate, so no isr_shrink_rate.
+    assert got == {
+        "active_controller_count": 0.0,
+        "offline_partitions_count": 0.0,
+        "under_min_isr_partition_count": 1.0,
+    }
+    assert _rows(r, "replica_lag") == [
+        {"broker_id": 5, "topic": "payments", "partition": 7, "leader_id": 2, "lag": 40}
+    ]
+
+
+def test_a_scrape_of_only_isr_counters_is_a_failed_source_naming_them():
+    text = "# TYPE kafka_server_replicamanager_isrshrinks_total counter\nkafka_server_replicamanager_isrshrinks_total 3.0\n"
+    r = parse_metrics(text, "b.prom", broker_hint=1)
+    (e,) = r.errors
+    assert (
+        "only cumulative meter counts recognised (kafka_server_replicamanager_isrshrinks_total"
+        in e["message"]
+    )
+
+
+def test_new_canonical_metrics_are_declared():
+    for name in (
+        "isr_shrink_rate",
+        "isr_expand_rate",
+        "active_controller_count",
+        "under_min_isr_partition_count",
+    ):
+        assert name in METRICS

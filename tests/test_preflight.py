@@ -939,3 +939,43 @@ def test_upgrade_to_4_0_is_not_ready_in_zookeeper_mode(tmp_path):
 def run_preflight_target(snap):
     with open_engine("duckdb") as engine:
         return run_preflight(engine, [open_snapshot(snap)], AuditConfig(), target_version="4.0")
+
+
+def test_lagging_successor_makes_its_leader_unsafe_acks1_loss(tmp_path):
+    """MNT006: in rotation(6) broker 1 leads orders-0 ([1, 2, 3]) and orders-3; the follower the
+    controller would elect for orders-0 (broker 2, first in replica order after 1) reports
+    ConsumerLag 1250 from broker 1, every other follower 0. Broker 1 is unsafe (acks=1 writes
+    lost), 2 and 3 are not. Without the lag table the same cluster rolls, and MNT006 is reported
+    not evaluated (no followers' lag), not healthy."""
+    parts = rotation(6)
+    lag = [
+        {"broker_id": b, "topic": "orders", "partition": i, "leader_id": reps[0], "lag": 0}
+        for i, (reps, _isr) in enumerate(parts)
+        for b in reps[1:]
+    ]
+    next(r for r in lag if r["partition"] == 0 and r["broker_id"] == 2)["lag"] = 1250
+    pre = preflight(snapshot(tmp_path, "acks1", parts, extra={"replica_lag": lag}))
+    (c,) = pre.clusters
+    views = {b.broker_id: b for b in c.brokers}
+    assert c.unsafe == [1] and not c.safe_to_roll
+    assert views[1].acks1_loss_partitions == 1 and views[1].reasons == ["MNT006"]
+    assert views[1].partitions == ["orders-0"]
+    (finding,) = [f for f in pre.result.findings if f.rule == "MNT006"]
+    assert "acks=1 are lost" in finding.message and finding.evidence["max_lag"] == 1250
+    assert any("MNT006" in w.what for w in c.plan.waits)
+    assert "acks=1 loss" in render("text", pre) and "acks=1 loss" in render("html", pre)
+    brokers = json.loads(render("json", pre))["preflight"]["clusters"][0]["brokers"]
+    assert [b["acks1_loss_partitions"] for b in brokers] == [1, 0, 0]
+    assert c.acks1_not_evaluated == ""
+    pre = preflight(snapshot(tmp_path, "acks1-no-lag", parts))
+    (c,) = pre.clusters
+    assert c.safe_to_roll
+    (entries,) = pre.result.coverage.values()
+    assert any("MNT006" in e["rules"] for e in entries)
+    # Not judged is said, never shown as 0 partitions at risk.
+    assert "FetcherLagMetrics ConsumerLag" in c.acks1_not_evaluated
+    text = render("text", pre)
+    assert "acks=1 loss (MNT006) not evaluated (n/e): no followers' replication lag" in text
+    assert "n/e" in render("html", pre)
+    doc = json.loads(render("json", pre))["preflight"]["clusters"][0]
+    assert "FetcherLagMetrics" in doc["acks1_loss_not_evaluated"]

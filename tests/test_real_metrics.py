@@ -67,7 +67,17 @@ def test_jmx_exporter_06_lowercase_scrape():
         (0, "connection_count", "{}"): 2.0,  # networkProcessor 0, 1, 2: 0 + 1 + 1, no listener label in 0.10
         (0, "cpu_count", "{}"): 2.0,
         (0, "cpu_user_system_percent", "{}"): pytest.approx(18.297315655739768),
+        # kafka_controller_kafkacontroller_value{name="ActiveControllerCount"} 1.0 (this broker is the
+        # ZooKeeper-mode controller) and {name="OfflinePartitionsCount"} 0.0: CTL011, PAR010.
+        (0, "active_controller_count", "{}"): 1.0,
+        (0, "offline_partitions_count", "{}"): 0.0,
+        # kafka_server_replicamanager_oneminuterate{name="IsrShrinksPerSec"} / IsrExpandsPerSec: the
+        # meters' decayed one-minute rates (~1e-20/s: no churn), PAR011. (Kafka 0.10 has no
+        # UnderMinIsrPartitionCount, and this scrape no FetcherLagMetrics: no replica_lag rows.)
+        (0, "isr_shrink_rate", "{}"): pytest.approx(1.1320500212670665e-20),
+        (0, "isr_expand_rate", "{}"): pytest.approx(2.1131600396985195e-20),
     }
+    assert "replica_lag" not in r.tables
     # Its controller-channel samples carry broker_id labels of *other* brokers; none is a mapped metric.
     assert {row["broker_id"] for row in r.tables["metrics"]} == {0}
 
@@ -76,7 +86,7 @@ def test_jmx_exporter_06_scrape_without_a_broker_fails_naming_the_accepted_forms
     text, path = _read("jmx-exporter-0.6-kafka0.10-lowercase-scrape.prom")
     r = parse_metrics(text, path)
     (e,) = r.errors
-    assert e["message"].startswith(f"{path}: 7 samples name no broker; accepted: a broker_id=N: prefix")
+    assert e["message"].startswith(f"{path}: 11 samples name no broker; accepted: a broker_id=N: prefix")
     assert "`instance` label host" in e["message"] and "b-N." in e["message"]
     assert "metrics" not in r.tables and r.warnings == []
 

@@ -112,6 +112,32 @@ under jmx_exporter 1.x). The jmx_exporter HELP text names the JMX attribute a sa
 spelling listed as cumulative whose HELP names a rate is read as that rate. A ratio spelling in
 a family typed ``counter`` is cumulative too.
 
+* broker metrics that #36's rules compare with the metadata (CTL011, PAR009-PAR011), from the
+  JMX beans ``kafka.controller:type=KafkaController,name=ActiveControllerCount`` /
+  ``name=OfflinePartitionsCount`` (KafkaController.scala in ZooKeeper mode; on KRaft
+  QuorumControllerMetrics and ControllerMetadataMetrics, registered by controller nodes only) and
+  ``kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount`` / ``IsrShrinksPerSec`` /
+  ``IsrExpandsPerSec`` (ReplicaManager.scala): default naming (the real jmx_exporter 0.6 scrape in
+  shared/real-inputs has them) ``kafka_controller_KafkaController_Value{name="ActiveControllerCount"}``,
+  ``{name="OfflinePartitionsCount"}``, ``kafka_server_ReplicaManager_Value{name="UnderMinIsrPartitionCount"}``
+  and the meters' ``kafka_server_ReplicaManager_{OneMinuteRate,FiveMinuteRate,FifteenMinuteRate}
+  {name="IsrShrinksPerSec"}`` (``isr_shrink_rate``, ``isr_expand_rate``; preferred in that order; the
+  MeanRate, an average since the broker started, is not a churn rate and is not read); jmx_exporter's
+  kafka-2_0_0.yml and Strimzi's kafka-metrics.yaml (generic gauge rule ``kafka_$1_$2_$3``, lowercased)
+  ``kafka_controller_kafkacontroller_activecontrollercount``,
+  ``kafka_controller_kafkacontroller_offlinepartitionscount``,
+  ``kafka_server_replicamanager_underminisrpartitioncount``. Those two configurations export the ISR
+  meters only as their Count (``kafka_server_replicamanager_isrshrinks_total``, a counter): one scrape
+  of a counter gives no rate, so it is recognised and not read.
+* followers' replication lag -> ``replica_lag`` rows (MNT006), from
+  ``kafka.server:type=FetcherLagMetrics,name=ConsumerLag,clientId=ReplicaFetcherThread-<fetcher>-<leader>,
+  topic=T,partition=P`` (AbstractFetcherThread.scala; the follower's lag behind the leader's high
+  watermark at its last fetch): default naming ``kafka_server_FetcherLagMetrics_Value{name="ConsumerLag",
+  clientId,topic,partition}``; kafka-2_0_0.yml / Strimzi (their "clientId, topic, partition" rule)
+  ``kafka_server_fetcherlagmetrics_consumerlag{clientId,topic,partition}``. The leader is the clientId's
+  last number (ReplicaFetcherManager names the thread ``ReplicaFetcherThread-$fetcherId-$leaderId``); the
+  same gauge of a ``ReplicaAlterLogDirsThread`` (a replica moving between log dirs of one broker) is not
+  a follower's and is skipped, and so is -1 (the gauge before the first fetch).
 * KRaft ``raft_current_leader``, ``raft_current_epoch``, ``raft_high_watermark``,
   ``raft_log_end_offset`` (kafka.server:type=raft-metrics, on controllers and brokers): default
   naming ``kafka_server_raft_metrics_current_leader`` ..., Strimzi's kafka-metrics.yaml
@@ -192,6 +218,9 @@ COUNTS: dict[str, int] = {
     "connection_count": INT32_MAX,
     "offline_log_directory_count": INT32_MAX,
     "request_queue_size": INT32_MAX,
+    "active_controller_count": INT32_MAX,
+    "offline_partitions_count": INT32_MAX,
+    "under_min_isr_partition_count": INT32_MAX,
 }
 CONNECTIONS_MAX = INT32_MAX  # client_software.connections (int)
 FS_BYTES_MAX = INT64_MAX  # log_dirs.total_bytes / used_bytes (bigint)
@@ -511,7 +540,64 @@ REQUEST_METRICS = (
     )
 )
 
-MAPPINGS: tuple[Mapping, ...] = MSK_OPEN_MONITORING + JMX_EXPORTER_EXAMPLE + RAFT_METRICS + REQUEST_METRICS
+# Broker metrics that contradict the metadata or each other (CTL011, PAR009-PAR011), see the module doc.
+_STATE_GAUGES = (
+    ("kafka_controller_KafkaController_Value", "ActiveControllerCount", "active_controller_count"),
+    ("kafka_controller_KafkaController_Value", "OfflinePartitionsCount", "offline_partitions_count"),
+    ("kafka_server_ReplicaManager_Value", "UnderMinIsrPartitionCount", "under_min_isr_partition_count"),
+)
+_ISR_METERS = (("IsrShrinksPerSec", "isr_shrink_rate"), ("IsrExpandsPerSec", "isr_expand_rate"))
+_GAUGE_RULES = "jmx_exporter kafka-2_0_0.yml, Strimzi kafka-metrics.yaml (generic gauge rule)"
+STATE_METRICS = (
+    tuple(
+        _m(sample, canonical, where={"name": bean}, aggregate="max", exporter=_DEFAULT)
+        for sample, bean, canonical in _STATE_GAUGES
+    )
+    + tuple(
+        _m(
+            f"{sample.rsplit('_', 1)[0]}_{bean}",
+            canonical,
+            aggregate="max",
+            exporter=_GAUGE_RULES,
+        )
+        for sample, bean, canonical in _STATE_GAUGES
+    )
+    + tuple(
+        _m(
+            f"kafka_server_ReplicaManager_{attribute}",
+            canonical,
+            where={"name": bean},
+            priority=priority,
+            aggregate="max",
+            exporter=_DEFAULT,
+        )
+        for bean, canonical in _ISR_METERS
+        for priority, attribute in enumerate(("OneMinuteRate", "FiveMinuteRate", "FifteenMinuteRate"))
+    )
+    + tuple(
+        _m(
+            "kafka_server_ReplicaManager_Count",
+            canonical,
+            where={"name": bean},
+            cumulative=True,
+            exporter=_DEFAULT,
+        )
+        for bean, canonical in _ISR_METERS
+    )
+    + tuple(
+        _m(
+            f"kafka_server_replicamanager_{bean[: -len('PerSec')]}_total",
+            canonical,
+            cumulative=True,
+            exporter="kafka-2_0_0.yml, Strimzi kafka-metrics.yaml: the meter's Count as a counter",
+        )
+        for bean, canonical in _ISR_METERS
+    )
+)
+
+MAPPINGS: tuple[Mapping, ...] = (
+    MSK_OPEN_MONITORING + JMX_EXPORTER_EXAMPLE + RAFT_METRICS + REQUEST_METRICS + STATE_METRICS
+)
 _BY_SAMPLE: dict[str, list[Mapping]] = defaultdict(list)
 for _mp in MAPPINGS:
     _BY_SAMPLE[_mp.sample].append(_mp)
@@ -524,6 +610,12 @@ _CLIENT_SOFTWARE = frozenset(
         "kafka_server_socketservermetrics_connections",  # Confluent's jmx-monitoring-stacks kafka_broker.yml
     }
 )
+# FetcherLagMetrics ConsumerLag (replica_lag rows): sample name -> the bean name label it needs (None: any).
+_FETCHER_LAG: dict[str, str | None] = {
+    "kafka_server_fetcherlagmetrics_value": "consumerlag",  # jmx_exporter default naming (MSK open monitoring)
+    "kafka_server_fetcherlagmetrics_consumerlag": None,  # kafka-2_0_0.yml, Strimzi kafka-metrics.yaml
+}
+_REPLICA_FETCHER = re.compile(r"(?:^|:)ReplicaFetcherThread-[0-9]+-([0-9]{1,10})$")
 _NODE_CPU = frozenset({"node_cpu_seconds_total", "node_cpu"})
 _NODE_FS_SIZE = frozenset({"node_filesystem_size_bytes", "node_filesystem_size"})
 _NODE_FS_AVAIL = frozenset({"node_filesystem_avail_bytes", "node_filesystem_avail"})
@@ -540,7 +632,7 @@ _APP_INFO = frozenset(
 )
 _APP_INFO_PREFIXES = ("kafka_server_app_info_", "kafka_server_appinfo_")
 _APP_INFO_VERSION = re.compile(r"^v?\d{1,3}\.\d{1,3}[\w.+~-]{0,60}$")
-_KNOWN = frozenset(_BY_SAMPLE) | _CLIENT_SOFTWARE | _NODE
+_KNOWN = frozenset(_BY_SAMPLE) | _CLIENT_SOFTWARE | _NODE | frozenset(_FETCHER_LAG)
 
 # Families every Go/Python/JVM exporter serves about itself: not named in the warning.
 _RUNTIME_PREFIXES = ("go_", "process_", "promhttp_", "python_", "jmx_", "jvm_")
@@ -967,6 +1059,8 @@ class _Scrape:
         # (broker, canonical, labels json, mapping, priority) -> aggregated value
         self.agg: dict[tuple[int, str, str, Mapping, int], float] = {}
         self.clients: dict[tuple[int, str, str, str], float] = defaultdict(float)
+        # (follower, topic, partition) -> (leader from the clientId or None, lag)
+        self.lags: dict[tuple[int, str, int], tuple[int | None, float]] = {}
         self.cpus: dict[int, set[str]] = defaultdict(set)
         self.versions: dict[int, set[str]] = defaultdict(set)
         self.samples = self.usable = 0
@@ -1044,6 +1138,11 @@ class _Scrape:
         if name not in _BY_SAMPLE:
             if name in _CLIENT_SOFTWARE and _label(labels, "clientsoftwarename") is None:
                 return None  # the same gauge per TLS cipher/protocol: not client software
+            if name in _FETCHER_LAG and _FETCHER_LAG[name] not in (
+                None,
+                (_label(labels, "name") or "").lower(),
+            ):
+                return None  # another FetcherLagMetrics gauge
             return []
         uses = []
         for mp in _BY_SAMPLE[name]:
@@ -1085,6 +1184,8 @@ class _Scrape:
             self._filesystem(s, name, labels, value, broker)
         elif name in _CLIENT_SOFTWARE:
             self._client_software(s, labels, value, broker)
+        elif name in _FETCHER_LAG:
+            self._replica_lag(labels, value, broker)
         else:
             self._mapped(s, labels, value, broker, uses)
 
@@ -1117,6 +1218,24 @@ class _Scrape:
             _label(labels, "clientsoftwareversion") or "",
         )
         self.clients[key] += value
+
+    def _replica_lag(self, labels: dict, value: float, broker: int) -> None:
+        """FetcherLagMetrics ConsumerLag: the follower ``broker``'s lag on one partition."""
+        client = (_label(labels, "clientid") or "").strip()
+        topic = _label(labels, "topic")
+        partition = (_label(labels, "partition") or "").strip()
+        if client.split(":")[-1].startswith("ReplicaAlterLogDirsThread") or not topic:
+            return  # a replica moving between this broker's log dirs: not a follower of a leader
+        if (
+            not (partition.isascii() and partition.isdigit() and len(partition) <= 9)
+            or not 0 <= value <= INT64_MAX
+        ):
+            return  # -1: the gauge before the first fetch (no lag known yet)
+        m = _REPLICA_FETCHER.search(client)
+        leader = int(m.group(1)) if m and int(m.group(1)) <= INT32_MAX else None
+        key = (broker, topic, int(partition))
+        previous = self.lags.get(key)
+        self.lags[key] = (leader, max(value, previous[1]) if previous else value)
 
     def _mapped(self, s, labels: dict, value: float, broker: int, uses: list[tuple[Mapping, int]]) -> None:
         """A sample a mapping reads: aggregated per broker, metric and kept labels."""
@@ -1167,6 +1286,16 @@ class _Scrape:
                 continue
             result.rows("metrics").append(
                 {"broker_id": broker, "name": canonical, "labels": labels_json, "value": float(v)}
+            )
+        for (broker, topic, partition), (leader, lag) in sorted(self.lags.items()):
+            result.rows("replica_lag").append(
+                {
+                    "broker_id": broker,
+                    "topic": topic,
+                    "partition": partition,
+                    "leader_id": leader,
+                    "lag": int(lag),
+                }
             )
         for (broker, listener, sw, version), conns in sorted(self.clients.items()):
             if not 0 <= conns <= CONNECTIONS_MAX:  # a sum of samples that each fit

@@ -1,7 +1,8 @@
 """`kafka-audit preflight`: can each broker be restarted now, and what breaks if it is?
 
-One pass over the snapshot runs the maintenance rules (MNT001-MNT004: a restart simulated
-per broker on the current ISR, see checks/maintenance.py) together with the static rules
+One pass over the snapshot runs the maintenance rules (MNT001-MNT004 and MNT006: a restart
+simulated per broker on the current ISR and, where scraped, the followers' lag, see
+checks/maintenance.py) together with the static rules
 that matter for a patch window (the rules that declare runs_in "preflight"), and reads a few
 facts per broker (host, rack, partitions it leads now, the active controller). From those it builds, per cluster:
 
@@ -32,7 +33,7 @@ facts per broker (host, rack, partitions it leads now, the active controller). F
   changes that makes every broker safe, proven by re-running this simulation on a copy of
   the snapshot with the changes applied.
 
-A broker is safe when no (non-exempted) MNT001 or MNT002 finding names it; a controller when
+A broker is safe when no (non-exempted) MNT001, MNT002 or MNT006 finding names it; a controller when
 no MNT005 finding does. A partition
 already below min.insync.replicas (or leaderless) makes every broker holding a replica of
 it unsafe, in the ISR or not (checks/maintenance.py). A cluster is safe to roll when every
@@ -60,7 +61,9 @@ from auditor.findings import AuditResult, Finding
 from auditor.snapshot.io import SnapshotRef
 from auditor.sources import Sources
 
-UNSAFE_RULES = ("MNT001", "MNT002")
+# MNT006: the follower elected on the broker's shutdown lags it, acks=1 writes are lost (a data loss
+# blocks like an outage; Redpanda's pre-restart probe blocks on acks1_data_loss too).
+UNSAFE_RULES = ("MNT001", "MNT002", "MNT006")
 CONTROLLER_RULE = "MNT005"  # a KRaft voter whose restart leaves no caught-up majority
 # Load headroom: findings that make the whole cluster unsafe to roll. Restarting one broker
 # moves its partition leadership and its client connections onto the others; when those are
@@ -76,7 +79,7 @@ SATURATED_QUEUE_FILL = 0.8
 # finalized, UPG005 MSK's migration prerequisites unmet; UPG004 (removed configs) only warns.
 UPGRADE_BLOCKING = ("CLI002", "CLI004", "DSK003", "UPG001", "UPG002", "UPG003", "UPG005")
 TARGET_VERSIONS = ("4.0",)
-PER_BROKER_RULES = ("MNT001", "MNT002", "MNT003")
+PER_BROKER_RULES = ("MNT001", "MNT002", "MNT003", "MNT006")
 
 
 @dataclass
@@ -91,6 +94,7 @@ class BrokerView:
     safe: bool = True
     blocked_partitions: int = 0  # MNT001: ISR minus the broker below min.insync.replicas
     offline_partitions: int = 0  # MNT002: the broker is the only in-sync replica
+    acks1_loss_partitions: int = 0  # MNT006: partitions it leads handed to a lagging follower
     topic_count: int = 0
     topics: list[str] = field(default_factory=list)  # sorted, capped (see the MNT rules' max_listed)
     partitions: list[str] = field(default_factory=list)  # sorted, capped
@@ -150,6 +154,9 @@ class ClusterPreflight:
     controller_order: list[int] = field(default_factory=list)  # safe voters, the quorum leader last
     controllers_managed: bool = False  # MSK KRaft: AWS runs the controllers; not in the snapshot
     procedure: list[str] = field(default_factory=list)  # how to roll: the order holds one step at a time
+    # Why MNT006 (a restart handing partitions to a lagging follower) could not be judged, e.g. no
+    # followers' lag in the metrics; "" when it was. Its column then says so instead of 0.
+    acks1_not_evaluated: str = ""
 
     @property
     def unsafe(self) -> list[int]:
@@ -203,6 +210,7 @@ class ClusterPreflight:
             "controller_order": self.controller_order,
             "controllers_managed_by_aws": self.controllers_managed,
             "procedure": self.procedure,
+            "acks1_loss_not_evaluated": self.acks1_not_evaluated or None,
             "fix_plan": self.plan.to_json() if self.plan is not None else None,
         }
 
@@ -486,6 +494,9 @@ def run_preflight(
         findings = [f for f in result.findings if f.cluster_id == cid]
         view = _cluster_view(ref, name, rows, findings)
         view.selected = bool(selected)
+        view.acks1_not_evaluated = next(
+            (e["reason"] for e in (result.coverage or {}).get(cid, []) if "MNT006" in e["rules"]), ""
+        )
         _controllers(
             view, ref, [v for v in voters if v["cluster_id"] == cid], findings, {r["broker_id"] for r in rows}
         )
@@ -750,8 +761,10 @@ def _cluster_view(ref: SnapshotRef, name: str, rows: list[dict], findings: list[
                 count = int(ev.get("partition_count", 0))
                 if code == "MNT001":
                     v.blocked_partitions = count
-                else:
+                elif code == "MNT002":
                     v.offline_partitions = count
+                else:
+                    v.acks1_loss_partitions = count
                 v.topic_count = max(v.topic_count, int(ev.get("topic_count", 0)))
                 topics.update(ev.get("topics", []))
                 partitions.update(ev.get("partitions", []))

@@ -267,6 +267,17 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
                     "error; run kafka-audit preflight on the new snapshot",
                 )
             )
+    behind = sorted(b.broker_id for b in view.brokers if "MNT006" in b.reasons)
+    if behind:
+        plan.waits.append(
+            Wait(
+                f"the followers of the partitions broker(s) {', '.join(map(str, behind))} lead to catch up "
+                "(MNT006: the follower elected on the restart lags, acks=1 writes would be lost; no "
+                "configuration change helps)",
+                "every follower's kafka.server:type=FetcherLagMetrics,name=ConsumerLag is 0 for those "
+                "partitions; collect again (with the metrics) and run kafka-audit preflight",
+            )
+        )
     lagging = sorted(c.node_id for c in getattr(view, "controllers", []) if not c.safe)
     if lagging:
         plan.waits.append(

@@ -21,6 +21,7 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
         "unsafe_controllers": [...], "controller_order": [...],   # safe voters, the quorum leader last
         "controllers_managed_by_aws": false,    # MSK KRaft: AWS runs the controllers (not simulated)
         "procedure": ["..."],                   # the order holds one restart at a time: what to check
+        "acks1_loss_not_evaluated": null | "...",  # why MNT006 could not be judged (no followers' lag)
         "fix_plan": null | {"changes": [{"kind", "summary", "commands", "topics", "value", "brokers"}],
                             "waits": [{"what", "recheck"}], "followups": [...], "reassignment": {...} | null,
                             "proof": {"brokers", "safe", "unsafe", "blockers", "reached_safe", "order_after"}},
@@ -30,6 +31,7 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
                      "unknown_min_isr_partitions": 0,
                      "blocked_partitions": 98,  # MNT001
                      "offline_partitions": 0,   # MNT002
+                     "acks1_loss_partitions": 0,  # MNT006: handed to a follower that lags (acks=1 writes lost)
                      "topic_count": 4, "topics": [...], "partitions": [...],   # sorted, capped
                      "coordinator_partitions": 50, "consumer_group_count": 5, "consumer_groups": [...],
                      "reasons": ["MNT001", "MNT003"]}]
@@ -246,7 +248,16 @@ def render_text(pre) -> str:
             lines.extend(f"    - {b}" for b in c.top_reasons)
         elif c.unsafe or c.unsafe_controllers:
             lines.append(f"  {c.cluster} is unsafe to roll now: {unsafe_phrase(c)}")
-        header = ("broker", "restart", "leaders", "blocked", "offline", "topics hit", "groups hit")
+        header = (
+            "broker",
+            "restart",
+            "leaders",
+            "blocked",
+            "offline",
+            "acks=1 loss",
+            "topics hit",
+            "groups hit",
+        )
         rows = []
         voters = {v.node_id: v for v in c.controllers}
         for b in c.brokers:
@@ -258,6 +269,7 @@ def render_text(pre) -> str:
                     str(b.leaders),
                     str(b.blocked_partitions),
                     str(b.offline_partitions),
+                    "n/e" if c.acks1_not_evaluated else str(b.acks1_loss_partitions),
                     _cell(b.topics, b.topic_count, 48),
                     _cell(b.consumer_groups, b.consumer_group_count, 48),
                 )
@@ -265,6 +277,8 @@ def render_text(pre) -> str:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         for r in [header, *rows]:
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+        if c.acks1_not_evaluated:
+            lines.append(f"  acks=1 loss (MNT006) not evaluated (n/e): {neutralise(c.acks1_not_evaluated)}")
         lines.extend(f"  {line}" for line in controller_lines(c))
         if c.order:
             last = ", active controller last" if any(b.is_controller for b in c.brokers) else ""

@@ -231,6 +231,26 @@ TABLES: dict[str, Table] = {
             ("value", "double"),
         ),
         _t(
+            "replica_lag",
+            "followers' replication lag per partition: kafka.server:type=FetcherLagMetrics,name=ConsumerLag,"
+            "clientId=ReplicaFetcherThread-<fetcher>-<leader>,topic=T,partition=P (JMX exporter samples of the "
+            "follower broker); no file when no scrape had it",
+            ("broker_id", "int", "the follower that reports it"),
+            ("topic", "string"),
+            ("partition", "int"),
+            (
+                "leader_id",
+                "int",
+                "the broker the follower fetches from (the clientId's last number); null when not given",
+            ),
+            (
+                "lag",
+                "bigint",
+                "the leader's high watermark minus the follower's next fetch offset at its last fetch, in "
+                "messages (0 at or past it; AbstractFetcherThread.processFetchRequest)",
+            ),
+        ),
+        _t(
             "client_software",
             "KIP-511 client software inventory per broker and listener",
             ("broker_id", "int"),
@@ -272,11 +292,17 @@ METRICS: dict[str, str] = {
     # From CloudWatch (AWS/Kafka, auditor/collectors/msk_cloudwatch.py): labels {source, metric, stat}.
     "data_logs_disk_used_percent": "CloudWatch KafkaDataLogsDiskUsed: percent of the data-log disk used (0-100)",
     "under_replicated_partitions": "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions (CloudWatch)",
-    "under_min_isr_partition_count": "kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount (CloudWatch)",
-    "offline_partitions_count": "kafka.controller:type=KafkaController,name=OfflinePartitionsCount; cluster-wide "
-    "(broker_id null; CloudWatch)",
-    "active_controller_count": "kafka.controller:type=KafkaController,name=ActiveControllerCount summed over the "
-    "cluster (broker_id null; CloudWatch)",
+    "under_min_isr_partition_count": "kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount: partitions "
+    "this broker leads with an ISR below their effective min.insync.replicas (JMX exporter per broker; CloudWatch)",
+    "offline_partitions_count": "kafka.controller:type=KafkaController,name=OfflinePartitionsCount: JMX exporter per "
+    "node (ZooKeeper: non-zero only on the active controller; KRaft: every controller, from its metadata image); "
+    "CloudWatch cluster-wide (broker_id null)",
+    "active_controller_count": "kafka.controller:type=KafkaController,name=ActiveControllerCount: 1 on the active "
+    "controller (ZooKeeper: a broker; KRaft: the quorum leader, a controller node), else 0; JMX exporter per node; "
+    "CloudWatch summed over the cluster (broker_id null)",
+    "isr_shrink_rate": "kafka.server:type=ReplicaManager,name=IsrShrinksPerSec recent rate (ISR shrinks/s of the "
+    "partitions this broker leads; the meter's one-minute rate, else five, else fifteen)",
+    "isr_expand_rate": "kafka.server:type=ReplicaManager,name=IsrExpandsPerSec recent rate (as isr_shrink_rate)",
 }
 
 # Tables stored as files inside a snapshot directory.
