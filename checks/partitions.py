@@ -15,7 +15,6 @@ from checks.transforms import (
     replica_lists,
 )
 
-
 CATEGORY = Category("PAR", "partitions", "live partition state", tuple(range(1, 12)))
 
 
@@ -754,6 +753,7 @@ def leaders_concentrated_in_one_rack(tables, params):
         max_share_ratio=F.lit(float(ratio)),
     )
     return emit(d, "rack", F.col("rack"), msg, evidence)
+
 
 # -- PAR009..PAR011: broker metrics against the metadata ----------------------------
 
