@@ -4,6 +4,8 @@ from auditor.declarations import Category, Inherits, Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     KAFKA_DEFAULT,
+    SHARE_GROUPS_SINCE,
+    SHARE_STATE_TOPIC,
     SOURCE_NAMES,
     STRICT_MIN_ISR_SINCE,
     broker_counts,
@@ -330,7 +332,10 @@ def single_replica(tables, params):
 
 # -- REP004-REP010 -------------------------------------------------------------------------
 
-INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
+# Kafka's coordinator state topics (clients Topic.java INTERNAL_TOPICS): consumer offsets, transaction
+# state and, since 4.0 (KIP-932), share-group state.
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", SHARE_STATE_TOPIC)
+SHARE_STATE_RF = "share.coordinator.state.topic.replication.factor"
 
 
 @rule(
@@ -464,25 +469,36 @@ def unclean_leader_election(tables, params):
     "internal-topic-durability",
     "error",
     needs=(("topics", "configs"),),
-    uses=(broker_counts, cluster_settings, topic_replication),
+    uses=(broker_counts, cluster_settings, cluster_versions, topic_replication),
     runs_in=("lint",),
 )
 def internal_topic_durability(tables, params):
-    """Kafka's internal topics (consumer offsets, transaction state) are less durable than the data they protect.
+    """Kafka's internal topics (consumer offsets, transaction state, share-group state) are less durable than the data they protect.
 
-    Why: `__consumer_offsets` holds every consumer group's position and `__transaction_state`
-    every transaction's outcome. With fewer than 3 replicas one broker failure makes part of
-    them unavailable: groups mapped to a partition lose their coordinator, transactions
-    hang. offsets.topic.replication.factor and transaction.state.log.replication.factor
-    decide the factor when the topic is created (often by the first consumer, on a young
-    cluster); transaction.state.log.min.isr at or above the factor blocks every
-    transaction commit as soon as one replica is out of sync. Fires on the topics'
-    actual replica counts and on the settings that will create them.
+    Why: `__consumer_offsets` holds every consumer group's position, `__transaction_state`
+    every transaction's outcome and, since Kafka 4.0 (KIP-932), `__share_group_state` every
+    share group's delivery state (which records are acknowledged, how often each was
+    delivered). With fewer than 3 replicas one broker failure makes part of them
+    unavailable: groups mapped to a partition lose their coordinator, transactions hang,
+    share consumers cannot acknowledge. offsets.topic.replication.factor,
+    transaction.state.log.replication.factor and
+    share.coordinator.state.topic.replication.factor (default 3) decide the factor when the
+    topic is created (often by the first client, on a young cluster);
+    transaction.state.log.min.isr at or above the factor blocks every transaction commit as
+    soon as one replica is out of sync. Fires on the topics' actual replica counts and on
+    the settings that will create them; the share-group setting only on clusters that may
+    run 4.x (version 4.0 or later, or unknown): before 4.0 no broker reads it.
+    share.coordinator.state.topic.min.isr (default 2) is not judged: Kafka documents it as
+    the topic's min.insync.replicas override, but the share coordinator's topic configs
+    (ShareCoordinatorService.shareGroupStateTopicConfigs) create the topic with
+    cleanup.policy, compression.type and segment.bytes only, so the topic's effective
+    min.insync.replicas is the cluster's (REP001/REP002/PAR002 judge that).
 
     Remediation: raise the internal topic's replication factor with
     `kafka-reassign-partitions` (a JSON listing 3 replicas per partition), and set
-    offsets.topic.replication.factor=3, transaction.state.log.replication.factor=3 and
-    transaction.state.log.min.isr=2 in server.properties (static settings: rolling restart).
+    offsets.topic.replication.factor=3, transaction.state.log.replication.factor=3,
+    transaction.state.log.min.isr=2 and (4.x) share.coordinator.state.topic.replication.factor=3
+    in server.properties (static settings: rolling restart).
 
     A single-broker cluster (a development quickstart) gets its own judgement: 3 replicas are
     impossible there and factor 1 is what Kafka's quickstart sets, so only a setting that
@@ -496,6 +512,9 @@ def internal_topic_durability(tables, params):
     - Kafka broker config offsets.topic.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_offsets.topic.replication.factor>
     - Kafka broker config transaction.state.log.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.replication.factor>
     - Kafka broker config transaction.state.log.min.isr <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.min.isr>
+    - apache/kafka server/src/main/java/org/apache/kafka/server/config/ShareCoordinatorConfig.java (share.coordinator.state.topic.replication.factor 3, .min.isr 2, .num.partitions 50) <https://github.com/apache/kafka/blob/trunk/server/src/main/java/org/apache/kafka/server/config/ShareCoordinatorConfig.java>
+    - apache/kafka share-coordinator/src/main/java/org/apache/kafka/coordinator/share/ShareCoordinatorService.java (shareGroupStateTopicConfigs) <https://github.com/apache/kafka/blob/trunk/share-coordinator/src/main/java/org/apache/kafka/coordinator/share/ShareCoordinatorService.java>
+    - KIP-932: Queues for Kafka (the share-group state topic) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-932%3A+Queues+for+Kafka>
     """
     rep = tables.derived(topic_replication)
     # Brokers known to the snapshot; a cluster with none known is judged as a multi-broker one.
@@ -511,8 +530,11 @@ def internal_topic_durability(tables, params):
             F.col("topic"),
             " has ",
             F.col("rf_min"),
-            " replica(s) (fewer than 3): one broker failure makes part of it "
-            "unavailable and stalls the consumer groups or transactions mapped there",
+            " replica(s) (fewer than 3): one broker failure makes part of it unavailable and stalls the ",
+            F.when(F.col("topic") == SHARE_STATE_TOPIC, F.lit("share groups")).otherwise(
+                F.lit("consumer groups or transactions")
+            ),
+            " mapped there",
         ),
         ev(
             replication_factor=F.col("rf_min"),
@@ -525,6 +547,7 @@ def internal_topic_durability(tables, params):
         "offsets.topic.replication.factor",
         "transaction.state.log.replication.factor",
         "transaction.state.log.min.isr",
+        SHARE_STATE_RF,
     )
     s = tables.derived(cluster_settings).where(F.col("key").isin(*keys))
     wide = s.groupBy("cluster_id").agg(
@@ -539,16 +562,20 @@ def internal_topic_durability(tables, params):
         try_int("offsets_topic_replication_factor").alias("otrf"),
         try_int("transaction_state_log_replication_factor").alias("tsrf"),
         try_int("transaction_state_log_min_isr").alias("tsmin"),
+        try_int(SHARE_STATE_RF.replace(".", "_")).alias("ssrf"),
     )
     w = w.withColumn("ts_effective_rf", F.coalesce(F.col("ts_rf"), F.col("tsrf")))
     w = join(w, counts, "cluster_id", "left").withColumn(
         "several", F.coalesce(F.col("broker_count"), F.lit(2)) > 1
     )
+    versions = tables.derived(cluster_versions).select("cluster_id", "low_v")
+    w = join(w, versions, "cluster_id", "left")
     evidence = ev(
         offsets_topic_replication_factor=F.col("otrf"),
         transaction_state_log_replication_factor=F.col("tsrf"),
         transaction_state_log_min_isr=F.col("tsmin"),
         transaction_state_replicas=F.col("ts_rf"),
+        share_coordinator_state_topic_replication_factor=F.col("ssrf"),
     )
     otrf = emit(
         w.where((F.col("otrf") < 3) & F.col("several")),
@@ -595,7 +622,22 @@ def internal_topic_durability(tables, params):
         ),
         evidence,
     )
-    return topic_findings.unionByName(otrf).unionByName(tsrf).unionByName(tsmin)
+    # Read only by 4.x brokers (KIP-932): judged where the cluster may run 4.x.
+    may_run_4 = F.coalesce(F.col("low_v") >= F.lit(SHARE_GROUPS_SINCE), F.lit(True))
+    ssrf = emit(
+        w.where((F.col("ssrf") < 3) & F.col("several") & may_run_4),
+        "config",
+        F.lit(SHARE_STATE_RF),
+        text(
+            SHARE_STATE_RF + "=",
+            F.col("ssrf"),
+            " (below 3): "
+            + SHARE_STATE_TOPIC
+            + " (share groups' delivery state) is created with that many replicas",
+        ),
+        evidence,
+    )
+    return topic_findings.unionByName(otrf).unionByName(tsrf).unionByName(tsmin).unionByName(ssrf)
 
 
 @rule(
