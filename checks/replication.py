@@ -13,14 +13,16 @@ from checks.transforms import (
     cluster_settings,
     cluster_versions,
     int_list,
+    kafka_defaults,
     partition_name,
     replica_placement,
     topic_durability,
     topic_replication,
     try_int,
+    try_long,
 )
 
-CATEGORY = Category("REP", "replication", "replication and durability", tuple(range(1, 11)))
+CATEGORY = Category("REP", "replication", "replication and durability", (*range(1, 11), 12))
 
 
 def _durability(tables):
@@ -885,5 +887,141 @@ def rf_exceeds_brokers(tables, params):
             replication_factor=F.col("rf_max"),
             live_brokers=F.col("broker_count"),
             partitions=F.col("partition_count"),
+        ),
+    )
+
+
+# -- REP012 ----------------------------------------------------------------------------------
+
+LAG_TIME, FETCH_WAIT = "replica.lag.time.max.ms", "replica.fetch.wait.max.ms"
+
+
+@rule(
+    "REP012",
+    "replica-lag-time-far-from-default",
+    "warning",
+    needs=("configs",),
+    params=(
+        Param(
+            "min_ratio",
+            0.25,
+            "below this fraction of Kafka's default for the cluster's version the value is too low (a heuristic)",
+        ),
+        Param(
+            "max_ratio",
+            4.0,
+            "above this multiple of Kafka's default for the cluster's version the value is too high (a heuristic)",
+        ),
+    ),
+    uses=(cluster_settings, kafka_defaults),
+    runs_in=("lint",),
+)
+def replica_lag_time_far_from_default(tables, params):
+    """replica.lag.time.max.ms is set far from Kafka's default: too low churns the ISR, too high keeps a dead follower in it.
+
+    Why: a leader removes a follower from the ISR when the follower has not fetched, or not
+    caught up to the leader's log end, for replica.lag.time.max.ms. Kafka's default is
+    30000 ms since 2.5 (raised from 10000 ms "for improved resiliency in typical network
+    environments", KIP-537); the default compared is the one of the cluster's version
+    (10000 before 2.5). Too low, and a follower that pauses briefly (a GC pause, a network
+    blip, a busy leader) drops out of the ISR and rejoins: ISR shrink/expand churn,
+    partitions under min.insync.replicas refusing acks=all writes, more leader-election
+    candidates lost. At or below replica.fetch.wait.max.ms (default 500) followers of
+    low-throughput partitions fall out of the ISR between two fetches, which Kafka's
+    documentation of that setting warns against. Too high, and a follower that died or
+    stopped fetching stays in the ISR that long: the high watermark waits for it, so
+    acks=all writes are not acknowledged and consumers see nothing new until it is
+    removed, and the ISR claims a copy that is not there. Only an explicitly set value is
+    judged; how far is "far" (a fraction and a multiple of the default) is a heuristic,
+    a parameter.
+
+    Remediation: remove the override from server.properties (or the MSK configuration) to
+    return to Kafka's default (30000 ms since 2.5), or set a value within the bounds, well
+    above replica.fetch.wait.max.ms. It is a static broker setting (not among the
+    dynamically updatable ones): a rolling restart applies it.
+
+    Example: replica.lag.time.max.ms=2000 on a Kafka 3.6 cluster (default 30000).
+
+    References:
+    - Kafka broker config replica.lag.time.max.ms <https://kafka.apache.org/39/documentation.html#brokerconfigs_replica.lag.time.max.ms>
+    - Kafka broker config replica.fetch.wait.max.ms ("should always be less than the replica.lag.time.max.ms") <https://kafka.apache.org/39/documentation.html#brokerconfigs_replica.fetch.wait.max.ms>
+    - Kafka upgrade notes, notable changes in 2.5.0 (replica.lag.time.max.ms from 10s to 30s) <https://kafka.apache.org/25/documentation.html#upgrade_250_notable>
+    - KIP-537: Increase default zookeeper session timeout (and replica.lag.time.max.ms) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-537%3A+Increase+default+zookeeper+session+timeout>
+    - apache/kafka server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java (defaults and docs) <https://github.com/apache/kafka/blob/trunk/server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java>
+    - apache/kafka core/src/main/scala/kafka/server/DynamicBrokerConfig.scala (the dynamic broker settings; this is not one) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/DynamicBrokerConfig.scala>
+    """
+    s = tables.derived(cluster_settings).where(F.col("key").isin(LAG_TIME, FETCH_WAIT))
+    wide = s.groupBy("cluster_id").agg(
+        F.max(F.when(F.col("key") == LAG_TIME, F.col("value"))).alias("lag"),
+        F.max(F.when(F.col("key") == LAG_TIME, F.col("prec"))).alias("lag_prec"),
+        F.max(F.when(F.col("key") == FETCH_WAIT, F.col("value"))).alias("wait"),
+    )
+    defaults = (
+        tables.derived(kafka_defaults)
+        .where(F.col("key") == LAG_TIME)
+        .select("cluster_id", F.col("value").alias("default_lag"))
+    )
+    d = join(wide, defaults, "cluster_id", "left").select(
+        "cluster_id",
+        try_long("lag").alias("lag"),
+        "lag_prec",
+        try_long("wait").alias("wait"),
+        try_long("default_lag").alias("default_lag"),
+    )
+    low_bound = F.col("default_lag") * F.lit(params["min_ratio"])
+    high_bound = F.col("default_lag") * F.lit(params["max_ratio"])
+    below_wait = F.coalesce(F.col("lag") <= F.col("wait"), F.lit(False))
+    too_low = below_wait | F.coalesce(F.col("lag") < low_bound, F.lit(False))
+    too_high = F.coalesce(F.col("lag") > high_bound, F.lit(False))
+    d = d.where((F.col("lag_prec") < KAFKA_DEFAULT) & (too_low | too_high))
+    source = source_name(F.col("lag_prec"))
+    effect = (
+        F.when(
+            below_wait,
+            text(
+                ": not above replica.fetch.wait.max.ms (",
+                F.col("wait"),
+                " ms), so followers of quiet partitions drop out of the ISR between two fetches",
+            ),
+        )
+        .when(
+            too_low,
+            F.lit(
+                ": a follower that pauses briefly (GC, network blip, busy leader) leaves the ISR; ISR churn and "
+                "partitions under min.insync.replicas refusing acks=all writes"
+            ),
+        )
+        .otherwise(
+            F.lit(
+                ": a follower that died or stopped fetching stays in the ISR that long, holding the high "
+                "watermark: acks=all writes wait and consumers see nothing new until it is removed"
+            )
+        )
+    )
+    msg = text(
+        LAG_TIME + "=",
+        F.col("lag"),
+        " (",
+        source,
+        ") is ",
+        F.when(too_low, F.lit("far below")).otherwise(F.lit("far above")),
+        " Kafka's default of ",
+        F.col("default_lag"),
+        " ms for this version",
+        effect,
+    )
+    return emit(
+        d,
+        "config",
+        F.lit(LAG_TIME),
+        msg,
+        ev(
+            replica_lag_time_max_ms=F.col("lag"),
+            source=source,
+            kafka_default=F.col("default_lag"),
+            replica_fetch_wait_max_ms=F.col("wait"),
+            too_low=too_low,
+            min_ratio=F.lit(params["min_ratio"]),
+            max_ratio=F.lit(params["max_ratio"]),
         ),
     )
