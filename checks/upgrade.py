@@ -534,6 +534,7 @@ def consumer_rebalance_protocol(tables, params):
     - apache/kafka server-common/src/main/java/org/apache/kafka/server/common/GroupVersion.java (GV_1, bootstrap IBP_4_0_IV0) <https://github.com/apache/kafka/blob/trunk/server-common/src/main/java/org/apache/kafka/server/common/GroupVersion.java>
     - apache/kafka group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupCoordinatorConfig.java (group.coordinator.rebalance.protocols, default classic,consumer in 4.0) <https://github.com/apache/kafka/blob/trunk/group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupCoordinatorConfig.java>
     - apache/kafka core/src/main/scala/kafka/server/KafkaApis.scala (isConsumerGroupProtocolEnabled, UNSUPPORTED_VERSION) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/KafkaApis.scala>
+    - KIP-584: Versioning scheme for features (finalized feature levels change only through UpdateFeatures, the kafka-features tool) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-584%3A+Versioning+scheme+for+features>
     - KIP-848: The Next Generation of the Consumer Rebalance Protocol <https://cwiki.apache.org/confluence/display/KAFKA/KIP-848%3A+The+Next+Generation+of+the+Consumer+Rebalance+Protocol>
     - Queues for Kafka (KIP-932) early access release notes (Kafka 4.0) <https://cwiki.apache.org/confluence/spaces/KAFKA/pages/337676939/Queues+for+Kafka+KIP-932+-+Early+Access+Release+Notes>
     - Kafka 4.1 upgrade notes (share groups preview, share.version=1) <https://kafka.apache.org/41/getting-started/upgrade>
