@@ -55,6 +55,7 @@ DEFAULTS: tuple[Default, ...] = (
     Default("cleanup.policy", "delete", "list", source="Kafka docs: Topic Configs"),
     Default("replica.lag.time.max.ms", "10000", "long", "0.0.0", "Kafka docs (before 2.5)"),
     Default("replica.lag.time.max.ms", "30000", "long", "2.5.0", "Kafka docs, since 2.5 (KIP-537)"),
+    Default("replica.fetch.wait.max.ms", "500", "int"),
     Default("max.connections", "2147483647", "int"),
     Default("log.dirs", None, "list"),
     Default("log.dir", "/tmp/kafka-logs", "string"),

@@ -3,6 +3,7 @@
 from auditor.declarations import Category, Param, rule
 from checks._api import F, emit, ev, join, text
 from checks.transforms import (
+    SHARE_STATE_TOPIC,
     broker_counts,
     cluster_brokers,
     cluster_settings,
@@ -69,7 +70,7 @@ def leaderless_partition(tables, params):
 
 # -- PAR002..PAR006: the same shared view ------------------------------------------
 
-COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state")
+COORDINATOR_TOPICS = ("__consumer_offsets", "__transaction_state", SHARE_STATE_TOPIC)
 
 
 def _health(tables):
@@ -121,7 +122,7 @@ def _consumers_below_min_isr():
     cause="symptom",
 )
 def coordinator_unavailable(tables, params):
-    """A `__consumer_offsets` or `__transaction_state` partition is leaderless or under min ISR: the groups mapped to it have no working coordinator.
+    """A `__consumer_offsets`, `__transaction_state` or `__share_group_state` partition is leaderless or under min ISR: the groups mapped to it have no working coordinator.
 
     Why: every consumer group is coordinated by the leader of one `__consumer_offsets`
     partition, abs(Java String.hashCode(group.id)) % offsets.topic.num.partitions (default
@@ -133,6 +134,15 @@ def coordinator_unavailable(tables, params):
     it). Below min.insync.replicas offset commits and
     transaction markers fail with NOT_ENOUGH_REPLICAS. The finding lists the consumer
     groups whose coordinator partition it is (computed by the collector).
+    Share groups (KIP-932, Kafka 4.0+) keep their delivery state in `__share_group_state`,
+    mapped per share-partition, not per group: the share coordinator leading partition
+    abs(hashCode("groupId:topicId:partition")) % share.coordinator.state.topic.num.partitions
+    (default 50) holds the state of that group's consumption of that topic partition
+    (ShareCoordinatorService.partitionFor, SharePartitionKey.asCoordinatorKey). When it is
+    leaderless, or below its min ISR (the coordinator runtime completes a write only once
+    the high watermark passes it, which a 3.7+ leader does not advance below min ISR,
+    KAFKA-15583), share consumers of the share-partitions mapped to it cannot acknowledge
+    or be given records. One share group spans many state partitions, so none is listed.
 
     Remediation: restore a leader first: check that the replicas' brokers are registered
     (`/brokers/ids`), run `kafka-leader-election --election-type preferred --topic
@@ -147,6 +157,9 @@ def coordinator_unavailable(tables, params):
     - Kafka broker config offsets.topic.num.partitions <https://kafka.apache.org/39/documentation.html#brokerconfigs_offsets.topic.num.partitions>
     - Kafka broker config transaction.state.log.num.partitions <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.num.partitions>
     - Kafka documentation: managing consumer groups <https://kafka.apache.org/39/documentation.html#basic_ops_consumer_group>
+    - apache/kafka share-coordinator/src/main/java/org/apache/kafka/coordinator/share/ShareCoordinatorService.java (partitionFor) <https://github.com/apache/kafka/blob/trunk/share-coordinator/src/main/java/org/apache/kafka/coordinator/share/ShareCoordinatorService.java>
+    - apache/kafka server/src/main/java/org/apache/kafka/server/config/ShareCoordinatorConfig.java (share.coordinator.state.topic.num.partitions) <https://github.com/apache/kafka/blob/trunk/server/src/main/java/org/apache/kafka/server/config/ShareCoordinatorConfig.java>
+    - KIP-932: Queues for Kafka <https://cwiki.apache.org/confluence/display/KAFKA/KIP-932%3A+Queues+for+Kafka>
     """
     h = _health(tables).where(
         F.col("topic").isin(*COORDINATOR_TOPICS)
@@ -185,6 +198,13 @@ def coordinator_unavailable(tables, params):
         F.when(
             F.col("topic") == "__transaction_state",
             F.lit(": transactional ids mapped to it cannot begin, commit or abort transactions"),
+        )
+        .when(
+            F.col("topic") == SHARE_STATE_TOPIC,
+            F.lit(
+                ": share groups whose share-partitions map to it (groupId:topicId:partition) cannot "
+                "read or write their delivery state, so their consumers cannot acknowledge or get those records"
+            ),
         )
         .when(
             group_count > 0,

@@ -4,6 +4,8 @@ from auditor.declarations import Category, Inherits, Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     KAFKA_DEFAULT,
+    SHARE_GROUPS_SINCE,
+    SHARE_STATE_TOPIC,
     SOURCE_NAMES,
     STRICT_MIN_ISR_SINCE,
     TOPIC,
@@ -12,15 +14,17 @@ from checks.transforms import (
     cluster_settings,
     cluster_versions,
     int_list,
+    kafka_defaults,
     partition_name,
     replica_lists,
     replica_placement,
     topic_durability,
     topic_replication,
     try_int,
+    try_long,
 )
 
-CATEGORY = Category("REP", "replication", "replication and durability", tuple(range(1, 12)))
+CATEGORY = Category("REP", "replication", "replication and durability", tuple(range(1, 13)))
 
 
 def _durability(tables):
@@ -332,7 +336,10 @@ def single_replica(tables, params):
 
 # -- REP004-REP010 -------------------------------------------------------------------------
 
-INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
+# Kafka's coordinator state topics (clients Topic.java INTERNAL_TOPICS): consumer offsets, transaction
+# state and, since 4.0 (KIP-932), share-group state.
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", SHARE_STATE_TOPIC)
+SHARE_STATE_RF = "share.coordinator.state.topic.replication.factor"
 
 
 OVERRIDE = SOURCE_NAMES[TOPIC]
@@ -576,25 +583,36 @@ def unclean_leader_election(tables, params):
     "internal-topic-durability",
     "error",
     needs=(("topics", "configs"),),
-    uses=(broker_counts, cluster_settings, topic_replication),
+    uses=(broker_counts, cluster_settings, cluster_versions, topic_replication),
     runs_in=("lint",),
 )
 def internal_topic_durability(tables, params):
-    """Kafka's internal topics (consumer offsets, transaction state) are less durable than the data they protect.
+    """Kafka's internal topics (consumer offsets, transaction state, share-group state) are less durable than the data they protect.
 
-    Why: `__consumer_offsets` holds every consumer group's position and `__transaction_state`
-    every transaction's outcome. With fewer than 3 replicas one broker failure makes part of
-    them unavailable: groups mapped to a partition lose their coordinator, transactions
-    hang. offsets.topic.replication.factor and transaction.state.log.replication.factor
-    decide the factor when the topic is created (often by the first consumer, on a young
-    cluster); transaction.state.log.min.isr at or above the factor blocks every
-    transaction commit as soon as one replica is out of sync. Fires on the topics'
-    actual replica counts and on the settings that will create them.
+    Why: `__consumer_offsets` holds every consumer group's position, `__transaction_state`
+    every transaction's outcome and, since Kafka 4.0 (KIP-932), `__share_group_state` every
+    share group's delivery state (which records are acknowledged, how often each was
+    delivered). With fewer than 3 replicas one broker failure makes part of them
+    unavailable: groups mapped to a partition lose their coordinator, transactions hang,
+    share consumers cannot acknowledge. offsets.topic.replication.factor,
+    transaction.state.log.replication.factor and
+    share.coordinator.state.topic.replication.factor (default 3) decide the factor when the
+    topic is created (often by the first client, on a young cluster);
+    transaction.state.log.min.isr at or above the factor blocks every transaction commit as
+    soon as one replica is out of sync. Fires on the topics' actual replica counts and on
+    the settings that will create them; the share-group setting only on clusters that may
+    run 4.x (version 4.0 or later, or unknown): before 4.0 no broker reads it.
+    share.coordinator.state.topic.min.isr (default 2) is not judged: Kafka documents it as
+    the topic's min.insync.replicas override, but the share coordinator's topic configs
+    (ShareCoordinatorService.shareGroupStateTopicConfigs) create the topic with
+    cleanup.policy, compression.type and segment.bytes only, so the topic's effective
+    min.insync.replicas is the cluster's (REP001/REP002/PAR002 judge that).
 
     Remediation: raise the internal topic's replication factor with
     `kafka-reassign-partitions` (a JSON listing 3 replicas per partition), and set
-    offsets.topic.replication.factor=3, transaction.state.log.replication.factor=3 and
-    transaction.state.log.min.isr=2 in server.properties (static settings: rolling restart).
+    offsets.topic.replication.factor=3, transaction.state.log.replication.factor=3,
+    transaction.state.log.min.isr=2 and (4.x) share.coordinator.state.topic.replication.factor=3
+    in server.properties (static settings: rolling restart).
 
     A single-broker cluster (a development quickstart) gets its own judgement: 3 replicas are
     impossible there and factor 1 is what Kafka's quickstart sets, so only a setting that
@@ -608,6 +626,9 @@ def internal_topic_durability(tables, params):
     - Kafka broker config offsets.topic.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_offsets.topic.replication.factor>
     - Kafka broker config transaction.state.log.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.replication.factor>
     - Kafka broker config transaction.state.log.min.isr <https://kafka.apache.org/39/documentation.html#brokerconfigs_transaction.state.log.min.isr>
+    - apache/kafka server/src/main/java/org/apache/kafka/server/config/ShareCoordinatorConfig.java (share.coordinator.state.topic.replication.factor 3, .min.isr 2, .num.partitions 50) <https://github.com/apache/kafka/blob/trunk/server/src/main/java/org/apache/kafka/server/config/ShareCoordinatorConfig.java>
+    - apache/kafka share-coordinator/src/main/java/org/apache/kafka/coordinator/share/ShareCoordinatorService.java (shareGroupStateTopicConfigs) <https://github.com/apache/kafka/blob/trunk/share-coordinator/src/main/java/org/apache/kafka/coordinator/share/ShareCoordinatorService.java>
+    - KIP-932: Queues for Kafka (the share-group state topic) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-932%3A+Queues+for+Kafka>
     """
     rep = tables.derived(topic_replication)
     # Brokers known to the snapshot; a cluster with none known is judged as a multi-broker one.
@@ -623,8 +644,11 @@ def internal_topic_durability(tables, params):
             F.col("topic"),
             " has ",
             F.col("rf_min"),
-            " replica(s) (fewer than 3): one broker failure makes part of it "
-            "unavailable and stalls the consumer groups or transactions mapped there",
+            " replica(s) (fewer than 3): one broker failure makes part of it unavailable and stalls the ",
+            F.when(F.col("topic") == SHARE_STATE_TOPIC, F.lit("share groups")).otherwise(
+                F.lit("consumer groups or transactions")
+            ),
+            " mapped there",
         ),
         ev(
             replication_factor=F.col("rf_min"),
@@ -637,6 +661,7 @@ def internal_topic_durability(tables, params):
         "offsets.topic.replication.factor",
         "transaction.state.log.replication.factor",
         "transaction.state.log.min.isr",
+        SHARE_STATE_RF,
     )
     s = tables.derived(cluster_settings).where(F.col("key").isin(*keys))
     wide = s.groupBy("cluster_id").agg(
@@ -651,16 +676,20 @@ def internal_topic_durability(tables, params):
         try_int("offsets_topic_replication_factor").alias("otrf"),
         try_int("transaction_state_log_replication_factor").alias("tsrf"),
         try_int("transaction_state_log_min_isr").alias("tsmin"),
+        try_int(SHARE_STATE_RF.replace(".", "_")).alias("ssrf"),
     )
     w = w.withColumn("ts_effective_rf", F.coalesce(F.col("ts_rf"), F.col("tsrf")))
     w = join(w, counts, "cluster_id", "left").withColumn(
         "several", F.coalesce(F.col("broker_count"), F.lit(2)) > 1
     )
+    versions = tables.derived(cluster_versions).select("cluster_id", "low_v")
+    w = join(w, versions, "cluster_id", "left")
     evidence = ev(
         offsets_topic_replication_factor=F.col("otrf"),
         transaction_state_log_replication_factor=F.col("tsrf"),
         transaction_state_log_min_isr=F.col("tsmin"),
         transaction_state_replicas=F.col("ts_rf"),
+        share_coordinator_state_topic_replication_factor=F.col("ssrf"),
     )
     otrf = emit(
         w.where((F.col("otrf") < 3) & F.col("several")),
@@ -707,7 +736,22 @@ def internal_topic_durability(tables, params):
         ),
         evidence,
     )
-    return topic_findings.unionByName(otrf).unionByName(tsrf).unionByName(tsmin)
+    # Read only by 4.x brokers (KIP-932): judged where the cluster may run 4.x.
+    may_run_4 = F.coalesce(F.col("low_v") >= F.lit(SHARE_GROUPS_SINCE), F.lit(True))
+    ssrf = emit(
+        w.where((F.col("ssrf") < 3) & F.col("several") & may_run_4),
+        "config",
+        F.lit(SHARE_STATE_RF),
+        text(
+            SHARE_STATE_RF + "=",
+            F.col("ssrf"),
+            " (below 3): "
+            + SHARE_STATE_TOPIC
+            + " (share groups' delivery state) is created with that many replicas",
+        ),
+        evidence,
+    )
+    return topic_findings.unionByName(otrf).unionByName(tsrf).unionByName(tsmin).unionByName(ssrf)
 
 
 @rule(
@@ -1194,3 +1238,139 @@ def broker_without_rack(tables, params):
         ),
     )
     return per_broker.unionByName(whole)
+
+
+# -- REP012 ----------------------------------------------------------------------------------
+
+LAG_TIME, FETCH_WAIT = "replica.lag.time.max.ms", "replica.fetch.wait.max.ms"
+
+
+@rule(
+    "REP012",
+    "replica-lag-time-far-from-default",
+    "warning",
+    needs=("configs",),
+    params=(
+        Param(
+            "min_ratio",
+            0.25,
+            "below this fraction of Kafka's default for the cluster's version the value is too low (a heuristic)",
+        ),
+        Param(
+            "max_ratio",
+            4.0,
+            "above this multiple of Kafka's default for the cluster's version the value is too high (a heuristic)",
+        ),
+    ),
+    uses=(cluster_settings, kafka_defaults),
+    runs_in=("lint",),
+)
+def replica_lag_time_far_from_default(tables, params):
+    """replica.lag.time.max.ms is set far from Kafka's default: too low churns the ISR, too high keeps a dead follower in it.
+
+    Why: a leader removes a follower from the ISR when the follower has not fetched, or not
+    caught up to the leader's log end, for replica.lag.time.max.ms. Kafka's default is
+    30000 ms since 2.5 (raised from 10000 ms "for improved resiliency in typical network
+    environments", KIP-537); the default compared is the one of the cluster's version
+    (10000 before 2.5). Too low, and a follower that pauses briefly (a GC pause, a network
+    blip, a busy leader) drops out of the ISR and rejoins: ISR shrink/expand churn,
+    partitions under min.insync.replicas refusing acks=all writes, more leader-election
+    candidates lost. At or below replica.fetch.wait.max.ms (default 500) followers of
+    low-throughput partitions fall out of the ISR between two fetches, which Kafka's
+    documentation of that setting warns against. Too high, and a follower that died or
+    stopped fetching stays in the ISR that long: the high watermark waits for it, so
+    acks=all writes are not acknowledged and consumers see nothing new until it is
+    removed, and the ISR claims a copy that is not there. Only an explicitly set value is
+    judged; how far is "far" (a fraction and a multiple of the default) is a heuristic,
+    a parameter.
+
+    Remediation: remove the override from server.properties (or the MSK configuration) to
+    return to Kafka's default (30000 ms since 2.5), or set a value within the bounds, well
+    above replica.fetch.wait.max.ms. It is a static broker setting (not among the
+    dynamically updatable ones): a rolling restart applies it.
+
+    Example: replica.lag.time.max.ms=2000 on a Kafka 3.6 cluster (default 30000).
+
+    References:
+    - Kafka broker config replica.lag.time.max.ms <https://kafka.apache.org/39/documentation.html#brokerconfigs_replica.lag.time.max.ms>
+    - Kafka broker config replica.fetch.wait.max.ms ("should always be less than the replica.lag.time.max.ms") <https://kafka.apache.org/39/documentation.html#brokerconfigs_replica.fetch.wait.max.ms>
+    - Kafka upgrade notes, notable changes in 2.5.0 (replica.lag.time.max.ms from 10s to 30s) <https://kafka.apache.org/25/documentation.html#upgrade_250_notable>
+    - KIP-537: Increase default zookeeper session timeout (and replica.lag.time.max.ms) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-537%3A+Increase+default+zookeeper+session+timeout>
+    - apache/kafka server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java (defaults and docs) <https://github.com/apache/kafka/blob/trunk/server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java>
+    - apache/kafka core/src/main/scala/kafka/server/DynamicBrokerConfig.scala (the dynamic broker settings; this is not one) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/DynamicBrokerConfig.scala>
+    """
+    s = tables.derived(cluster_settings).where(F.col("key").isin(LAG_TIME, FETCH_WAIT))
+    wide = s.groupBy("cluster_id").agg(
+        F.max(F.when(F.col("key") == LAG_TIME, F.col("value"))).alias("lag"),
+        F.max(F.when(F.col("key") == LAG_TIME, F.col("prec"))).alias("lag_prec"),
+        F.max(F.when(F.col("key") == FETCH_WAIT, F.col("value"))).alias("wait"),
+    )
+    defaults = (
+        tables.derived(kafka_defaults)
+        .where(F.col("key") == LAG_TIME)
+        .select("cluster_id", F.col("value").alias("default_lag"))
+    )
+    d = join(wide, defaults, "cluster_id", "left").select(
+        "cluster_id",
+        try_long("lag").alias("lag"),
+        "lag_prec",
+        try_long("wait").alias("wait"),
+        try_long("default_lag").alias("default_lag"),
+    )
+    low_bound = F.col("default_lag") * F.lit(params["min_ratio"])
+    high_bound = F.col("default_lag") * F.lit(params["max_ratio"])
+    below_wait = F.coalesce(F.col("lag") <= F.col("wait"), F.lit(False))
+    too_low = below_wait | F.coalesce(F.col("lag") < low_bound, F.lit(False))
+    too_high = F.coalesce(F.col("lag") > high_bound, F.lit(False))
+    d = d.where((F.col("lag_prec") < KAFKA_DEFAULT) & (too_low | too_high))
+    source = source_name(F.col("lag_prec"))
+    effect = (
+        F.when(
+            below_wait,
+            text(
+                ": not above replica.fetch.wait.max.ms (",
+                F.col("wait"),
+                " ms), so followers of quiet partitions drop out of the ISR between two fetches",
+            ),
+        )
+        .when(
+            too_low,
+            F.lit(
+                ": a follower that pauses briefly (GC, network blip, busy leader) leaves the ISR; ISR churn and "
+                "partitions under min.insync.replicas refusing acks=all writes"
+            ),
+        )
+        .otherwise(
+            F.lit(
+                ": a follower that died or stopped fetching stays in the ISR that long, holding the high "
+                "watermark: acks=all writes wait and consumers see nothing new until it is removed"
+            )
+        )
+    )
+    msg = text(
+        LAG_TIME + "=",
+        F.col("lag"),
+        " (",
+        source,
+        ") is ",
+        F.when(too_low, F.lit("far below")).otherwise(F.lit("far above")),
+        " Kafka's default of ",
+        F.col("default_lag"),
+        " ms for this version",
+        effect,
+    )
+    return emit(
+        d,
+        "config",
+        F.lit(LAG_TIME),
+        msg,
+        ev(
+            replica_lag_time_max_ms=F.col("lag"),
+            source=source,
+            kafka_default=F.col("default_lag"),
+            replica_fetch_wait_max_ms=F.col("wait"),
+            too_low=too_low,
+            min_ratio=F.lit(params["min_ratio"]),
+            max_ratio=F.lit(params["max_ratio"]),
+        ),
+    )

@@ -5,10 +5,10 @@ queue settings, the broker's cores, its log directory count and its request metr
 """
 
 from auditor.declarations import Category, Param, rule
-from checks._api import F, emit, ev, join, text
-from checks.transforms import broker_log_dirs, broker_settings, try_double
+from checks._api import F, Window, emit, ev, join, text
+from checks.transforms import broker_log_dirs, broker_settings, try_double, try_int
 
-CATEGORY = Category("THR", "threads", "request threads and queues", tuple(range(1, 8)))
+CATEGORY = Category("THR", "threads", "request threads and queues", tuple(range(1, 9)))
 
 NETWORK, IO, QUEUE = "num.network.threads", "num.io.threads", "queued.max.requests"
 CONNECTIONS = "connection_count"
@@ -635,3 +635,131 @@ def request_queue_small(tables, params):
         " in server.properties (static setting: a rolling restart is needed)",
     )
     return _broker(d, msg, suggested_queued_max_requests=target)
+
+
+# -- THR008: replica fetcher threads against the partitions they fetch -----------------------
+
+FETCHERS = "num.replica.fetchers"
+
+
+def follower_load(tables):
+    """Per follower broker (``broker_id``): the partitions it follows (``follower_partitions``),
+    the leaders it fetches from (``source_brokers``) and, for the leader it follows most, that
+    count (``busiest_source_partitions``, from ``busiest_source``). Partitions are first counted
+    per (replica list, leader), a few thousand rows however many partitions, then exploded."""
+    per_leader = (
+        tables.partitions.where(F.col("leader") >= 0)
+        .groupBy("cluster_id", "replicas", "leader")
+        .agg(F.count(F.lit(1)).alias("n"))
+    )
+    pairs = (
+        per_leader.select("cluster_id", "leader", "n", F.explode(F.col("replicas")).alias("broker_id"))
+        .where(F.col("broker_id") != F.col("leader"))
+        .groupBy("cluster_id", "broker_id", "leader")
+        .agg(F.sum("n").alias("n"))
+    )
+    totals = pairs.groupBy("cluster_id", "broker_id").agg(
+        F.sum("n").alias("follower_partitions"), F.count(F.lit(1)).alias("source_brokers")
+    )
+    w = Window.partitionBy("cluster_id", "broker_id").orderBy(F.col("n").desc(), F.col("leader").asc())
+    busiest = (
+        pairs.withColumn("_rn", F.row_number().over(w))
+        .where(F.col("_rn") == 1)
+        .select(
+            "cluster_id",
+            "broker_id",
+            F.col("n").alias("busiest_source_partitions"),
+            F.col("leader").alias("busiest_source"),
+        )
+    )
+    return join(totals, busiest, ["cluster_id", "broker_id"])
+
+
+@rule(
+    "THR008",
+    "replica-fetchers-low",
+    "info",
+    needs=("partitions",),
+    params=(
+        Param(
+            "max_partitions_per_fetcher",
+            2000,
+            "follower partitions one replica fetcher thread may carry before the rule fires (a heuristic)",
+        ),
+    ),
+    uses=(broker_settings,),
+)
+def replica_fetchers_low(tables, params):
+    """A broker fetches thousands of follower partitions per replica fetcher thread: replication lags under load.
+
+    Why: a follower broker replicates with num.replica.fetchers threads (default 1) per
+    leader broker it follows ("the number of fetcher threads used to replicate records from
+    each source broker"); each partition goes to one thread, Utils.abs(31 *
+    topic.hashCode() + partition) % num.replica.fetchers (AbstractFetcherManager.getFetcherId).
+    One thread sends one fetch request at a time for all its partitions, so a thread
+    carrying thousands of partitions builds large requests and falls behind when the
+    leaders take writes: followers lag, leave the ISR after replica.lag.time.max.ms, and
+    partitions go under min.insync.replicas. Kafka documents the trade-off (more threads:
+    more I/O parallelism, more CPU and memory) but gives no number; the threshold, follower
+    partitions per thread for the leader broker a follower fetches most from, is a heuristic
+    parameter, which is why the rule reports at info.
+
+    Remediation: raise num.replica.fetchers (for example to 2 or 4) on the busy brokers; it
+    is a dynamic setting (`kafka-configs --bootstrap-server B --alter --entity-type brokers
+    --entity-default --add-config num.replica.fetchers=4`, or per broker with
+    `--entity-name ID`), and watch the ReplicaFetcherManager MaxLag metric and the ISR
+    shrink rate before and after. Spreading partitions over more brokers lowers the load too.
+
+    Example: broker 3 follows 7,400 partitions, 3,700 of them led by broker 1, with
+    num.replica.fetchers=1: one thread fetches 3,700 partitions from broker 1.
+
+    References:
+    - Kafka broker config num.replica.fetchers <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.replica.fetchers>
+    - apache/kafka core/src/main/scala/kafka/server/AbstractFetcherManager.scala (getFetcherId) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/AbstractFetcherManager.scala>
+    - apache/kafka core/src/main/scala/kafka/server/DynamicBrokerConfig.scala (num.replica.fetchers is dynamically updatable) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/DynamicBrokerConfig.scala>
+    - Kafka documentation: monitoring (ReplicaFetcherManager MaxLag, IsrShrinksPerSec) <https://kafka.apache.org/39/documentation.html#monitoring>
+    """
+    fetchers = (
+        tables.derived(broker_settings)
+        .where(F.col("key") == FETCHERS)
+        .select("cluster_id", "broker_id", try_int("value").alias("fetchers"))
+    )
+    d = join(follower_load(tables), fetchers, ["cluster_id", "broker_id"], "left").withColumn(
+        "fetchers", F.coalesce(F.col("fetchers"), F.lit(1))
+    )
+    per_thread = F.ceil(F.col("busiest_source_partitions") / F.greatest(F.col("fetchers"), F.lit(1)))
+    d = d.withColumn("per_thread", per_thread.cast("bigint")).where(
+        F.col("per_thread") > F.lit(params["max_partitions_per_fetcher"])
+    )
+    suggested = F.ceil(F.col("busiest_source_partitions") / F.lit(params["max_partitions_per_fetcher"]))
+    msg = text(
+        "follows ",
+        F.col("follower_partitions"),
+        " partition(s) from ",
+        F.col("source_brokers"),
+        " leader broker(s) with num.replica.fetchers=",
+        F.col("fetchers"),
+        ": about ",
+        F.col("per_thread"),
+        " partitions per fetcher thread for broker ",
+        F.col("busiest_source"),
+        " (above ",
+        F.lit(params["max_partitions_per_fetcher"]),
+        "); followers may lag and leave the ISR under load; consider num.replica.fetchers=",
+        suggested.cast("bigint"),
+    )
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        ev(
+            num_replica_fetchers=F.col("fetchers"),
+            follower_partitions=F.col("follower_partitions"),
+            source_brokers=F.col("source_brokers"),
+            busiest_source_broker=F.col("busiest_source"),
+            busiest_source_partitions=F.col("busiest_source_partitions"),
+            partitions_per_fetcher=F.col("per_thread"),
+            max_partitions_per_fetcher=F.lit(params["max_partitions_per_fetcher"]),
+        ),
+    )

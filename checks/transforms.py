@@ -229,6 +229,10 @@ STRICT_MIN_ISR_SINCE = 3_007_000
 # (KAFKA-12670, apache/kafka PR #16866; docs/upgrade.html "Notable changes in 3.9.0").
 UNCLEAN_IN_KRAFT_SINCE = 3_009_000
 ELR_FEATURE = "eligible.leader.replicas.version"
+# KIP-932 share groups keep their delivery state in this internal topic (clients
+# common/internals/Topic.java SHARE_GROUP_STATE_TOPIC_NAME), first in Kafka 4.0 (early access).
+SHARE_STATE_TOPIC = "__share_group_state"
+SHARE_GROUPS_SINCE = 4_000_000
 
 
 def cluster_versions(tables):

@@ -10,9 +10,9 @@ rules say what stands between a cluster and that hop. Their scope is "maintenanc
 from auditor import kafka_configs
 from auditor.declarations import Category, rule
 from checks._api import F, emit, ev, join, rows_frame, text
-from checks.transforms import version_key, version_number
+from checks.transforms import cluster_settings, version_key, version_number
 
-CATEGORY = Category("UPG", "upgrade", "upgrade readiness", tuple(range(1, 6)))
+CATEGORY = Category("UPG", "upgrade", "upgrade readiness", tuple(range(1, 7)))
 
 TARGET = "4.0"
 TARGET_V = 4_000_000
@@ -441,5 +441,146 @@ def msk_kraft_migration_prerequisites(tables, params):
             kafka_version=F.col("version"),
             az_count=F.col("az_count"),
             migration_from=F.lit("3.9.x"),
+        ),
+    )
+
+
+# -- UPG006: KIP-848 (consumer rebalance protocol) and KIP-932 (share groups) on 4.x --------
+
+GROUP_VERSION, SHARE_VERSION = "group.version", "share.version"
+PROTOCOLS, SHARE_ENABLE = "group.coordinator.rebalance.protocols", "group.share.enable"
+SHARE_PREVIEW_V = 4_001_000  # 4.0: early access (group.share.enable); 4.1: preview (share.version=1)
+SHARE_GA_V = 4_002_000  # 4.2: production-ready
+
+
+def _listed(protocols, name: str):
+    """Whether a comma-separated protocol list names ``name`` (case-insensitive, spaces allowed)."""
+    return F.lower(protocols).rlike(f"(^|,) *{name} *(,|$)")
+
+
+def group_protocols(tables):
+    """One row per cluster on Kafka 4.x (lowest broker version, else the cluster's): the
+    finalized group.version and share.version (0 when the features were collected and the
+    feature is not listed, KIP-1022; null when no feature was collected), the
+    group.coordinator.rebalance.protocols and group.share.enable settings (null when unset)."""
+    view = tables.derived(upgrade_view).where(F.col("v") >= F.lit(TARGET_V))
+    feats = tables.features.groupBy("cluster_id").agg(
+        F.max(F.when(F.col("feature") == GROUP_VERSION, F.col("finalized_level"))).alias("gv"),
+        F.max(F.when(F.col("feature") == SHARE_VERSION, F.col("finalized_level"))).alias("sv"),
+        F.count(F.lit(1)).alias("features"),
+    )
+    settings = (
+        tables.derived(cluster_settings)
+        .where(F.col("key").isin(PROTOCOLS, SHARE_ENABLE))
+        .groupBy("cluster_id")
+        .agg(
+            F.max(F.when(F.col("key") == PROTOCOLS, F.col("value"))).alias("protocols"),
+            F.max(F.when(F.col("key") == SHARE_ENABLE, F.lower(F.col("value")))).alias("share_enable"),
+        )
+    )
+    d = join(join(view, feats, "cluster_id", "left"), settings, "cluster_id", "left")
+    known = F.coalesce(F.col("features"), F.lit(0)) > 0
+    return d.select(
+        "cluster_id",
+        "cluster",
+        "v",
+        "version",
+        F.when(known, F.coalesce(F.col("gv"), F.lit(0))).alias("group_version"),
+        F.when(known, F.coalesce(F.col("sv"), F.lit(0))).alias("share_version"),
+        "protocols",
+        "share_enable",
+    )
+
+
+@rule(
+    "UPG006",
+    "consumer-rebalance-protocol",
+    "info",
+    uses=(upgrade_view, cluster_settings, group_protocols),
+    runs_in=("upgrade",),
+)
+def consumer_rebalance_protocol(tables, params):
+    """On Kafka 4.x the KIP-848 consumer rebalance protocol is off, or share groups (KIP-932) are on before they are production-ready.
+
+    Why: Kafka 4.0 makes the consumer rebalance protocol of KIP-848 generally available:
+    a broker serves ConsumerGroupHeartbeat only when group.coordinator.rebalance.protocols
+    lists `consumer` (4.0's default: classic,consumer) and the finalized feature
+    group.version is at least 1 (GroupVersion.GV_1, "enables the consumer rebalance
+    protocol"); otherwise consumers configured with group.protocol=consumer fail with
+    UNSUPPORTED_VERSION while classic groups keep working (KafkaApis
+    isConsumerGroupProtocolEnabled). group.version=1 is the default of a cluster formatted
+    at 4.0 (its bootstrap metadata version is 4.0-IV0); a feature level is raised only by
+    `kafka-features upgrade`, so a cluster upgraded from 3.x keeps level 0 until someone
+    finalizes it. Share groups (KIP-932, the `__share_group_state` topic) ship in 4.0 as
+    early access, switched on by group.share.enable=true ("must not be enabled on
+    production clusters"; a cluster on which it was used cannot be upgraded), in 4.1 as a
+    preview switched on by the share.version feature, and are production-ready in 4.2: the
+    finding says when they are on in 4.0 or 4.1. Judged for clusters whose lowest broker
+    version is 4.0 or later; the group.version part only where the features were
+    collected (ApiVersions, KIP-584). Informational: nothing breaks for classic consumers.
+
+    Remediation: to offer the new protocol, finalize it: `kafka-features --bootstrap-server B
+    upgrade --feature group.version=1` (or `--release-version 4.0`, every feature at its 4.0
+    level) and leave `consumer` in group.coordinator.rebalance.protocols; then move
+    consumers over with group.protocol=consumer (the consumer rebalance protocol guide
+    lists the client-side changes). Turn share groups off on production clusters before
+    4.2 (group.share.enable=false on 4.0; `kafka-features downgrade --feature
+    share.version=0` on 4.1).
+
+    Example: a cluster upgraded from 3.9 to 4.0.0 whose finalized features list metadata.version 4.0-IV3 but no group.version.
+
+    References:
+    - Kafka 4.0 documentation: consumer rebalance protocol ("automatically enabled on the server since Apache Kafka 4.0 ... controlled by the group.version feature flag") <https://kafka.apache.org/40/operations/consumer-rebalance-protocol>
+    - apache/kafka server-common/src/main/java/org/apache/kafka/server/common/GroupVersion.java (GV_1, bootstrap IBP_4_0_IV0) <https://github.com/apache/kafka/blob/trunk/server-common/src/main/java/org/apache/kafka/server/common/GroupVersion.java>
+    - apache/kafka group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupCoordinatorConfig.java (group.coordinator.rebalance.protocols, default classic,consumer in 4.0) <https://github.com/apache/kafka/blob/trunk/group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupCoordinatorConfig.java>
+    - apache/kafka core/src/main/scala/kafka/server/KafkaApis.scala (isConsumerGroupProtocolEnabled, UNSUPPORTED_VERSION) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/KafkaApis.scala>
+    - KIP-584: Versioning scheme for features (finalized feature levels change only through UpdateFeatures, the kafka-features tool) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-584%3A+Versioning+scheme+for+features>
+    - KIP-848: The Next Generation of the Consumer Rebalance Protocol <https://cwiki.apache.org/confluence/display/KAFKA/KIP-848%3A+The+Next+Generation+of+the+Consumer+Rebalance+Protocol>
+    - Queues for Kafka (KIP-932) early access release notes (Kafka 4.0) <https://cwiki.apache.org/confluence/spaces/KAFKA/pages/337676939/Queues+for+Kafka+KIP-932+-+Early+Access+Release+Notes>
+    - Kafka 4.1 upgrade notes (share groups preview, share.version=1) <https://kafka.apache.org/41/getting-started/upgrade>
+    - Kafka 4.2 upgrade notes (share groups production-ready) <https://kafka.apache.org/42/getting-started/upgrade/>
+    """
+    d = tables.derived(group_protocols)
+    listed = F.col("protocols").isNull() | _listed(F.col("protocols"), "consumer")
+    feature_off = F.coalesce(F.col("group_version") < 1, F.lit(False))
+    consumer_off = feature_off | ~listed
+    share_on = (
+        F.coalesce(F.col("share_enable") == "true", F.lit(False))
+        | F.coalesce(F.col("share_version") >= 1, F.lit(False))
+        | F.coalesce(_listed(F.col("protocols"), "share"), F.lit(False))
+    )
+    share_early = share_on & (F.col("v") < F.lit(SHARE_GA_V))
+    d = d.where(consumer_off | share_early)
+    why_off = F.concat_ws(
+        " and ",
+        F.when(feature_off, text("the finalized group.version is ", F.col("group_version"), " (needs 1)")),
+        F.when(~listed, text(PROTOCOLS + "=", F.col("protocols"), " does not list consumer")),
+    )
+    consumer_part = F.when(
+        consumer_off,
+        text(
+            "the KIP-848 consumer rebalance protocol is off: ",
+            why_off,
+            "; consumers with group.protocol=consumer get UNSUPPORTED_VERSION (classic groups keep working)",
+        ),
+    ).otherwise(F.lit("the KIP-848 consumer rebalance protocol is on"))
+    stage = F.when(
+        F.col("v") < F.lit(SHARE_PREVIEW_V),
+        F.lit("early access in 4.0, not for production and not upgradable"),
+    ).otherwise(F.lit("a preview in 4.1, production-ready from 4.2"))
+    share_part = F.when(share_early, text("; share groups (KIP-932) are on, ", stage)).otherwise(F.lit(""))
+    msg = text("Kafka ", F.col("version"), ": ", consumer_part, share_part)
+    return emit(
+        d,
+        "cluster",
+        F.col("cluster"),
+        msg,
+        ev(
+            kafka_version=F.col("version"),
+            group_version=F.col("group_version"),
+            rebalance_protocols=F.col("protocols"),
+            consumer_protocol_enabled=~consumer_off,
+            share_version=F.col("share_version"),
+            share_groups_enabled=share_on,
         ),
     )

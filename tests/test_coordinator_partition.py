@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import random
 import shutil
 import subprocess
 
 import pytest
 
-from auditor.coordinator_partition import INT_MIN, coordinator_partition, java_string_hashcode, kafka_abs
+from auditor.coordinator_partition import (
+    INT_MIN,
+    coordinator_partition,
+    java_string_hashcode,
+    kafka_abs,
+    share_state_partition,
+)
 
 # Values printed by Java 17 ("s".hashCode()); see test_matches_the_jvm for the live comparison.
 KNOWN = {
@@ -129,3 +136,80 @@ def test_matches_the_jvm(java_classes, tmp_path, partitions):
     python = [(java_string_hashcode(s), coordinator_partition(s, partitions)) for s in strings]
     mismatches = [(s, j, p) for s, j, p in zip(strings, java, python, strict=True) if j != p]
     assert not mismatches
+
+
+# A share group's state (KIP-932) maps by "groupId:topicId:partition" with the topic id as Kafka
+# prints it (Uuid.toString: URL-safe base64 of the 16 bytes, no padding); the JVM builds that text
+# from the UUID's two longs itself, as org.apache.kafka.common.Uuid does.
+SHARE_JAVA_SOURCE = """
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.*;
+import java.util.Base64;
+public class ShareKeys {
+    public static void main(String[] args) throws Exception {
+        int n = Integer.parseInt(args[1]);
+        for (String line : Files.readAllLines(Paths.get(args[0]), StandardCharsets.UTF_8)) {
+            String[] f = line.split("\\t");
+            ByteBuffer b = ByteBuffer.wrap(new byte[16]);
+            b.putLong(Long.parseUnsignedLong(f[1], 16)).putLong(Long.parseUnsignedLong(f[2], 16));
+            String topicId = Base64.getUrlEncoder().withoutPadding().encodeToString(b.array());
+            int h = String.format("%s:%s:%d", f[0], topicId, Integer.parseInt(f[3])).hashCode();
+            int abs = (h == Integer.MIN_VALUE) ? 0 : Math.abs(h);
+            System.out.println(topicId + "\t" + (abs % n));
+        }
+    }
+}
+"""
+
+
+def _share_keys() -> list[tuple[str, bytes, int]]:
+    rng = random.Random(932)
+    groups = ["orders-workers", "Grüße-Gruppe", "queue-🚀", "日本語グループ", "g"]
+    return [(rng.choice(groups), rng.randbytes(16), rng.randrange(0, 200)) for _ in range(300)]
+
+
+def _topic_id(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def test_share_state_partition_hashes_group_topic_id_and_partition():
+    tid = _topic_id(bytes(range(16)))
+    assert tid == "AAECAwQFBgcICQoLDA0ODw"
+    assert share_state_partition("g", tid, 3) == coordinator_partition(f"g:{tid}:3")
+    # not the group's own coordinator partition: the topic partition is part of the key
+    assert {share_state_partition("orders-workers", tid, p, 50) for p in range(20)} != {
+        coordinator_partition("orders-workers", 50)
+    }
+    for wrong in ("000102030405060708090a0b0c0d0e0f", "00010203-0405-0607-0809-0a0b0c0d0e0f", tid + "=="):
+        with pytest.raises(ValueError, match="Kafka's form"):
+            share_state_partition("g", wrong, 0)
+
+
+@pytest.mark.parametrize("partitions", [50, 7])
+def test_share_state_partition_matches_the_jvm(tmp_path, partitions):
+    if not (shutil.which("javac") and shutil.which("java")):
+        pytest.skip("needs a JDK (javac, java)")
+    (tmp_path / "ShareKeys.java").write_text(SHARE_JAVA_SOURCE)
+    subprocess.run(["javac", "-d", str(tmp_path), str(tmp_path / "ShareKeys.java")], check=True, timeout=120)
+    keys = _share_keys()
+    lines = [f"{g}\t{raw[:8].hex()}\t{raw[8:].hex()}\t{p}" for g, raw, p in keys]
+    (tmp_path / "in.txt").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    out = subprocess.run(
+        [
+            "java",
+            "-Dfile.encoding=UTF-8",
+            "-cp",
+            str(tmp_path),
+            "ShareKeys",
+            str(tmp_path / "in.txt"),
+            str(partitions),
+        ],
+        check=True,
+        timeout=120,
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    java = [(tid, int(n)) for tid, n in (line.split("\t") for line in out)]
+    python = [(_topic_id(raw), share_state_partition(g, _topic_id(raw), p, partitions)) for g, raw, p in keys]
+    assert len(java) == len(keys) and java == python

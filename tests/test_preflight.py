@@ -979,3 +979,32 @@ def test_lagging_successor_makes_its_leader_unsafe_acks1_loss(tmp_path):
     assert "n/e" in render("html", pre)
     doc = json.loads(render("json", pre))["preflight"]["clusters"][0]
     assert "FetcherLagMetrics" in doc["acks1_loss_not_evaluated"]
+
+
+def test_upgrade_preflight_on_kafka_4_says_the_consumer_protocol_is_off_without_blocking(tmp_path):
+    # A cluster upgraded to 4.0 whose group.version was never finalized (level 0 is not listed,
+    # KIP-1022): UPG006 reports it at info; it is no upgrade blocker.
+    features = [{"feature": "metadata.version", "finalized_level": 25, "version_name": "4.0-IV3"}]
+    snap = snapshot(
+        tmp_path,
+        "kraft-40",
+        rotation(6),
+        mode="kraft",
+        cluster={"kafka_version": "4.0.0"},
+        extra={"features": features},
+    )
+    pre = run_preflight_target(snap)
+    (f,) = [f for f in pre.result.findings if f.rule == "UPG006"]
+    assert f.severity == "info" and f.resource_name == "kraft-40"
+    assert "group.version is 0" in f.message and f.evidence["consumer_protocol_enabled"] is False
+    assert "UPG006" not in {b.rule for b in pre.upgrade_blockers}
+    finalized = features + [{"feature": "group.version", "finalized_level": 1}]
+    snap = snapshot(
+        tmp_path,
+        "kraft-40-gv1",
+        rotation(6),
+        mode="kraft",
+        cluster={"kafka_version": "4.0.0"},
+        extra={"features": finalized},
+    )
+    assert not [f for f in run_preflight_target(snap).result.findings if f.rule == "UPG006"]
