@@ -5,7 +5,9 @@ What one provisioned cluster gives (``collect_msk(cluster_arn)``):
 * ``kafka:DescribeClusterV2``: instance type (``kafka.m5.large``, Express ``express.m7g.large``),
   broker count, AZ count (distinct client subnets: MSK puts each in its own zone), Kafka version
   (``3.7.x.kraft``: the KRaft marker; 4.x is KRaft only), storage mode (LOCAL | TIERED), the
-  current configuration ARN and revision, open-monitoring flags, state and active operation;
+  current configuration ARN and revision, open-monitoring flags, state and active operation,
+  client authentication (IAM, SCRAM, TLS, unauthenticated: the manifest's
+  ``client_authentication``; the clusters column msk_iam_auth, read by MSK005);
 * ``kafka:ListNodes``: broker ids and endpoints (``brokers`` rows), client subnet per broker
   (rack = the subnet's AZ id, as MSK sets broker.rack, when ``ec2:DescribeSubnets`` is allowed:
   optional, a denial only leaves racks unknown), controller endpoints on KRaft;
@@ -333,6 +335,8 @@ def _describe(out: MskCollected, info: dict) -> None:
     if version:  # a cluster-level version: used when no broker reports its own (versions.py)
         out.result.meta.update(kafka_version=version, kafka_version_source="msk-api")
     monitoring = (prov.get("OpenMonitoring") or {}).get("Prometheus") or {}
+    auth = prov.get("ClientAuthentication") or {}
+    sasl = auth.get("Sasl") or {}
     out.manifest.update(
         {
             "cluster_name": out.name,
@@ -355,11 +359,25 @@ def _describe(out: MskCollected, info: dict) -> None:
                 "jmx_exporter": bool((monitoring.get("JmxExporter") or {}).get("EnabledInBroker")),
                 "node_exporter": bool((monitoring.get("NodeExporter") or {}).get("EnabledInBroker")),
             },
+            "client_authentication": {
+                "iam": _enabled(sasl.get("Iam")),
+                "scram": _enabled(sasl.get("Scram")),
+                "tls": _enabled(auth.get("Tls")),
+                "unauthenticated": _enabled(auth.get("Unauthenticated")),
+            }
+            if auth
+            else None,
             "zookeeper_connect": prov.get("ZookeeperConnectString"),
             "enhanced_monitoring": prov.get("EnhancedMonitoring"),
             "customer_action_status": prov.get("CustomerActionStatus"),
         }
     )
+
+
+def _enabled(block) -> bool | None:
+    """A ClientAuthentication member's ``Enabled`` flag; None when absent."""
+    flag = block.get("Enabled") if isinstance(block, dict) else None
+    return flag if isinstance(flag, bool) else None
 
 
 def _pages(r: CollectResult, target: str, client, operation: str, key: str, max_pages: int = 1000, **params):
