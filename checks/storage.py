@@ -37,6 +37,17 @@ def _paths(col="log_dir_paths"):
     return F.array_join(F.col(col), ", ")
 
 
+def without_express(tables, d):
+    """``d`` without the rows of MSK Express clusters (instance types express.*): their storage
+    is managed by MSK, with no disk, volume or log dir for the owner to size or fill (AWS,
+    "Amazon MSK Express brokers"), so the disk rules' findings and advice do not apply."""
+    express = tables.clusters.where(
+        (F.lower(F.col("platform")) == "msk")
+        & F.lower(F.trim(F.col("msk_instance_type"))).startswith("express.")
+    ).select("cluster_id")
+    return join(d, express, "cluster_id", "left_anti")
+
+
 def old_sarama(tables, fixed: str = SARAMA_FIXED):
     """Per broker: connected sarama clients older than ``fixed`` (KIP-511 inventory):
     sarama_versions (sorted), sarama_connections. Used by DSK002; CLI001 reads the
@@ -415,7 +426,8 @@ def single_log_dir(tables, params):
     every partition has enough replicas on other racks, painful otherwise. So the rule
     stays quiet when every topic of the cluster has at least `acceptable_min_rf` replicas
     (default 3) and the brokers span at least `acceptable_min_racks` racks (default 2):
-    both are parameters. It is informational either way.
+    both are parameters. It is informational either way. MSK Express brokers (managed storage)
+    are not judged.
 
     Remediation: make sure losing this broker is safe: replication factor 3 with
     min.insync.replicas 2 and broker.rack set so replicas spread over racks/AZs. If disks
@@ -439,7 +451,7 @@ def single_log_dir(tables, params):
     safe = (F.col("cluster_min_rf") >= params["acceptable_min_rf"]) & (
         F.col("racks") >= params["acceptable_min_racks"]
     )
-    d = d.where(~F.coalesce(safe, F.lit(False)))
+    d = without_express(tables, d.where(~F.coalesce(safe, F.lit(False))))
     msg = text(
         "broker ",
         F.col("broker_id"),
@@ -478,7 +490,8 @@ def disk_usage_high(tables, params):
     Why: when a log dir fills up, the broker marks it offline (the same failure as a dead
     disk, DSK001) or stops. Reassignments, retention changes and catch-up after a broker
     restart all need free space, so the margin has to exist before it is needed. The
-    threshold is the parameter `max_used` (a fraction, default 0.85, a heuristic).
+    threshold is the parameter `max_used` (a fraction, default 0.85, a heuristic). MSK
+    Express brokers (managed storage, nothing to grow) are not judged.
 
     Remediation: lower retention (`retention.ms` / `retention.bytes` on the largest
     topics), add disks or brokers and move partitions with `kafka-reassign-partitions`
@@ -492,7 +505,7 @@ def disk_usage_high(tables, params):
     - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
     """
     used = F.when(F.col("total_bytes") > 0, F.col("used_bytes") / F.col("total_bytes"))  # no division by 0
-    d = tables.log_dirs.where(used > params["max_used"])
+    d = without_express(tables, tables.log_dirs.where(used > params["max_used"]))
     pct = F.round(used * 100, 1)
     msg = text(
         "log dir ",
@@ -976,7 +989,8 @@ def retention_exceeds_disk(tables, params):
     retention will not stop the disk from filling: a full log dir goes offline (DSK001).
     Only topics with the delete policy and a finite retention.bytes are counted (time-only
     retention has no byte bound), so the real need can be higher; where capacities are
-    unknown (older brokers, MSK without DescribeLogDirs) the rule is not evaluated.
+    unknown (older brokers, MSK without DescribeLogDirs) the rule is not evaluated; MSK
+    Express brokers (managed storage) are not judged.
 
     Remediation: lower `retention.bytes` of the largest topics, spread their partitions
     over more brokers (`kafka-reassign-partitions`), or add disk (MSK: `aws kafka
@@ -991,7 +1005,7 @@ def retention_exceeds_disk(tables, params):
     - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
     """
     usable = F.col("capacity") * F.lit(1.0 - params["headroom"])
-    d = tables.derived(broker_retention_bytes).where(F.col("bounded_bytes") > usable)
+    d = without_express(tables, tables.derived(broker_retention_bytes).where(F.col("bounded_bytes") > usable))
     gb = lambda c: F.round(c / F.lit(1e9), 1)  # noqa: E731
     msg = text(
         "broker ",

@@ -386,10 +386,18 @@ def test_express_broker_cluster(monkeypatch):
     )
     got = msk.collect_msk(ARN)
     assert got.result.errors == []
-    # Express: the instance type as MSK names it; no documented default configuration shipped for
-    # it; without a .kraft marker the metadata mode is not claimed; JMX exporter only.
+    # Express: the instance type as MSK names it; not Standard's default configuration but the
+    # two values MSK fixes on Express brokers (AWS's read-only table); without a .kraft marker
+    # the metadata mode is not claimed; JMX exporter only.
     assert got.cluster_fields == {"platform": "msk", "msk_instance_type": "express.m7g.large", "az_count": 3}
-    assert "configs" not in got.result.tables
+    assert sorted(
+        (c["entity_name"], c["key"], c["value"], c["file"]) for c in got.result.tables["configs"]
+    ) == [
+        (str(b), key, value, "msk-express-read-only-configuration")
+        for b in (1, 2, 3)
+        for key, value in (("default.replication.factor", "3"), ("min.insync.replicas", "2"))
+    ]
+    assert got.manifest["express_read_only"]["source"].endswith("msk-configuration-express-read-only.html")
     assert got.metrics == [f"broker_id={b}:http://{host(b)}:11001/metrics" for b in (1, 2, 3)]
 
 
