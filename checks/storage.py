@@ -555,7 +555,9 @@ TOPIC_LOG_KEYS = {
     "segment.bytes": ((("log.segment.bytes", 1),), 1_073_741_824),
     "local.retention.ms": ((("log.local.retention.ms", 1),), -2),
     "local.retention.bytes": ((("log.local.retention.bytes", 1),), -2),
+    "max.message.bytes": ((("message.max.bytes", 1),), 1_048_588),
 }
+SOCKET_REQUEST_MAX_BYTES = ("socket.request.max.bytes", 104_857_600)  # SocketServerConfigs default
 REMOTE_SYSTEM_KEY = "remote.log.storage.system.enable"  # broker; Kafka's default false
 REMOTE_TOPIC_KEY = "remote.storage.enable"  # topic only; Kafka's default false
 
@@ -566,13 +568,17 @@ def _c(key: str) -> str:
 
 def topic_log_settings(tables):
     """Per topic: its effective retention.ms, retention.bytes, segment.ms, segment.bytes,
-    local.retention.ms and local.retention.bytes (bigint, in the topic setting's unit; -1
+    local.retention.ms, local.retention.bytes and max.message.bytes (bigint, in the topic setting's unit; -1
     unlimited, -2 "use retention"), ``<key>_set`` (the topic overrides it), ``remote_storage``
     (remote.storage.enable=true on the topic), ``remote_system`` (the brokers' effective
     remote.log.storage.system.enable), ``brokers_known`` (broker-level configuration was
     collected or linted), cleanup_policy, the cluster's platform and the cluster-level values
-    (``cluster_<key>``) with the broker key that decided the time settings."""
-    broker_keys = sorted({k for chain, _ in TOPIC_LOG_KEYS.values() for k, _ in chain} | {REMOTE_SYSTEM_KEY})
+    (``cluster_<key>``) with the broker key that decided the time settings, and the brokers'
+    socket.request.max.bytes (CFG008)."""
+    broker_keys = sorted(
+        {k for chain, _ in TOPIC_LOG_KEYS.values() for k, _ in chain}
+        | {REMOTE_SYSTEM_KEY, SOCKET_REQUEST_MAX_BYTES[0]}
+    )
     cluster = (
         tables.derived(cluster_settings)
         .where(F.col("key").isin(*broker_keys))
@@ -641,6 +647,9 @@ def topic_log_settings(tables):
         F.coalesce(F.col("brokers_known"), F.lit(False)).alias("brokers_known"),
         time_key.alias("retention_time_key"),
         roll_key.alias("roll_time_key"),
+        F.coalesce(try_long("b_" + _c(SOCKET_REQUEST_MAX_BYTES[0])), F.lit(SOCKET_REQUEST_MAX_BYTES[1]))
+        .cast("bigint")
+        .alias("socket_request_max_bytes"),
     )
 
 
