@@ -676,9 +676,10 @@ def tiered_storage_misconfigured(tables, params):
     Why: Kafka validates a tiered topic's configuration when it is created or altered
     (LogConfig.validateTopicLogConfigValues, KIP-405) and refuses it when: the brokers do not
     enable tiered storage (`remote.log.storage.system.enable` false, Kafka's default:
-    "Tiered Storage functionality is disabled in the broker"; a broker holding such a topic
-    refuses the configuration from its metadata: "You have to delete all topics with the
-    property remote.storage.enable=true before disabling tiered storage cluster-wide");
+    "Tiered Storage functionality is disabled in the broker"; a broker applying such a
+    topic's configuration refuses it too, LogManager.updateTopicConfig: "You have to delete
+    all topics with the property remote.storage.enable=true before disabling tiered storage
+    cluster-wide");
     `cleanup.policy` contains `compact` ("Remote log storage is unsupported for the
     compacted topics"); `local.retention.ms` is -1 or above a finite `retention.ms`, or
     `local.retention.bytes` is -1 or above a finite `retention.bytes` (-2, the default,
@@ -697,6 +698,7 @@ def tiered_storage_misconfigured(tables, params):
 
     References:
     - apache/kafka storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java (validateTopicLogConfigValues, validateRemoteStorageOnlyIfSystemEnabled, validateNoRemoteStorageForCompactedTopic, validateRemoteStorageRetentionSize/Time) <https://github.com/apache/kafka/blob/trunk/storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java>
+    - apache/kafka core/src/main/scala/kafka/log/LogManager.scala (updateTopicConfig) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/LogManager.scala>
     - KIP-405: Kafka Tiered Storage <https://cwiki.apache.org/confluence/display/KAFKA/KIP-405%3A+Kafka+Tiered+Storage>
     - Kafka topic config local.retention.ms <https://kafka.apache.org/39/documentation.html#topicconfigs_local.retention.ms>
     """
