@@ -603,9 +603,7 @@ def max_message_bytes_chain(tables, params):
         "topic",
         F.col("topic"),
         text(
-            "topic ",
-            F.col("topic"),
-            " allows record batches of max.message.bytes=",
+            "record batches of max.message.bytes=",
             F.col("max_message_bytes"),
             ", at or above the brokers' socket.request.max.bytes=",
             F.col("socket_request_max_bytes"),

@@ -757,9 +757,7 @@ def tiered_storage_misconfigured(tables, params):
     )
     d = d.withColumn("reasons", reasons).where(F.size("reasons") > 0)
     msg = text(
-        "topic ",
-        F.col("topic"),
-        " sets remote.storage.enable=true but ",
+        "remote.storage.enable=true but ",
         F.array_join(F.col("reasons"), "; "),
         ": Kafka rejects this tiered storage configuration",
     )
@@ -861,7 +859,7 @@ def segment_vs_retention(tables, params):
         topics,
         "topic",
         F.col("topic"),
-        text("topic ", F.col("topic"), ": ", F.array_join(F.col("reasons"), "; ")),
+        F.array_join(F.col("reasons"), "; "),
         ev(
             problems=F.col("reasons"),
             retention_ms=F.col("retention_ms"),
