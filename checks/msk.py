@@ -423,7 +423,8 @@ def iam_connection_limit(tables, params):
     )
     near = F.col("connections") >= F.col("limit") * F.lit(params["near_fraction"])
     d = d.where(near | (F.col("peak") > F.col("limit")))
-    reconnect = F.when(F.col("rate") > 0, F.ceil(F.col("moved") / F.col("rate")))
+    # bigint: ceil gives a double on DuckDB and a bigint on Spark (the message must read alike)
+    reconnect = F.when(F.col("rate") > 0, F.ceil(F.col("moved") / F.col("rate")).cast("bigint"))
     msg = text(
         "broker ",
         F.col("broker_id"),
