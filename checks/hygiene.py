@@ -9,6 +9,7 @@ definitions of every release, ``auditor/data/kafka_configs.json``), loaded as Da
 import checks._kafka_keys as kafka_keys
 from auditor.declarations import Category, Param, rule
 from checks._api import F, Window, emit, ev, join, rows_frame, text
+from checks.storage import topic_log_settings
 from checks.transforms import (
     KAFKA_DEFAULT,
     SOURCE_NAMES,
@@ -24,7 +25,7 @@ from checks.transforms import (
     version_key,
 )
 
-CATEGORY = Category("CFG", "hygiene", "configuration hygiene", (1, 2, 3, 4, 5, 6, 7, 900))
+CATEGORY = Category("CFG", "hygiene", "configuration hygiene", (1, 2, 3, 4, 5, 6, 7, 8, 900))
 
 # Keys every broker of a cluster must agree on (CFG003): they decide topic creation,
 # durability, retention and the inter-broker protocol, all cluster-wide in effect.
@@ -924,3 +925,94 @@ def auto_create_topics_in_production(tables, params):
             default_replication_factor=try_int("default_rf"),
         ),
     )
+
+
+@rule(
+    "CFG008",
+    "max-message-bytes-chain",
+    "warning",
+    needs=(("topics", "configs"),),
+    uses=(topic_log_settings,),
+    runs_in=("lint",),
+)
+def max_message_bytes_chain(tables, params):
+    """A topic's max.message.bytes is at or above the brokers' socket.request.max.bytes: no producer can send a batch that large.
+
+    Why: `max.message.bytes` (topic; the brokers' `message.max.bytes` when not overridden) is
+    the largest record batch the broker accepts, but every produce request must first fit
+    in `socket.request.max.bytes` (default 100 MiB): a request announcing a larger size is
+    refused by the broker's network layer before it is read (NetworkReceive throws
+    InvalidReceiveException "larger than" the maximum, and the connection is closed). A
+    batch at the topic's limit plus the request's headers never arrives, so the limit is a
+    promise producers cannot use, and a producer that tries sees disconnections, not a
+    clear error. The rest of the chain does not break on large batches since KIP-74 (Kafka
+    0.10.1): `replica.fetch.max.bytes`, `replica.fetch.response.max.bytes` and the
+    consumers' `fetch.max.bytes` / `max.partition.fetch.bytes` are not absolute maximums (the
+    first batch is returned even when larger), so they are not judged; consumers older than
+    0.10.2 are (Kafka's max.message.bytes documentation) but are not visible in a snapshot.
+    Per topic where the topic overrides max.message.bytes; once per cluster (resource:
+    message.max.bytes) where the brokers' own value is at or above it.
+
+    Remediation: keep `max.message.bytes` well below `socket.request.max.bytes` (or raise
+    the latter on every broker, a static setting: a rolling restart), and the producers'
+    `max.request.size` in between; for very large payloads, store them outside Kafka and
+    send references.
+
+    Example: topic `blobs` with max.message.bytes=209715200 (200 MiB) on brokers with the
+    default socket.request.max.bytes of 104857600.
+
+    References:
+    - apache/kafka clients/src/main/java/org/apache/kafka/common/network/NetworkReceive.java (readFrom: InvalidReceiveException) and core/src/main/scala/kafka/network/SocketServer.scala (Processor built with socketRequestMaxBytes) <https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/network/NetworkReceive.java>
+    - apache/kafka server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java (replica.fetch.max.bytes: "not an absolute maximum") <https://github.com/apache/kafka/blob/trunk/server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java>
+    - KIP-74: Add Fetch Response Size Limit in Bytes <https://cwiki.apache.org/confluence/display/KAFKA/KIP-74%3A+Add+Fetch+Response+Size+Limit+in+Bytes>
+    - Kafka topic config max.message.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_max.message.bytes>
+    """
+    d = tables.derived(topic_log_settings)
+    too_big = F.col("max_message_bytes") >= F.col("socket_request_max_bytes")
+    topics = d.where(F.col("max_message_bytes_set") & too_big)
+    topic_findings = emit(
+        topics,
+        "topic",
+        F.col("topic"),
+        text(
+            "record batches of max.message.bytes=",
+            F.col("max_message_bytes"),
+            ", at or above the brokers' socket.request.max.bytes=",
+            F.col("socket_request_max_bytes"),
+            ": a produce request carrying such a batch is refused before it is read",
+        ),
+        ev(
+            max_message_bytes=F.col("max_message_bytes"),
+            socket_request_max_bytes=F.col("socket_request_max_bytes"),
+        ),
+    )
+    cluster = (
+        d.where(~F.col("max_message_bytes_set"))
+        .groupBy("cluster_id")
+        .agg(
+            F.first(F.col("cluster_max_message_bytes")).alias("cluster_max_message_bytes"),
+            F.first(F.col("socket_request_max_bytes")).alias("socket_request_max_bytes"),
+            F.count(F.lit(1)).alias("inheriting"),
+        )
+        .where(F.col("cluster_max_message_bytes") >= F.col("socket_request_max_bytes"))
+    )
+    cluster_findings = emit(
+        cluster,
+        "config",
+        F.lit("message.max.bytes"),
+        text(
+            "the brokers' message.max.bytes=",
+            F.col("cluster_max_message_bytes"),
+            " is at or above their socket.request.max.bytes=",
+            F.col("socket_request_max_bytes"),
+            ": no producer can send a batch that large (topics inheriting it: ",
+            F.col("inheriting"),
+            ")",
+        ),
+        ev(
+            max_message_bytes=F.col("cluster_max_message_bytes"),
+            socket_request_max_bytes=F.col("socket_request_max_bytes"),
+            topics_inheriting=F.col("inheriting"),
+        ),
+    )
+    return topic_findings.unionByName(cluster_findings)

@@ -13,9 +13,9 @@ partitions per broker".
 from auditor.declarations import Category, Param, rule
 from auditor.errors import UsageError
 from checks._api import F, emit, ev, join, text
-from checks.transforms import replica_lists
+from checks.transforms import broker_settings, replica_lists, try_int
 
-CATEGORY = Category("MSK", "msk", "Amazon MSK limits", tuple(range(1, 5)))
+CATEGORY = Category("MSK", "msk", "Amazon MSK limits", tuple(range(1, 6)))
 
 _BIG = ("4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")
 UPDATE_LIMITS = ("t3.small=300", "large=1500", "xlarge=1500", "2xlarge=3000", *(f"{s}=6000" for s in _BIG))
@@ -281,4 +281,196 @@ def cluster_operation_in_progress(tables, params):
         F.col("cluster"),
         msg,
         ev(state=F.col("state"), operations_in_progress=F.col("msk_operations")),
+    )
+
+
+# MSK005: the IAM listeners (listener names CLIENT_IAM, CLIENT_IAM_PUBLIC) and their settings.
+IAM_LISTENER = "(?i)^client_iam(_public)?$"
+IAM_MAX_CONNECTIONS_KEYS = (
+    "listener.name.client_iam.max.connections",
+    "listener.name.client_iam_public.max.connections",
+)
+CONNECTION_RATES = ("t3.small=4", "large=20", "xlarge=20", "2xlarge=20", *(f"{s}=20" for s in _BIG))
+
+
+def msk_iam_connections(tables):
+    """Per broker of an MSK cluster with IAM client authentication on (clusters.msk_iam_auth):
+    ``connections``, on its IAM listeners when the metric names listeners (else on all
+    listeners, ``scope``), ``broker_count`` and ``moved`` (the busiest other broker's
+    connections spread over the brokers that stay up while it restarts: what a roll moves
+    onto this broker at most), the configured IAM listener limit (``configured_limit``,
+    the lowest listener.name.client_iam[_public].max.connections set), the instance type."""
+    msk = tables.clusters.where(
+        (F.lower(F.col("platform")) == "msk") & F.coalesce(F.col("msk_iam_auth"), F.lit(False))
+    ).select("cluster_id", "msk_instance_type")
+    samples = join(
+        tables.metrics.where((F.col("name") == "connection_count") & F.col("broker_id").isNotNull()),
+        msk.select("cluster_id"),
+        "cluster_id",
+        "left_semi",
+    ).select(
+        "cluster_id",
+        "broker_id",
+        F.coalesce(F.regexp_extract(F.col("labels"), '"listener" *: *"([^"]*)"', 1), F.lit("")).alias(
+            "listener"
+        ),
+        "value",
+    )
+    iam = F.col("listener").rlike(IAM_LISTENER)
+    per_broker = (
+        samples.groupBy("cluster_id", "broker_id")
+        .agg(
+            F.sum(F.when(iam, F.col("value"))).alias("iam_connections"),
+            F.sum("value").alias("all_connections"),
+        )
+        .select(
+            "cluster_id",
+            "broker_id",
+            F.coalesce(F.col("iam_connections"), F.col("all_connections")).alias("connections"),
+            F.when(F.col("iam_connections").isNotNull(), F.lit("IAM listeners"))
+            .otherwise(F.lit("all listeners"))
+            .alias("scope"),
+        )
+    )
+    totals = per_broker.groupBy("cluster_id").agg(
+        F.sort_array(F.collect_list("connections"), asc=False).alias("ranked"),
+        F.count(F.lit(1)).alias("broker_count"),
+    )
+    limit = (
+        tables.derived(broker_settings)
+        .where(F.col("key").isin(*IAM_MAX_CONNECTIONS_KEYS))
+        .select("cluster_id", "broker_id", try_int("value").alias("v"))
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.min("v").alias("configured_limit"))
+    )
+    d = join(
+        join(join(per_broker, totals, "cluster_id"), msk, "cluster_id"),
+        limit,
+        ["cluster_id", "broker_id"],
+        "left",
+    )
+    # When broker X restarts, its clients reconnect to the brokers left up: each takes about
+    # X's connections / (brokers - 1). The most this broker takes is that share of the busiest
+    # other broker (the first of the ranked counts, or the second when this broker is the first).
+    busiest_other = F.when(
+        F.col("connections") >= F.element_at(F.col("ranked"), 1), F.element_at(F.col("ranked"), 2)
+    ).otherwise(F.element_at(F.col("ranked"), 1))
+    moved = F.when(F.col("broker_count") > 1, busiest_other / (F.col("broker_count") - F.lit(1))).otherwise(
+        F.lit(0.0)
+    )
+    return d.withColumn("moved", moved)
+
+
+@rule(
+    "MSK005",
+    "iam-connection-limit",
+    "warning",
+    needs=("metrics",),
+    params=(
+        Param(
+            "max_connections",
+            3000,
+            "TCP connections per broker MSK accepts with IAM access control (AWS quota; "
+            "listener.name.client_iam.max.connections on the broker overrides it)",
+        ),
+        Param(
+            "near_fraction",
+            0.8,
+            "fraction of the limit at which a broker is near it (a heuristic)",
+        ),
+        Param(
+            "connection_rates",
+            CONNECTION_RATES,
+            "new IAM connections per second per broker MSK accepts, per broker size ('SUFFIX=COUNT' "
+            "entries matched against the end of msk_instance_type): for the reconnect estimate",
+        ),
+    ),
+    uses=(msk_iam_connections, broker_settings),
+    runs_in=("preflight",),
+)
+def iam_connection_limit(tables, params):
+    """A broker of an MSK cluster with IAM authentication is near its IAM connection limit, or a rolling restart would push it over.
+
+    Why: with IAM access control MSK accepts at most 3000 TCP connections per broker
+    (parameter `max_connections`; a broker's `listener.name.client_iam.max.connections`
+    override wins) and only a few new connections per second per broker (AWS: 20 per
+    second for every size but kafka.t3.small, 4 per second there; newer quota pages list
+    higher rates for M5/M7g: parameter `connection_rates`). Connections above the limit
+    are refused. During a rolling restart (every MSK patch) each restarting broker's
+    clients reconnect to the others, so a broker's count rises by up to the other
+    busiest other broker's connections divided by the brokers left up (`moved_by_roll` in
+    the evidence); the ~4,000-connection surge of a connection storm alone is above the limit. The rule fires
+    when a broker is at `near_fraction` of its limit or when its count plus that share is
+    above it. The counts are the connection_count metric (open monitoring, per listener:
+    the IAM listeners CLIENT_IAM / CLIENT_IAM_PUBLIC when named, else all listeners, which
+    overstates; CloudWatch ConnectionCount has no listener). Only Standard brokers
+    (kafka.*) of clusters whose DescribeClusterV2 shows IAM client authentication enabled
+    are judged; Express brokers have their own quotas.
+
+    Remediation: reduce connections (share one producer per process, pool consumers,
+    close idle clients: `connections.max.idle.ms`), spread clients over more brokers
+    (add brokers), set `reconnect.backoff.ms` / `reconnect.backoff.max.ms` on clients so
+    a roll does not turn into a reconnect storm, or raise
+    `listener.name.client_iam.max.connections` with care (AWS: a high value can make the
+    broker unavailable).
+
+    Example: kafka.m5.large broker 2 with 2,700 IAM connections in a 3-broker cluster whose
+    busiest other broker holds 2,650: its restart moves about 1,325 onto broker 2 (4,025,
+    above 3,000).
+
+    References:
+    - Amazon MSK quota <https://docs.aws.amazon.com/msk/latest/developerguide/limits.html>
+    - Amazon MSK developer guide (archived), doc_source/limits.md: 3000 IAM connections per broker, 20 new connections per second (kafka.t3.small: 4) <https://github.com/awsdocs/amazon-msk-developer-guide/blob/main/doc_source/limits.md>
+    - KIP-612: limit connection creation rate on brokers <https://cwiki.apache.org/confluence/display/KAFKA/KIP-612%3A+Ability+to+Limit+Connection+Creation+Rate+on+Brokers>
+    """
+    base = tables.derived(msk_iam_connections).where(F.col("msk_instance_type").startswith("kafka."))
+    d = (
+        base.withColumn("limit", F.coalesce(F.col("configured_limit"), F.lit(params["max_connections"])))
+        .withColumn("rate", _limit_for(params["connection_rates"], "MSK005 connection_rates"))
+        .withColumn("peak", F.col("connections") + F.col("moved"))
+    )
+    near = F.col("connections") >= F.col("limit") * F.lit(params["near_fraction"])
+    d = d.where(near | (F.col("peak") > F.col("limit")))
+    # bigint: ceil gives a double on DuckDB and a bigint on Spark (the message must read alike)
+    reconnect = F.when(F.col("rate") > 0, F.ceil(F.col("moved") / F.col("rate")).cast("bigint"))
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " holds ",
+        F.round(F.col("connections"), 0).cast("bigint"),
+        " connections (",
+        F.col("scope"),
+        ") of the ",
+        F.col("limit"),
+        " MSK accepts per broker with IAM authentication on ",
+        F.col("msk_instance_type"),
+        "; a rolling restart moves up to ",
+        F.round(F.col("moved"), 0).cast("bigint"),
+        " more onto it (",
+        F.round(F.col("peak"), 0).cast("bigint"),
+        F.when(F.col("peak") > F.col("limit"), F.lit(", above the limit: connections are refused")).otherwise(
+            F.lit(", within the limit")
+        ),
+        ")",
+        F.when(
+            reconnect.isNotNull(),
+            text(
+                "; at ", F.col("rate"), " new connections/s they need at least ", reconnect, " s to reconnect"
+            ),
+        ).otherwise(F.lit("")),
+    )
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        ev(
+            connections=F.round(F.col("connections"), 0).cast("bigint"),
+            counted_on=F.col("scope"),
+            limit=F.col("limit"),
+            moved_by_roll=F.round(F.col("moved"), 0).cast("bigint"),
+            peak_during_roll=F.round(F.col("peak"), 0).cast("bigint"),
+            new_connections_per_second=F.col("rate"),
+            instance_type=F.col("msk_instance_type"),
+        ),
     )

@@ -9,14 +9,18 @@ from auditor.declarations import Category, Param, rule
 from checks._api import F, emit, ev, join, text
 from checks.transforms import (
     broker_log_dirs,
+    cluster_settings,
     failed_log_dir,
     int_list,
     topic_replication,
+    topic_settings,
+    try_bool,
+    try_long,
     version_key,
     version_number,
 )
 
-CATEGORY = Category("DSK", "storage", "storage and JBOD", tuple(range(1, 7)))
+CATEGORY = Category("DSK", "storage", "storage and JBOD", tuple(range(1, 10)))
 
 SARAMA_FIXED = "1.43.3"
 MV_JBOD_LEVEL = 17  # metadata.version 3.7-IV2: JBOD on KRaft (KIP-858)
@@ -32,6 +36,17 @@ def _dir_name():
 
 def _paths(col="log_dir_paths"):
     return F.array_join(F.col(col), ", ")
+
+
+def without_express(tables, d):
+    """``d`` without the rows of MSK Express clusters (instance types express.*): their storage
+    is managed by MSK, with no disk, volume or log dir for the owner to size or fill (AWS,
+    "Amazon MSK Express brokers"), so the disk rules' findings and advice do not apply."""
+    express = tables.clusters.where(
+        (F.lower(F.col("platform")) == "msk")
+        & F.lower(F.trim(F.col("msk_instance_type"))).startswith("express.")
+    ).select("cluster_id")
+    return join(d, express, "cluster_id", "left_anti")
 
 
 def old_sarama(tables, fixed: str = SARAMA_FIXED):
@@ -434,7 +449,8 @@ def single_log_dir(tables, params):
     every partition has enough replicas on other racks, painful otherwise. So the rule
     stays quiet when every topic of the cluster has at least `acceptable_min_rf` replicas
     (default 3) and the brokers span at least `acceptable_min_racks` racks (default 2):
-    both are parameters. It is informational either way.
+    both are parameters. It is informational either way. MSK Express brokers (managed storage)
+    are not judged.
 
     Remediation: make sure losing this broker is safe: replication factor 3 with
     min.insync.replicas 2 and broker.rack set so replicas spread over racks/AZs. If disks
@@ -458,7 +474,7 @@ def single_log_dir(tables, params):
     safe = (F.col("cluster_min_rf") >= params["acceptable_min_rf"]) & (
         F.col("racks") >= params["acceptable_min_racks"]
     )
-    d = d.where(~F.coalesce(safe, F.lit(False)))
+    d = without_express(tables, d.where(~F.coalesce(safe, F.lit(False))))
     msg = text(
         "broker ",
         F.col("broker_id"),
@@ -497,7 +513,8 @@ def disk_usage_high(tables, params):
     Why: when a log dir fills up, the broker marks it offline (the same failure as a dead
     disk, DSK001) or stops. Reassignments, retention changes and catch-up after a broker
     restart all need free space, so the margin has to exist before it is needed. The
-    threshold is the parameter `max_used` (a fraction, default 0.85, a heuristic).
+    threshold is the parameter `max_used` (a fraction, default 0.85, a heuristic). MSK
+    Express brokers (managed storage, nothing to grow) are not judged.
 
     Remediation: lower retention (`retention.ms` / `retention.bytes` on the largest
     topics), add disks or brokers and move partitions with `kafka-reassign-partitions`
@@ -511,7 +528,7 @@ def disk_usage_high(tables, params):
     - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
     """
     used = F.when(F.col("total_bytes") > 0, F.col("used_bytes") / F.col("total_bytes"))  # no division by 0
-    d = tables.log_dirs.where(used > params["max_used"])
+    d = without_express(tables, tables.log_dirs.where(used > params["max_used"]))
     pct = F.round(used * 100, 1)
     msg = text(
         "log dir ",
@@ -538,5 +555,517 @@ def disk_usage_high(tables, params):
             total_bytes=F.col("total_bytes"),
             used_percent=pct,
             device=F.col("device"),
+        ),
+    )
+
+
+# -- topic log settings: retention, segments, tiered storage (DSK007-DSK009) ---------------
+
+# Topic setting -> the broker settings it falls back to (the first one set wins, each with its
+# factor to the topic setting's unit) and Kafka's default. Broker precedence as KafkaConfig
+# resolves it (apache/kafka core/src/main/scala/kafka/server/KafkaConfig.scala,
+# logRetentionTimeMillis: log.retention.ms > log.retention.minutes > log.retention.hours, a
+# negative value is -1, unlimited; logRollTimeMillis: log.roll.ms > log.roll.hours); the
+# local.retention defaults -2 mean "use retention" (LogConfig DEFAULT_LOCAL_RETENTION_MS/BYTES,
+# RemoteLogManagerConfig DEFAULT_LOG_LOCAL_RETENTION_MS/BYTES).
+TOPIC_LOG_KEYS = {
+    "retention.ms": (
+        (("log.retention.ms", 1), ("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)),
+        604_800_000,
+    ),
+    "retention.bytes": ((("log.retention.bytes", 1),), -1),
+    "segment.ms": ((("log.roll.ms", 1), ("log.roll.hours", 3_600_000)), 604_800_000),
+    "segment.bytes": ((("log.segment.bytes", 1),), 1_073_741_824),
+    "local.retention.ms": ((("log.local.retention.ms", 1),), -2),
+    "local.retention.bytes": ((("log.local.retention.bytes", 1),), -2),
+    "max.message.bytes": ((("message.max.bytes", 1),), 1_048_588),
+}
+SOCKET_REQUEST_MAX_BYTES = ("socket.request.max.bytes", 104_857_600)  # SocketServerConfigs default
+REMOTE_SYSTEM_KEY = "remote.log.storage.system.enable"  # broker; Kafka's default false
+REMOTE_TOPIC_KEY = "remote.storage.enable"  # topic only; Kafka's default false
+
+
+def _c(key: str) -> str:
+    return key.replace(".", "_")
+
+
+def topic_log_settings(tables):
+    """Per topic: its effective retention.ms, retention.bytes, segment.ms, segment.bytes,
+    local.retention.ms, local.retention.bytes and max.message.bytes (bigint, in the topic setting's unit; -1
+    unlimited, -2 "use retention"), ``<key>_set`` (the topic overrides it), ``remote_storage``
+    (remote.storage.enable=true on the topic), ``remote_system`` (the brokers' effective
+    remote.log.storage.system.enable), ``brokers_known`` (broker-level configuration was
+    collected or linted), cleanup_policy, the cluster's platform and the cluster-level values
+    (``cluster_<key>``) with the broker key that decided the time settings, and the brokers'
+    socket.request.max.bytes (CFG008)."""
+    broker_keys = sorted(
+        {k for chain, _ in TOPIC_LOG_KEYS.values() for k, _ in chain}
+        | {REMOTE_SYSTEM_KEY, SOCKET_REQUEST_MAX_BYTES[0]}
+    )
+    cluster = (
+        tables.derived(cluster_settings)
+        .where(F.col("key").isin(*broker_keys))
+        .groupBy("cluster_id")
+        .agg(*[F.max(F.when(F.col("key") == k, F.col("value"))).alias("b_" + _c(k)) for k in broker_keys])
+    )
+    overrides = (
+        tables.configs.where(
+            (F.col("entity_type") == "topic") & F.col("key").isin(*TOPIC_LOG_KEYS, REMOTE_TOPIC_KEY)
+        )
+        .groupBy("cluster_id", F.col("entity_name").alias("topic"))
+        .agg(
+            *[
+                F.max(F.when(F.col("key") == k, F.trim(F.col("value")))).alias("t_" + _c(k))
+                for k in (*TOPIC_LOG_KEYS, REMOTE_TOPIC_KEY)
+            ]
+        )
+    )
+    known = (
+        tables.configs.where(F.col("entity_type").isin("broker", "cluster_default"))
+        .select("cluster_id")
+        .distinct()
+        .withColumn("brokers_known", F.lit(True))
+    )
+    settings = tables.derived(topic_settings).select("cluster_id", "topic", "cleanup_policy")
+    platform = tables.clusters.select("cluster_id", F.lower(F.col("platform")).alias("platform"))
+    d = join(
+        join(
+            join(join(settings, overrides, ["cluster_id", "topic"], "left"), cluster, "cluster_id", "left"),
+            known,
+            "cluster_id",
+            "left",
+        ),
+        platform,
+        "cluster_id",
+        "left",
+    )
+    columns = []
+    for key, (chain, default) in TOPIC_LOG_KEYS.items():
+        broker = None
+        for bkey, factor in chain:
+            value = try_long("b_" + _c(bkey)) * F.lit(factor)
+            broker = value if broker is None else F.coalesce(broker, value)
+        broker = F.coalesce(broker, F.lit(default).cast("bigint"))
+        if key == "retention.ms":  # KafkaConfig: a negative broker retention time is -1, unlimited
+            broker = F.when(broker < 0, F.lit(-1).cast("bigint")).otherwise(broker)
+        columns += [
+            F.coalesce(try_long("t_" + _c(key)), broker).alias(_c(key)),
+            try_long("t_" + _c(key)).isNotNull().alias(_c(key) + "_set"),
+            broker.alias("cluster_" + _c(key)),
+        ]
+    time_key = F.lit("log.retention.hours")
+    for bkey in ("log.retention.minutes", "log.retention.ms"):
+        time_key = F.when(try_long("b_" + _c(bkey)).isNotNull(), F.lit(bkey)).otherwise(time_key)
+    roll_key = F.when(try_long("b_log_roll_ms").isNotNull(), F.lit("log.roll.ms")).otherwise(
+        F.lit("log.roll.hours")
+    )
+    return d.select(
+        "cluster_id",
+        "topic",
+        "cleanup_policy",
+        "platform",
+        *columns,
+        F.coalesce(try_bool("t_" + _c(REMOTE_TOPIC_KEY)), F.lit(False)).alias("remote_storage"),
+        F.coalesce(try_bool("b_" + _c(REMOTE_SYSTEM_KEY)), F.lit(False)).alias("remote_system"),
+        F.coalesce(F.col("brokers_known"), F.lit(False)).alias("brokers_known"),
+        time_key.alias("retention_time_key"),
+        roll_key.alias("roll_time_key"),
+        F.coalesce(try_long("b_" + _c(SOCKET_REQUEST_MAX_BYTES[0])), F.lit(SOCKET_REQUEST_MAX_BYTES[1]))
+        .cast("bigint")
+        .alias("socket_request_max_bytes"),
+    )
+
+
+def _has_policy(policy: str):
+    return F.coalesce(F.lower(F.col("cleanup_policy")).contains(policy), F.lit(policy == "delete"))
+
+
+def _duration(col):
+    """A duration in ms as readable text: '7200000 ms (2.0 h)'."""
+    return text(col, " ms (", F.round(col / F.lit(3_600_000.0), 1), " h)")
+
+
+@rule(
+    "DSK007",
+    "tiered-storage-misconfigured",
+    "error",
+    needs=(("topics", "configs"),),
+    uses=(topic_log_settings,),
+    runs_in=("lint",),
+)
+def tiered_storage_misconfigured(tables, params):
+    """A topic enables tiered storage (remote.storage.enable=true) in a way Kafka rejects.
+
+    Why: Kafka validates a tiered topic's configuration when it is created or altered
+    (LogConfig.validateTopicLogConfigValues, KIP-405) and refuses it when: the brokers do not
+    enable tiered storage (`remote.log.storage.system.enable` false, Kafka's default:
+    "Tiered Storage functionality is disabled in the broker"; a broker applying such a
+    topic's configuration refuses it too, LogManager.updateTopicConfig: "You have to delete
+    all topics with the property remote.storage.enable=true before disabling tiered storage
+    cluster-wide");
+    `cleanup.policy` contains `compact` ("Remote log storage is unsupported for the
+    compacted topics"); `local.retention.ms` is -1 or above a finite `retention.ms`, or
+    `local.retention.bytes` is -1 or above a finite `retention.bytes` (-2, the default,
+    means "use retention" and always passes). The topic create or config change in the
+    file fails when it is applied; on a cluster, the topic does not tier as configured.
+    The brokers' setting is judged only where broker configuration was collected or
+    linted, and never on MSK (MSK sets it for clusters with tiered storage mode).
+
+    Remediation: enable `remote.log.storage.system.enable=true` (with a remote storage
+    manager) on every broker before creating tiered topics; keep compacted topics local
+    (`remote.storage.enable=false`); set `local.retention.ms` / `local.retention.bytes` at
+    or below `retention.ms` / `retention.bytes`, or leave them at -2.
+
+    Example: topic `events` with remote.storage.enable=true and local.retention.ms=604800000
+    above retention.ms=86400000.
+
+    References:
+    - apache/kafka storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java (validateTopicLogConfigValues, validateRemoteStorageOnlyIfSystemEnabled, validateNoRemoteStorageForCompactedTopic, validateRemoteStorageRetentionSize/Time) <https://github.com/apache/kafka/blob/trunk/storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java>
+    - apache/kafka core/src/main/scala/kafka/log/LogManager.scala (updateTopicConfig) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/LogManager.scala>
+    - KIP-405: Kafka Tiered Storage <https://cwiki.apache.org/confluence/display/KAFKA/KIP-405%3A+Kafka+Tiered+Storage>
+    - Kafka topic config local.retention.ms <https://kafka.apache.org/39/documentation.html#topicconfigs_local.retention.ms>
+    """
+    d = tables.derived(topic_log_settings).where(F.col("remote_storage"))
+
+    def too_long(local, limit):
+        return (
+            (F.col(limit) != -1)
+            & (F.col(local) != -2)
+            & ((F.col(local) == -1) | (F.col(local) > F.col(limit)))
+        )
+
+    def too_big(local, limit):
+        return (
+            (F.col(limit) > -1)
+            & (F.col(local) != -2)
+            & ((F.col(local) == -1) | (F.col(local) > F.col(limit)))
+        )
+
+    system_off = (
+        F.col("brokers_known") & ~F.col("remote_system") & (F.coalesce(F.col("platform"), F.lit("")) != "msk")
+    )
+    compacted = F.coalesce(F.lower(F.col("cleanup_policy")).contains("compact"), F.lit(False))
+    ms_bad, bytes_bad = (
+        too_long("local_retention_ms", "retention_ms"),
+        too_big("local_retention_bytes", "retention_bytes"),
+    )
+    reasons = F.array_compact(
+        F.array(
+            F.when(
+                system_off,
+                F.lit("the brokers do not enable tiered storage (remote.log.storage.system.enable=false)"),
+            ),
+            F.when(
+                compacted, text("cleanup.policy=", F.col("cleanup_policy"), " (compacted topics cannot tier)")
+            ),
+            F.when(
+                ms_bad,
+                text(
+                    "local.retention.ms=",
+                    F.col("local_retention_ms"),
+                    " above retention.ms=",
+                    F.col("retention_ms"),
+                ),
+            ),
+            F.when(
+                bytes_bad,
+                text(
+                    "local.retention.bytes=",
+                    F.col("local_retention_bytes"),
+                    " above retention.bytes=",
+                    F.col("retention_bytes"),
+                ),
+            ),
+        )
+    )
+    d = d.withColumn("reasons", reasons).where(F.size("reasons") > 0)
+    msg = text(
+        "remote.storage.enable=true but ",
+        F.array_join(F.col("reasons"), "; "),
+        ": Kafka rejects this tiered storage configuration",
+    )
+    return emit(
+        d,
+        "topic",
+        F.col("topic"),
+        msg,
+        ev(
+            problems=F.col("reasons"),
+            cleanup_policy=F.col("cleanup_policy"),
+            retention_ms=F.col("retention_ms"),
+            local_retention_ms=F.col("local_retention_ms"),
+            retention_bytes=F.col("retention_bytes"),
+            local_retention_bytes=F.col("local_retention_bytes"),
+        ),
+    )
+
+
+@rule(
+    "DSK008",
+    "segment-vs-retention",
+    "warning",
+    needs=(("topics", "configs"),),
+    uses=(topic_log_settings,),
+    runs_in=("lint",),
+)
+def segment_vs_retention(tables, params):
+    """A topic's segments outlast its retention: segment.ms above retention.ms, or segment.bytes above retention.bytes.
+
+    Why: Kafka deletes whole segments, never part of one. Time retention deletes a segment
+    once its newest record is older than `retention.ms`; a partition written continuously
+    keeps its newest record in the active segment, which rolls only after `segment.ms` or
+    at `segment.bytes` (UnifiedLog.deleteRetentionMsBreachedSegments / deletableSegments).
+    So with `segment.ms` above `retention.ms`, a record can stay up to segment.ms +
+    retention.ms, far beyond the retention a team set for disk or data-protection reasons.
+    Size retention deletes the oldest segments only while what is left stays at or above
+    `retention.bytes`, and never the active segment (deleteRetentionSizeBreachedSegments):
+    with `segment.bytes` above `retention.bytes`, a partition holds up to retention.bytes +
+    segment.bytes, more than twice its limit. Only topics with the delete policy are judged;
+    per topic where the topic overrides one of the four settings, and once per cluster
+    (resource: the broker retention setting) where the brokers' own defaults conflict.
+
+    Remediation: set `segment.ms` at or below `retention.ms` (Kafka's docs: segment.ms
+    forces a roll "to ensure that retention can delete or compact old data"), and
+    `segment.bytes` well below `retention.bytes`, on the topic (or `log.roll.ms` /
+    `log.segment.bytes` on the brokers).
+
+    Example: topic `audit` with retention.ms=7200000 (2 h) and the default segment.ms of 7
+    days: a quiet partition keeps its records for up to 7 days.
+
+    References:
+    - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (deletableSegments, deleteRetentionMsBreachedSegments, deleteRetentionSizeBreachedSegments) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/UnifiedLog.scala>
+    - Kafka topic config segment.ms <https://kafka.apache.org/39/documentation.html#topicconfigs_segment.ms>
+    - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
+    """
+    d = tables.derived(topic_log_settings).where(_has_policy("delete"))
+
+    def time_conflict(p=""):
+        return (F.col(p + "retention_ms") > 0) & (F.col(p + "segment_ms") > F.col(p + "retention_ms"))
+
+    def size_conflict(p=""):
+        return (F.col(p + "retention_bytes") >= 0) & (
+            F.col(p + "segment_bytes") > F.col(p + "retention_bytes")
+        )
+
+    def reasons(p=""):
+        return F.array_compact(
+            F.array(
+                F.when(
+                    time_conflict(p),
+                    text(
+                        "segment.ms=",
+                        _duration(F.col(p + "segment_ms")),
+                        " above retention.ms=",
+                        _duration(F.col(p + "retention_ms")),
+                        ": records can stay up to segment.ms + retention.ms",
+                    ),
+                ),
+                F.when(
+                    size_conflict(p),
+                    text(
+                        "segment.bytes=",
+                        F.col(p + "segment_bytes"),
+                        " above retention.bytes=",
+                        F.col(p + "retention_bytes"),
+                        ": a partition holds up to retention.bytes + segment.bytes",
+                    ),
+                ),
+            )
+        )
+
+    own_time = F.col("retention_ms_set") | F.col("segment_ms_set")
+    own_size = F.col("retention_bytes_set") | F.col("segment_bytes_set")
+    topics = d.where((time_conflict() & own_time) | (size_conflict() & own_size)).withColumn(
+        "reasons", reasons()
+    )
+    topic_findings = emit(
+        topics,
+        "topic",
+        F.col("topic"),
+        F.array_join(F.col("reasons"), "; "),
+        ev(
+            problems=F.col("reasons"),
+            retention_ms=F.col("retention_ms"),
+            segment_ms=F.col("segment_ms"),
+            retention_bytes=F.col("retention_bytes"),
+            segment_bytes=F.col("segment_bytes"),
+        ),
+    )
+    cluster = (
+        d.groupBy("cluster_id")
+        .agg(
+            *[
+                F.first(F.col(c)).alias(c)
+                for c in (
+                    "cluster_retention_ms",
+                    "cluster_segment_ms",
+                    "cluster_retention_bytes",
+                    "cluster_segment_bytes",
+                    "retention_time_key",
+                    "roll_time_key",
+                )
+            ],
+            F.sum(
+                F.when(~(F.col("retention_ms_set") | F.col("segment_ms_set")), F.lit(1)).otherwise(F.lit(0))
+            ).alias("inheriting_time"),
+            F.sum(
+                F.when(~(F.col("retention_bytes_set") | F.col("segment_bytes_set")), F.lit(1)).otherwise(
+                    F.lit(0)
+                )
+            ).alias("inheriting_size"),
+        )
+        .where(
+            (time_conflict("cluster_") & (F.col("inheriting_time") > 0))
+            | (size_conflict("cluster_") & (F.col("inheriting_size") > 0))
+        )
+        .withColumn("reasons", reasons("cluster_"))
+        .withColumn(
+            "key",
+            F.when(time_conflict("cluster_"), F.col("retention_time_key")).otherwise(
+                F.lit("log.retention.bytes")
+            ),
+        )
+    )
+    cluster_findings = emit(
+        cluster,
+        "config",
+        F.col("key"),
+        text(
+            "the brokers' defaults: ",
+            F.array_join(F.col("reasons"), "; "),
+            " (topics inheriting them: ",
+            F.greatest(F.col("inheriting_time"), F.col("inheriting_size")),
+            ")",
+        ),
+        ev(
+            problems=F.col("reasons"),
+            retention_ms=F.col("cluster_retention_ms"),
+            segment_ms=F.col("cluster_segment_ms"),
+            retention_bytes=F.col("cluster_retention_bytes"),
+            segment_bytes=F.col("cluster_segment_bytes"),
+            topics_inheriting=F.greatest(F.col("inheriting_time"), F.col("inheriting_size")),
+        ),
+    )
+    return topic_findings.unionByName(cluster_findings)
+
+
+def broker_retention_bytes(tables):
+    """Per broker of a cluster whose log-dir capacities are known (log_dirs.total_bytes,
+    DescribeLogDirs v4+ since KIP-827): ``capacity`` (the sum over its log dirs),
+    ``bounded_bytes``, the most its replicas of topics with a finite retention.bytes can hold
+    (per replica retention.bytes + segment.bytes: size retention never deletes the active
+    segment, see DSK008), ``bounded_replicas`` and ``topics`` (how many such topics)."""
+    capacity = (
+        tables.log_dirs.where(F.col("total_bytes") > 0)
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.sum("total_bytes").alias("capacity"), F.sum("used_bytes").alias("used"))
+    )
+    bounded = (
+        tables.derived(topic_log_settings)
+        .where((F.col("retention_bytes") >= 0) & _has_policy("delete"))
+        .select(
+            "cluster_id",
+            "topic",
+            (F.col("retention_bytes") + F.greatest(F.col("segment_bytes"), F.lit(0))).alias("per_replica"),
+        )
+    )
+    clusters = capacity.select("cluster_id").distinct()
+    parts = join(
+        tables.partitions.select("cluster_id", "topic", "replicas"), clusters, "cluster_id", "left_semi"
+    )
+    # Assignments repeat: count partitions per (topic, replica list) before exploding replicas.
+    per_list = (
+        join(parts, bounded, ["cluster_id", "topic"])
+        .groupBy("cluster_id", "topic", "replicas", "per_replica")
+        .agg(F.count(F.lit(1)).alias("n"))
+    )
+    per_broker = (
+        per_list.select(
+            "cluster_id", "topic", "per_replica", "n", F.explode(F.col("replicas")).alias("broker_id")
+        )
+        .groupBy("cluster_id", "broker_id")
+        .agg(
+            F.sum(F.col("per_replica") * F.col("n")).alias("bounded_bytes"),
+            F.sum("n").alias("bounded_replicas"),
+            F.countDistinct("topic").alias("topics"),
+        )
+    )
+    return join(per_broker, capacity, ["cluster_id", "broker_id"])
+
+
+@rule(
+    "DSK009",
+    "retention-exceeds-disk",
+    "warning",
+    needs=("log_dirs",),
+    params=(
+        Param(
+            "headroom",
+            0.15,
+            "fraction of a broker's log-dir capacity to keep free (reassignments, catch-up, "
+            "compaction); the retained bytes may use the rest",
+        ),
+    ),
+    uses=(broker_retention_bytes,),
+    runs_in=("preflight",),
+)
+def retention_exceeds_disk(tables, params):
+    """The topics a broker hosts may retain more bytes than its log dirs hold.
+
+    Why: a topic with a finite `retention.bytes` may keep that much per partition replica,
+    plus its active segment (size retention never deletes the active segment:
+    UnifiedLog.deleteRetentionSizeBreachedSegments), so a broker's replicas of such topics
+    can grow to sum(retention.bytes + segment.bytes) over them. When that sum exceeds the
+    capacity of the broker's log dirs (DescribeLogDirs total bytes, KIP-827) minus the
+    headroom `headroom` (a fraction, default 0.15, a heuristic matching DSK006's 85%),
+    retention will not stop the disk from filling: a full log dir goes offline (DSK001).
+    Only topics with the delete policy and a finite retention.bytes are counted (time-only
+    retention has no byte bound), so the real need can be higher; where capacities are
+    unknown (older brokers, MSK without DescribeLogDirs) the rule is not evaluated; MSK
+    Express brokers (managed storage) are not judged.
+
+    Remediation: lower `retention.bytes` of the largest topics, spread their partitions
+    over more brokers (`kafka-reassign-partitions`), or add disk (MSK: `aws kafka
+    update-broker-storage` or storage auto-scaling).
+
+    Example: broker 2 with 1 TB of log dirs hosting 400 replicas of topics with
+    retention.bytes=5 GB (2 TB at most).
+
+    References:
+    - KIP-827: Expose log dirs total and usable space via Kafka API <https://cwiki.apache.org/confluence/display/KAFKA/KIP-827%3A+Expose+log+dirs+total+and+usable+space+via+Kafka+API>
+    - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (deleteRetentionSizeBreachedSegments) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/UnifiedLog.scala>
+    - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
+    """
+    usable = F.col("capacity") * F.lit(1.0 - params["headroom"])
+    d = without_express(tables, tables.derived(broker_retention_bytes).where(F.col("bounded_bytes") > usable))
+    gb = lambda c: F.round(c / F.lit(1e9), 1)  # noqa: E731
+    msg = text(
+        "broker ",
+        F.col("broker_id"),
+        " hosts ",
+        F.col("bounded_replicas"),
+        " replicas of ",
+        F.col("topics"),
+        " topic(s) whose retention.bytes (+ one segment each) add up to ",
+        gb(F.col("bounded_bytes")),
+        " GB, above the ",
+        gb(usable),
+        " GB its log dirs give after "
+        + str(round(params["headroom"] * 100, 1)).removesuffix(".0")
+        + "% headroom (",
+        gb(F.col("capacity")),
+        " GB): retention cannot keep the disk from filling",
+    )
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        ev(
+            retained_bytes_bound=F.col("bounded_bytes"),
+            capacity_bytes=F.col("capacity"),
+            used_bytes=F.col("used"),
+            replicas=F.col("bounded_replicas"),
+            topics=F.col("topics"),
         ),
     )

@@ -25,6 +25,7 @@ from botocore.stub import Stubber  # noqa: E402
 
 from auditor.collectors import msk  # noqa: E402
 from auditor.collectors._common import CollectResult  # noqa: E402
+from auditor.snapshot.io import Manifest  # noqa: E402
 from tests.test_collect_metrics import MSK_TEXT, NODE_TEXT  # noqa: E402
 
 REGION = "eu-west-1"
@@ -288,6 +289,9 @@ def test_zookeeper_mode_cluster(monkeypatch):
     assert (m["state"], m["storage_mode"], m["operations_in_progress"]) == ("ACTIVE", "LOCAL", [])
     assert m["configuration"] == {"arn": CONFIG_ARN, "revision": 3}
     assert m["zookeeper_connect"].startswith("z-1.payments.")
+    # ClientAuthentication as DescribeClusterV2 gave it; the clusters column MSK005 reads.
+    assert m["client_authentication"] == {"iam": True, "scram": False, "tls": False, "unauthenticated": False}
+    assert Manifest(cluster={"id": "c", "msk": m}, collected_at="x").cluster_row()["msk_iam_auth"] is True
     assert got.result.sources == [{"source": "msk", "target": ARN, "status": "ok"}]
     assert calls.names == [
         "DescribeClusterV2",
@@ -382,10 +386,18 @@ def test_express_broker_cluster(monkeypatch):
     )
     got = msk.collect_msk(ARN)
     assert got.result.errors == []
-    # Express: the instance type as MSK names it; no documented default configuration shipped for
-    # it; without a .kraft marker the metadata mode is not claimed; JMX exporter only.
+    # Express: the instance type as MSK names it; not Standard's default configuration but the
+    # two values MSK fixes on Express brokers (AWS's read-only table); without a .kraft marker
+    # the metadata mode is not claimed; JMX exporter only.
     assert got.cluster_fields == {"platform": "msk", "msk_instance_type": "express.m7g.large", "az_count": 3}
-    assert "configs" not in got.result.tables
+    assert sorted(
+        (c["entity_name"], c["key"], c["value"], c["file"]) for c in got.result.tables["configs"]
+    ) == [
+        (str(b), key, value, "msk-express-read-only-configuration")
+        for b in (1, 2, 3)
+        for key, value in (("default.replication.factor", "3"), ("min.insync.replicas", "2"))
+    ]
+    assert got.manifest["express_read_only"]["source"].endswith("msk-configuration-express-read-only.html")
     assert got.metrics == [f"broker_id={b}:http://{host(b)}:11001/metrics" for b in (1, 2, 3)]
 
 
@@ -877,3 +889,18 @@ def test_list_nodes_with_a_broker_id_kafka_cannot_hold_is_a_source_error(monkeyp
         for m in msgs
     ), msgs
     assert not got.result.tables.get("brokers")
+
+
+def test_iam_auth_column_from_bootstrap_listeners_when_authentication_was_not_recorded():
+    """Older manifests have no client_authentication: GetBootstrapBrokers' listeners tell."""
+
+    def row(msk_block):
+        return Manifest(cluster={"id": "c", "msk": msk_block}, collected_at="x").cluster_row()["msk_iam_auth"]
+
+    assert (
+        row({"bootstrap": {"listeners": ["BootstrapBrokerStringSaslIam", "BootstrapBrokerStringTls"]}})
+        is True
+    )
+    assert row({"bootstrap": {"listeners": ["BootstrapBrokerStringTls"]}}) is False
+    assert row({"client_authentication": {"iam": False}, "bootstrap": {"listeners": ["X_SaslIam"]}}) is False
+    assert row({}) is None and row(None) is None

@@ -531,6 +531,7 @@ def test_sample_change_review(capsys):
         ("REP002", "topics.yaml", 13),
         ("REP009", "topics.yaml", 13),  # RF 2 and RF 1 in search-ingest's 3 AZs
         ("REP009", "topics.yaml", 17),
+        ("DSK008", "topics.yaml", 17),  # retention.ms 1 h under the 7-day default segment.ms
     }
 
 

@@ -605,3 +605,33 @@ def test_cloudformation_configuration_server_properties_linked_to_its_cluster(tm
         ("REP005", "msk.yaml", 10),
     ]  # the rolling-restart stall
     assert result.clusters[0]["msk_instance_type"] == "kafka.m5.large"
+
+
+def test_an_express_msk_cluster_without_configuration_runs_the_values_msk_fixes(tmp_path):
+    """Own input: a three-AZ Express cluster in Terraform with no configuration_info, and a
+    topic. Express brokers do not run Standard's default configuration: their broker rows are
+    the values MSK fixes (AWS's Express read-only table), and nothing judges a min ISR of 1."""
+    f = tmp_path / "msk.tf"
+    f.write_text(
+        'resource "aws_msk_cluster" "k" {\n'
+        '  cluster_name           = "k"\n'
+        '  kafka_version          = "3.6.0"\n'
+        "  number_of_broker_nodes = 3\n"
+        "  broker_node_group_info {\n"
+        '    instance_type  = "express.m7g.large"\n'
+        '    client_subnets = ["a", "b", "c"]\n'
+        "  }\n"
+        "}\n"
+        'resource "kafka_topic" "t" {\n'
+        '  name               = "orders"\n'
+        "  partitions         = 3\n"
+        "  replication_factor = 3\n"
+        "}\n"
+    )
+    inputs = read_inputs([f])
+    assert {k: v for k, (v, _line) in inputs.brokers[0].entries.items()} == {
+        "default.replication.factor": "3",
+        "min.insync.replicas": "2",
+    }
+    assert "Express read-only" in inputs.brokers[0].group
+    assert not [r for r, _f, _l in where(run_lint([f])) if r in ("REP004", "CFG004", "REP002")]

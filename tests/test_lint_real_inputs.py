@@ -296,6 +296,10 @@ def test_my_topic_in_four_strimzi_files_is_linted_per_definition():
     files = [real_input(f"topics/{n}") for n in STRIMZI_MY_TOPIC]
     result = run_lint(files)
     assert where(result) == [
+        # retention.ms 2 h under the default segment.ms of 7 days (the scram file sets the same)
+        ("DSK008", "my-topic", "strimzi-v1-kafka-topic.yaml", 4),
+        ("DSK008", "my-topic", "strimzi-v1-scram-topic.yaml", 4),
+        ("DSK008", "my-topic", "strimzi-v1beta2-0.45.0-kafka-topic.yaml", 4),
         ("REP003", "my-topic", "strimzi-v1-kafka-topic.yaml", 4),  # replicas 1
         ("REP003", "my-topic", "strimzi-v1beta2-0.45.0-kafka-topic.yaml", 4),  # the same definition
         ("REP004", "my-topic", "strimzi-v1-scram-topic.yaml", 4),  # replicas 3, min.insync.replicas 1
@@ -323,7 +327,7 @@ def test_two_strimzi_files_in_both_orders(capsys):
         (x["rule"], Path(x["location"]["file"]).name, x["location"]["line"])
         for x in json.loads(out)["findings"]
     )
-    assert got == [("REP003", a.name, 4), ("REP004", b.name, 4)]
+    assert got == [("DSK008", a.name, 4), ("DSK008", b.name, 4), ("REP003", a.name, 4), ("REP004", b.name, 4)]
     assert err.startswith("kafka-audit: warning: topic my-topic has 2 different definitions: ")
 
 

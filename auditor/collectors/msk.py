@@ -5,7 +5,9 @@ What one provisioned cluster gives (``collect_msk(cluster_arn)``):
 * ``kafka:DescribeClusterV2``: instance type (``kafka.m5.large``, Express ``express.m7g.large``),
   broker count, AZ count (distinct client subnets: MSK puts each in its own zone), Kafka version
   (``3.7.x.kraft``: the KRaft marker; 4.x is KRaft only), storage mode (LOCAL | TIERED), the
-  current configuration ARN and revision, open-monitoring flags, state and active operation;
+  current configuration ARN and revision, open-monitoring flags, state and active operation,
+  client authentication (IAM, SCRAM, TLS, unauthenticated: the manifest's
+  ``client_authentication``; the clusters column msk_iam_auth, read by MSK005);
 * ``kafka:ListNodes``: broker ids and endpoints (``brokers`` rows), client subnet per broker
   (rack = the subnet's AZ id, as MSK sets broker.rack, when ``ec2:DescribeSubnets`` is allowed:
   optional, a denial only leaves racks unknown), controller endpoints on KRaft;
@@ -17,7 +19,8 @@ What one provisioned cluster gives (``collect_msk(cluster_arn)``):
   broker (source STATIC_BROKER_CONFIG, file ``<configuration ARN>:<revision>``, its line). A
   cluster without a custom configuration runs MSK's documented default configuration: those
   values (auditor/data/msk_defaults.json, with its source) are its rows instead (file
-  ``msk-default-configuration``), standard brokers only;
+  ``msk-default-configuration``), standard brokers only; Express brokers get the values MSK
+  fixes for them (EXPRESS_READ_ONLY, file ``msk-express-read-only-configuration``);
 * ``kafka:ListClusterOperationsV2``: operations still running (a patch, an upgrade).
 * open monitoring: per broker ``http://<endpoint>:11001/metrics`` (JMX exporter) and ``:11002``
   (node exporter) when enabled, scraped by the metrics collector with no inventory entry.
@@ -333,6 +336,8 @@ def _describe(out: MskCollected, info: dict) -> None:
     if version:  # a cluster-level version: used when no broker reports its own (versions.py)
         out.result.meta.update(kafka_version=version, kafka_version_source="msk-api")
     monitoring = (prov.get("OpenMonitoring") or {}).get("Prometheus") or {}
+    auth = prov.get("ClientAuthentication") or {}
+    sasl = auth.get("Sasl") or {}
     out.manifest.update(
         {
             "cluster_name": out.name,
@@ -355,11 +360,25 @@ def _describe(out: MskCollected, info: dict) -> None:
                 "jmx_exporter": bool((monitoring.get("JmxExporter") or {}).get("EnabledInBroker")),
                 "node_exporter": bool((monitoring.get("NodeExporter") or {}).get("EnabledInBroker")),
             },
+            "client_authentication": {
+                "iam": _enabled(sasl.get("Iam")),
+                "scram": _enabled(sasl.get("Scram")),
+                "tls": _enabled(auth.get("Tls")),
+                "unauthenticated": _enabled(auth.get("Unauthenticated")),
+            }
+            if auth
+            else None,
             "zookeeper_connect": prov.get("ZookeeperConnectString"),
             "enhanced_monitoring": prov.get("EnhancedMonitoring"),
             "customer_action_status": prov.get("CustomerActionStatus"),
         }
     )
+
+
+def _enabled(block) -> bool | None:
+    """A ClientAuthentication member's ``Enabled`` flag; None when absent."""
+    flag = block.get("Enabled") if isinstance(block, dict) else None
+    return flag if isinstance(flag, bool) else None
 
 
 def _pages(r: CollectResult, target: str, client, operation: str, key: str, max_pages: int = 1000, **params):
@@ -454,12 +473,40 @@ def _hosts(servers: str | None) -> dict[str, int]:
     return out
 
 
+# Express brokers: settings MSK fixes and no configuration can change (AWS, "Express brokers
+# read-only configurations": default.replication.factor 3, min.insync.replicas 2). Rows of every
+# Express cluster, custom configuration or not, so that rules judge the values the brokers run.
+EXPRESS_READ_ONLY = {"default.replication.factor": "3", "min.insync.replicas": "2"}
+EXPRESS_READ_ONLY_FILE = "msk-express-read-only-configuration"
+EXPRESS_READ_ONLY_SOURCE = (
+    "https://docs.aws.amazon.com/msk/latest/developerguide/msk-configuration-express-read-only.html"
+)
+
+
+def is_express(instance_type: str | None) -> bool:
+    return (instance_type or "").strip().lower().startswith("express.")
+
+
+def _express_read_only(out: MskCollected, ids: list[int]) -> None:
+    for bid in ids:
+        for key, value in EXPRESS_READ_ONLY.items():
+            out.result.rows("configs").append(
+                config_row(
+                    "broker", str(bid), key, value, "STATIC_BROKER_CONFIG", file=EXPRESS_READ_ONLY_FILE
+                )
+            )
+    out.manifest["express_read_only"] = {"values": EXPRESS_READ_ONLY, "source": EXPRESS_READ_ONLY_SOURCE}
+
+
 def _configuration(out: MskCollected, kafka, info: dict, arn: str) -> None:
     software = ((info.get("Provisioned") or {}).get("CurrentBrokerSoftwareInfo")) or {}
     config_arn, revision = software.get("ConfigurationArn"), software.get("ConfigurationRevision")
     ids = out.broker_ids
+    express = is_express(out.cluster_fields.get("msk_instance_type"))
+    if express:  # first: a revision cannot set these keys (a key it repeats would be the same)
+        _express_read_only(out, ids)
     if not config_arn:
-        if not (out.cluster_fields.get("msk_instance_type") or "").startswith("express."):
+        if not express:
             _default_configuration(out, ids)
         return
     found = _call(out.result, arn, kafka, "DescribeConfigurationRevision", Arn=config_arn, Revision=revision)
@@ -471,6 +518,8 @@ def _configuration(out: MskCollected, kafka, info: dict, arn: str) -> None:
     where = f"{config_arn}:{revision}"
     if problems:
         out.result.error(SOURCE, where, f"{where}: line {problems[0].line}: {problems[0].message}")
+    if express:
+        entries = [e for e in entries if e.key not in EXPRESS_READ_ONLY]
     for bid in ids:
         for e in entries:
             out.result.rows("configs").append(

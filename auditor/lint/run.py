@@ -338,7 +338,11 @@ def run_lint(
             finally:
                 engine.close()
             exempted.update(run_exempted)
-            for f in raw:
+            # In a stable order: the first finding of a configuration resource's brokers stands
+            # for all of them (below), and the engine's row order is not stable.
+            for f in sorted(
+                raw, key=lambda f: (f.rule, f.resource_type, f.resource_name or "", f.fingerprint)
+            ):
                 locator = locators.get(f.cluster_id) or next(iter(locators.values()))
                 where = locator.locate(f)
                 group = locator.group_of(f)

@@ -58,7 +58,8 @@ CLUSTER_FIELDS = (
 
 
 def _msk_columns(msk) -> dict:
-    """The manifest's ``cluster.msk`` block (state, operations_in_progress) as clusters columns."""
+    """The manifest's ``cluster.msk`` block (state, operations_in_progress, client
+    authentication) as clusters columns."""
     msk = msk if isinstance(msk, dict) else {}
     ops = [
         f"{op.get('type') or 'unknown type'} ({op.get('state') or 'state unknown'}, "
@@ -67,7 +68,25 @@ def _msk_columns(msk) -> dict:
         if isinstance(op, dict)
     ]
     state = msk.get("state")
-    return {"msk_state": str(state) if state else None, "msk_operations": "; ".join(ops) or None}
+    return {
+        "msk_state": str(state) if state else None,
+        "msk_operations": "; ".join(ops) or None,
+        "msk_iam_auth": _iam_auth(msk),
+    }
+
+
+def _iam_auth(msk: dict) -> bool | None:
+    """IAM client authentication on (DescribeClusterV2's ClientAuthentication.Sasl.Iam, as the
+    collector records it in ``client_authentication``); else whether GetBootstrapBrokers named
+    an IAM listener; None when neither was recorded."""
+    auth = msk.get("client_authentication")
+    if isinstance(auth, dict) and isinstance(auth.get("iam"), bool):
+        return auth["iam"]
+    bootstrap = msk.get("bootstrap")
+    listeners = bootstrap.get("listeners") if isinstance(bootstrap, dict) else None
+    if isinstance(listeners, list) and listeners:
+        return any(isinstance(k, str) and "SaslIam" in k for k in listeners)
+    return None
 
 
 @dataclass

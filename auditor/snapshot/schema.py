@@ -75,6 +75,12 @@ TABLES: dict[str, Table] = {
                 "string",
                 "MSK: the cluster operations in progress (ListClusterOperationsV2), '; '-separated; null: none",
             ),
+            (
+                "msk_iam_auth",
+                "boolean",
+                "MSK: IAM client authentication enabled (DescribeClusterV2 ClientAuthentication.Sasl.Iam); "
+                "null: unknown",
+            ),
             from_manifest=True,
         ),
         _t(

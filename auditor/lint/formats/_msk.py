@@ -9,9 +9,14 @@ from auditor.lint.model import BrokerFile, ClusterFacts
 
 def msk_default_brokers(facts: ClusterFacts) -> BrokerFile:
     """MSK's documented default configuration (auditor/data/msk_defaults.json), standard
-    brokers: each key at the cluster resource's line."""
-    from auditor.collectors.msk import msk_defaults
+    brokers; Express brokers: the values MSK fixes for them (auditor/collectors/msk.py
+    EXPRESS_READ_ONLY). Each key at the cluster resource's line."""
+    from auditor.collectors.msk import EXPRESS_READ_ONLY, is_express, msk_defaults
 
+    if is_express(facts.instance_type):  # Express: only what MSK fixes (its defaults differ)
+        return _brokers(
+            facts, {k: (v, facts.line) for k, v in EXPRESS_READ_ONLY.items()}, "Express read-only"
+        )
     table = msk_defaults()
     tiered = (facts.storage_mode or "").upper() == "TIERED"
     entries = {}
@@ -23,13 +28,17 @@ def msk_default_brokers(facts: ClusterFacts) -> BrokerFile:
             value = spec["by_az_count"].get(str(facts.azs))
         if value is not None:
             entries[key] = (str(value), facts.line)
+    return _brokers(facts, entries, "MSK default configuration")
+
+
+def _brokers(facts: ClusterFacts, entries: dict, what: str) -> BrokerFile:
     return BrokerFile(
         facts.file,
         -1,
         entries,
         False,
         BROKER,
-        group=f"{facts.address} (MSK default configuration)",
+        group=f"{facts.address} ({what})",
         line=facts.line,
         log_dirs=(),
         cluster=facts,
