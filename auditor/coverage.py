@@ -46,7 +46,9 @@ REASONS = {
     "quorum": "no KRaft quorum state (DescribeQuorum)",
     "features": "no finalized feature levels (ApiVersions)",
     "kraft_nodes": "no KRaft node configuration",
-    "replica_lag": "no followers' replication lag (FetcherLagMetrics ConsumerLag in the broker metrics)",
+    "replica_lag": "no followers' replication lag (FetcherLagMetrics ConsumerLag or Log LogEndOffset in the broker "
+    "metrics)",
+    "log_end_offsets": "no replicas' log end offsets (Log LogEndOffset in the broker metrics)",
 }
 
 

@@ -717,10 +717,10 @@ def restart_breaks_controller_quorum(tables, params):
 _MAX_LAG = Param(
     "max_lag",
     0,
-    "messages: a follower whose ConsumerLag (behind the leader's high watermark at its last fetch) is above "
-    "this is not caught up. A follower in the leader's ISR reports 0 by construction (the high watermark is the "
-    "lowest log end offset of the ISR), so any positive value means it is not; raise it to absorb a scrape "
-    "taken mid-catch-up",
+    "messages: the elected follower lags the leader when what it lacks is above this: the leader's log end offset "
+    "minus the follower's (both scraped), else the follower's ConsumerLag behind the leader's high watermark. "
+    "Scrapes of different brokers are taken moments apart, so on a busy partition the log end difference moves "
+    "by the records appended in between; raise it to absorb that",
 )
 
 
@@ -774,7 +774,7 @@ def leadership_successors(tables):
     "error",
     scope="maintenance",
     params=(_MAX_LAG, _MAX_LISTED),
-    needs=("partitions", "replica_lag"),
+    needs=("partitions", ("replica_lag", "log_end_offsets")),
     uses=(leadership_successors,),
     runs_in=("preflight",),
 )
@@ -793,23 +793,33 @@ def restart_loses_acks1_writes(tables, params):
     replica.lag.time.max.ms (30 s since Kafka 2.5): the leader removes a follower
     that has not caught up to its log end within that time. This is the fourth class of
     Redpanda's pre-restart probe (`acks1_data_loss`: no other replica caught up).
-    The lag is the follower's own gauge kafka.server:type=FetcherLagMetrics,name=ConsumerLag,
-    clientId=ReplicaFetcherThread-<fetcher>-<leader>,topic=T,partition=P: the leader's high
-    watermark minus the follower's next fetch offset at its last fetch
-    (AbstractFetcherThread.processFetchRequest). DescribeLogDirs' OffsetLag cannot serve: for
-    a replica that is not a future one it is max(HW - LEO, 0) on the broker holding it
-    (ReplicaManager.getLogEndOffsetLag), about 0 everywhere. ConsumerLag has the opposite
-    limit: it measures the lag behind the high watermark, which a follower in the leader's
-    ISR never has (Partition.maybeIncrementLeaderHW takes the lowest log end offset of the
-    ISR), so it cannot see the acks=1 records above the high watermark that every in-sync
-    follower may still miss; what it does show, a positive lag on the follower the
+    The window is measured, where it is scraped, as B's log end offset minus the elected
+    follower's, each broker's own gauge kafka.log:type=Log,name=LogEndOffset,topic=T,partition=P
+    (UnifiedLog.newMetrics; a future replica's gauge, tagged is-future, is not read): exactly the
+    records B holds that the follower does not, acknowledged acks=1 writes above the high
+    watermark among them. Caveats: the brokers' scrapes are taken at different moments, so on a
+    busy partition the difference moves by what was appended in between (`max_lag` absorbs it;
+    re-collect to confirm); what a clean (controlled) shutdown loses is what the follower lacks
+    at the moment of the election, after B has stopped taking writes; acks=all writes are never
+    lost this way while the follower is in sync, since they are acknowledged only once the whole
+    ISR has them (Partition.checkEnoughReplicasReachOffset) and only records above the high
+    watermark are missing. Where a log end offset is not scraped, the follower's own
+    gauge kafka.server:type=FetcherLagMetrics,name=ConsumerLag,
+    clientId=ReplicaFetcherThread-<fetcher>-<leader>,topic=T,partition=P is read instead: the
+    leader's high watermark minus the follower's next fetch offset at its last fetch
+    (AbstractFetcherThread.processFetchRequest). It cannot see the acks=1 window: a follower in
+    the leader's ISR reads 0 by construction (Partition.maybeIncrementLeaderHW takes the lowest
+    log end offset of the ISR); what it does show, a positive lag on the follower the
     controller would elect, means that follower is not caught up at all: the leader is
     about to drop it from the ISR, or the collected metadata is older than the metric. Elected
-    now, it lacks at least that many records B has (B's log end is at or above its high
-    watermark), committed ones included if the controller still counts it in the ISR. The
-    judgement uses one scrape (a moment): re-collect to confirm a lag that persists.
-    Parameter `max_lag` (messages, default 0). Partitions whose successor reported no lag
-    (not scraped, or its fetcher not yet started: the gauge's -1) are not judged.
+    now, it lacks at least that many records B has, committed ones included if the controller
+    still counts it in the ISR. Where both log ends are scraped their difference is used (at one
+    moment it is at least the ConsumerLag). DescribeLogDirs' OffsetLag cannot serve: for a
+    replica that is not a future one it is max(HW - LEO, 0) on the broker holding it
+    (ReplicaManager.getLogEndOffsetLag), about 0 everywhere. Parameter `max_lag` (messages,
+    default 0). Partitions with neither both log ends nor the successor's lag (not scraped, or
+    its fetcher not yet started: the gauge's -1) are not judged; with neither table collected
+    the rule is reported not evaluated.
 
     Remediation: before restarting B, let its followers catch up: look at the followers'
     fetchers (kafka.server:type=FetcherLagMetrics, ReplicaFetcherManager MaxLag), their
@@ -818,14 +828,17 @@ def restart_loses_acks1_writes(tables, params):
     replicas. Producers that cannot lose data use acks=all (with enable.idempotence, the
     default since Kafka 3.0) and min.insync.replicas >= 2.
 
-    Example: broker 1 leads `orders-0` with replicas [1, 2, 3] and ISR [1, 2, 3]; broker 2, the
-    replica the controller elects, reports ConsumerLag 1250 for `orders-0` fetching from
-    broker 1: restarting broker 1 loses the records broker 2 lacks.
+    Example: broker 1 leads `orders-0` with replicas [1, 2, 3] and ISR [1, 2, 3]; broker 1's
+    LogEndOffset for `orders-0` is 5125 and broker 2's, the replica the controller elects, 5120:
+    restarting broker 1 loses the 5 records broker 2 lacks (without the log end offsets: broker 2
+    reporting ConsumerLag 1250 fetching from broker 1).
 
     References:
     - apache/kafka core/src/main/scala/kafka/server/AbstractFetcherThread.scala (FetcherLagMetrics ConsumerLag: max(0, highWatermark - nextOffset)) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/AbstractFetcherThread.scala>
+    - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (3.x newMetrics: gauge LogEndOffset, tags topic, partition, is-future) and storage/src/main/java/org/apache/kafka/storage/internals/log/UnifiedLog.java (4.x: KafkaMetricsGroup("kafka.log", "Log"), kept under `Log` for compatibility) <https://github.com/apache/kafka/blob/trunk/storage/src/main/java/org/apache/kafka/storage/internals/log/UnifiedLog.java>
+    - prometheus/jmx_exporter example_configs/kafka-2_0_0.yml and strimzi/strimzi-kafka-operator packaging/examples/metrics/kafka-metrics.yaml (generic two-pair gauge rule: kafka_log_log_logendoffset{topic,partition}) <https://github.com/prometheus/jmx_exporter/blob/main/example_configs/kafka-2_0_0.yml>
     - apache/kafka core/src/main/scala/kafka/server/ReplicaFetcherManager.scala (thread name ReplicaFetcherThread-fetcherId-leaderId, the gauge's clientId) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/ReplicaFetcherManager.scala>
-    - apache/kafka core/src/main/scala/kafka/cluster/Partition.scala (maybeIncrementLeaderHW, getOutOfSyncReplicas) and Replica.scala (isCaughtUp: replica.lag.time.max.ms) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/cluster/Partition.scala>
+    - apache/kafka core/src/main/scala/kafka/cluster/Partition.scala (maybeIncrementLeaderHW, checkEnoughReplicasReachOffset, getOutOfSyncReplicas) and Replica.scala (isCaughtUp: replica.lag.time.max.ms) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/cluster/Partition.scala>
     - apache/kafka core/src/main/scala/kafka/controller/PartitionStateMachine.scala (controlledShutdownPartitionLeaderElection) and metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java (electAnyLeader) <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java>
     - Kafka documentation: producer config acks <https://kafka.apache.org/39/documentation.html#producerconfigs_acks>
     - Kafka upgrade notes, notable changes in 2.5.0 (replica.lag.time.max.ms default 10 s -> 30 s) <https://kafka.apache.org/25/documentation.html#upgrade_250_notable>
@@ -833,6 +846,21 @@ def restart_loses_acks1_writes(tables, params):
     - Redpanda health_monitor_backend.cc record_risks_in_report (acks1_data_loss) <https://github.com/redpanda-data/redpanda/blob/dev/src/v/cluster/health_monitor_backend.cc>
     """
     n = params["max_listed"]
+    leo = tables.log_end_offsets
+    leader_leo = leo.select(
+        "cluster_id",
+        F.col("broker_id").alias("leader"),
+        "topic",
+        "partition",
+        F.col("log_end_offset").alias("leader_leo"),
+    )
+    successor_leo = leo.select(
+        "cluster_id",
+        F.col("broker_id").alias("successor"),
+        "topic",
+        "partition",
+        F.col("log_end_offset").alias("successor_leo"),
+    )
     lag = tables.replica_lag.select(
         "cluster_id",
         F.col("broker_id").alias("successor"),
@@ -841,26 +869,36 @@ def restart_loses_acks1_writes(tables, params):
         F.col("leader_id").alias("fetches_from"),
         "lag",
     )
-    d = join(tables.derived(leadership_successors), lag, ["cluster_id", "topic", "partition", "successor"])
-    d = d.where(
-        (F.col("lag") > F.lit(params["max_lag"]))
-        # a gauge of a fetcher from another broker is about an older leadership: not this one
-        & (F.col("fetches_from").isNull() | (F.col("fetches_from") == F.col("leader")))
-    ).select(
+    d = tables.derived(leadership_successors).where(F.col("successor").isNotNull())
+    d = join(d, leader_leo, ["cluster_id", "leader", "topic", "partition"], "left")
+    d = join(d, successor_leo, ["cluster_id", "successor", "topic", "partition"], "left")
+    d = join(d, lag, ["cluster_id", "topic", "partition", "successor"], "left")
+    # Both log ends scraped: their difference is the window; else the successor's ConsumerLag (a gauge
+    # of a fetcher from another broker is about an older leadership: not this one).
+    window = F.col("leader_leo") - F.col("successor_leo")
+    consumer_lag = F.when(
+        F.col("fetches_from").isNull() | (F.col("fetches_from") == F.col("leader")), F.col("lag")
+    )
+    d = d.select(
         "cluster_id",
         F.col("leader").alias("broker_id"),
         "topic",
         "successor",
-        "lag",
+        F.coalesce(window, consumer_lag).alias("behind"),
+        F.when(window.isNotNull(), F.lit("LogEndOffset"))
+        .when(consumer_lag.isNotNull(), F.lit("ConsumerLag"))
+        .alias("source"),
         partition_name().alias("name"),
-    )
+    ).where(F.col("behind") > F.lit(params["max_lag"]))
     d = _ranked(_ranked(d, "name", "_pr"), "topic", "_tr")
     d = d.groupBy("cluster_id", "broker_id").agg(
         F.count(F.lit(1)).alias("partition_count"),
         _capped("name", "_pr", n).alias("partitions"),
         F.countDistinct("topic").alias("topic_count"),
         _capped("topic", "_tr", n).alias("topics"),
-        F.max("lag").alias("max_lag"),
+        F.max("behind").alias("max_lag"),
+        F.max(F.when(F.col("source") == F.lit("LogEndOffset"), F.col("behind"))).alias("max_window"),
+        F.sort_array(F.collect_set("source")).alias("sources"),
         F.sort_array(F.collect_set("successor")).alias("successors"),
     )
     msg = text(
@@ -868,13 +906,17 @@ def restart_loses_acks1_writes(tables, params):
         F.col("broker_id"),
         " hands ",
         F.col("partition_count"),
-        " partition(s) it leads to a follower that lags it (the replica the controller elects reports a "
-        "ConsumerLag of up to ",
+        " partition(s) it leads to a follower that lacks up to ",
         F.col("max_lag"),
-        " message(s) behind its high watermark): the records that follower lacks are truncated from broker ",
+        " message(s) it holds (",
+        F.array_join(F.col("sources"), ", "),
+        "; LogEndOffset: the leader's log end offset minus the elected follower's, from scrapes taken moments "
+        "apart, so a busy partition's window moves; ConsumerLag: the follower behind the high watermark): what "
+        "that follower lacks when the controller elects it is truncated from broker ",
         F.col("broker_id"),
-        " when it rejoins, so writes acknowledged with acks=1 are lost (acks=all ones too while the controller "
-        "still counts the follower in sync); followers ",
+        " when it rejoins, so writes acknowledged with acks=1 are lost (acks=all writes are acknowledged only "
+        "below the high watermark and are lost only while the controller counts a follower behind it in sync); "
+        "followers ",
         int_list(F.col("successors")),
         ": ",
         _listing(F.col("partitions"), F.col("partition_count"), n),
@@ -885,6 +927,8 @@ def restart_loses_acks1_writes(tables, params):
         topic_count=F.col("topic_count"),
         topics=F.col("topics"),
         max_lag=F.col("max_lag"),
+        max_window=F.col("max_window"),
+        sources=F.col("sources"),
         lagging_successors=F.col("successors"),
         lag_threshold=F.lit(params["max_lag"]),
     )

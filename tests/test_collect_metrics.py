@@ -746,3 +746,55 @@ def test_new_canonical_metrics_are_declared():
         "under_min_isr_partition_count",
     ):
         assert name in METRICS
+
+
+# Each broker's own log end offsets (MNT006's acks=1 window). The default naming is what the real
+# jmx_exporter 0.6 scrape in shared/real-inputs carries (lowercased there; tests/test_real_metrics.py):
+# these lines add the HELP/TYPE lines jmx_exporter prints, the is-future gauge UnifiedLog registers
+# for a replica moving between log dirs (label name sanitised to is_future) and a federation duplicate.
+# No public scrape in the kafka-2_0_0.yml / Strimzi naming was found: those lines are the name their
+# generic two-pair gauge rule produces (kafka_$1_$2_$3 with topic and partition labels, lowercased).
+LEO_DEFAULT_NAMING = """\
+# HELP kafka_log_Log_Value Attribute exposed for management (kafka.log<type=Log, name=LogEndOffset, topic=orders, partition=0><>Value)
+# TYPE kafka_log_Log_Value untyped
+kafka_log_Log_Value{name="LogEndOffset",topic="orders",partition="0",} 5120.0
+kafka_log_Log_Value{name="LogEndOffset",topic="orders",partition="0",} 5125.0
+kafka_log_Log_Value{name="LogStartOffset",topic="orders",partition="0",} 100.0
+kafka_log_Log_Value{name="Size",topic="orders",partition="0",} 1048576.0
+kafka_log_Log_Value{name="LogEndOffset",topic="orders",partition="1",} 0.0
+kafka_log_Log_Value{name="LogEndOffset",topic="orders",partition="2",is_future="true",} 77.0
+"""
+
+LEO_STRIMZI_NAMING = """\
+# TYPE kafka_log_log_logendoffset gauge
+kafka_log_log_logendoffset{topic="payments",partition="7",} 9001.0
+# TYPE kafka_log_log_size gauge
+kafka_log_log_size{topic="payments",partition="7",} 2048.0
+"""
+
+
+def test_log_end_offsets_in_default_naming():
+    r = parse_metrics(LEO_DEFAULT_NAMING, "broker-1.prom", broker_hint=1)
+    assert r.errors == [] and r.warnings == []
+    # Only LogEndOffset; the duplicate gives the highest; the future log (is-future) is skipped.
+    assert _rows(r, "log_end_offsets") == [
+        {"broker_id": 1, "topic": "orders", "partition": 0, "log_end_offset": 5125},
+        {"broker_id": 1, "topic": "orders", "partition": 1, "log_end_offset": 0},
+    ]
+    assert _rows(r, "metrics") == [] and _rows(r, "replica_lag") == []
+
+
+def test_log_end_offsets_in_strimzi_naming():
+    r = parse_metrics(LEO_STRIMZI_NAMING, "broker-5.prom", broker_hint=5)
+    assert r.errors == [] and r.warnings == []
+    assert _rows(r, "log_end_offsets") == [
+        {"broker_id": 5, "topic": "payments", "partition": 7, "log_end_offset": 9001}
+    ]
+
+
+def test_log_sizes_alone_are_not_a_usable_scrape():
+    text = (
+        '# TYPE kafka_log_Log_Value untyped\nkafka_log_Log_Value{name="Size",topic="t",partition="0",} 5.0\n'
+    )
+    r = parse_metrics(text, "b.prom", broker_hint=1)
+    assert "log_end_offsets" not in r.tables and len(r.errors) == 1

@@ -1008,3 +1008,24 @@ def test_upgrade_preflight_on_kafka_4_says_the_consumer_protocol_is_off_without_
         extra={"features": finalized},
     )
     assert not [f for f in run_preflight_target(snap).result.findings if f.rule == "UPG006"]
+
+
+def test_log_end_offsets_alone_judge_acks1_loss_on_the_leader(tmp_path):
+    """MNT006 from each broker's own LogEndOffset, no ConsumerLag collected: every replica of
+    rotation(6) is at 100 but the follower the controller would elect for one partition broker 2
+    leads (its second replica, first in replica order after 2), at 90. Broker 2 is unsafe (the 10
+    records above the high watermark it alone holds are lost), the rule is evaluated."""
+    parts = rotation(6)
+    i, reps = next((i, reps) for i, (reps, _isr) in enumerate(parts) if reps[0] == 2)
+    leos = [
+        {"broker_id": b, "topic": "orders", "partition": j, "log_end_offset": 100}
+        for j, (replicas, _isr) in enumerate(parts)
+        for b in replicas
+    ]
+    next(r for r in leos if r["partition"] == i and r["broker_id"] == reps[1])["log_end_offset"] = 90
+    pre = preflight(snapshot(tmp_path, "acks1-leo", parts, extra={"log_end_offsets": leos}))
+    (c,) = pre.clusters
+    assert c.unsafe == [2] and c.acks1_not_evaluated == ""
+    (finding,) = [f for f in pre.result.findings if f.rule == "MNT006"]
+    assert finding.evidence["max_window"] == 10 and finding.evidence["sources"] == ["LogEndOffset"]
+    assert finding.evidence["partitions"] == [f"orders-{i}"]

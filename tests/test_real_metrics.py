@@ -78,6 +78,18 @@ def test_jmx_exporter_06_lowercase_scrape():
         (0, "isr_expand_rate", "{}"): pytest.approx(2.1131600396985195e-20),
     }
     assert "replica_lag" not in r.tables
+    # kafka_log_log_value{name="LogEndOffset",topic,partition}: UnifiedLog's gauge per replica (51 of
+    # them, 3 not 0), the broker's own log end offsets that MNT006 compares leader against follower.
+    leos = {
+        (row["broker_id"], row["topic"], row["partition"]): row["log_end_offset"]
+        for row in r.tables["log_end_offsets"]
+    }
+    assert len(leos) == 51 and {k: v for k, v in leos.items() if v} == {
+        (0, "__consumer_offsets", 4): 8,
+        (0, "__consumer_offsets", 16): 3,
+        (0, "__consumer_offsets", 41): 12,
+    }
+    assert leos[(0, "test1", 0)] == 0
     # Its controller-channel samples carry broker_id labels of *other* brokers; none is a mapped metric.
     assert {row["broker_id"] for row in r.tables["metrics"]} == {0}
 
@@ -86,7 +98,7 @@ def test_jmx_exporter_06_scrape_without_a_broker_fails_naming_the_accepted_forms
     text, path = _read("jmx-exporter-0.6-kafka0.10-lowercase-scrape.prom")
     r = parse_metrics(text, path)
     (e,) = r.errors
-    assert e["message"].startswith(f"{path}: 11 samples name no broker; accepted: a broker_id=N: prefix")
+    assert e["message"].startswith(f"{path}: 62 samples name no broker; accepted: a broker_id=N: prefix")
     assert "`instance` label host" in e["message"] and "b-N." in e["message"]
     assert "metrics" not in r.tables and r.warnings == []
 

@@ -138,6 +138,14 @@ a family typed ``counter`` is cumulative too.
   last number (ReplicaFetcherManager names the thread ``ReplicaFetcherThread-$fetcherId-$leaderId``); the
   same gauge of a ``ReplicaAlterLogDirsThread`` (a replica moving between log dirs of one broker) is not
   a follower's and is skipped, and so is -1 (the gauge before the first fetch).
+* each broker's own log end offset per partition replica -> ``log_end_offsets`` rows (MNT006: the
+  leader's log end minus the elected follower's is the acks=1 window a restart loses), from
+  ``kafka.log:type=Log,name=LogEndOffset,topic=T,partition=P`` (UnifiedLog.newMetrics, tags topic and
+  partition, plus ``is-future=true`` for a replica being moved between log dirs, which is skipped):
+  default naming ``kafka_log_Log_Value{name="LogEndOffset",topic,partition}`` (the real jmx_exporter 0.6
+  scrape in shared/real-inputs has it, lowercased); kafka-2_0_0.yml / Strimzi (their generic two-pair
+  gauge rule ``kafka_$1_$2_$3``, lowercased) ``kafka_log_log_logendoffset{topic,partition}``. Duplicate
+  samples (federation) give the highest.
 * KRaft ``raft_current_leader``, ``raft_current_epoch``, ``raft_high_watermark``,
   ``raft_log_end_offset`` (kafka.server:type=raft-metrics, on controllers and brokers): default
   naming ``kafka_server_raft_metrics_current_leader`` ..., Strimzi's kafka-metrics.yaml
@@ -615,6 +623,11 @@ _FETCHER_LAG: dict[str, str | None] = {
     "kafka_server_fetcherlagmetrics_value": "consumerlag",  # jmx_exporter default naming (MSK open monitoring)
     "kafka_server_fetcherlagmetrics_consumerlag": None,  # kafka-2_0_0.yml, Strimzi kafka-metrics.yaml
 }
+# Log LogEndOffset (log_end_offsets rows): sample name -> the bean name label it needs (None: any).
+_LOG_END_OFFSET: dict[str, str | None] = {
+    "kafka_log_log_value": "logendoffset",  # jmx_exporter default naming (MSK open monitoring)
+    "kafka_log_log_logendoffset": None,  # kafka-2_0_0.yml, Strimzi kafka-metrics.yaml
+}
 _REPLICA_FETCHER = re.compile(r"(?:^|:)ReplicaFetcherThread-[0-9]+-([0-9]{1,10})$")
 _NODE_CPU = frozenset({"node_cpu_seconds_total", "node_cpu"})
 _NODE_FS_SIZE = frozenset({"node_filesystem_size_bytes", "node_filesystem_size"})
@@ -632,7 +645,9 @@ _APP_INFO = frozenset(
 )
 _APP_INFO_PREFIXES = ("kafka_server_app_info_", "kafka_server_appinfo_")
 _APP_INFO_VERSION = re.compile(r"^v?\d{1,3}\.\d{1,3}[\w.+~-]{0,60}$")
-_KNOWN = frozenset(_BY_SAMPLE) | _CLIENT_SOFTWARE | _NODE | frozenset(_FETCHER_LAG)
+_KNOWN = (
+    frozenset(_BY_SAMPLE) | _CLIENT_SOFTWARE | _NODE | frozenset(_FETCHER_LAG) | frozenset(_LOG_END_OFFSET)
+)
 
 # Families every Go/Python/JVM exporter serves about itself: not named in the warning.
 _RUNTIME_PREFIXES = ("go_", "process_", "promhttp_", "python_", "jmx_", "jvm_")
@@ -1061,6 +1076,7 @@ class _Scrape:
         self.clients: dict[tuple[int, str, str, str], float] = defaultdict(float)
         # (follower, topic, partition) -> (leader from the clientId or None, lag)
         self.lags: dict[tuple[int, str, int], tuple[int | None, float]] = {}
+        self.leos: dict[tuple[int, str, int], float] = {}
         self.cpus: dict[int, set[str]] = defaultdict(set)
         self.versions: dict[int, set[str]] = defaultdict(set)
         self.samples = self.usable = 0
@@ -1143,6 +1159,11 @@ class _Scrape:
                 (_label(labels, "name") or "").lower(),
             ):
                 return None  # another FetcherLagMetrics gauge
+            if name in _LOG_END_OFFSET and _LOG_END_OFFSET[name] not in (
+                None,
+                (_label(labels, "name") or "").lower(),
+            ):
+                return None  # another Log gauge (Size, NumLogSegments, LogStartOffset)
             return []
         uses = []
         for mp in _BY_SAMPLE[name]:
@@ -1186,6 +1207,8 @@ class _Scrape:
             self._client_software(s, labels, value, broker)
         elif name in _FETCHER_LAG:
             self._replica_lag(labels, value, broker)
+        elif name in _LOG_END_OFFSET:
+            self._log_end_offset(labels, value, broker)
         else:
             self._mapped(s, labels, value, broker, uses)
 
@@ -1236,6 +1259,20 @@ class _Scrape:
         key = (broker, topic, int(partition))
         previous = self.lags.get(key)
         self.lags[key] = (leader, max(value, previous[1]) if previous else value)
+
+    def _log_end_offset(self, labels: dict, value: float, broker: int) -> None:
+        """Log LogEndOffset: broker ``broker``'s own log end on one partition replica."""
+        topic = _label(labels, "topic")
+        partition = (_label(labels, "partition") or "").strip()
+        if (_label(labels, "isfuture") or "").lower() == "true" or not topic:
+            return  # the future log of a replica moving between log dirs: not the replica's log end
+        if (
+            not (partition.isascii() and partition.isdigit() and len(partition) <= 9)
+            or not 0 <= value <= INT64_MAX
+        ):
+            return
+        key = (broker, topic, int(partition))
+        self.leos[key] = max(value, self.leos.get(key, value))
 
     def _mapped(self, s, labels: dict, value: float, broker: int, uses: list[tuple[Mapping, int]]) -> None:
         """A sample a mapping reads: aggregated per broker, metric and kept labels."""
@@ -1296,6 +1333,10 @@ class _Scrape:
                     "leader_id": leader,
                     "lag": int(lag),
                 }
+            )
+        for (broker, topic, partition), leo in sorted(self.leos.items()):
+            result.rows("log_end_offsets").append(
+                {"broker_id": broker, "topic": topic, "partition": partition, "log_end_offset": int(leo)}
             )
         for (broker, listener, sw, version), conns in sorted(self.clients.items()):
             if not 0 <= conns <= CONNECTIONS_MAX:  # a sum of samples that each fit

@@ -257,6 +257,20 @@ TABLES: dict[str, Table] = {
             ),
         ),
         _t(
+            "log_end_offsets",
+            "each broker's own log end offset per partition replica it hosts: kafka.log:type=Log,"
+            "name=LogEndOffset,topic=T,partition=P (UnifiedLog's gauge; JMX exporter samples of that broker; a "
+            "future replica's is-future gauge is not kept); no file when no scrape had it",
+            ("broker_id", "int", "the broker whose log it is"),
+            ("topic", "string"),
+            ("partition", "int"),
+            (
+                "log_end_offset",
+                "bigint",
+                "the offset the next record appended to this replica gets, at the moment of the scrape",
+            ),
+        ),
+        _t(
             "client_software",
             "KIP-511 client software inventory per broker and listener",
             ("broker_id", "int"),
