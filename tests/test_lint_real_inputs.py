@@ -210,7 +210,8 @@ def test_topicctl_topic_files():
 def test_kafka_gitops_state_file():
     inputs = read_inputs([real_input("topics/kafka-gitops-topics.yaml")])
     assert topics_of(inputs) == [("my-test-topic", "kafka-gitops-topics.yaml", 2, 6, 3, {})]
-    assert where(run_lint(inputs.files)) == [("REP004", "my-test-topic", "kafka-gitops-topics.yaml", 2)]
+    # min.insync.replicas is inherited (Kafka's 1): one finding about the setting, at the topic
+    assert where(run_lint(inputs.files)) == [("REP004", "min.insync.replicas", "kafka-gitops-topics.yaml", 2)]
 
 
 def test_julieops_descriptor():
@@ -302,7 +303,8 @@ def test_my_topic_in_four_strimzi_files_is_linted_per_definition():
         ("DSK008", "my-topic", "strimzi-v1beta2-0.45.0-kafka-topic.yaml", 4),
         ("REP003", "my-topic", "strimzi-v1-kafka-topic.yaml", 4),  # replicas 1
         ("REP003", "my-topic", "strimzi-v1beta2-0.45.0-kafka-topic.yaml", 4),  # the same definition
-        ("REP004", "my-topic", "strimzi-v1-scram-topic.yaml", 4),  # replicas 3, min.insync.replicas 1
+        # replicas 3 inheriting Kafka's min.insync.replicas 1: one finding about the setting
+        ("REP004", "min.insync.replicas", "strimzi-v1-scram-topic.yaml", 4),
     ]
     warning = next(
         n for n in result.notes if n.startswith("warning: topic my-topic has 3 different definitions")

@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import socket
+import sys
+import time
 
 import pytest
 
@@ -314,7 +316,18 @@ def test_throttling_goes_through_botocores_retry_handler(monkeypatch):
         )
 
     kafka.meta.events.register("before-send.kafka.*", answer)
-    monkeypatch.setattr("botocore.endpoint.time.sleep", slept.append)
+    # time.sleep is one function for the whole process: only botocore's retry waits are
+    # recorded (and skipped); another thread's sleep (a pool or heartbeat of an earlier test
+    # in this worker) still sleeps, or it would spin and fill the list.
+    real_sleep = time.sleep
+
+    def sleep(seconds):
+        if sys._getframe(1).f_globals.get("__name__") == "botocore.endpoint":
+            slept.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr("botocore.endpoint.time.sleep", sleep)
     assert kafka.meta.config.retries["mode"] == "standard"
     r = CollectResult()
     got = msk_topics.collect_topics(r, kafka, ARN, workers=1, rate=0)
