@@ -817,6 +817,8 @@ def segment_vs_retention(tables, params):
     at `segment.bytes` (UnifiedLog.deleteRetentionMsBreachedSegments / deletableSegments).
     So with `segment.ms` above `retention.ms`, a record can stay up to segment.ms +
     retention.ms, far beyond the retention a team set for disk or data-protection reasons.
+    (A partition that stops receiving writes is not held: once its active segment's newest
+    record is past retention, Kafka rolls a new segment and deletes it: deleteSegments.)
     Size retention deletes the oldest segments only while what is left stays at or above
     `retention.bytes`, and never the active segment (deleteRetentionSizeBreachedSegments):
     with `segment.bytes` above `retention.bytes`, a partition holds up to retention.bytes +
@@ -830,7 +832,8 @@ def segment_vs_retention(tables, params):
     `log.segment.bytes` on the brokers).
 
     Example: topic `audit` with retention.ms=7200000 (2 h) and the default segment.ms of 7
-    days: a quiet partition keeps its records for up to 7 days.
+    days: a partition that receives a few records a minute (never filling segment.bytes)
+    keeps its records for up to 7 days and 2 h.
 
     References:
     - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (deletableSegments, deleteRetentionMsBreachedSegments, deleteRetentionSizeBreachedSegments) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/UnifiedLog.scala>

@@ -281,7 +281,8 @@ def test_the_sample_inventory_collects_and_audits(tmp_path):
     assert p.returncode in (0, 1), p.stderr
     summary = json.loads(p.stdout)
     assert len(summary["clusters"]) == 6 and not summary["incomplete"]
-    assert any(r["rule"] == "FLT001" for r in summary["rules"])  # environment/tier came from the labels
+    # FLT003 compares versions within an environment and tier: the labels came from the inventory
+    assert any(r["rule"] == "FLT003" for r in summary["rules"]), summary["rules"]
 
 
 def test_select_picks_the_right_clusters(tmp_path):
