@@ -101,6 +101,12 @@ public class HashCodes {
 """
 
 
+def _run_java(classpath, main: str, lines_file, partitions: int) -> list[str]:
+    """The lines ``main`` prints for the input file and partition count."""
+    argv = ["java", "-Dfile.encoding=UTF-8", "-cp", str(classpath), main, str(lines_file), str(partitions)]
+    return subprocess.run(argv, check=True, timeout=120, capture_output=True, text=True).stdout.splitlines()
+
+
 @pytest.fixture(scope="module")
 def java_classes(tmp_path_factory):
     if not (shutil.which("javac") and shutil.which("java")):
@@ -116,21 +122,7 @@ def test_matches_the_jvm(java_classes, tmp_path, partitions):
     strings = _sample_strings()
     assert not any("\n" in s or "\r" in s for s in strings)
     (tmp_path / "in.txt").write_text("".join(s + "\n" for s in strings), encoding="utf-8")
-    out = subprocess.run(
-        [
-            "java",
-            "-Dfile.encoding=UTF-8",
-            "-cp",
-            str(java_classes),
-            "HashCodes",
-            str(tmp_path / "in.txt"),
-            str(partitions),
-        ],
-        check=True,
-        timeout=120,
-        capture_output=True,
-        text=True,
-    ).stdout.splitlines()
+    out = _run_java(java_classes, "HashCodes", tmp_path / "in.txt", partitions)
     assert len(out) == len(strings)
     java = [tuple(int(x) for x in line.split("\t")) for line in out]
     python = [(java_string_hashcode(s), coordinator_partition(s, partitions)) for s in strings]
@@ -195,21 +187,7 @@ def test_share_state_partition_matches_the_jvm(tmp_path, partitions):
     keys = _share_keys()
     lines = [f"{g}\t{raw[:8].hex()}\t{raw[8:].hex()}\t{p}" for g, raw, p in keys]
     (tmp_path / "in.txt").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    out = subprocess.run(
-        [
-            "java",
-            "-Dfile.encoding=UTF-8",
-            "-cp",
-            str(tmp_path),
-            "ShareKeys",
-            str(tmp_path / "in.txt"),
-            str(partitions),
-        ],
-        check=True,
-        timeout=120,
-        capture_output=True,
-        text=True,
-    ).stdout.splitlines()
+    out = _run_java(tmp_path, "ShareKeys", tmp_path / "in.txt", partitions)
     java = [(tid, int(n)) for tid, n in (line.split("\t") for line in out)]
     python = [(_topic_id(raw), share_state_partition(g, _topic_id(raw), p, partitions)) for g, raw, p in keys]
     assert len(java) == len(keys) and java == python
