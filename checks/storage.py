@@ -12,6 +12,7 @@ from checks.transforms import (
     cluster_settings,
     failed_log_dir,
     int_list,
+    metric_per_node,
     topic_replication,
     topic_settings,
     try_bool,
@@ -102,11 +103,7 @@ def offline_log_dir(tables, params):
     dirs = tables.log_dirs.where(failed_log_dir()).select(
         "cluster_id", "broker_id", "path", F.trim(F.col("error")).alias("error"), "device"
     )
-    offline = (
-        tables.metrics.where(F.col("name") == "offline_log_directory_count")
-        .groupBy("cluster_id", "broker_id")
-        .agg(F.max("value").alias("offline_count"))
-    )
+    offline = metric_per_node(tables, "offline_log_directory_count", "offline_count")
     known = join(dirs, offline, ["cluster_id", "broker_id"], "left")
     by_dir = emit(
         known,
