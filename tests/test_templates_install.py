@@ -134,8 +134,20 @@ def test_wheel_ships_the_templates_and_renders_the_report(tmp_path):
 def test_editable_install_renders_the_report_from_the_checkout(tmp_path):
     python = _fresh_venv(tmp_path / "venv")
     # An editable install of this checkout into the fresh environment only (egg-info is ignored
-    # by git, as the machine's own editable install writes it too).
-    _pip("install", "--no-deps", "--prefix", str(tmp_path / "venv"), "-e", str(ROOT), cwd=tmp_path)
+    # by git, as the machine's own editable install writes it too). --ignore-installed: without
+    # it pip uninstalls the running interpreter's own install of the project first, wherever
+    # --prefix points, and every later test of the run loses `kafka-audit`.
+    before = _installed_here()
+    _pip(
+        "install",
+        "--no-deps",
+        "--ignore-installed",
+        "--prefix",
+        str(tmp_path / "venv"),
+        "-e",
+        str(ROOT),
+        cwd=tmp_path,
+    )
     run = tmp_path / "run"
     run.mkdir()
     where = _render(python, run, run / "report.html")
@@ -143,6 +155,7 @@ def test_editable_install_renders_the_report_from_the_checkout(tmp_path):
     assert Path(where["auditor"]).parent == ROOT / "auditor", where
     assert Path(where["lookup"]) == ROOT / "templates"
     _check_in_chromium((run / "report.html").read_text(encoding="utf-8"), tmp_path, "editable")
+    assert _installed_here() == before, "the machine's own install of kafka-auditor was changed"
 
 
 def test_source_checkout_renders_the_report(tmp_path):
@@ -163,3 +176,14 @@ def _site(python: Path) -> str:
         text=True,
         check=True,
     ).stdout.strip()
+
+
+def _installed_here() -> str | None:
+    """Where this interpreter's own kafka-auditor is installed from (None: not installed)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        dist = distribution("kafka-auditor")
+    except PackageNotFoundError:
+        return None
+    return str(dist._path)  # noqa: SLF001 (the dist-info directory: changes on a reinstall)
