@@ -41,7 +41,7 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
 ``pre`` is an auditor.commands.preflight.PreflightResult, not imported: the preflight modules may use
 render/ (escape.py), never the other way round.
 
-HTML goes through jinja2 with autoescape on (auditor/render/templates/preflight.html.j2); no script, no
+HTML goes through jinja2 with autoescape on (templates/preflight.html.j2); no script, no
 external resources.
 """
 
