@@ -92,31 +92,36 @@ def _cuttable(value, path: str, parent, key, found: list) -> int:
 
 
 def fit(doc: dict, limit: int) -> tuple[dict, list[dict]]:
-    """``doc`` cut to at most ``limit`` bytes of JSON (as close as cutting allows), and what was cut."""
+    """``doc`` cut to at most ``limit`` bytes of JSON (as close as cutting allows), and what was cut:
+    lists first (each keeps at least its first item), long strings only when no list is left to
+    cut. The rules cited by findings no longer shown are dropped with them."""
     cuts: dict[str, dict] = {}
     for _ in range(500):
-        total = size(doc)
-        if total <= limit:
+        if size({**doc, "truncated": list(cuts.values())}) <= limit:
             break
         found: list = []
-        _cuttable(doc, "", None, None, found)
-        found = [f for f in found if f[1].split(".")[0] not in ("summary", "totals", "exit")]
-        if not found:
+        total = _cuttable(doc, "", None, None, found) + size(list(cuts.values()))
+        found = [f for f in found if f[1].split(".")[0].split("[")[0] not in ("summary", "totals", "exit")]
+        lists = [f for f in found if isinstance(f[2][f[3]], list)]
+        if not (lists or found):
             break
-        n, path, parent, key = max(found, key=lambda f: f[0])
+        n, path, parent, key = max(lists or found, key=lambda f: f[0])
         value = parent[key]
         excess = total - limit
         if isinstance(value, list):
-            per = max(1, n / len(value))
-            keep = max(1, len(value) - max(1, math.ceil(excess / per)))
+            keep = max(1, len(value) - max(1, math.ceil(excess / max(1, n / len(value)))))
             parent[key] = value[:keep]
-            entry = cuts.setdefault(path, {"path": path, "shown": keep, "total": len(value)})
-            entry["shown"] = keep
         else:
             keep = max(LONG_STRING // 2, len(value) - max(1, excess))
-            entry = cuts.setdefault(path, {"path": path, "shown": keep, "total": len(value)})
-            entry["shown"] = keep
             parent[key] = value[:keep] + " ... [cut]"
+        cuts.setdefault(path, {"path": path, "shown": keep, "total": len(value)})["shown"] = keep
+        if path == "findings" and isinstance(doc.get("rules"), dict):
+            shown = {f.get("rule") for f in doc["findings"] if isinstance(f, dict)}
+            kept = {code: r for code, r in doc["rules"].items() if code in shown}
+            if len(kept) < len(doc["rules"]):
+                entry = cuts.setdefault("rules", {"path": "rules", "shown": 0, "total": len(doc["rules"])})
+                entry["shown"] = len(kept)
+                doc["rules"] = kept
     return doc, list(cuts.values())
 
 

@@ -107,6 +107,7 @@ LINT = report_with(
 LINT_CHANGE = report_with(
     **AUDIT_EXTRAS,
     files=array(STRING),
+    skipped=array(STRING),
     change=obj(
         ("base_findings", "head_findings", "introduced", "fixed"),
         base_findings=INTEGER,
@@ -248,7 +249,7 @@ CLUSTERS = obj(
         "type": "boolean",
         "description": "Live tools (check_cluster, cluster_health, preflight on cluster) on",
     },
-    roots=array(STRING),
+    roots={"type": "array", "items": STRING, "description": "The served roots, by their directory names"},
     inventory={
         "type": ["object", "null"],
         "properties": {

@@ -269,8 +269,8 @@ class Tools:
             ):
                 with self.roots.confined(*extra):
                     result = self._lint(targets, snapshot, cfg, False)
-                runs.append((self._relocated(result, shown), shown))
-        (old, _), (new, shown) = runs
+                runs.append(self._relocated(result, shown))
+        old, new = runs
         entries = {Entry.of(f).key: Entry.of(f) for f in old.findings}
         before = len(new.findings)
         new.findings, outcome = apply_baseline(
@@ -331,7 +331,10 @@ class Tools:
             list[int] | None, Field(description="Simulate only these broker ids (--broker)")
         ] = None,
         target_version: Annotated[
-            Literal["4.0"] | None, Field(description="Also judge readiness to upgrade to this Kafka version")
+            str | None,
+            Field(
+                description="Also judge readiness to upgrade to this Kafka version (--target-version: 4.0)"
+            ),
         ] = None,
         ignore: IgnoreArg = None,
     ):
@@ -364,7 +367,10 @@ class Tools:
             list[int] | None, Field(description="Simulate only these broker ids (--broker)")
         ] = None,
         target_version: Annotated[
-            Literal["4.0"] | None, Field(description="Also judge readiness to upgrade to this Kafka version")
+            str | None,
+            Field(
+                description="Also judge readiness to upgrade to this Kafka version (--target-version: 4.0)"
+            ),
         ] = None,
         ignore: IgnoreArg = None,
     ):
@@ -645,8 +651,10 @@ class Tools:
                 ],
                 "errors": errors,
             }
+        roots = [Path(d).name or d for d in self.roots.directories]
         lines = [
-            f"roots: {', '.join(self.roots.directories)}; live tools: {'on' if self.served.live else 'off'}"
+            f"roots: {', '.join(roots)} (paths are relative to a root); "
+            f"live tools: {'on' if self.served.live else 'off'}"
         ]
         lines += [
             f"snapshot {s['path']}: {s['cluster']} ({s['collected_at']}{', incomplete' if s['incomplete'] else ''}"
@@ -660,7 +668,7 @@ class Tools:
             ]
         doc = {
             "live": self.served.live,
-            "roots": list(self.roots.directories),
+            "roots": roots,
             "inventory": inventory,
             "snapshots": snapshots,
             "notes": notes,
@@ -722,8 +730,7 @@ class Tools:
             from auditor.render.lint_text import render as render_lint_text
 
             doc["files"] = list(result.files)
-            if "change" not in (schema_extra or {}):
-                doc["skipped"] = list(result.skipped)
+            doc["skipped"] = list(result.skipped)
             text = render_lint_text(result)
         else:
             from auditor.render.text_render import render as render_text
