@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from auditor import __version__, exitcodes
-from auditor.cli import check, collect, fleet, lint, preflight, rules, wait
+from auditor.cli import check, collect, fleet, lint, mcp, preflight, rules, wait
 from auditor.errors import AuditorError
 from auditor.stderr import say
 
@@ -30,7 +30,7 @@ app = typer.Typer(
 )
 
 # The commands, in the order --help lists them.
-COMMANDS = (check.check, fleet.fleet, collect.collect, preflight.preflight, wait.wait, lint.lint)
+COMMANDS = (check.check, fleet.fleet, collect.collect, preflight.preflight, wait.wait, lint.lint, mcp.mcp)
 for command in COMMANDS:
     app.command()(command)
 app.add_typer(rules.app, name="rules")

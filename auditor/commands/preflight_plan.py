@@ -514,7 +514,9 @@ def prove(engine, ref, config, plan: FixPlan, selected, simulate) -> None:
     if not ref.files or any("://" in f for f, _ in ref.files.values()):
         plan.proof = {"error": "the snapshot is not a local directory: cannot copy it to re-simulate"}
         return
-    with tempfile.TemporaryDirectory(prefix="kafka-audit-plan-") as tmp:
+    from auditor import safe_io
+
+    with tempfile.TemporaryDirectory(prefix="kafka-audit-plan-") as tmp, safe_io.own_directory(tmp):
         try:
             copy_ref = apply_plan(ref, plan, Path(tmp) / "snapshot")
             after = simulate(engine, [copy_ref], config, brokers=selected, plan=False)
