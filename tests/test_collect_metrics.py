@@ -882,3 +882,16 @@ def test_two_files_of_one_broker_are_two_scrapes_by_their_modification_times(tmp
 
     _manifest, tables = collect(Sources(metrics=(f"broker_id=1:{first}", f"broker_id=1:{second}")))
     assert sorted(x["log_end_offset"] for x in tables["log_end_offsets"]) == [100, 160]
+
+
+def test_a_log_end_offsets_own_timestamp_is_its_scrape_time(tmp_path):
+    """A saved or federated scrape carries each sample's timestamp (ms in the text format): it wins
+    over the file's modification time, so two saved scrapes of a broker stay two scrapes."""
+    first, second = tmp_path / "a.prom", tmp_path / "b.prom"
+    first.write_text('kafka_log_log_logendoffset{topic="t",partition="0",} 100.0 1795327200000\n')
+    second.write_text('kafka_log_log_logendoffset{topic="t",partition="0",} 160.0 1795327205000\n')
+    r = collect_metrics([f"broker_id=4:{first}", f"broker_id=4:{second}"])
+    assert sorted((x["scraped_at_ms"], x["log_end_offset"]) for x in r.tables["log_end_offsets"]) == [
+        (1_795_327_200_000, 100),
+        (1_795_327_205_000, 160),
+    ]

@@ -146,14 +146,15 @@ a family typed ``counter`` is cumulative too.
   scrape in shared/real-inputs has it, lowercased); kafka-2_0_0.yml / Strimzi (their generic two-pair
   gauge rule ``kafka_$1_$2_$3``, lowercased) ``kafka_log_log_logendoffset{topic,partition}``. Duplicate
   samples (federation) give the highest. Each row carries ``scraped_at_ms``, when its scrape was taken:
-  a URL's fetch time, a file's modification time. One scrape is one moment, and scrapes of different
+  the sample's own timestamp where the text gives one (a saved or federated scrape), else a URL's fetch
+  time or a file's modification time. One scrape is one moment, and scrapes of different
   brokers are seconds apart, so a follower a few records behind its leader in one scrape is only
   replication in flight; what MNT006 calls lag must persist into a second scrape. So a URL whose scrape
   had log end offsets is scraped a second time, SECOND_SCRAPE_AFTER seconds after the first round (once
   for all such URLs), and the second scrape's log end offsets are kept beside the first's (its other
   samples are not read again); a failed second scrape is a warning, the first stands. Files are
   moments already recorded: give two scrapes of a broker as two files (``broker_id=1:b1-0600.prom``,
-  ``broker_id=1:b1-0601.prom``), told apart by their modification times.
+  ``broker_id=1:b1-0601.prom``), told apart by their samples' timestamps or modification times.
 * KRaft ``raft_current_leader``, ``raft_current_epoch``, ``raft_high_watermark``,
   ``raft_log_end_offset`` (kafka.server:type=raft-metrics, on controllers and brokers): default
   naming ``kafka_server_raft_metrics_current_leader`` ..., Strimzi's kafka-metrics.yaml
@@ -1092,7 +1093,7 @@ class _Scrape:
         self.clients: dict[tuple[int, str, str, str], float] = defaultdict(float)
         # (follower, topic, partition) -> (leader from the clientId or None, lag)
         self.lags: dict[tuple[int, str, int], tuple[int | None, float]] = {}
-        self.leos: dict[tuple[int, str, int], float] = {}
+        self.leos: dict[tuple[int, str, int, int | None], float] = {}  # + the sample's own time (ms)
         self.scraped_at_ms: int | None = None  # when the scrape was taken (its log end offsets carry it)
         self.cpus: dict[int, set[str]] = defaultdict(set)
         self.versions: dict[int, set[str]] = defaultdict(set)
@@ -1225,7 +1226,7 @@ class _Scrape:
         elif name in _FETCHER_LAG:
             self._replica_lag(labels, value, broker)
         elif name in _LOG_END_OFFSET:
-            self._log_end_offset(labels, value, broker)
+            self._log_end_offset(labels, value, broker, s.timestamp)
         else:
             self._mapped(s, labels, value, broker, uses)
 
@@ -1277,8 +1278,9 @@ class _Scrape:
         previous = self.lags.get(key)
         self.lags[key] = (leader, max(value, previous[1]) if previous else value)
 
-    def _log_end_offset(self, labels: dict, value: float, broker: int) -> None:
-        """Log LogEndOffset: broker ``broker``'s own log end on one partition replica."""
+    def _log_end_offset(self, labels: dict, value: float, broker: int, timestamp=None) -> None:
+        """Log LogEndOffset: broker ``broker``'s own log end on one partition replica; ``timestamp``:
+        the sample's own (seconds, a saved or federated scrape carries it), else the scrape's time."""
         topic = _label(labels, "topic")
         partition = (_label(labels, "partition") or "").strip()
         if (_label(labels, "isfuture") or "").lower() == "true" or not topic:
@@ -1288,7 +1290,10 @@ class _Scrape:
             or not 0 <= value <= INT64_MAX
         ):
             return
-        key = (broker, topic, int(partition))
+        at = None
+        if isinstance(timestamp, int | float) and math.isfinite(timestamp) and 0 < timestamp < 1e11:
+            at = int(round(timestamp * 1000))
+        key = (broker, topic, int(partition), at)
         self.leos[key] = max(value, self.leos.get(key, value))
 
     def _mapped(self, s, labels: dict, value: float, broker: int, uses: list[tuple[Mapping, int]]) -> None:
@@ -1351,16 +1356,13 @@ class _Scrape:
                     "lag": int(lag),
                 }
             )
-        at = {} if self.scraped_at_ms is None else {"scraped_at_ms": self.scraped_at_ms}
-        for (broker, topic, partition), leo in sorted(self.leos.items()):
+        for (broker, topic, partition, at), leo in sorted(
+            self.leos.items(), key=lambda kv: (kv[0][:3], kv[0][3] or 0)
+        ):
+            when = at if at is not None else self.scraped_at_ms
             result.rows("log_end_offsets").append(
-                {
-                    "broker_id": broker,
-                    "topic": topic,
-                    "partition": partition,
-                    "log_end_offset": int(leo),
-                    **at,
-                }
+                {"broker_id": broker, "topic": topic, "partition": partition, "log_end_offset": int(leo)}
+                | ({} if when is None else {"scraped_at_ms": when})
             )
         for (broker, listener, sw, version), conns in sorted(self.clients.items()):
             if not 0 <= conns <= CONNECTIONS_MAX:  # a sum of samples that each fit
