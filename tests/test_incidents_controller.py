@@ -37,6 +37,8 @@ CLUSTERS = (
     "search-ingest",
     "inventory-prod",
     "notifications-msk",
+    "checkout-prod",
+    "sandbox-dev",
 )
 
 

@@ -75,6 +75,8 @@ def test_each_cluster_has_a_grade_and_healthy_ones_are_clean(fleet_page):
         "search-ingest",
         "inventory-prod",
         "notifications-msk",
+        "checkout-prod",
+        "sandbox-dev",
     }
     result = sample_fleet_result()
     for name, row in rows.items():

@@ -191,10 +191,12 @@ def test_discover_finds_every_cluster_of_the_sample_fleet():
     ]
     assert sorted(names) == [
         "ads-zk-legacy",
+        "checkout-prod",
         "inventory-prod",
         "logistics-jbod",
         "notifications-msk",
         "payments-msk",
+        "sandbox-dev",
         "search-ingest",
     ]
 

@@ -178,10 +178,12 @@ def test_fleet_audits_the_rest_when_one_snapshot_has_corrupt_pages_and_another_a
     clusters = _summary_clusters(out)
     assert set(clusters) == {
         "ads-zk-legacy",
+        "checkout-prod",
         "inventory-prod",
         "logistics-jbod",
         "notifications-msk",
         "payments-msk",
+        "sandbox-dev",
         "search-ingest",
     }
     assert clusters["logistics-jbod"]["incomplete"] and clusters["payments-msk"]["incomplete"]

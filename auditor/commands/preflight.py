@@ -788,7 +788,14 @@ def _procedure(view: ClusterPreflight, ref: SnapshotRef) -> list[str]:
         "prints nothing (URP back to 0; UnderReplicatedPartitions 0 on every broker) and the broker is listed "
         "in every ISR again",
     ]
-    if view.controllers:
+    if view.outage_controllers:
+        steps.append(
+            f"controller(s) {', '.join(map(str, view.outage_controllers))}: each restart stops metadata commits "
+            f"until it is back (a quorum of {len(view.controllers)}): announce it as a metadata outage, restart "
+            "no broker while it is down, and before anything else wait until "
+            f"`kafka-metadata-quorum.sh --bootstrap-server {bootstrap} describe --status` shows a leader again"
+        )
+    elif view.controllers:
         steps.append(
             "controllers first, the quorum leader last; after each controller restart wait until "
             f"`kafka-metadata-quorum.sh --bootstrap-server {bootstrap} describe --replication` shows it caught "

@@ -361,6 +361,8 @@ def render_text(pre) -> str:
             head = (
                 "procedure (the order is a snapshot, not a plan for the whole roll):"
                 if c.safe_to_roll
+                else "procedure, the controllers as a planned outage (the order is a snapshot, not a plan for the whole roll):"
+                if c.verdict == "outage"
                 else "procedure, once preflight says safe (the order is a snapshot, not a plan for the whole roll):"
             )
             lines.append(f"  {head}")
