@@ -724,7 +724,7 @@ def replication_in_flight(b, rates, *, lag=None, scrapes=SCRAPES_MS, skew_ms=800
 
 
 def checkout_prod():
-    """Healthy and busy: KRaft 3.9, 6 brokers over 3 racks, 3 dedicated controllers caught up; every
+    """Healthy and busy: KRaft 3.7, 6 brokers over 3 racks, 3 dedicated controllers caught up; every
     follower a few records behind its leader in two scrapes seconds apart (replication in flight);
     broker 6 restarted minutes ago and is back in every ISR (its leaders' ISRs expanded, none shrank);
     busy threads (idle near 0.4, still above saturation); short-retention topics; transactions."""
@@ -735,7 +735,7 @@ def checkout_prod():
         environment="prod",
         tier="tier-1",
         platform="apache",
-        kafka_version="3.9.0",
+        kafka_version="3.7.1",
         metadata_mode="kraft",
         az_count=3,
     )
@@ -743,7 +743,7 @@ def checkout_prod():
         [1, 2, 3, 4, 5, 6],
         racks=["euw1-az1", "euw1-az2", "euw1-az3"],
         cores=16,
-        version="3.9.0",
+        version="3.7.1",
         host_fmt="kafka-{id}.checkout.internal",
         static={
             "num.network.threads": "8",
@@ -785,7 +785,7 @@ def checkout_prod():
             "order-state-api",
         ]
     )
-    b.clients([("apache-kafka-java", "3.9.0", 260), ("librdkafka", "2.6.1", 140)])
+    b.clients([("apache-kafka-java", "3.7.1", 260), ("librdkafka", "2.6.1", 140)])
     b.t["controller"].append(
         {
             "mode": "kraft",
@@ -803,7 +803,7 @@ def checkout_prod():
         high_watermark=2413920,
         behind={4002: 2, 4003: 4, 6: 9},
     )
-    b.features(metadata_level=21, metadata_name="3.9-IV0", epoch=2204)
+    b.features(metadata_level=19, metadata_name="3.7-IV4", epoch=2204)
     replication_in_flight(b, rates)
     # Broker 6 restarted a few minutes ago and rejoined every ISR it belongs to: the leaders of the
     # partitions it follows expanded their ISRs (the meters' one-minute rate, decaying), none shrank.
