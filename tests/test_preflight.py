@@ -1242,3 +1242,93 @@ def test_an_unsafe_broker_in_a_small_quorum_cluster_plans_the_broker_and_notes_t
     assert c.plan.proof["outage_only"] is True and c.plan.proof["safe"] == 3
     assert "stays a planned metadata outage" in c.plan.proof_line
     assert "note: restarting controller(s) 9001" in render("text", pre)
+
+
+# Strimzi's KafkaQuorumCheckTest, case for case: (lastCaughtUpTimestamp per voter, the leader, the
+# controller considered, Strimzi's canRollController) -> our verdict for that controller. Strimzi's
+# timestamps are the leader's clock; ours are ages at collection (20000 - timestamp). A timestamp Strimzi
+# gives as -1 or empty is unknown to us too (no age): the leader then reports the voter's log end as
+# unknown, a lag above 0 (KIP-595), which is how we judge it. Deliberate differences (issue 42): a
+# quorum of one or two voters, which Strimzi rolls with a warning ("It is recommended that a minimum of
+# three controllers are used"), is a planned metadata outage here, whatever its voters' state.
+STRIMZI_QUORUM_CASES = {
+    "canRollActiveControllerOddSizedCluster": ({1: 10000, 2: 9500, 3: 9700}, 1, 1, True, "safe"),
+    "canRollActiveControllerEvenSizedCluster": ({1: 10000, 2: 9500, 3: 9700, 4: 9600}, 1, 1, True, "safe"),
+    "cannotRollActiveControllerWith1FollowerBehindOddSizedCluster": (
+        {1: 10000, 2: 7000, 3: 8200},
+        1,
+        1,
+        False,
+        "unsafe",
+    ),
+    "cannotRollActiveControllerWith1FollowerBehindEvenSizedCluster": (
+        {1: 10000, 2: 7000, 3: 8200, 4: 9000},
+        1,
+        1,
+        False,
+        "unsafe",
+    ),
+    "canRollControllerWhenItselfIsBehind": ({1: 10000, 2: 7000, 3: 10000}, 1, 2, True, "safe"),
+    "cannotRollControllerWhenAnotherFollowerBehind": ({1: 10000, 2: 7000, 3: 10000}, 1, 3, False, "unsafe"),
+    "cannotRollControllerWhenTimestampInvalid": ({1: 10000, 2: None, 3: None}, 1, 3, False, "unsafe"),
+    "shouldHandlePartiallyIncompleteQuorumData": ({1: 10000, 2: None, 3: 9500}, 1, 1, False, "unsafe"),
+    "shouldHandleNoLeaderQuorumScenario": ({1: 10000, 2: 12000, 3: 11000}, -1, 1, False, "unsafe"),
+    "canRollControllerSingleNodeQuorum": ({1: 10000}, 1, 1, True, "outage"),
+    "canRollController2NodesQuorum": ({1: 10000, 2: 9500}, 1, 1, True, "outage"),
+    "cannotRollController2NodeQuorumFollowerBehind": ({1: 10000, 2: 7000}, 1, 1, False, "outage"),
+}
+
+
+@pytest.mark.parametrize("name", STRIMZI_QUORUM_CASES)
+def test_strimzi_quorum_check_cases(tmp_path, name):
+    stamps, leader, considered, strimzi_rolls, ours = STRIMZI_QUORUM_CASES[name]
+    quorum = [
+        {
+            "node_id": node,
+            "role": "voter",
+            "is_leader": node == leader,
+            "lag": 0 if ts is not None else 40,
+            "caught_up_age_ms": None if ts is None else 20000 - ts,
+        }
+        for node, ts in stamps.items()
+    ]
+    snap = snapshot(tmp_path, name.lower(), rotation(6), mode="kraft", controller=1, extra={"quorum": quorum})
+    (c,) = preflight(snap).clusters
+    verdict = next(v.verdict for v in c.controllers if v.node_id == considered)
+    assert verdict == ours
+    assert (verdict == "safe") == strimzi_rolls or verdict == "outage"  # agree, but for the small quorums
+
+
+def test_strimzi_dynamic_timeout_is_the_restarted_controllers_own(tmp_path):
+    """Strimzi's shouldTestDynamicTimeoutValue: the controller considered runs with
+    controller.quorum.fetch.timeout.ms=100 (KafkaRoller.quorumCheck reads the rolled node's
+    configuration). In a quorum of three, a voter 50 ms behind counts as caught up with it and one
+    150 ms behind does not."""
+    quorum = [
+        {"node_id": 1, "role": "voter", "is_leader": True, "lag": 0, "caught_up_age_ms": 0},
+        {"node_id": 2, "role": "voter", "is_leader": False, "lag": 0, "caught_up_age_ms": 50},
+        {"node_id": 3, "role": "voter", "is_leader": False, "lag": 2, "caught_up_age_ms": 150},
+    ]
+    nodes = [
+        {"node_id": n, "process_roles": ["controller"], "quorum_voters": "1@c1:9093,2@c2:9093,3@c3:9093"}
+        for n in (1, 2, 3)
+    ]
+    nodes[0]["quorum_fetch_timeout_ms"] = 100
+    snap = snapshot(
+        tmp_path,
+        "dynamic-timeout",
+        rotation(6),
+        mode="kraft",
+        controller=1,
+        extra={"quorum": quorum, "kraft_nodes": nodes},
+    )
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    # Restarting 1 (timeout 100): 2 is caught up, 3 is not: 1 of 2 needed. Restarting 2 or 3 (2000 ms):
+    # every other voter is caught up.
+    assert [(v.node_id, v.verdict) for v in c.controllers] == [(1, "unsafe"), (2, "safe"), (3, "safe")]
+    (f,) = [f for f in pre.result.findings if f.rule == "MNT005"]
+    assert (
+        f.evidence["fetch_timeout_ms"] == 100
+        and f.evidence["fetch_timeout_source"] == "controller properties file"
+    )
