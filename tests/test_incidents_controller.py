@@ -219,7 +219,9 @@ def test_only_the_incident_clusters_fire(audit):
     assert {c for (c, rule), hits in fired.items() if hits and rule in MINE} == {
         "ads-zk-legacy",
         "logistics-jbod",
+        "sandbox-dev",  # CTL006: its quorum is one controller (a dev cluster, the planned outage of issue 42)
     }
+    assert {rule for (c, rule), hits in fired.items() if hits and c == "sandbox-dev"} == {"CTL006"}
 
 
 def test_par006_says_when_an_offline_replica_is_on_a_down_broker(tmp_path):

@@ -245,7 +245,7 @@ def test_fleet_with_a_100000_deep_json_line_audits_the_rest(tmp_path):
     assert p.returncode == 3, p.stdout + p.stderr
     assert f"INCOMPLETE inventory-prod: snapshot {inventory}" in p.stdout and "topics.jsonl" in p.stdout
     clusters = _summary_clusters(out)
-    assert len(clusters) == 6 and clusters["inventory-prod"]["incomplete"]
+    assert len(clusters) == 8 and clusters["inventory-prod"]["incomplete"]
     assert not clusters["ads-zk-legacy"]["incomplete"]
 
 
