@@ -37,15 +37,19 @@ def leaderless_partition(tables, params):
 
     Remediation: find out why no replica could be elected: are the replicas' brokers up
     (`/brokers/ids`)? Is the ISR empty while unclean election is off? Bring a replica back,
-    run a preferred or (accepting data loss) unclean election with `kafka-leader-election`,
-    and when the controller's view diverges from ZooKeeper, restart the controller to
-    force a new one.
+    run a preferred or (accepting data loss) unclean election with `kafka-leader-election`.
+    When the controller's view diverges from ZooKeeper (CTL002), a controller failover makes a
+    new controller load ZooKeeper's state: do it only once ZooKeeper holds the live state, since
+    a partition whose ZooKeeper ISR has no registered broker stays offline after it
+    (PartitionStateMachine offlinePartitionLeaderElection, unclean election off); CTL002 and
+    CTL003 say, per partition, what a failover would do and the order of steps.
 
     Example: `__consumer_offsets-17` with leader -1, ISR [3], replicas [3, 1, 4].
 
     References:
     - Kafka documentation: monitoring (OfflinePartitionsCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
+    - Kafka 3.9 source: PartitionStateMachine.scala (initializePartitionState, offlinePartitionLeaderElection) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/PartitionStateMachine.scala>
     """
     d = _health(tables).where(F.col("leaderless"))
     no_leader = (F.col("leader") < 0) | (F.col("zk_leader") < 0)
@@ -147,8 +151,10 @@ def coordinator_unavailable(tables, params):
     Remediation: restore a leader first: check that the replicas' brokers are registered
     (`/brokers/ids`), run `kafka-leader-election --election-type preferred --topic
     __consumer_offsets --partition 17` (unclean only when no in-sync replica can come back),
-    and when ZooKeeper and the brokers disagree (CTL002) restart the active controller to
-    force a fresh election. Then restart the stalled consumers of the listed groups.
+    and when ZooKeeper and the brokers disagree (CTL002) follow CTL002's order of steps: a
+    controller failover forces a fresh election from ZooKeeper's state, which takes the
+    partition offline when ZooKeeper's ISR holds no registered broker. Then restart the stalled
+    consumers of the listed groups.
 
     Example: `__consumer_offsets-17` with leader -1 and ISR [3]; groups `bid-optimizer-12`
     and `budget-pacer-40` map to partition 17.
@@ -160,6 +166,7 @@ def coordinator_unavailable(tables, params):
     - apache/kafka share-coordinator/src/main/java/org/apache/kafka/coordinator/share/ShareCoordinatorService.java (partitionFor) <https://github.com/apache/kafka/blob/trunk/share-coordinator/src/main/java/org/apache/kafka/coordinator/share/ShareCoordinatorService.java>
     - apache/kafka server/src/main/java/org/apache/kafka/server/config/ShareCoordinatorConfig.java (share.coordinator.state.topic.num.partitions) <https://github.com/apache/kafka/blob/trunk/server/src/main/java/org/apache/kafka/server/config/ShareCoordinatorConfig.java>
     - KIP-932: Queues for Kafka <https://cwiki.apache.org/confluence/display/KAFKA/KIP-932%3A+Queues+for+Kafka>
+    - Kafka 3.9 source: PartitionStateMachine.scala (initializePartitionState, offlinePartitionLeaderElection) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/PartitionStateMachine.scala>
     """
     h = _health(tables).where(
         F.col("topic").isin(*COORDINATOR_TOPICS)

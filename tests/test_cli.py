@@ -35,7 +35,7 @@ def test_sample_fleet_text_report_names_the_incidents():
     lines = p.stdout.splitlines()
     assert any("REP002" in line and "payments.orders.v1" in line for line in lines)
     assert any("PAR001" in line and "__consumer_offsets-17" in line for line in lines)
-    assert "6 cluster(s) audited (complete" in p.stdout
+    assert "8 cluster(s) audited (complete" in p.stdout
     assert "inventory-prod" in next(line for line in lines if line.startswith("no findings:"))
 
 

@@ -517,6 +517,7 @@ def test_controller_files_give_kraft_nodes_not_brokers(tmp_path):
     dynamic.write_text(
         "process.roles = controller\nnode.id: 3002\n"
         "controller.quorum.bootstrap.servers=c1:9093,c2:9093,c3:9093\n"
+        "controller.quorum.fetch.timeout.ms=4000\n"
     )
     combined = tmp_path / "server.properties"
     combined.write_text(
@@ -532,6 +533,7 @@ def test_controller_files_give_kraft_nodes_not_brokers(tmp_path):
             "quorum_voters": "3001@c1:9093,3002@c2:9093,3003@c3:9093",
             "quorum_bootstrap_servers": None,
             "file": str(static),
+            "quorum_fetch_timeout_ms": None,  # not set: Kafka's default 2000
         },
         {
             "node_id": 3002,
@@ -539,6 +541,7 @@ def test_controller_files_give_kraft_nodes_not_brokers(tmp_path):
             "quorum_voters": None,
             "quorum_bootstrap_servers": "c1:9093,c2:9093,c3:9093",
             "file": str(dynamic),
+            "quorum_fetch_timeout_ms": 4000,  # the node's own (MNT005 judges its restart with it)
         },
         {
             "node_id": 1,
@@ -546,6 +549,7 @@ def test_controller_files_give_kraft_nodes_not_brokers(tmp_path):
             "quorum_voters": "1@k1:9093",
             "quorum_bootstrap_servers": None,
             "file": str(combined),
+            "quorum_fetch_timeout_ms": None,
         },
     ]
     assert [b["broker_id"] for b in r.tables["brokers"]] == [1]  # controllers are never brokers

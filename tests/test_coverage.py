@@ -239,7 +239,7 @@ def test_issue_38_the_sample_fleet_evaluates_the_whole_catalogue():
     from tests.conftest import SAMPLE_FLEET
 
     refs = [open_snapshot(d) for d in discover(str(SAMPLE_FLEET))]
-    assert len(refs) == 6
+    assert len(refs) == 8
     with open_engine("duckdb") as engine:
         result = run_audit(engine, refs, AuditConfig())
     doc = json_render.document(result)
@@ -247,7 +247,7 @@ def test_issue_38_the_sample_fleet_evaluates_the_whole_catalogue():
         r.manifest.cluster_name: [] for r in refs
     }
     kraft = {r.manifest.cluster_name for r in refs if r.manifest.cluster.get("metadata_mode") == "kraft"}
-    assert kraft == {"search-ingest", "inventory-prod", "notifications-msk"}
+    assert kraft == {"search-ingest", "inventory-prod", "notifications-msk", "checkout-prod", "sandbox-dev"}
     for ref in refs:
         if ref.manifest.cluster_name in kraft:
             assert {"quorum", "features"} <= set(ref.files), ref.manifest.cluster_name

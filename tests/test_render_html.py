@@ -43,7 +43,7 @@ def fleet_page():
 
 def test_headline_counts_and_worst_findings_first(fleet_page):
     head = text_of(section(fleet_page, "headline"))
-    assert "Failing." in head and "6 clusters audited" in head
+    assert "Failing." in head and "8 clusters audited" in head
     result = sample_fleet_result()
     failing = {f.cluster for f in result.findings if f.severity in ("error", "critical")}
     assert {"payments-msk", "ads-zk-legacy"} <= failing
@@ -75,6 +75,8 @@ def test_each_cluster_has_a_grade_and_healthy_ones_are_clean(fleet_page):
         "search-ingest",
         "inventory-prod",
         "notifications-msk",
+        "checkout-prod",
+        "sandbox-dev",
     }
     result = sample_fleet_result()
     for name, row in rows.items():
