@@ -15,8 +15,10 @@ order matters where two could: JulieOps and topicctl before a plain topic list.
 from __future__ import annotations
 
 from auditor.lint.formats import (
+    ansible,
     cfk,
     cloudformation,
+    compose,
     helm,
     jikkou,
     julieops,
@@ -34,6 +36,8 @@ FORMATS = (
     terraform,
     terraform_plan,
     cloudformation,
+    compose,
+    ansible,
     helm,
     strimzi,
     cfk,
