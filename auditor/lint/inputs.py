@@ -275,7 +275,7 @@ def read_file(src: Source) -> FileRows | None:
     renders to, its placeholders reported (auditor/lint/templating.py)."""
     if src.text is None:
         language = templating.language_of(src.path.suffixes)
-        if language is None and src.suffix in YAML_SUFFIXES and _HELM_ACTIONS.search(_sniff(src)):
+        if language is None and src.suffix in YAML_SUFFIXES and _is_helm_template(src):
             language = templating.LANGUAGES[src.suffix]
         if language is not None:
             return _read_template(src, language)
@@ -286,6 +286,20 @@ def read_file(src: Source) -> FileRows | None:
 # starts with one (neither is YAML; quoted "{{ }}" values are, and Helm values files use them).
 _HELM_ACTIONS = re.compile(r"^\s*\{\{.*\}\}\s*$|:[ \t]+\{\{|^\s*-[ \t]+\{\{", re.MULTILINE)
 _TEMPLATE_READS = YAML_SUFFIXES + PROPERTIES_SUFFIXES
+
+
+def _is_helm_template(src: Source) -> bool:
+    """A .yaml file holding Helm actions that is not YAML as it stands (a values file with
+    quoted "{{ }}" strings parses, and is read as values)."""
+    from auditor.lint.yaml_fields import read_yaml_documents
+
+    if not _HELM_ACTIONS.search(_sniff(src)):
+        return False
+    try:
+        read_yaml_documents(src.path, src.file)
+    except LintInputError:
+        return True
+    return False
 
 
 def _read_template(src: Source, language: tuple[str, str]) -> FileRows | None:

@@ -70,8 +70,22 @@ _DEFAULTS = {
 def recognise(src: Source) -> bool:
     if src.suffix not in SUFFIXES:
         return False
+    if _var_file_kind(src) is not None:
+        return True
     head = src.head()
     return bool(_GROUP.search(head) and _HOSTS.search(head))
+
+
+def _var_file_kind(src: Source) -> str | None:
+    """group_vars or host_vars when the file is one (``group_vars/kafka_broker.yml`` or
+    ``group_vars/kafka_broker/*.yml``) that sets a cp-ansible broker variable."""
+    if src.stdin:
+        return None
+    parents = [p.name for p in src.path.parents][:2]
+    kind = next((k for k in ("group_vars", "host_vars") if k in parents), None)
+    if kind is None or not re.search(r"^kafka_broker_\w+\s*:", src.head(), re.MULTILINE):
+        return None
+    return kind
 
 
 @dataclass
@@ -208,6 +222,20 @@ def _all_var(inv: _Inventory, var: str, ctx: YamlFile) -> str | None:
 
 
 def read(src: Source) -> FileRows:
+    kind = _var_file_kind(src)
+    if kind is not None:
+        base = src.path.parent.parent if src.path.parent.name == kind else src.path.parent.parent.parent
+        inventories = sorted(
+            p.name
+            for p in base.iterdir()
+            if p.is_file() and p.suffix in SUFFIXES and recognise(Source(p, str(p), True, src.session))
+        )
+        where = (
+            f"read with the inventory beside {kind}/ ({', '.join(inventories)})"
+            if inventories
+            else (f"no cp-ansible inventory beside {kind}/ in {base}: lint the inventory to lint it")
+        )
+        return FileRows(skipped=f"{src.file}: skipped: cp-ansible {kind} ({where})")
     text, docs = source_documents(src)
     ctx = YamlFile(src.file)
     rows = FileRows(suppressions=find_suppressions(text, src.file, syntax="yaml"))

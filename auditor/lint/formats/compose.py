@@ -278,7 +278,7 @@ def read(src: Source) -> FileRows:
             continue
         entries, topic_defs, notes = _entries(reader, svc, conv)
         roles = {r.strip() for r in entries.get("process.roles", ("", 0))[0].split(",") if r.strip()}
-        if roles:
+        if roles or "controller.quorum.voters" in entries or "controller.quorum.bootstrap.servers" in entries:
             modes.add("kraft")
         elif "zookeeper.connect" in entries:
             modes.add("zookeeper")
