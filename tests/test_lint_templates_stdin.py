@@ -323,3 +323,42 @@ def test_versions_of_helm_and_cfk_images():
     }
     for path, version in cases.items():
         assert [c.kafka_version for c in read_inputs([real_input(path)]).clusters] == [version], path
+
+
+# --- the README's examples --------------------------------------------------------------------------
+
+PLATFORMS = ROOT / "sample_configs" / "platforms"
+
+
+def test_the_readme_platform_examples_say_what_lint_finds():
+    stream = (PLATFORMS / "rendered-stream.yaml").read_bytes()
+    result = run_lint(["-"], stdin=io.BytesIO(stream))
+    assert sorted((f.rule, f.location["line"], f.severity) for f in result.findings) == [
+        ("DSK005", 28, "info"),
+        ("REP002", 57, "error"),
+    ]
+    compose = PLATFORMS / "docker-compose.yml"
+    result = run_lint([compose])
+    assert sorted((f.rule, f.location["line"]) for f in result.findings if f.severity != "info") == [
+        ("REP006", 4),
+        ("REP006", 4),
+        ("REP006", 4),
+    ]
+    assert line_of(compose, 4) == "image: bitnami/kafka:3.7.0"
+    hosts = PLATFORMS / "cp-ansible" / "hosts.yml"
+    result = run_lint([hosts])
+    assert [(f.rule, f.location["line"]) for f in result.findings if f.severity != "info"] == [("REP011", 12)]
+    assert [n[:60] for n in warnings(result)] == [
+        f"warning: {hosts}:12: kafka_broker_custom_properties of group"[:60]
+    ]
+    assert not result.failing("error")
+
+
+def test_pre_commit_hook_covers_the_new_formats():
+    import re
+
+    import yaml
+
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    for name in ("docker-compose.yml", "compose.yaml", "hosts.yml", "kafka.yaml.tpl", "server.properties.j2"):
+        assert re.search(hooks["kafka-audit-lint"]["files"], name), name

@@ -12,8 +12,12 @@ own module in auditor/lint/formats/ (the list ``FORMATS`` there says which, in w
   state files, JulieOps topologies (one module each);
 - **configuration as code**: Terraform (and ``.tfvars``, and a plan as JSON), Strimzi
   ``Kafka``/``KafkaNodePool``, Confluent for Kubernetes ``KafkaTopic``/``Kafka``, Helm values,
-  CloudFormation (formats/terraform.py, terraform_plan.py, strimzi.py, cfk.py, helm.py,
-  cloudformation.py).
+  CloudFormation, compose files, cp-ansible inventories (formats/terraform.py,
+  terraform_plan.py, strimzi.py, cfk.py, helm.py, cloudformation.py, compose.py, ansible.py);
+- **templates** of these (``kafka.yaml.tpl``, ``server.properties.j2``, a Helm chart's
+  ``templates/kafka.yaml``): read as what they render to, placeholders reported
+  (auditor/lint/templating.py);
+- **standard input** (``-``): a stream of YAML documents, named ``<stdin>``.
 
 A directory is walked whole (hidden and vendored directories left out) and each file is
 recognised by its content: a file holding nothing Kafka is counted in one note; one that

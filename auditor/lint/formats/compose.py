@@ -330,7 +330,8 @@ def read(src: Source) -> FileRows:
                 entries,
                 bid is not None,
                 BROKER,
-                group=f"compose service {svc.name}",
+                # one group per file: brokers sharing a line (an anchor's image:) get one finding there
+                group=f"compose {src.file}",
                 line=svc.env_line,
                 cluster=facts,
                 brokers=1 if bid is not None else svc.replicas,

@@ -16,7 +16,12 @@ Read, each value at its line:
 - ``provisioning.topics``: the topics the chart creates (``name``, ``partitions``,
   ``replicationFactor``, ``config``; a bare name gets ``provisioning.numPartitions`` and
   ``provisioning.replicationFactor``);
-- **cp-helm-charts cp-kafka**: ``brokers`` (the count) and ``configurationOverrides`` (a map).
+- **cp-helm-charts cp-kafka**: ``brokers`` (the count) and ``configurationOverrides`` (a map,
+  each key as the broker gets it: formats/_images.py ``cp_helm_key``); the umbrella chart's
+  values (a ``cp-kafka:`` section) the same way.
+
+The image tag gives the Kafka version (cp-kafka ``image`` + ``imageTag``, Bitnami
+``image.repository`` + ``image.tag``).
 
 A value holding a Helm template (``{{ ... }}``) is reported as not evaluated.
 """
