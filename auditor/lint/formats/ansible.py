@@ -158,8 +158,14 @@ class _VarFiles:
     def __init__(self, src: Source, notes: list[str]):
         self.src, self.notes = src, notes
         self.base = None if src.stdin else src.path.parent
+        self.found: dict[tuple, _Dict | None] = {}  # each file parsed once, whatever the host count
 
     def find(self, kind: str, name: str, var: str) -> _Dict | None:
+        if (kind, name, var) not in self.found:
+            self.found[(kind, name, var)] = self._find(kind, name, var)
+        return self.found[(kind, name, var)]
+
+    def _find(self, kind: str, name: str, var: str) -> _Dict | None:
         if self.base is None:
             return None
         found = None
