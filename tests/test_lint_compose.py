@@ -454,3 +454,18 @@ def test_kafka_version_from_image_tag(image, version):
 )
 def test_compose_interpolation(text, variables, expected):
     assert _envfiles.interpolate(text, variables) == expected
+
+
+def test_a_secret_in_a_value_that_is_not_evaluated_is_never_shown(tmp_path):
+    """Own input: a keystore password mixing a literal secret with an unset variable; the
+    warning names the variable, never the literal part (Kafka masks the key's value)."""
+    f = write(
+        tmp_path / "docker-compose.yml",
+        "services:\n  kafka:\n    image: confluentinc/cp-kafka:7.6.1\n    environment:\n"
+        "      KAFKA_BROKER_ID: 1\n      KAFKA_SSL_KEYSTORE_PASSWORD: hunter2-${SUFFIX}\n",
+    )
+    inputs = read_inputs([f])
+    (warning,) = inputs.unevaluated
+    assert "hunter2" not in warning and "${SUFFIX}" in warning and "(ssl.keystore.password)" in warning
+    result = run_lint([f])
+    assert "hunter2" not in repr(result)

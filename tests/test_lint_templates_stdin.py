@@ -362,3 +362,20 @@ def test_pre_commit_hook_covers_the_new_formats():
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     for name in ("docker-compose.yml", "compose.yaml", "hosts.yml", "kafka.yaml.tpl", "server.properties.j2"):
         assert re.search(hooks["kafka-audit-lint"]["files"], name), name
+
+
+def test_secrets_in_templated_values_are_never_shown(tmp_path):
+    f = tmp_path / "server.properties.j2"
+    f.write_text("broker.id=1\nssl.keystore.password=hunter2{{ suffix }}\n")
+    inputs = read_inputs([f])
+    assert not any("hunter2" in w for w in inputs.unevaluated)
+    assert any(
+        "ssl.keystore.password = {{ suffix }} (the rest of a secret's value not shown)" in w
+        for w in inputs.unevaluated
+    )
+    g = tmp_path / "hosts.yml"
+    g.write_text(
+        "kafka_broker:\n  vars:\n    kafka_broker_custom_properties:\n"
+        '      ssl.key.password: "hunter2{{ x }}"\n  hosts:\n    b1:\n'
+    )
+    assert not any("hunter2" in w for w in read_inputs([g]).unevaluated)

@@ -72,9 +72,12 @@ class Template:
         """The text as written in the template (tokens back to their expressions)."""
         return TOKEN.sub(lambda m: self.expressions.get(m.group(0), m.group(0)), text)
 
-    def note(self, file: str, line: int, what: str, expression: str) -> None:
+    def note(self, file: str, line: int, what: str, expression: str, secret: bool = False) -> None:
         shown = " ".join(self.restore(expression).split())
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        if secret:  # a Kafka key whose value Kafka masks: only the placeholders are shown
+            shown = " ".join(self.expressions.get(t.group(0), "") for t in TOKEN.finditer(expression))
+            shown += " (the rest of a secret's value not shown)"
         self.notes.append(
             (line, f"{file}:{line}: {what} = {shown} is a {self.language} placeholder: not evaluated")
         )
@@ -151,6 +154,12 @@ def _enclosing_keys(lines: list[str], number: int, indent: int) -> str:
     return ".".join(path) or "the document"
 
 
+def _secret(key: str) -> bool:
+    from auditor.collectors._common import is_sensitive_key
+
+    return is_sensitive_key(key)
+
+
 def neutralise_nodes(docs: list, template: Template, file: str) -> None:
     """Every scalar holding a token: reported, then read as absent (null), or kept as written
     under ``metadata``; a mapping key holding one is reported and its entry dropped."""
@@ -174,7 +183,8 @@ def neutralise_nodes(docs: list, template: Template, file: str) -> None:
                 walk(item, [*path[:-1], f"{path[-1]}[{i}]"] if path else [f"[{i}]"], keep)
         elif isinstance(node, yaml.ScalarNode) and template.has_token(node.value):
             where = ".".join(path) or "the document"
-            template.note(file, node.start_mark.line + 1, where, node.value)
+            in_config = any(p.split("[")[0] in _CONFIG_BLOCKS for p in path[-2:])
+            template.note(file, node.start_mark.line + 1, where, node.value, in_config and _secret(path[-1]))
             if keep:
                 node.value, node.tag, node.style = template.restore(node.value), "tag:yaml.org,2002:str", "'"
             else:

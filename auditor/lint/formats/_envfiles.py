@@ -54,7 +54,7 @@ def interpolate(text: str, variables: dict[str, str]) -> tuple[str | None, list[
         else:
             missing.append(m.group(0))
         i = m.end()
-    return (None, missing) if missing else ("".join(out), [])
+    return (None, list(dict.fromkeys(missing))) if missing else ("".join(out), [])
 
 
 def _closing(text: str, start: int) -> int | None:

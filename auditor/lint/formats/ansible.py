@@ -346,8 +346,16 @@ def _custom(d: _Dict, notes: list[str]) -> dict[str, tuple[str, int]]:
             notes.append(f"{d.file}:{line(k)}: {CUSTOM} {key} ({d.level}) is not a value: not read")
             continue
         if "{{" in text or "{%" in text:
+            from auditor.collectors._common import is_sensitive_key
+
+            shown = " ".join(text.split())[:60]
+            if is_sensitive_key(key):  # the Jinja only, never the literal part of a secret
+                shown = (
+                    " ".join(re.findall(r"\{\{.*?\}\}|\{%.*?%\}", text))
+                    + " (the rest of a secret's value not shown)"
+                )
             notes.append(
-                f"{d.file}:{line(k)}: {CUSTOM} {key} = {text.strip()[:60]} ({d.level}) is a Jinja expression: "
+                f"{d.file}:{line(k)}: {CUSTOM} {key} = {shown} ({d.level}) is a Jinja expression: "
                 "not evaluated, the rules on this key not applied to it"
             )
             continue

@@ -379,13 +379,26 @@ def _entries(reader: _Reader, svc: _Service, conv: str) -> tuple[dict, list[Topi
                 f"{'has' if len(env.missing) == 1 else 'have'} no default, {reader.dotenv}"
             )
             notes.append(
-                f"{reader.file}:{env.line}: service {svc.name} {var} = {env.raw.strip()[:60]} ({key}) is not "
+                f"{reader.file}:{env.line}: service {svc.name} {var} = {_shown(key, env.raw)} ({key}) is not "
                 f"evaluated ({why}): the rules on this key not applied to it"
             )
             entries.pop(key, None)
             continue
         entries[key] = (env.value, env.line)
     return entries, topics, notes
+
+
+_REFERENCES = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _shown(key: str, raw: str) -> str:
+    """A value as a warning may show it: a secret's (a key Kafka masks) only by its variables."""
+    from auditor.collectors._common import is_sensitive_key
+
+    if not is_sensitive_key(key):
+        text = " ".join(raw.split())
+        return text if len(text) <= 60 else text[:57] + "..."
+    return " ".join(dict.fromkeys(_REFERENCES.findall(raw))) + " (the rest of a secret's value not shown)"
 
 
 def _create_topics(reader: _Reader, svc: _Service, env: _Env) -> list[TopicDef]:

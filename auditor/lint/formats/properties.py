@@ -14,6 +14,7 @@ is not properties text is skipped too.
 from __future__ import annotations
 
 from auditor import safe_io, safe_json
+from auditor.collectors._common import is_sensitive_key
 from auditor.collectors.files import (
     BROKER_KINDS,
     OTHER,
@@ -129,7 +130,7 @@ def _literal(parsed, template, file: str) -> list:
     for e in parsed:
         if template.has_token(e.key) or template.has_token(e.value):
             what = f"{template.restore(e.key)} (a templated key)" if template.has_token(e.key) else e.key
-            template.note(file, e.line, what, e.value)
+            template.note(file, e.line, what, e.value, is_sensitive_key(e.key))
             template.kafka_key_notes.append((e.line, what))
         else:
             out.append(e)
