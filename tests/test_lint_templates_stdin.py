@@ -379,3 +379,71 @@ def test_secrets_in_templated_values_are_never_shown(tmp_path):
         '      ssl.key.password: "hunter2{{ x }}"\n  hosts:\n    b1:\n'
     )
     assert not any("hunter2" in w for w in read_inputs([g]).unevaluated)
+
+
+CP_KAFKA_STATEFULSET = """\
+---
+# Source: cp-helm-charts/charts/cp-kafka/templates/statefulset.yaml
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: release-cp-kafka
+spec:
+  serviceName: release-cp-kafka-headless
+  replicas: 3
+  template:
+    spec:
+      containers:
+      - name: prometheus-jmx-exporter
+        image: "solsson/kafka-prometheus-jmx-exporter@sha256:6f82e2b0464f50da8104acd7363fb9b995001ddff77d248379f8788e78946143"
+      - name: cp-kafka-broker
+        image: "confluentinc/cp-kafka:7.6.1"
+        env:
+        - name: POD_IP
+          valueFrom:
+            fieldRef:
+              fieldPath: status.podIP
+        - name: KAFKA_HEAP_OPTS
+          value: -Xms512M -Xmx512M
+        - name: KAFKA_ZOOKEEPER_CONNECT
+          value: "release-cp-zookeeper-headless:2181"
+        - name: KAFKA_ADVERTISED_LISTENERS
+          value: "PLAINTEXT://$(POD_IP):9092"
+        - name: "KAFKA_DEFAULT_REPLICATION_FACTOR"
+          value: "3"
+        - name: "KAFKA_MIN_INSYNC_REPLICAS"
+          value: "3"
+        - name: "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR"
+          value: "3"
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: example/app:1.0
+        env:
+        - name: KAFKA_BOOTSTRAP_SERVERS
+          value: release-cp-kafka:9092
+"""
+
+
+def test_a_rendered_cp_kafka_statefulset_is_read_by_its_image_convention():
+    """Own stream, shaped as cp-helm-charts' cp-kafka statefulset renders (the chart's template,
+    charts/cp-kafka/templates/statefulset.yaml): the broker's environment by the Confluent
+    image's convention, three replicas; $(POD_IP) and valueFrom are not evaluated; the
+    application Deployment beside it is passed over."""
+    result = run_lint(["-"], stdin=io.BytesIO(CP_KAFKA_STATEFULSET.encode()))
+    assert [(f.rule, f.location["line"]) for f in result.findings if f.severity != "info"] == [("REP002", 30)]
+    assert CP_KAFKA_STATEFULSET.splitlines()[29] == '        - name: "KAFKA_MIN_INSYNC_REPLICAS"'
+    assert result.clusters[0]["kafka_version"] == "3.6"
+    (warning,) = warnings(result)
+    assert warning.startswith(
+        "warning: <stdin>:26: StatefulSet/release-cp-kafka container cp-kafka-broker env KAFKA_ADVERTISED_LISTENERS"
+    )
+    inputs = read_inputs(["-"], stdin=io.BytesIO(CP_KAFKA_STATEFULSET.encode()))
+    assert len(inputs.brokers) == 3 and "heap.opts" not in inputs.brokers[0].entries
