@@ -447,3 +447,19 @@ def test_a_rendered_cp_kafka_statefulset_is_read_by_its_image_convention():
     )
     inputs = read_inputs(["-"], stdin=io.BytesIO(CP_KAFKA_STATEFULSET.encode()))
     assert len(inputs.brokers) == 3 and "heap.opts" not in inputs.brokers[0].entries
+
+
+def test_an_unquoted_helm_action_in_a_strimzi_resource_is_a_placeholder_not_a_mapping(tmp_path):
+    """Own input: `replicas: {{ .Values.replicas }}` composes as a YAML flow mapping, so it is
+    read as a template: the replica count not evaluated (never 'must be an integer', exit 2)."""
+    f = tmp_path / "kafka.yaml"
+    f.write_text(
+        "apiVersion: kafka.strimzi.io/v1beta2\nkind: Kafka\nmetadata:\n  name: main\nspec:\n  kafka:\n"
+        "    replicas: {{ .Values.replicas }}\n    config:\n      min.insync.replicas: 2\n  zookeeper:\n"
+        "    replicas: 3\n"
+    )
+    inputs = read_inputs([f])
+    assert inputs.brokers[0].entries == {"min.insync.replicas": ("2", 9)}
+    assert after_file(inputs.unevaluated, f)[0] == (
+        "7: spec.kafka.replicas = {{ .Values.replicas }} is a Helm template placeholder: not evaluated"
+    )

@@ -286,18 +286,22 @@ def read_file(src: Source) -> FileRows | None:
     return _read_plain(src)
 
 
-# A Helm chart template kept as .yaml: a line of template actions only, or a value that
-# starts with one (neither is YAML; quoted "{{ }}" values are, and Helm values files use them).
-_HELM_ACTIONS = re.compile(r"^\s*\{\{.*\}\}\s*$|:[ \t]+\{\{|^\s*-[ \t]+\{\{", re.MULTILINE)
+# A Helm chart template kept as .yaml: a value that starts with an action unquoted (YAML
+# would read `{{ x }}` as a flow mapping), or a line of actions only where the file is not YAML
+# as it stands (a values file's `config: |` block may hold such lines, and quoted "{{ }}"
+# values are plain strings Helm values files use).
+_HELM_VALUE = re.compile(r"^[^#\n]*?(?::|^\s*-)[ \t]+\{\{", re.MULTILINE)
+_HELM_LINE = re.compile(r"^\s*\{\{.*\}\}\s*$", re.MULTILINE)
 _TEMPLATE_READS = YAML_SUFFIXES + PROPERTIES_SUFFIXES
 
 
 def _is_helm_template(src: Source) -> bool:
-    """A .yaml file holding Helm actions that is not YAML as it stands (a values file with
-    quoted "{{ }}" strings parses, and is read as values)."""
     from auditor.lint.yaml_fields import read_yaml_documents
 
-    if not _HELM_ACTIONS.search(_sniff(src)):
+    head = _sniff(src)
+    if _HELM_VALUE.search(head):
+        return True
+    if not _HELM_LINE.search(head):
         return False
     try:
         read_yaml_documents(src.path, src.file)
