@@ -332,8 +332,8 @@ def single_replica(tables, params):
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
     - apache/kafka server-common AdminUtils.assignReplicasToBrokers: "Replication factor: N larger than available brokers" (InvalidReplicationFactorException) <https://github.com/apache/kafka/blob/trunk/server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java>
     """
-    counts = cluster_brokers(tables).select("cluster_id", "broker_count")
-    d = join(_durability(tables).where(F.col("rf_min") == 1), counts, "cluster_id", "left")
+    single = _durability(tables).where(F.col("rf_min") == 1)
+    d = join(single, cluster_brokers(tables).select("cluster_id", "broker_count"), "cluster_id", "left")
     alone = F.coalesce(F.col("broker_count") == 1, F.lit(False))
     msg = text(
         F.col("single_replica_partitions"),
