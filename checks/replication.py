@@ -305,7 +305,7 @@ def min_isr_equals_rf(tables, params):
     "single-replica",
     "error",
     needs=("topics",),
-    uses=(topic_durability,),
+    uses=(broker_counts, topic_durability),
     runs_in=("preflight", "lint"),
 )
 def single_replica(tables, params):
@@ -318,20 +318,34 @@ def single_replica(tables, params):
     (a reassignment JSON listing three replicas per partition), and set
     default.replication.factor=3 so new topics do not repeat it.
 
+    A single-broker cluster (a development compose file, a quickstart) gets its own
+    judgement, as in REP006: one replica is the most it can hold (Kafka refuses a larger
+    factor with INVALID_REPLICATION_FACTOR), so the finding is `info` there, saying so, and
+    does not fail a change review; the same topic on a cluster of several brokers is an
+    `error`. A cluster whose brokers are unknown (topic files alone) is judged as one of
+    several.
+
     Example: topic `clickstream-raw` created with --replication-factor 1.
 
     References:
     - Kafka documentation: increasing replication factor <https://kafka.apache.org/39/documentation.html#basic_ops_increase_replication_factor>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
+    - apache/kafka server-common AdminUtils.assignReplicasToBrokers: "Replication factor: N larger than available brokers" (InvalidReplicationFactorException) <https://github.com/apache/kafka/blob/trunk/server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java>
     """
-    d = _durability(tables).where(F.col("rf_min") == 1)
+    single = _durability(tables).where(F.col("rf_min") == 1)
+    d = join(single, cluster_brokers(tables).select("cluster_id", "broker_count"), "cluster_id", "left")
+    alone = F.coalesce(F.col("broker_count") == 1, F.lit(False))
     msg = text(
         F.col("single_replica_partitions"),
         " of ",
         F.col("partition_count"),
         " partition(s) have a single replica: offline whenever their broker restarts",
+        F.when(alone, F.lit(" (a single-broker cluster: one replica is the most it can hold)")).otherwise(
+            F.lit("")
+        ),
     )
-    return emit(d, "topic", F.col("topic"), msg, _evidence())
+    severity = F.when(alone, F.lit("info"))
+    return emit(d, "topic", F.col("topic"), msg, _evidence(brokers=F.col("broker_count")), severity)
 
 
 # -- REP004-REP010 -------------------------------------------------------------------------

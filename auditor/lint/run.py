@@ -276,14 +276,16 @@ def run_lint(
     config: AuditConfig | None = None,
     baseline: Baseline | None = None,
     strict: bool = False,
+    stdin=None,
 ) -> AuditResult:
+    """Lint ``paths`` (``-``: standard input, read from ``stdin`` when given, a binary stream)."""
     from auditor.engine.runner import incomplete_sources
     from auditor.engine.tables import Tables
     from auditor.registry import load_rules, rule_docs
 
     cfg = config or AuditConfig()
     rules = load_rules()
-    inputs = read_inputs(paths)
+    inputs = read_inputs(paths, stdin=stdin)
     if strict and inputs.unrecognised:
         more = f" (and {len(inputs.unrecognised) - 1} more file(s))" if len(inputs.unrecognised) > 1 else ""
         raise LintInputError(f"{inputs.unrecognised[0]}{more}")
