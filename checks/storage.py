@@ -6,7 +6,7 @@ A log directory is named "<broker id>:<path>" (resource type ``log_dir``).
 """
 
 from auditor.declarations import Category, Param, rule
-from checks._api import F, emit, ev, join, text
+from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     broker_log_dirs,
     cluster_settings,
@@ -797,43 +797,70 @@ def tiered_storage_misconfigured(tables, params):
     )
 
 
+_MAX_LISTED = Param(
+    "max_listed", 20, "how many topics the cluster's time-retention finding names (all are counted)"
+)
+# The rate below which a partition rolls its segments by time (segment.ms) rather than by size
+# (segment.bytes), at Kafka's defaults: 1 GiB per 7 days, ~1.8 KB/s.
+_KB = 1000.0
+
+
+def _declared():
+    """A finding at the rule's declared severity, in a check that gives others their own."""
+    return F.lit(None).cast("string")
+
+
 @rule(
     "DSK008",
     "segment-vs-retention",
     "warning",
     needs=(("topics", "configs"),),
+    params=(_MAX_LISTED,),
     uses=(topic_log_settings,),
     runs_in=("lint",),
 )
 def segment_vs_retention(tables, params):
-    """A topic's segments outlast its retention: segment.ms above retention.ms, or segment.bytes above retention.bytes.
+    """A topic's segments outlast its retention: segment.bytes above retention.bytes (a warning), or segment.ms above retention.ms (info, once per cluster).
 
-    Why: Kafka deletes whole segments, never part of one. Time retention deletes a segment
-    once its newest record is older than `retention.ms`; a partition written continuously
-    keeps its newest record in the active segment, which rolls only after `segment.ms` or
-    at `segment.bytes` (UnifiedLog.deleteRetentionMsBreachedSegments / deletableSegments).
-    So with `segment.ms` above `retention.ms`, a record can stay up to segment.ms +
-    retention.ms, far beyond the retention a team set for disk or data-protection reasons.
-    (A partition that stops receiving writes is not held: once its active segment's newest
-    record is past retention, Kafka rolls a new segment and deletes it: deleteSegments.)
+    Why: Kafka deletes whole segments, never part of one, and never the active segment.
     Size retention deletes the oldest segments only while what is left stays at or above
-    `retention.bytes`, and never the active segment (deleteRetentionSizeBreachedSegments):
-    with `segment.bytes` above `retention.bytes`, a partition holds up to retention.bytes +
-    segment.bytes, more than twice its limit. Only topics with the delete policy are judged;
-    per topic where the topic overrides one of the four settings, and once per cluster
-    (resource: the broker retention setting) where the brokers' own defaults conflict.
+    `retention.bytes` (UnifiedLog.deleteRetentionSizeBreachedSegments): with `segment.bytes`
+    above `retention.bytes`, a partition holds up to retention.bytes + segment.bytes, more
+    than twice its limit, however fast it is written. That is a warning, per topic where
+    the topic overrides one of the two settings, and once per cluster (resource:
+    log.retention.bytes) where the brokers' defaults conflict.
+    Time retention deletes a segment once its newest record is older than `retention.ms`
+    (deleteRetentionMsBreachedSegments / deletableSegments); the active segment rolls after
+    `segment.ms` or when it reaches `segment.bytes`, whichever comes first. A partition
+    writing more than segment.bytes per segment.ms (Kafka's defaults: 1 GiB per 7 days,
+    about 1.8 KB/s) rolls by size, within hours on a busy topic, and holds at most one
+    segment more than its retention. Only a slower partition that keeps receiving writes
+    rolls by time, and there a record can stay up to segment.ms + retention.ms (a partition
+    that stops receiving writes is not held: once its active segment's newest record is
+    past retention, Kafka rolls a new segment and deletes it: deleteSegments). A
+    `retention.ms` below the 7-day default `segment.ms` is one of the most common topic
+    overrides and harmless on busy topics, so this branch is info: one finding per cluster
+    (resource: segment.ms) with how many topics have it, the first of them by name (a
+    parameter) and how many inherit both settings from the brokers. Only topics with the
+    delete policy are judged.
 
-    Remediation: set `segment.ms` at or below `retention.ms` (Kafka's docs: segment.ms
-    forces a roll "to ensure that retention can delete or compact old data"), and
-    `segment.bytes` well below `retention.bytes`, on the topic (or `log.roll.ms` /
-    `log.segment.bytes` on the brokers).
+    Remediation: for segment.bytes above retention.bytes, set `segment.bytes` well below
+    `retention.bytes` on the topic (or `log.segment.bytes` on the brokers). For segment.ms
+    above retention.ms, nothing is needed unless the time bound itself matters (data
+    protection, a disk sized by time) on partitions that receive few writes: then lower
+    `segment.ms` on those topics towards `retention.ms`. Not for a very short retention (an
+    hour or less): each segment is a log file with its index files, opened and memory-mapped
+    by the broker, and rolling every few minutes multiplies them; accept the longer bound
+    there.
 
     Example: topic `audit` with retention.ms=7200000 (2 h) and the default segment.ms of 7
-    days: a partition that receives a few records a minute (never filling segment.bytes)
-    keeps its records for up to 7 days and 2 h.
+    days: a partition receiving a few records a minute (never filling segment.bytes) keeps
+    its records for up to 7 days and 2 h (info); topic `replay` with retention.bytes=100 MB
+    and the default segment.bytes of 1 GiB holds up to 1.1 GB per partition (a warning).
 
     References:
     - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (deletableSegments, deleteRetentionMsBreachedSegments, deleteRetentionSizeBreachedSegments) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/UnifiedLog.scala>
+    - apache/kafka storage/src/main/java/org/apache/kafka/storage/internals/log/LogSegment.java (shouldRoll: segment.bytes or segment.ms, whichever first) <https://github.com/apache/kafka/blob/3.9/storage/src/main/java/org/apache/kafka/storage/internals/log/LogSegment.java>
     - Kafka topic config segment.ms <https://kafka.apache.org/39/documentation.html#topicconfigs_segment.ms>
     - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
     """
@@ -847,106 +874,114 @@ def segment_vs_retention(tables, params):
             F.col(p + "segment_bytes") > F.col(p + "retention_bytes")
         )
 
-    def reasons(p=""):
-        return F.array_compact(
-            F.array(
-                F.when(
-                    time_conflict(p),
-                    text(
-                        "segment.ms=",
-                        _duration(F.col(p + "segment_ms")),
-                        " above retention.ms=",
-                        _duration(F.col(p + "retention_ms")),
-                        ": records can stay up to segment.ms + retention.ms",
-                    ),
-                ),
-                F.when(
-                    size_conflict(p),
-                    text(
-                        "segment.bytes=",
-                        F.col(p + "segment_bytes"),
-                        " above retention.bytes=",
-                        F.col(p + "retention_bytes"),
-                        ": a partition holds up to retention.bytes + segment.bytes",
-                    ),
-                ),
-            )
+    def size_reason(p=""):
+        return text(
+            "segment.bytes=",
+            F.col(p + "segment_bytes"),
+            " above retention.bytes=",
+            F.col(p + "retention_bytes"),
+            ": a partition holds up to retention.bytes + segment.bytes",
         )
 
-    own_time = F.col("retention_ms_set") | F.col("segment_ms_set")
     own_size = F.col("retention_bytes_set") | F.col("segment_bytes_set")
-    topics = d.where((time_conflict() & own_time) | (size_conflict() & own_size)).withColumn(
-        "reasons", reasons()
-    )
     topic_findings = emit(
-        topics,
+        d.where(size_conflict() & own_size),
         "topic",
         F.col("topic"),
-        F.array_join(F.col("reasons"), "; "),
+        size_reason(),
         ev(
-            problems=F.col("reasons"),
+            problems=F.array(size_reason()),
             retention_ms=F.col("retention_ms"),
             segment_ms=F.col("segment_ms"),
             retention_bytes=F.col("retention_bytes"),
             segment_bytes=F.col("segment_bytes"),
         ),
+        _declared(),
     )
-    cluster = (
+    size_default = (
         d.groupBy("cluster_id")
         .agg(
-            *[
-                F.first(F.col(c)).alias(c)
-                for c in (
-                    "cluster_retention_ms",
-                    "cluster_segment_ms",
-                    "cluster_retention_bytes",
-                    "cluster_segment_bytes",
-                    "retention_time_key",
-                    "roll_time_key",
-                )
-            ],
-            F.sum(
-                F.when(~(F.col("retention_ms_set") | F.col("segment_ms_set")), F.lit(1)).otherwise(F.lit(0))
-            ).alias("inheriting_time"),
-            F.sum(
-                F.when(~(F.col("retention_bytes_set") | F.col("segment_bytes_set")), F.lit(1)).otherwise(
-                    F.lit(0)
-                )
-            ).alias("inheriting_size"),
+            F.first(F.col("cluster_retention_bytes")).alias("cluster_retention_bytes"),
+            F.first(F.col("cluster_segment_bytes")).alias("cluster_segment_bytes"),
+            F.sum(F.when(~own_size, F.lit(1)).otherwise(F.lit(0))).alias("inheriting"),
         )
-        .where(
-            (time_conflict("cluster_") & (F.col("inheriting_time") > 0))
-            | (size_conflict("cluster_") & (F.col("inheriting_size") > 0))
-        )
-        .withColumn("reasons", reasons("cluster_"))
-        .withColumn(
-            "key",
-            F.when(time_conflict("cluster_"), F.col("retention_time_key")).otherwise(
-                F.lit("log.retention.bytes")
-            ),
-        )
+        .where(size_conflict("cluster_") & (F.col("inheriting") > 0))
     )
     cluster_findings = emit(
-        cluster,
+        size_default,
         "config",
-        F.col("key"),
+        F.lit("log.retention.bytes"),
         text(
             "the brokers' defaults: ",
-            F.array_join(F.col("reasons"), "; "),
+            size_reason("cluster_"),
             " (topics inheriting them: ",
-            F.greatest(F.col("inheriting_time"), F.col("inheriting_size")),
+            F.col("inheriting"),
             ")",
         ),
         ev(
-            problems=F.col("reasons"),
-            retention_ms=F.col("cluster_retention_ms"),
-            segment_ms=F.col("cluster_segment_ms"),
+            problems=F.array(size_reason("cluster_")),
             retention_bytes=F.col("cluster_retention_bytes"),
             segment_bytes=F.col("cluster_segment_bytes"),
-            topics_inheriting=F.greatest(F.col("inheriting_time"), F.col("inheriting_size")),
+            topics_inheriting=F.col("inheriting"),
         ),
+        _declared(),
     )
-    return topic_findings.unionByName(cluster_findings)
+    return topic_findings.unionByName(cluster_findings).unionByName(
+        _time_retention_by_cluster(d.where(time_conflict()), params["max_listed"])
+    )
+
+
+def _time_retention_by_cluster(d, max_listed: int):
+    """DSK008's time branch: one info finding per cluster over the topics ``d`` (segment.ms
+    above retention.ms), the first ``max_listed`` by name. The rate below which a partition
+    rolls by time is segment.bytes per segment.ms; the message gives the highest among the
+    topics (the most partitions it can concern)."""
+    inheriting = ~(F.col("retention_ms_set") | F.col("segment_ms_set"))
+    rows = d.withColumn("_rn", F.row_number().over(Window.partitionBy("cluster_id").orderBy("topic")))
+    per_cluster = rows.groupBy("cluster_id").agg(
+        F.count(F.lit(1)).alias("topics"),
+        # array_compact: DuckDB's collect_list keeps the nulls Spark's drops.
+        F.sort_array(
+            F.array_compact(F.collect_list(F.when(F.col("_rn") <= max_listed, F.col("topic"))))
+        ).alias("listed"),
+        F.sum(F.when(inheriting, F.lit(1)).otherwise(F.lit(0))).alias("inheriting"),
+        F.max(F.col("segment_ms") + F.col("retention_ms")).alias("longest_ms"),
+        F.max(
+            F.col("segment_bytes").cast("double") * F.lit(1000.0) / F.col("segment_ms").cast("double")
+        ).alias("roll_rate"),
+        F.first(F.col("retention_time_key")).alias("retention_time_key"),
+    )
+    more = F.when(F.col("topics") > max_listed, F.lit(", ...")).otherwise(F.lit(""))
+    kb = F.round(F.col("roll_rate") / F.lit(_KB), 1)
+    msg = text(
+        F.col("topics"),
+        " topic(s) keep records for less time than a segment lasts (segment.ms above retention.ms: ",
+        F.array_join(F.col("listed"), ", "),
+        more,
+        F.when(
+            F.col("inheriting") > 0,
+            text("; ", F.col("inheriting"), " inherit both from the brokers' ", F.col("retention_time_key")),
+        ).otherwise(F.lit("")),
+        "): on partitions writing less than ~",
+        kb,
+        " KB/s (segment.bytes per segment.ms), records can stay up to segment.ms + retention.ms (at most ",
+        _duration(F.col("longest_ms")),
+        "); faster partitions roll by size and keep at most one segment more than their retention",
+    )
+    return emit(
+        per_cluster,
+        "config",
+        F.lit("segment.ms"),
+        msg,
+        ev(
+            topics_affected=F.col("topics"),
+            topics=F.col("listed"),
+            topics_inheriting=F.col("inheriting"),
+            longest_retention_ms=F.col("longest_ms"),
+            rolls_by_time_below_bytes_per_second=F.round(F.col("roll_rate"), 0).cast("bigint"),
+        ),
+        F.lit("info"),
+    )
 
 
 def broker_retention_bytes(tables):
