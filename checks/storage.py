@@ -13,6 +13,7 @@ from checks.transforms import (
     failed_log_dir,
     int_list,
     metric_per_node,
+    replica_lists,
     topic_replication,
     topic_settings,
     try_bool,
@@ -984,27 +985,53 @@ def _time_retention_by_cluster(d, max_listed: int):
     )
 
 
-def broker_retention_bytes(tables):
-    """Per broker of a cluster whose log-dir capacities are known (log_dirs.total_bytes,
-    DescribeLogDirs v4+ since KIP-827): ``capacity`` (the sum over its log dirs),
-    ``bounded_bytes``, the most its replicas of topics with a finite retention.bytes can hold
-    (per replica retention.bytes + segment.bytes: size retention never deletes the active
-    segment, see DSK008), ``bounded_replicas`` and ``topics`` (how many such topics)."""
-    capacity = (
-        tables.log_dirs.where(F.col("total_bytes") > 0)
-        .groupBy("cluster_id", "broker_id")
-        .agg(F.sum("total_bytes").alias("capacity"), F.sum("used_bytes").alias("used"))
+def log_dir_retention_bytes(tables):
+    """Per live log dir of known capacity (log_dirs.total_bytes, DescribeLogDirs v4+ since
+    KIP-827; no error): ``capacity``, ``used``, and the most the broker's replicas placed in it
+    can retain (``bounded_bytes``). Per replica of a delete-policy topic with a finite size
+    bound: retention.bytes + segment.bytes (size retention never deletes the active segment,
+    see DSK008), local.retention.bytes in place of retention.bytes for a tiered topic
+    (UnifiedLog.localRetentionSize; -2 means retention.bytes: LogConfig.localRetentionBytes).
+    Kafka puts each new replica in the broker's live log dir holding the fewest
+    (LogManager.nextLogDirs), so a dir holds about ``per_dir`` = ceil(replicas / log dirs) of
+    them; ``bounded_bytes`` sums the ``per_dir`` largest bounds among the broker's replicas.
+    Also ``log_dir_count``, ``replicas`` (all of the broker's), ``bounded_replicas``, ``topics``
+    (with a bound)."""
+    dirs = tables.log_dirs.where(
+        F.col("broker_id").isNotNull() & (F.col("error").isNull() | (F.trim(F.col("error")) == ""))
+    )
+    capacity = dirs.where(F.col("total_bytes") > 0).select(
+        "cluster_id",
+        "broker_id",
+        "path",
+        F.col("total_bytes").alias("capacity"),
+        F.col("used_bytes").alias("used"),
+    )
+    dir_count = dirs.groupBy("cluster_id", "broker_id").agg(F.countDistinct("path").alias("log_dir_count"))
+    tiered = F.col("remote_storage") & (
+        F.col("remote_system") | (F.coalesce(F.col("platform"), F.lit("")) == "msk")
+    )
+    local = F.when(tiered & (F.col("local_retention_bytes") != -2), F.col("local_retention_bytes")).otherwise(
+        F.col("retention_bytes")
     )
     bounded = (
         tables.derived(topic_log_settings)
-        .where((F.col("retention_bytes") >= 0) & _has_policy("delete"))
+        .where(_has_policy("delete"))
+        .select("cluster_id", "topic", local.alias("bound"), "segment_bytes")
+        .where(F.col("bound") >= 0)
         .select(
             "cluster_id",
             "topic",
-            (F.col("retention_bytes") + F.greatest(F.col("segment_bytes"), F.lit(0))).alias("per_replica"),
+            (F.col("bound") + F.greatest(F.col("segment_bytes"), F.lit(0))).alias("per_replica"),
         )
     )
     clusters = capacity.select("cluster_id").distinct()
+    lists = join(tables.derived(replica_lists), clusters, "cluster_id", "left_semi")
+    all_replicas = (
+        lists.select("cluster_id", "partitions", F.explode(F.col("replicas")).alias("broker_id"))
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.sum("partitions").alias("replicas"))
+    )
     parts = join(
         tables.partitions.select("cluster_id", "topic", "replicas"), clusters, "cluster_id", "left_semi"
     )
@@ -1013,94 +1040,156 @@ def broker_retention_bytes(tables):
         join(parts, bounded, ["cluster_id", "topic"])
         .groupBy("cluster_id", "topic", "replicas", "per_replica")
         .agg(F.count(F.lit(1)).alias("n"))
+        .select("cluster_id", "topic", "per_replica", "n", F.explode(F.col("replicas")).alias("broker_id"))
     )
-    per_broker = (
-        per_list.select(
-            "cluster_id", "topic", "per_replica", "n", F.explode(F.col("replicas")).alias("broker_id")
-        )
-        .groupBy("cluster_id", "broker_id")
-        .agg(
-            F.sum(F.col("per_replica") * F.col("n")).alias("bounded_bytes"),
-            F.sum("n").alias("bounded_replicas"),
-            F.countDistinct("topic").alias("topics"),
-        )
+    per_broker = per_list.groupBy("cluster_id", "broker_id").agg(
+        F.sum("n").alias("bounded_replicas"), F.countDistinct("topic").alias("topics")
     )
-    return join(per_broker, capacity, ["cluster_id", "broker_id"])
+    by_bound = per_list.groupBy("cluster_id", "broker_id", "per_replica").agg(F.sum("n").alias("n"))
+    brokers = join(
+        join(all_replicas, dir_count, ["cluster_id", "broker_id"]), per_broker, ["cluster_id", "broker_id"]
+    )
+    per_dir = F.ceil(F.col("replicas").cast("double") / F.col("log_dir_count").cast("double")).cast("bigint")
+    ranked = join(by_bound, brokers.withColumn("per_dir", per_dir), ["cluster_id", "broker_id"])
+    before = F.coalesce(
+        F.sum("n").over(
+            Window.partitionBy("cluster_id", "broker_id")
+            .orderBy(F.col("per_replica").desc())
+            .rowsBetween(Window.unboundedPreceding, -1)
+        ),
+        F.lit(0),
+    )
+    taken = F.least(F.col("n"), F.greatest(F.col("per_dir") - F.col("_before"), F.lit(0)))
+    top = (
+        ranked.withColumn("_before", before)
+        .groupBy(
+            "cluster_id", "broker_id", "per_dir", "log_dir_count", "replicas", "bounded_replicas", "topics"
+        )
+        .agg(F.sum(F.col("per_replica") * taken).alias("bounded_bytes"))
+    )
+    return join(top, capacity, ["cluster_id", "broker_id"])
 
 
 @rule(
     "DSK009",
     "retention-exceeds-disk",
-    "warning",
+    "info",
     needs=("log_dirs",),
     params=(
         Param(
             "headroom",
             0.15,
-            "fraction of a broker's log-dir capacity to keep free (reassignments, catch-up, "
-            "compaction); the retained bytes may use the rest",
+            "fraction of a log dir's capacity to keep free (reassignments, catch-up, compaction); "
+            "the retained bytes may use the rest",
+        ),
+        Param(
+            "high_usage",
+            0.85,
+            "fraction of a log dir used now at or above which the finding is a warning (DSK006's max_used)",
         ),
     ),
-    uses=(broker_retention_bytes,),
-    runs_in=("preflight",),
+    uses=(log_dir_retention_bytes,),
 )
 def retention_exceeds_disk(tables, params):
-    """The topics a broker hosts may retain more bytes than its log dirs hold.
+    """The size bounds of the replicas a log dir holds add up to more than the dir can take (a warning only when the dir is also nearly full).
 
     Why: a topic with a finite `retention.bytes` may keep that much per partition replica,
     plus its active segment (size retention never deletes the active segment:
-    UnifiedLog.deleteRetentionSizeBreachedSegments), so a broker's replicas of such topics
-    can grow to sum(retention.bytes + segment.bytes) over them. When that sum exceeds the
-    capacity of the broker's log dirs (DescribeLogDirs total bytes, KIP-827) minus the
-    headroom `headroom` (a fraction, default 0.15, a heuristic matching DSK006's 85%),
-    retention will not stop the disk from filling: a full log dir goes offline (DSK001).
-    Only topics with the delete policy and a finite retention.bytes are counted (time-only
-    retention has no byte bound), so the real need can be higher; where capacities are
-    unknown (older brokers, MSK without DescribeLogDirs) the rule is not evaluated; MSK
-    Express brokers (managed storage) are not judged.
+    UnifiedLog.deleteRetentionSizeBreachedSegments); a tiered topic keeps its
+    `local.retention.bytes` on the broker (UnifiedLog.localRetentionSize; -2, the default,
+    means retention.bytes). Each replica lives in one log dir, and Kafka puts each new
+    replica in the live log dir holding the fewest (LogManager.nextLogDirs), so with JBOD a
+    dir holds about its share of the broker's replicas, not all of them: the rule sums, per
+    log dir, the largest bounds among as many of the broker's replicas as the dir holds
+    (ceil(replicas / log dirs)), and compares that with the dir's capacity (DescribeLogDirs
+    total bytes, KIP-827) minus the headroom `headroom` (a fraction, default 0.15, matching
+    DSK006's 85%). Above it, size retention alone does not keep the dir from filling, and a
+    full log dir goes offline (DSK001). But a `retention.bytes` is often a generous safety
+    cap under a time retention that binds first, so a sum above the disk is a plan, not a
+    fault: the finding is info, and a warning only when the dir is also at or above
+    `high_usage` (default 0.85) used now. Only delete-policy topics with a size bound are
+    counted (time-only retention has no byte bound); where capacities are unknown (older
+    brokers, MSK without DescribeLogDirs) the rule is not evaluated; MSK Express brokers
+    (managed storage) are not judged. It says nothing about a restart and is not a
+    preflight rule.
 
-    Remediation: lower `retention.bytes` of the largest topics, spread their partitions
-    over more brokers (`kafka-reassign-partitions`), or add disk (MSK: `aws kafka
-    update-broker-storage` or storage auto-scaling).
+    Remediation: when the dir is filling (a warning), act now: lower `retention.bytes` (or
+    `local.retention.bytes`) of the largest topics, move partitions to other brokers or log
+    dirs (`kafka-reassign-partitions`, with log dirs in the reassignment JSON), or add disk
+    (MSK: `aws kafka update-broker-storage` or storage auto-scaling). As info, check that
+    the time retention keeps the topics well below their size caps, or size the caps to the
+    disk.
 
-    Example: broker 2 with 1 TB of log dirs hosting 400 replicas of topics with
-    retention.bytes=5 GB (2 TB at most).
+    Example: broker 2's single 1 TB log dir hosts 400 replicas of topics with
+    retention.bytes=5 GB (2 TB at most) while it is 40% used (info; a warning at 85%).
 
     References:
     - KIP-827: Expose log dirs total and usable space via Kafka API <https://cwiki.apache.org/confluence/display/KAFKA/KIP-827%3A+Expose+log+dirs+total+and+usable+space+via+Kafka+API>
-    - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (deleteRetentionSizeBreachedSegments) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/UnifiedLog.scala>
+    - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (deleteRetentionSizeBreachedSegments, localRetentionSize) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/UnifiedLog.scala>
+    - apache/kafka core/src/main/scala/kafka/log/LogManager.scala (nextLogDirs: the live log dir with the fewest logs first) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/LogManager.scala>
+    - apache/kafka storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java (localRetentionBytes: -2 is retention.bytes) <https://github.com/apache/kafka/blob/3.9/storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java>
     - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
+    - Kafka topic config local.retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_local.retention.bytes>
     """
     usable = F.col("capacity") * F.lit(1.0 - params["headroom"])
-    d = without_express(tables, tables.derived(broker_retention_bytes).where(F.col("bounded_bytes") > usable))
+    d = without_express(
+        tables, tables.derived(log_dir_retention_bytes).where(F.col("bounded_bytes") > usable)
+    )
+    used_fraction = F.col("used").cast("double") / F.col("capacity").cast("double")
+    filling = F.coalesce(used_fraction >= F.lit(params["high_usage"]), F.lit(False))
     gb = lambda c: F.round(c / F.lit(1e9), 1)  # noqa: E731
+    whose = F.when(
+        F.col("log_dir_count") > 1,
+        text(
+            "the ",
+            F.col("per_dir"),
+            " largest of the broker's ",
+            F.col("replicas"),
+            " replicas, as many as the dir holds (Kafka puts each new replica in the live log dir holding the "
+            "fewest, of ",
+            F.col("log_dir_count"),
+            ")",
+        ),
+    ).otherwise(text("the broker's ", F.col("replicas"), " replicas"))
     msg = text(
-        "broker ",
+        "log dir ",
+        F.col("path"),
+        " of broker ",
         F.col("broker_id"),
-        " hosts ",
-        F.col("bounded_replicas"),
-        " replicas of ",
-        F.col("topics"),
-        " topic(s) whose retention.bytes (+ one segment each) add up to ",
+        " may retain up to ",
         gb(F.col("bounded_bytes")),
         " GB, above the ",
         gb(usable),
-        " GB its log dirs give after "
-        + str(round(params["headroom"] * 100, 1)).removesuffix(".0")
-        + "% headroom (",
+        " GB it gives after " + str(round(params["headroom"] * 100, 1)).removesuffix(".0") + "% headroom (",
         gb(F.col("capacity")),
-        " GB): retention cannot keep the disk from filling",
+        " GB): the size bounds (retention.bytes, or local.retention.bytes for tiered topics, + one segment "
+        "each) of ",
+        whose,
+        "; it is ",
+        F.round(used_fraction * F.lit(100.0), 0).cast("bigint"),
+        "% used",
+        F.when(
+            filling,
+            F.lit(" now: size retention does not stop it filling, and a full log dir goes offline"),
+        ).otherwise(
+            F.lit(": a plan, not a fault, while time retention keeps the topics below their size caps")
+        ),
     )
     return emit(
         d,
-        "broker",
-        F.col("broker_id").cast("string"),
+        "log_dir",
+        _dir_name(),
         msg,
         ev(
             retained_bytes_bound=F.col("bounded_bytes"),
             capacity_bytes=F.col("capacity"),
             used_bytes=F.col("used"),
-            replicas=F.col("bounded_replicas"),
+            used_percent=F.round(used_fraction * F.lit(100.0), 1),
+            log_dirs=F.col("log_dir_count"),
+            replicas=F.col("replicas"),
+            replicas_per_dir=F.col("per_dir"),
+            bounded_replicas=F.col("bounded_replicas"),
             topics=F.col("topics"),
         ),
+        F.when(filling, F.lit("warning")),
     )
