@@ -1004,7 +1004,7 @@ def offline_partitions_reported(tables, params):
     runs_in=("preflight",),
 )
 def isr_churn(tables, params):
-    """A broker's ISRs shrink and expand repeatedly: followers keep dropping out of sync and rejoining.
+    """A broker's ISRs shrink, alone or with expands (flapping): followers are dropping out of sync (expands alone, a recovery, are info).
 
     Why: kafka.server:type=ReplicaManager,name=IsrShrinksPerSec and IsrExpandsPerSec count the
     ISR changes of the partitions this broker leads (ReplicaManager.scala). The Kafka
@@ -1015,7 +1015,12 @@ def isr_churn(tables, params):
     GC pauses, saturated network or request threads, too few num.replica.fetchers), each
     shrink momentarily lowering the ISR toward min.insync.replicas (acks=all writes fail at
     the bottom) and making a rolling restart now a gamble. Shrinks alone: followers are
-    leaving (a broker down or stuck); expands alone: recovery after a restart. The rate is the
+    leaving (a broker down or stuck). Both are warnings, so the rule warns only when the
+    shrink rate is above the threshold. Expands alone are a recovery: the followers of a
+    broker that restarted (between two restarts of a roll, say) are catching up and
+    rejoining, which is how a healthy cluster returns to full ISRs; that is info, a note
+    not to restart the next broker until they are back (preflight's MNT rules judge the
+    ISRs themselves). The rate is the
     meters' one-minute rate (else five, else fifteen): jmx_exporter configurations that export
     only the meter's Count (kafka-2_0_0.yml, Strimzi) give no rate in one scrape, and this rule
     cannot judge them. The threshold is the parameter `max_rate` (per second, a heuristic). The
@@ -1067,7 +1072,12 @@ def isr_churn(tables, params):
             F.lit("followers keep dropping out of the ISR and rejoining it (flapping)"),
         )
         .when(high_shrinks, F.lit("followers are dropping out of the ISR (a follower down, slow or stuck)"))
-        .otherwise(F.lit("followers are rejoining the ISR (recovery, e.g. after a restart)"))
+        .otherwise(
+            F.lit(
+                "followers are rejoining the ISR while shrinks stay at or below the threshold: a recovery (e.g. "
+                "after a restart); let them catch up before restarting another broker"
+            )
+        )
     )
     msg = text(
         "broker ",
@@ -1088,4 +1098,6 @@ def isr_churn(tables, params):
         under_replicated_in_metadata=F.col("under_replicated"),
         max_rate=F.lit(limit),
     )
-    return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
+    # Followers leaving (with or without rejoining) are a warning; only rejoining is a recovery.
+    severity = F.when(high_shrinks, F.lit("warning")).otherwise(F.lit("info"))
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence, severity)
