@@ -1114,17 +1114,23 @@ def _brokers_by_rack(tables):
     lint_key="broker.rack",
 )
 def broker_without_rack(tables, params):
-    """A broker has no broker.rack in a cluster whose other brokers have one, or in a multi-AZ cluster none of whose brokers has one.
+    """A broker has no broker.rack in a cluster whose other brokers have one (an error in ZooKeeper mode, where topic creation then fails), or in a multi-AZ cluster none of whose brokers has one.
 
     Why: Kafka spreads a partition's replicas over racks only as far as it knows them.
     In ZooKeeper mode a cluster whose brokers are partly rack-aware refuses rack-aware
-    placement: creating a topic or adding partitions without an explicit assignment
-    (CreateTopics, CreatePartitions, auto-creation) fails with "Not all brokers have rack
-    information for replica rack aware assignment" (AdminUtils.assignReplicasToBrokers,
-    used by ZkAdminManager and AdminZkClient.addPartitions). The KRaft controller's
-    placer puts every broker without broker.rack into one rack of its own (an empty
-    rack name), so a replica on it can sit in the same zone as another replica of its
-    partition. REP007 judges partitions only by the racks brokers declare: it counts a
+    placement: creating a topic without an explicit assignment (CreateTopics, and
+    auto-creation, which goes through it) fails with "Not all brokers have rack information
+    for replica rack aware assignment" (ZkAdminManager.createTopics passes the live brokers
+    and their racks to AdminUtils.assignReplicasToBrokers, which goes rack-aware as soon as
+    one broker has a rack and then throws for a broker without), and adding partitions with
+    "Not all brokers have rack information. Add --disable-rack-aware ..."
+    (ZkAdminManager.createPartitions, AdminZkClient.getBrokerMetadatas in its default
+    Enforced mode). New topics and partitions fail until the broker has a rack: an error.
+    The KRaft controller's placer puts every broker without broker.rack into one rack of
+    its own (StripedReplicaPlacer.RackList keys racks by Optional<String>; every rack-less
+    broker shares the empty one), so creation works but a replica on such a broker can sit
+    in the same zone as another replica of its partition: a warning (also where the mode is
+    unknown). REP007 judges partitions only by the racks brokers declare: it counts a
     replica on a rack-less broker as in no rack (so it flags such partitions without
     knowing whether they really share a zone), and it judges nothing in a cluster with
     no racks at all; this rule reports the cause, the broker. In a cluster of several zones (the
@@ -1147,7 +1153,8 @@ def broker_without_rack(tables, params):
     - Kafka documentation: balancing replicas across racks <https://kafka.apache.org/39/documentation.html#basic_ops_racks>
     - Kafka broker config broker.rack <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.rack>
     - apache/kafka server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java, assignReplicasToBrokersRackAware ("Not all brokers have rack information") <https://github.com/apache/kafka/blob/3.9/server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java>
-    - apache/kafka core/src/main/scala/kafka/server/ZkAdminManager.scala, createTopics (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/ZkAdminManager.scala>
+    - apache/kafka core/src/main/scala/kafka/server/ZkAdminManager.scala, createTopics and createPartitions (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/ZkAdminManager.scala>
+    - apache/kafka core/src/main/scala/kafka/zk/AdminZkClient.scala, getBrokerMetadatas ("Not all brokers have rack information. Add --disable-rack-aware") <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/AdminZkClient.scala>
     - apache/kafka metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java, RackList (KRaft: rack-less brokers are one rack) <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java>
     - AWS Big Data Blog: reduce network traffic costs of your Amazon MSK consumers with rack awareness (MSK sets broker.rack to the AZ id) <https://aws.amazon.com/blogs/big-data/reduce-network-traffic-costs-of-your-amazon-msk-consumers-with-rack-awareness/>
     """
@@ -1218,6 +1225,7 @@ def broker_without_rack(tables, params):
             racks=F.col("racks"),
             metadata_mode=F.col("mode"),
         ),
+        F.when(F.col("mode") == "zookeeper", F.lit("error")),
     )
     none = c.where((F.size("racked") == 0) & (F.col("az_count") >= 2))
     whole = emit(
@@ -1236,6 +1244,7 @@ def broker_without_rack(tables, params):
             availability_zones=F.col("az_count"),
             metadata_mode=F.col("mode"),
         ),
+        F.lit(None).cast("string"),
     )
     return per_broker.unionByName(whole)
 
