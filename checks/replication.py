@@ -996,20 +996,25 @@ def rf_below_az_count(tables, params):
     "rf-exceeds-brokers",
     "error",
     needs=("topics", "brokers"),
-    uses=(broker_counts, replica_lists, topic_replication),
+    uses=(broker_counts, cluster_versions, replica_lists, topic_replication),
     runs_in=("lint-against",),
 )
 def rf_exceeds_brokers(tables, params):
-    """A topic's replication factor is greater than the number of registered brokers: it cannot be fully replicated now.
+    """A topic's replication factor is greater than the number of live brokers (registered; on KRaft, registered and unfenced): it cannot be fully replicated now.
 
     Why: each replica needs its own broker. With fewer registered brokers than replicas the
     partitions stay under-replicated, min.insync.replicas may be unreachable, and a
     reassignment or a new topic with that factor fails with INVALID_REPLICATION_FACTOR
     (the controller places replicas on registered brokers only). What it means depends on
-    what the snapshot knows: registered brokers (the live ones), and the broker ids the
-    cluster's assignments name. When replicas are assigned to brokers that are not
-    registered, those brokers are down or were removed without a reassignment (REP008
-    names them): the topic is fully replicated again when they rejoin. When no other
+    what the snapshot knows: the live brokers the metadata lists, and the broker ids the
+    cluster's assignments name. When replicas are assigned to brokers that are not listed,
+    those brokers are down or were removed without a reassignment (REP008 names them): the
+    topic is fully replicated again when they rejoin. In ZooKeeper mode a broker that is down
+    is not registered (its /brokers/ids znode is ephemeral); on KRaft a broker stays
+    registered with the controller when it stops and is fenced once its heartbeats stop
+    (broker.session.timeout.ms), and the metadata the brokers serve lists unfenced brokers
+    only (KRaftMetadataCache.getAliveBrokerNodes), so the message says "not registered or
+    fenced" there. When no other
     broker holds a replica, the cluster is smaller than the factor: it stays so until
     brokers are added or the factor is lowered. It follows from shrinking a cluster,
     losing brokers, or copying topic definitions from a bigger cluster. Only judged for
@@ -1024,8 +1029,21 @@ def rf_exceeds_brokers(tables, params):
     References:
     - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
     - Kafka broker config default.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_default.replication.factor>
+    - apache/kafka core/src/main/scala/kafka/server/metadata/KRaftMetadataCache.scala (getAliveBrokerNodes: unfenced brokers only) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/metadata/KRaftMetadataCache.scala>
+    - Kafka broker config broker.session.timeout.ms (KRaft: fenced when heartbeats stop) <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.session.timeout.ms>
     """
-    brokers = cluster_brokers(tables).select("cluster_id", "broker_count", "broker_ids")
+    brokers = join(
+        cluster_brokers(tables).select("cluster_id", "broker_count", "broker_ids"),
+        tables.derived(cluster_versions).select("cluster_id", "mode"),
+        "cluster_id",
+        "left",
+    )
+    kraft = F.coalesce(F.col("mode") == "kraft", F.lit(False))
+    live = F.when(kraft, F.lit(" live (unfenced) broker(s)")).otherwise(F.lit(" registered broker(s)"))
+    missing_words = F.when(
+        kraft,
+        F.lit(" hold replicas but are not registered or fenced (down, or removed without a reassignment)"),
+    ).otherwise(F.lit(" hold replicas but are not registered (down, or removed without a reassignment)"))
     # The broker ids the cluster's assignments name (its distinct replica lists), and of
     # them those not registered: down, or removed without a reassignment.
     assigned = (
@@ -1057,13 +1075,13 @@ def rf_exceeds_brokers(tables, params):
         F.col("rf_max"),
         " exceeds the ",
         F.col("broker_count"),
-        " registered broker(s)",
+        live,
         F.when(
             F.size(missing) > 0,
             text(
                 "; broker(s) ",
                 int_list(missing),
-                " hold replicas but are not registered (down, or removed without a reassignment)",
+                missing_words,
                 F.when(
                     known >= F.col("rf_max"),
                     F.lit(": the topic is under-replicated until they rejoin"),
@@ -1089,6 +1107,7 @@ def rf_exceeds_brokers(tables, params):
             assigned_brokers=F.col("assigned_count"),
             unregistered_assigned_brokers=missing,
             partitions=F.col("partition_count"),
+            metadata_mode=F.col("mode"),
         ),
     )
 
@@ -1285,8 +1304,15 @@ def replica_lag_time_far_from_default(tables, params):
     blip, a busy leader) drops out of the ISR and rejoins: ISR shrink/expand churn,
     partitions under min.insync.replicas refusing acks=all writes, more leader-election
     candidates lost. At or below replica.fetch.wait.max.ms (default 500) followers of
-    low-throughput partitions fall out of the ISR between two fetches, which Kafka's
-    documentation of that setting warns against. Too high, and a follower that died or
+    low-throughput partitions can be dropped from the ISR, which Kafka's documentation of
+    that setting warns against: the leader keeps a follower in sync while its log end
+    matches the leader's, or while it caught up within replica.lag.time.max.ms
+    (Replica.isCaughtUp). A follower's fetch with nothing to return waits up to
+    replica.fetch.wait.max.ms, and it last caught up when that fetch arrived; when a record
+    arrives and the leader's ISR check runs before the follower fetches it, its log end is
+    behind and its last catch-up can be older than the limit: it is removed. A partition
+    that receives no writes keeps its followers in the ISR (their log ends match), and a
+    busy one's followers catch up at every fetch. Too high, and a follower that died or
     stopped fetching stays in the ISR that long: the high watermark waits for it, so
     acks=all writes are not acknowledged and consumers see nothing new until it is
     removed, and the ISR claims a copy that is not there. Only an explicitly set value is
@@ -1307,6 +1333,7 @@ def replica_lag_time_far_from_default(tables, params):
     - KIP-537: Increase default zookeeper session timeout (and replica.lag.time.max.ms) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-537%3A+Increase+default+zookeeper+session+timeout>
     - apache/kafka server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java (defaults and docs) <https://github.com/apache/kafka/blob/trunk/server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java>
     - apache/kafka core/src/main/scala/kafka/server/DynamicBrokerConfig.scala (the dynamic broker settings; this is not one) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/DynamicBrokerConfig.scala>
+    - apache/kafka core/src/main/scala/kafka/cluster/Replica.scala (isCaughtUp: log ends equal, or caught up within replica.lag.time.max.ms; updateFetchStateOrThrow sets lastCaughtUpTimeMs) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/cluster/Replica.scala>
     """
     s = tables.derived(cluster_settings).where(F.col("key").isin(LAG_TIME, FETCH_WAIT))
     wide = s.groupBy("cluster_id").agg(
@@ -1339,7 +1366,9 @@ def replica_lag_time_far_from_default(tables, params):
             text(
                 ": not above replica.fetch.wait.max.ms (",
                 F.col("wait"),
-                " ms), so followers of quiet partitions drop out of the ISR between two fetches",
+                " ms): a follower of a low-throughput partition that waited that long in a fetch with nothing "
+                "to return is dropped from the ISR when a record arrives before it fetches again (a partition "
+                "with no new writes keeps its followers: their log ends match, Replica.isCaughtUp)",
             ),
         )
         .when(
