@@ -464,8 +464,8 @@ def min_isr_one(tables, params):
         Param(
             "msk_unset_is_true",
             True,
-            "on MSK, treat a value that only Kafka's default supplies as true: MSK's default configuration "
-            "sets unclean.leader.election.enable=true on clusters without tiered storage",
+            "on MSK Standard brokers (kafka.*), treat a value that only Kafka's default supplies as true: MSK's "
+            "default configuration sets unclean.leader.election.enable=true on clusters without tiered storage",
         ),
         _MAX_LISTED,
     ),
@@ -480,11 +480,16 @@ def unclean_leader_election(tables, params):
     elects a replica that is behind. The partition comes back sooner, but every write it
     had not replicated (acknowledged ones included) is truncated away, and consumers may
     see offsets go backwards. Kafka's default is false since 0.11.0 (KIP-106). Amazon MSK's
-    default configuration (a cluster created without a custom configuration) sets it to
-    true for clusters without tiered storage, so on MSK a value that only Kafka's default
-    supplies (the snapshot did not read the MSK configuration) is read as true (a
-    parameter; turn it off for a tiered-storage cluster, whose column of AWS's table this
-    rule does not read).
+    default configuration for Standard brokers (a cluster created without a custom
+    configuration) sets it to true for clusters without tiered storage, so on MSK Standard
+    brokers (instance types kafka.*) a value that only Kafka's default supplies (the
+    snapshot did not read the MSK configuration) is read as true (a parameter; turn it off
+    for a tiered-storage cluster, whose column of AWS's table this rule does not read).
+    That default is not read into other MSK clusters: Express brokers run
+    unclean.leader.election.enable=false, read-only (AWS, Express broker read-only
+    configurations), and on MSK Serverless AWS sets the broker configuration without
+    documenting this value, so there (and where the broker type is unknown) only values
+    the snapshot shows are judged.
 
     Where the value comes from decides the finding: a topic override gets one finding
     per topic; a broker-level value (server.properties, a dynamic broker or cluster
@@ -508,13 +513,19 @@ def unclean_leader_election(tables, params):
     - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
     - KIP-106: Change default unclean.leader.election.enabled from true to false <https://cwiki.apache.org/confluence/display/KAFKA/KIP-106+-+Change+Default+unclean.leader.election.enabled+from+True+to+False>
     - Amazon MSK: default configuration ("Default value for non-tiered storage cluster") <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
+    - Amazon MSK: Express broker read-only configurations (unclean.leader.election.enable FALSE) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-configuration-express-read-only.html>
+    - Amazon MSK: configuration properties of MSK Serverless clusters (broker properties set by AWS) <https://docs.aws.amazon.com/msk/latest/developerguide/serverless-config.html>
     """
     clusters = tables.clusters.select(
-        "cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform")
+        "cluster_id",
+        F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"),
+        F.lower(F.trim(F.coalesce(F.col("msk_instance_type"), F.lit("")))).alias("instance_type"),
     )
     d = join(_durability(tables), clusters, "cluster_id", "left")
     from_default = F.col("unclean_leader_election_enable_source") == "Kafka default"
-    msk_default = F.lit(params["msk_unset_is_true"]) & (F.col("platform") == "msk") & from_default
+    # MSK's default configuration is the Standard brokers' (kafka.*); Express runs false, read-only.
+    standard = (F.col("platform") == "msk") & F.col("instance_type").startswith("kafka.")
+    msk_default = F.lit(params["msk_unset_is_true"]) & standard & from_default
     d = d.where(F.coalesce(F.col("unclean_leader_election_enable"), F.lit(False)) | msk_default)
     source = F.when(msk_default, F.lit("MSK default configuration")).otherwise(
         F.col("unclean_leader_election_enable_source")
