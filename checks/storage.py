@@ -1145,12 +1145,22 @@ def retention_exceeds_disk(tables, params):
             F.col("per_dir"),
             " largest of the broker's ",
             F.col("replicas"),
-            " replicas, as many as the dir holds (Kafka puts each new replica in the live log dir holding the "
-            "fewest, of ",
+            " replicas (",
+            F.col("bounded_replicas"),
+            " with a size bound), as many as the dir holds (Kafka puts each new replica in the live log dir "
+            "holding the fewest, of ",
             F.col("log_dir_count"),
             ")",
         ),
-    ).otherwise(text("the broker's ", F.col("replicas"), " replicas"))
+    ).otherwise(
+        text(
+            "the broker's ",
+            F.col("replicas"),
+            " replicas (",
+            F.col("bounded_replicas"),
+            " with a size bound)",
+        )
+    )
     msg = text(
         "log dir ",
         F.col("path"),

@@ -120,7 +120,20 @@ _SAMPLES = {
         "untyped",
         "SystemCpuLoad (java.lang<type=OperatingSystem><>SystemCpuLoad)",
     ),
+    # the ReplicaManager meters' one-minute rates, in jmx_exporter's default naming (one sample
+    # name for both meters, told apart by the name label)
+    "isr_expand_rate": (
+        "kafka_server_ReplicaManager_OneMinuteRate",
+        "untyped",
+        "Attribute exposed for management (kafka.server<type=ReplicaManager, name=IsrExpandsPerSec><>OneMinuteRate)",
+    ),
+    "isr_shrink_rate": (
+        "kafka_server_ReplicaManager_OneMinuteRate",
+        "untyped",
+        "Attribute exposed for management (kafka.server<type=ReplicaManager, name=IsrShrinksPerSec><>OneMinuteRate)",
+    ),
 }
+_BEAN_NAME = {"isr_expand_rate": "IsrExpandsPerSec", "isr_shrink_rate": "IsrShrinksPerSec"}
 _CONNECTIONS = (
     "kafka_server_socketservermetrics_connection_count",
     "gauge",
@@ -173,7 +186,11 @@ def metrics_text(t: dict[str, list[dict]], threads: dict[int, int]) -> str:
             continue
         sample, _typ, _help = _SAMPLES[m["name"]]
         value = m["value"] / 100.0 if m["name"] == "cpu_user_system_percent" else m["value"]
-        by_metric[m["name"]].append(sample + _labels({"broker_id": bid, **labels}) + " " + _num(value))
+        if m["name"] in _BEAN_NAME:
+            labels = {"name": _BEAN_NAME[m["name"]], **labels}
+        # grouped by sample name: one HELP/TYPE per metric family, as an exporter writes it
+        key = sample if m["name"] in _BEAN_NAME else m["name"]
+        by_metric[key].append(sample + _labels({"broker_id": bid, **labels}) + " " + _num(value))
     for c in t["client_software"]:
         bid = c["broker_id"]
         for proc, n in enumerate(_split(c["connections"], threads.get(bid, 1))):
@@ -193,13 +210,16 @@ def metrics_text(t: dict[str, list[dict]], threads: dict[int, int]) -> str:
                     + _num(n)
                 )
     out = []
+    families: dict[str, tuple] = {}
+    for entry in _SAMPLES.values():  # a family's HELP is its first bean's, as jmx_exporter writes it
+        families.setdefault(entry[0], entry)
     for name, lines in by_metric.items():
         sample, typ, help_ = (
             _CONNECTIONS
             if name == "connection_count"
             else _SOFTWARE
             if name == "client_software"
-            else _SAMPLES[name]
+            else _SAMPLES.get(name) or families[name]
         )
         out += [f"# HELP {sample} {help_}", f"# TYPE {sample} {typ}", *lines]
     return "\n".join(out) + "\n"
