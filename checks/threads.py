@@ -573,13 +573,14 @@ def network_above_io(tables, params):
         Param(
             "max_queue_fill", 0.8, "fires when RequestQueueSize is above this fraction of queued.max.requests"
         ),
+        _BUSY_IDLE,
     ),
     uses=(broker_threads,),
     runs_in=("preflight", "lint"),
     lint_key="queued.max.requests",
 )
 def request_queue_small(tables, params):
-    """queued.max.requests is small for the broker's connections, or the request queue is nearly full.
+    """queued.max.requests is small for the broker's connections (a warning only under load), or the request queue is nearly full.
 
     Why: queued.max.requests bounds the request queue between the network and I/O
     threads. Each connection has at most one request in it at a time, so with many
@@ -588,7 +589,12 @@ def request_queue_small(tables, params):
     extra connections; raising it to 1000 along with doubled thread counts fixed it). The
     rule fires when queued.max.requests < connections /
     `connections_per_slot` (default 4), or when the RequestQueueSize metric is above
-    `max_queue_fill` (default 0.8) of it. Both are heuristic parameters.
+    `max_queue_fill` (default 0.8) of it. A nearly full queue is a warning. A connection
+    count alone says nothing of how many requests are in flight (a busy cluster's idle
+    connections queue nothing), so a small queue for many connections is a warning only
+    with a load signal, the request handlers' RequestHandlerAvgIdlePercent below
+    `busy_idle` (default 0.5, as THR003/THR004), and info otherwise. All are heuristic
+    parameters.
 
     Remediation: raise queued.max.requests in server.properties (for example 500 -> 1000)
     and do a rolling restart: it is a static (read-only) setting and cannot be changed with
@@ -641,7 +647,16 @@ def request_queue_small(tables, params):
         target,
         " in server.properties (static setting: a rolling restart is needed)",
     )
-    return _broker(d, msg, suggested_queued_max_requests=target)
+    loaded, _words = _load("io_idle", params["busy_idle"], "RequestHandlerAvgIdlePercent")
+    filling = F.coalesce(full, F.lit(False))
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        _evidence(suggested_queued_max_requests=target, queue_filling=filling, load_signal=loaded),
+        F.when(filling | loaded, F.lit("warning")).otherwise(F.lit("info")),
+    )
 
 
 # -- THR008: replica fetcher threads against the partitions they fetch -----------------------
