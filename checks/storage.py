@@ -1131,13 +1131,14 @@ def retention_exceeds_disk(tables, params):
     - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
     - Kafka topic config local.retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_local.retention.bytes>
     """
-    usable = F.col("capacity") * F.lit(1.0 - params["headroom"])
+    # floor, not round: a value on a rounding tie (0.85 GB) rounds apart on Spark and DuckDB
+    usable = F.floor(F.col("capacity") * F.lit(1.0 - params["headroom"]))
     d = without_express(
         tables, tables.derived(log_dir_retention_bytes).where(F.col("bounded_bytes") > usable)
     )
     used_fraction = F.col("used").cast("double") / F.col("capacity").cast("double")
     filling = F.coalesce(used_fraction >= F.lit(params["high_usage"]), F.lit(False))
-    gb = lambda c: F.round(c / F.lit(1e9), 1)  # noqa: E731
+    gb = lambda c: F.floor(c / F.lit(1e8)) / F.lit(10.0)  # noqa: E731  (GB, one decimal, floored)
     whose = F.when(
         F.col("log_dir_count") > 1,
         text(
@@ -1176,7 +1177,7 @@ def retention_exceeds_disk(tables, params):
         "each) of ",
         whose,
         "; it is ",
-        F.round(used_fraction * F.lit(100.0), 0).cast("bigint"),
+        F.floor(used_fraction * F.lit(100.0)).cast("bigint"),
         "% used",
         F.when(
             filling,
