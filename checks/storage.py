@@ -1138,7 +1138,8 @@ def retention_exceeds_disk(tables, params):
     )
     used_fraction = F.col("used").cast("double") / F.col("capacity").cast("double")
     filling = F.coalesce(used_fraction >= F.lit(params["high_usage"]), F.lit(False))
-    gb = lambda c: F.floor(c / F.lit(1e8)) / F.lit(10.0)  # noqa: E731  (GB, one decimal, floored)
+    # GB with one decimal, floored; a double on both engines (Spark reads 10.0 as a decimal)
+    gb = lambda c: (F.floor(c / F.lit(1e8)).cast("double") / F.lit(10.0)).cast("double")  # noqa: E731
     whose = F.when(
         F.col("log_dir_count") > 1,
         text(
