@@ -5,14 +5,15 @@ from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     broker_counts,
     cluster_brokers,
+    controller_nodes,
     degraded_partitions,
     int_list,
+    kraft_settings,
     metric_per_node,
     partition_name,
     registered_as,
     replica_lists,
     topic_settings,
-    try_int,
     version_key,
     with_version_number,
 )
@@ -867,54 +868,8 @@ def kraft_quorum_size(tables, params):
 
 # --- KRaft (auditor/collectors/kraft.py, the kraft_nodes rows of properties files) -------------------
 
-QUORUM_KEYS = ("process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers")
 # metadata.version level 17 (3.7-IV2) adds JBOD to KRaft (KIP-858): DSK003 reads it too.
 MV_JBOD_LEVEL = 17
-
-
-def kraft_settings(tables):
-    """Per KRaft node (cluster_id, node_id): roles (comma-separated, lowercase), quorum_voters and
-    quorum_bootstrap_servers as configured; from kraft_nodes (properties files, controllers
-    included) and from the brokers' configs (DescribeConfigs or files). Unset or empty values
-    (DescribeConfigs reports unset keys as DEFAULT_CONFIG "") are null."""
-    files = tables.kraft_nodes.select(
-        "cluster_id",
-        "node_id",
-        F.array_join(F.col("process_roles"), ",").alias("roles"),
-        "quorum_voters",
-        "quorum_bootstrap_servers",
-    )
-    c = tables.configs.where(
-        (F.col("entity_type") == "broker")
-        & F.col("key").isin(*QUORUM_KEYS)
-        & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
-        & (F.trim(F.coalesce(F.col("value"), F.lit(""))) != "")
-    )
-    cfg = (
-        c.groupBy("cluster_id", "entity_name")
-        .agg(
-            *[
-                F.max(F.when(F.col("key") == k, F.trim(F.col("value")))).alias(a)
-                for k, a in zip(
-                    QUORUM_KEYS, ("roles", "quorum_voters", "quorum_bootstrap_servers"), strict=True
-                )
-            ]
-        )
-        .select(
-            "cluster_id",
-            try_int("entity_name").alias("node_id"),
-            F.lower(F.regexp_replace(F.col("roles"), " ", "")).alias("roles"),
-            "quorum_voters",
-            "quorum_bootstrap_servers",
-        )
-    )
-    both = files.unionByName(cfg).where(F.col("node_id").isNotNull())
-    empty = lambda c: F.when(F.trim(F.col(c)) != "", F.col(c))  # noqa: E731
-    return both.groupBy("cluster_id", "node_id").agg(
-        F.max(empty("roles")).alias("roles"),
-        F.max(empty("quorum_voters")).alias("quorum_voters"),
-        F.max(empty("quorum_bootstrap_servers")).alias("quorum_bootstrap_servers"),
-    )
 
 
 def _features(tables):
@@ -943,7 +898,7 @@ def _features(tables):
             "comma-separated environment labels (case-insensitive) that mark a production cluster",
         ),
     ),
-    uses=(kraft_settings,),
+    uses=(controller_nodes,),
 )
 def kraft_combined_mode(tables, params):
     """KRaft controllers run in combined mode, on the same nodes as brokers (`process.roles=broker,controller`), in a production cluster.
@@ -974,18 +929,9 @@ def kraft_combined_mode(tables, params):
     - Kafka documentation: KRaft process roles <https://kafka.apache.org/39/documentation.html#kraft_role>
     """
     prod = [e.strip().lower() for e in str(params["production_environments"]).split(",") if e.strip()]
-    roles = F.split(F.coalesce(F.col("roles"), F.lit("")), ",")
-    by_roles = (
-        tables.derived(kraft_settings)
-        .where(F.array_contains(roles, "broker") & F.array_contains(roles, "controller"))
-        .select("cluster_id", "node_id")
-    )
-    voters = tables.quorum.where(F.col("role") == "voter").select("cluster_id", "node_id")
-    by_quorum = join(
-        voters, registered_as(tables, "node_id", "registered"), ["cluster_id", "node_id"]
-    ).select("cluster_id", "node_id")
     nodes = (
-        by_roles.unionByName(by_quorum)
+        tables.derived(controller_nodes)
+        .where(F.col("combined"))
         .groupBy("cluster_id")
         .agg(F.sort_array(F.collect_set("node_id")).alias("nodes"))
     )

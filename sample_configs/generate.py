@@ -519,7 +519,10 @@ def search_ingest(fixed=False):
         ("search.query-log", 24),
         ("search.click-feedback", 12),
     ):
-        b.topic(tname, parts, 3)
+        # the query log keeps a day (a short retention under the 7-day segment.ms: DSK008 info)
+        b.topic(
+            tname, parts, 3, configs={"retention.ms": "86400000"} if tname == "search.query-log" else None
+        )
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.groups(["indexer", "query-log-sink", "feedback-trainer"])
     # ~3900 connections per broker (RULES.md: "~4000 connections"): 500 queue slots are too
@@ -597,7 +600,13 @@ def inventory_prod():
         ("inventory.sku-catalog", 6),
         ("inventory.replenishment-orders", 12),
     ):
-        b.topic(tname, parts, 3)
+        # reservations expire within a day: a short retention, as healthy clusters carry (issue 43)
+        b.topic(
+            tname,
+            parts,
+            3,
+            configs={"retention.ms": "86400000"} if tname == "inventory.reservations" else None,
+        )
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.topic("__transaction_state", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.groups(["stock-projector", "reservation-expirer", "replenishment-planner"])
@@ -616,7 +625,17 @@ def inventory_prod():
     # so that CTL008-CTL010 are evaluated in the quick start, not "not evaluated".
     b.quorum(leader=3001, voters=[3001, 3002, 3003], observers=[1, 2, 3, 4, 5, 6], high_watermark=912044)
     b.features(metadata_level=19, metadata_name="3.7-IV4", epoch=1180)
-    b.metrics(std_metrics(16, 0.74, 0.7, 2, 700))
+    # A recovery in progress: broker 4 restarted minutes ago (a rolling patch). Its replicas are
+    # back in every ISR, the leaders they rejoined report ISR expands (one-minute rate, no
+    # shrinks), and the controller has not yet moved leadership back to it (auto leader
+    # rebalancing runs every leader.imbalance.check.interval.seconds).
+    for r in b.t["partitions"]:
+        if r["leader"] == 4:
+            r["leader"], r["leader_epoch"] = r["replicas"][1], r["leader_epoch"] + 1
+    rejoined = {r["leader"] for r in b.t["partitions"] if 4 in r["replicas"]}
+    expands = [("isr_expand_rate", 0.4, "{}"), ("isr_shrink_rate", 0.0, "{}")]
+    base = std_metrics(16, 0.74, 0.7, 2, 700)
+    b.metrics(lambda bid: base(bid) + (expands if bid in rejoined else []))
     return b, [
         ("admin", "kafka-1.inventory.internal:9092"),
         ("kraft", "kafka-1.inventory.internal:9092"),
@@ -652,8 +671,14 @@ def notifications_msk():
             "unclean.leader.election.enable": "false",
         },
     )
+    # push notifications are stale after 3 hours; email keeps a generous 100 GB size cap per
+    # partition under its 7-day retention (a guard, more than the disk: DSK009 info)
+    topic_configs = {
+        "notifications.push": {"retention.ms": "10800000"},
+        "notifications.email": {"retention.bytes": "100000000000"},
+    }
     for tname, parts in (("notifications.email", 12), ("notifications.push", 24), ("notifications.sms", 6)):
-        b.topic(tname, parts, 3)
+        b.topic(tname, parts, 3, configs=topic_configs.get(tname))
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.groups(["email-sender", "push-dispatcher", "sms-gateway"])
     b.clients([("apache-kafka-java", "3.7.1", 45)])

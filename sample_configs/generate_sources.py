@@ -16,7 +16,8 @@ Per cluster (``sources/<cluster>/``):
   (in ads-zk-legacy that includes broker 5, which is down: its registration is gone from
   ZooKeeper, so the snapshot's ``brokers`` table lists only 1-4).
 * ``metrics.prom``: one scrape per broker in JMX exporter text (the jmx_exporter example
-  config's lowercased Kafka names, the JVM's ``java_lang_OperatingSystem_*``), each sample
+  config's lowercased Kafka names, the JVM's ``java_lang_OperatingSystem_*``, the
+  ReplicaManager ISR meters' one-minute rates in jmx_exporter's default naming), each sample
   labelled ``broker_id`` as a Prometheus relabel rule adds it. Connection counts are split
   over the broker's network processors, as Kafka reports them. Where the snapshot has the
   replicas' log end offsets and the followers' ConsumerLag (checkout-prod), they are in it

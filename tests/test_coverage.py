@@ -251,6 +251,17 @@ def test_issue_38_the_sample_fleet_evaluates_the_whole_catalogue():
     for ref in refs:
         if ref.manifest.cluster_name in kraft:
             assert {"quorum", "features"} <= set(ref.files), ref.manifest.cluster_name
-    # the healthy KRaft clusters stay healthy with their quorum evaluated
-    fired = {(f.cluster, f.rule) for f in result.findings}
-    assert not {r for c, r in fired if c in ("inventory-prod", "notifications-msk")}
+    # the healthy KRaft clusters stay healthy with their quorum evaluated: infos at most (the
+    # short retentions, the size cap and the recovery in progress they carry: issue 43)
+    healthy = {
+        (f.cluster, f.rule, f.severity)
+        for f in result.findings
+        if f.cluster in ("inventory-prod", "notifications-msk")
+    }
+    assert healthy == {
+        ("inventory-prod", "DSK008", "info"),
+        ("inventory-prod", "PAR007", "info"),
+        ("inventory-prod", "PAR011", "info"),
+        ("notifications-msk", "DSK008", "info"),
+        ("notifications-msk", "DSK009", "info"),
+    }

@@ -169,9 +169,13 @@ def test_inventory_prod_is_safe_for_every_broker():
     pre = preflight(cluster_dir("inventory-prod"))
     (c,) = pre.clusters
     assert c.unsafe == [] and not pre.any_unsafe and not c.unknown
-    assert all(b.safe and b.leaders > 0 for b in c.brokers) and len(c.brokers) == 6
-    assert not [f for f in pre.result.findings if f.rule.startswith("MNT")]
+    assert all(b.safe for b in c.brokers) and len(c.brokers) == 6
+    # broker 4 restarted minutes ago (a recovery in progress): back in every ISR, leading nothing
+    # until the controller's next leader rebalance, so it is safe and first in the order
     leaders = {b.broker_id: b.leaders for b in c.brokers}
+    assert leaders[4] == 0 and all(n > 0 for b, n in leaders.items() if b != 4)
+    assert not [f for f in pre.result.findings if f.rule.startswith("MNT")]
+    assert {f.severity for f in pre.result.findings} <= {"info"}  # the recovery's notes, no warning
     assert c.order == sorted(leaders, key=lambda i: (leaders[i], i))  # KRaft controller 3001 is not a broker
 
 

@@ -32,9 +32,16 @@ def test_sample_fleet_comment():
     assert set(summary) == {f.cluster for f in result.findings}
     pay = sum(1 for f in result.findings if f.cluster == "payments-msk" and f.severity == "error")
     assert summary["payments-msk"][2] == str(pay) and summary["payments-msk"][-1] == "failing"
+    # the healthy clusters: infos only (short retention, a recovery in progress: issue 43), not failing
+    for healthy in ("inventory-prod", "notifications-msk"):
+        assert summary[healthy][1:4] == ["0", "0", "0"] and summary[healthy][-1] == "findings", summary[
+            healthy
+        ]
     clean = sorted({c["name"] for c in result.clusters} - {f.cluster for f in result.findings})
-    assert {"inventory-prod", "notifications-msk"} <= set(clean)
-    assert f"No findings: {', '.join(clean)}." in text
+    if clean:
+        assert f"No findings: {', '.join(clean)}." in text
+    else:
+        assert "No findings:" not in text
     # severity groups, worst first, each rule collapsible with its remediation
     present = [
         s for s in ("critical", "error", "warning", "info") if any(f.severity == s for f in result.findings)

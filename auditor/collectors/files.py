@@ -15,7 +15,9 @@ source STATIC_BROKER_CONFIG, file, line; secrets masked) and one partial ``broke
 file (broker_id, rack, log_dirs) that :mod:`auditor.collectors.collect` merges with the
 brokers registered in ZooKeeper; for a KRaft file (process.roles set) one ``kraft_nodes`` row
 (node.id, roles, controller.quorum.voters / controller.quorum.bootstrap.servers,
-controller.quorum.fetch.timeout.ms), which is all a controller-only file gives. A malformed file gives one source error naming the file and line; it
+controller.quorum.fetch.timeout.ms). A controller-only file gives that row and its settings as
+``configs`` rows of entity_type controller (never a broker's). A malformed file gives one source
+error naming the file and line; it
 never raises.
 """
 
@@ -468,6 +470,14 @@ def collect_broker_configs(paths) -> CollectResult:
                 result.sources.append({"source": SOURCE, "target": file, "status": "error"})
                 continue
             result.rows("kraft_nodes").append(kraft_node_row(bid, by_key, file))
+            # Its settings as a controller (auto.leader.rebalance.enable acts on the controllers
+            # of a KRaft cluster: CFG006), never as a broker's.
+            for e in entries:
+                result.rows("configs").append(
+                    config_row(
+                        CONTROLLER, str(bid), e.key, e.value, "STATIC_BROKER_CONFIG", file=file, line=e.line
+                    )
+                )
             result.sources.append(
                 {
                     "source": SOURCE,
@@ -476,7 +486,8 @@ def collect_broker_configs(paths) -> CollectResult:
                     "kind": kind,
                     "note": f"{file}: a KRaft controller (process.roles="
                     f"{by_key['process.roles'].value}), not a broker: read for its "
-                    "quorum settings only (kraft_nodes)",
+                    "quorum settings (kraft_nodes) and its controller settings (configs of entity type "
+                    "controller)",
                 }
             )
             continue

@@ -286,10 +286,11 @@ class PreflightResult:
     @property
     def upgrade_blockers(self) -> list[Finding]:
         """--target-version: the findings that make the upgrade unsafe (clients that stop
-        working, JBOD on an unsupported version)."""
+        working, JBOD on an unsupported version). A finding at info is advice, never a
+        blocker (CLI002 for a client the brokers saw sending only versions 4.0 accepts)."""
         if not self.target_version:
             return []
-        return [f for f in self.result.findings if f.rule in UPGRADE_BLOCKING]
+        return [f for f in self.result.findings if f.rule in UPGRADE_BLOCKING and f.severity != "info"]
 
     @property
     def any_unsafe(self) -> bool:
