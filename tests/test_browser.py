@@ -170,10 +170,9 @@ def test_sample_fleet_report_in_chromium(tmp_path):
 # A probe in the page posts what it measured to the host page, which --dump-dom prints.
 
 DESKTOP, PHONE = 1280, 390
-FLEET_HEIGHT_BOUND = (
-    17_000  # px at 1280: 15,127 with the 8 sample clusters (11,443 with 6; issue 38: 3 rows per
-)
-# rule and cluster shown; 18,210 before that with 6)
+# px at 1280: 17,415 with the 8 sample clusters and issue 43's infos (15,127 before them; 11,443
+# with 6; issue 38: 3 rows per rule and cluster shown; 18,210 before that with 6)
+FLEET_HEIGHT_BOUND = 19_000
 # The page's height is bounded by its rule-and-cluster groups, not its findings (issue 38): the
 # first screen, charts, coverage and footer, plus at most this much per group (its heading, 3
 # rows, the "Show N more" line). Measured: the sample fleet's 27 groups are 11,443 px at 1280
