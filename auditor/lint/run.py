@@ -29,7 +29,6 @@ from pathlib import Path
 from auditor.baseline import Baseline
 from auditor.baseline import apply as apply_baseline
 from auditor.config import AuditConfig
-from auditor.declarations import Inherits
 from auditor.engine.duckdb_engine import DuckDBEngine
 from auditor.findings import WARNING_PREFIX, AuditResult, Finding, fingerprint
 from auditor.lint.change_tables import (
@@ -46,6 +45,13 @@ from auditor.lint.inputs import (
     definition_messages,
     definition_variants,
     read_inputs,
+)
+from auditor.lint.placement import (
+    Placement,
+    SuppressionIndex,
+    default_key,
+    every_inheriting,
+    inherited_default,
 )
 from auditor.snapshot.io import SnapshotRef, open_snapshot
 from auditor.snapshot.schema import TABLES
@@ -91,7 +97,9 @@ class Locator:
                 return [(broker.file, line, (line,))]
         return [(broker.file, broker.line, (broker.line,))]
 
-    def locate(self, f: Finding) -> list[tuple[str, int, tuple[int, ...]]]:
+    def locate(self, f: Finding, topics: list[str] | None = None) -> list[tuple[str, int, tuple[int, ...]]]:
+        """Where ``f`` shows in the files; ``topics``: every topic inheriting the default ``f``
+        is about, when the rule listed fewer than it counted (auditor/lint/placement.py)."""
         rt, name = f.resource_type, f.resource_name
         if rt == "topic" and name in self.topics:
             return [(t.file, t.line, t.anchors) for t in self.topics[name]]
@@ -122,10 +130,9 @@ class Locator:
                         line = b.entries[name][1]
                         return [(b.file, line, (line,))]
                 # A default the linted topics inherit (REP004, REP005 name them): no file sets
-                # it, so each linted topic that inherits it is where the change shows.
-                inheriting = [
-                    t for topic in f.evidence.get("topics") or () for t in self.topics.get(topic, ())
-                ]
+                # it, so the linted topics that inherit it are where the change shows.
+                named = topics if topics is not None else f.evidence.get("topics") or ()
+                inheriting = [t for topic in named for t in self.topics.get(str(topic), ())]
                 if inheriting:
                     return [(t.file, t.line, t.anchors) for t in inheriting]
                 for b in self.by_file:  # unset: where the configuration resource is
@@ -186,27 +193,6 @@ class LintEngine(DuckDBEngine):
             self.conn.execute(
                 f"CREATE OR REPLACE TABLE {VIEW_PREFIX}{name} AS {self._jsonl_select(table, [path])}"
             )
-
-
-LIST_ALL = 1_000_000
-
-
-def _listing_every_inheriting_topic(cfg: AuditConfig, rules) -> AuditConfig:
-    """A default's finding names the topics that inherit it (a rule with cause=Inherits and a
-    ``max_listed`` parameter: REP004, REP005) and lint reports it at each linted topic it
-    names (Locator.locate): lint lists them all, or a proposed topic past the report's cap
-    (`--against` a cluster with many topics) would not be located. A value set in
-    kafka-audit.toml is kept."""
-    params = dict(cfg.params)
-    for r in rules:
-        own = params.get(r.code) or {}
-        if (
-            isinstance(r.cause, Inherits)
-            and "max_listed" not in own
-            and any(p.name == "max_listed" for p in r.params)
-        ):
-            params[r.code] = {**own, "max_listed": LIST_ALL}
-    return replace(cfg, params=params) if params != cfg.params else cfg
 
 
 def _run_rules(tables, rules, cfg: AuditConfig) -> tuple[list[Finding], list[str]]:
@@ -301,7 +287,6 @@ def run_lint(
     }
     selected = cfg.rules(("cluster", "change"))
     engine_rules = [r for r in selected if r.code in wanted]
-    cfg = _listing_every_inheriting_topic(cfg, engine_rules)
     report_unused = any(r.code == SUPPRESSION_RULE for r in selected)
     keys = {
         code: r.lint_key for code, r in rules.items() if r.lint_key
@@ -313,6 +298,7 @@ def run_lint(
     )
     findings: dict[tuple, Finding] = {}
     anchors: dict[tuple, tuple] = {}
+    defaults = Placement()  # the defaults the topics inherit: one finding each (auditor/lint/placement.py)
     exempted: set[str] = set()
     outside: set[str] = set()
     # Every cluster the files describe, in one engine run (each under a cluster id of its own,
@@ -335,6 +321,12 @@ def run_lint(
                 engine.register_clusters(loaded)
                 ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
                 raw, run_exempted = _run_rules(Tables(engine, [ref]), engine_rules, cfg)
+                every = every_inheriting(
+                    lambda rs, c: _run_rules(Tables(engine, [ref]), rs, c)[0],
+                    raw,
+                    rules,
+                    cfg,  # noqa: B023
+                )
             finally:
                 engine.close()
             exempted.update(run_exempted)
@@ -344,7 +336,11 @@ def run_lint(
                 raw, key=lambda f: (f.rule, f.resource_type, f.resource_name or "", f.fingerprint)
             ):
                 locator = locators.get(f.cluster_id) or next(iter(locators.values()))
-                where = locator.locate(f)
+                how = inherited_default(f, rules)
+                where = locator.locate(f, every.get(default_key(f, how)) if how else None)
+                if how is not None and where:
+                    defaults.add(default_key(f, how), replace(f, cluster_id=manifest.cluster_id), where)
+                    continue
                 group = locator.group_of(f)
                 if not where:
                     if ref_against is not None:
@@ -363,17 +359,11 @@ def run_lint(
                         )
                         anchors[key] = (file, lines)
 
-    kept, suppressed = [], 0
+    index = SuppressionIndex(inputs.suppressions)
+    kept, suppressed = defaults.findings(index)
     for key, f in findings.items():
         file, lines = anchors[key]
-        hit = next(
-            (
-                s
-                for s in inputs.suppressions
-                if s.file == file and f.rule in s.codes and any(s.covers(n) for n in lines)
-            ),
-            None,
-        )
+        hit = index.covering(file, f.rule, lines)
         if hit is not None:
             hit.used += 1
             suppressed += 1
