@@ -321,12 +321,8 @@ def run_lint(
                 engine.register_clusters(loaded)
                 ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
                 raw, run_exempted = _run_rules(Tables(engine, [ref]), engine_rules, cfg)
-                every = every_inheriting(
-                    lambda rs, c: _run_rules(Tables(engine, [ref]), rs, c)[0],
-                    raw,
-                    rules,
-                    cfg,  # noqa: B023
-                )
+                locating = lambda rs, c, engine=engine, ref=ref: _run_rules(Tables(engine, [ref]), rs, c)[0]  # noqa: E731
+                every = every_inheriting(locating, raw, rules, cfg)
             finally:
                 engine.close()
             exempted.update(run_exempted)
