@@ -374,6 +374,10 @@ def collect_fleet(
                     out.notes.append(f"note: {entry.name}: {source['reason']}")
                 elif source.get("status") == "warning" and source.get("reason"):
                     out.notes.append(f"warning: {entry.name}: {source['reason']}")
+            from auditor.collectors.aws_errors import aws_lines
+
+            # every AWS call denied or throttled out, not only the first error line() shows
+            out.notes += [f"{entry.name}: {line}" for line in aws_lines(manifest.errors[1:])]
             return out
         message = manifest if kind == "error" else "collected but not written"
         try:

@@ -60,7 +60,7 @@ from importlib import resources
 from pathlib import Path
 
 from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_row, one_line
-from auditor.collectors.aws_errors import MAX_ATTEMPTS, SOURCE, describe_failure
+from auditor.collectors.aws_errors import MAX_ATTEMPTS, SOURCE, describe_failure, failure
 
 JMX_EXPORTER_PORT = 11001
 NODE_EXPORTER_PORT = 11002
@@ -180,9 +180,11 @@ _REQUIRED = {
 GARBAGE = (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError)
 
 
-def _call(result: CollectResult, target: str, client, operation: str, **params) -> dict:
-    """One API call; a failure, or an answer that is not the MSK API's, becomes one source
-    error and raises _CallFailed."""
+def _call(
+    result: CollectResult, target: str, client, operation: str, resource: str | None = None, **params
+) -> dict:
+    """One API call on ``resource`` (default ``target``, the cluster); a failure, or an answer
+    that is not the MSK API's, becomes one source error and raises _CallFailed."""
     service = client.meta.service_model.endpoint_prefix
     try:
         answer = getattr(client, _snake(operation))(**params)
@@ -191,7 +193,9 @@ def _call(result: CollectResult, target: str, client, operation: str, **params) 
         result.error(SOURCE, target, garbage_message(f"{service}:{operation}", target, why))
         raise _CallFailed from None
     except Exception as e:  # noqa: BLE001 (every failure is a source error, never a traceback)
-        result.error(SOURCE, target, describe_failure(e, f"{service}:{operation}", target))
+        arn = target if is_cluster_arn(target) else None
+        result.errors.append(failure(e, f"{service}:{operation}", resource or target, cluster_arn=arn))
+        result.errors[-1]["target"] = target
         raise _CallFailed from None
     headers = (answer.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
     ctype = str(headers.get("content-type") or "application/json").lower()
@@ -430,8 +434,16 @@ def _subnet_zones(
         ec2 = ec2 or make_client("ec2", region, timeout)
         found = ec2.describe_subnets(SubnetIds=sorted(subnets)).get("Subnets") or []
     except Exception as e:  # noqa: BLE001 (optional: racks stay unknown)
-        out.manifest["racks"] = (
-            f"unknown: {describe_failure(e, 'ec2:DescribeSubnets', ', '.join(sorted(subnets)))}"
+        why = describe_failure(e, "ec2:DescribeSubnets", ", ".join(sorted(subnets)))
+        out.manifest["racks"] = f"unknown: {why}"
+        # not a source error, but a denied call all the same: said where the user looks
+        out.result.sources.append(
+            {
+                "source": SOURCE,
+                "target": "ec2:DescribeSubnets",
+                "status": "skipped",
+                "reason": f"{why}: racks unknown",
+            }
         )
         return {}
     return {s["SubnetId"]: s.get("AvailabilityZoneId") or s.get("AvailabilityZone") for s in found}
@@ -509,7 +521,9 @@ def _configuration(out: MskCollected, kafka, info: dict, arn: str) -> None:
         if not express:
             _default_configuration(out, ids)
         return
-    found = _call(out.result, arn, kafka, "DescribeConfigurationRevision", Arn=config_arn, Revision=revision)
+    found = _call(
+        out.result, arn, kafka, "DescribeConfigurationRevision", config_arn, Arn=config_arn, Revision=revision
+    )
     from auditor.collectors.files import parse_properties
 
     raw = found.get("ServerProperties") or b""

@@ -92,12 +92,12 @@ def collect_topics(
     to ``result`` (``configs`` False: no DescribeTopic calls; ``out_of_sync_only``: describe only
     the topics whose OutOfSyncReplicaCount ListTopics reports above 0, what ``kafka-audit wait``
     needs when the leaders are not asked for: one call per 100 topics while healthy). Failures are source errors in ``result`` (see the module doc); never raises."""
-    from auditor.collectors.aws_errors import SOURCE, describe_failure
+    from auditor.collectors.aws_errors import failure, topic_arn
 
     got = TopicsCollected()
     limiter = RateLimiter(rate)
     lock = threading.Lock()
-    failed: dict[str, str] = {}  # IAM action -> its one-line error (the first failure only)
+    failed: dict[str, dict] = {}  # IAM action -> its source error (the first failure only)
 
     def call(operation: str, **params) -> dict | None:
         """One call; None when the topic is gone; _Stop after a failure."""
@@ -112,8 +112,11 @@ def collect_topics(
             code = getattr(e, "response", {}).get("Error", {}).get("Code")
             if code in _GONE and "TopicName" in params:
                 return None
+            resource = topic_arn(cluster_arn, params["TopicName"]) if "TopicName" in params else cluster_arn
             with lock:
-                failed.setdefault(operation, describe_failure(e, f"kafka:{operation}", cluster_arn))
+                failed.setdefault(
+                    operation, failure(e, f"kafka:{operation}", resource, cluster_arn=cluster_arn)
+                )
             raise _Stop from None
 
     listed: list[dict] = []
@@ -194,8 +197,7 @@ def collect_topics(
     if got.vanished:
         gone = set(got.vanished)
         result.tables["topics"] = [r for r in result.tables.get("topics", []) if r["topic"] not in gone]
-    for message in failed.values():
-        result.error(SOURCE, cluster_arn, message)
+    result.errors.extend(failed.values())
     return got
 
 
