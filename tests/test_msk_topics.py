@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import socket
+import threading
 
 import pytest
 
@@ -862,3 +863,61 @@ def test_a_denied_subnet_lookup_is_a_note_naming_the_permission(monkeypatch, cap
         "allow ec2:DescribeSubnets on * (it takes no resource-level permission) in the IAM policy "
         "(README: AWS MSK source): racks unknown"
     )
+
+
+def _inventory_of_one_msk_cluster(tmp_path, monkeypatch, topics: int, deadline: str = ""):
+    from auditor.collectors.inventory import load_inventory
+
+    fake = FakeTopics(topics)
+    clients = {s: msk.make_client(s, REGION, 5.0) for s in ("kafka", "ec2", "cloudwatch")}
+    for c in clients.values():
+        ModelAnswers(c, _full_answers(fake, cluster_info()))
+    monkeypatch.setattr(msk, "make_client", lambda s, region, timeout=10.0: clients[s])
+    monkeypatch.setattr(msk, "unreachable", lambda servers, timeout: "brokers not reachable from here")
+    f = tmp_path / "fleet.yaml"
+    f.write_text(f"clusters:\n  - name: payments\n    msk: {{cluster_arn: '{ARN}'}}\n{deadline}")
+    inv = load_inventory(f)
+    return inv
+
+
+@pytest.mark.parametrize("topics", [40])
+def test_a_clusters_deadline_grows_with_its_msk_topic_calls(tmp_path, monkeypatch, topics):
+    """Issue 47: the fleet collector's per-cluster deadline did not count the MSK topic APIs' calls
+    (two or more per topic at their rate): a cluster with thousands of topics timed out unless
+    `deadline:` was set. Once ListTopics has answered, a computed deadline grows by twice their
+    time at the rate bound. Scaled down here: a 1 s base, 40 topics at 20 calls/s (4 s)."""
+    from auditor.collectors import fleet_collect, msk_topics
+
+    monkeypatch.setattr(fleet_collect, "cluster_deadline", lambda entry: entry.deadline or 1.0)
+    monkeypatch.setattr(msk_topics, "DEFAULT_RATE", 20.0)
+    inv = _inventory_of_one_msk_cluster(tmp_path, monkeypatch, topics)
+    (out,) = fleet_collect.collect_fleet(inv, inv.clusters, tmp_path / "root", "2026-11-23")
+    assert out.ok, out.errors
+    assert out.seconds > 2 * topics / 20.0 * 0.9  # it ran well past the 1 s base
+    manifest = json.loads(
+        (tmp_path / "root" / "dt=2026-11-23" / "cluster=payments" / "manifest.json").read_text()
+    )
+    assert manifest["cluster"]["msk"]["topics_api"]["topics"] == topics
+
+
+def test_a_deadline_the_inventory_sets_is_kept_and_the_error_says_what_to_set(tmp_path, monkeypatch):
+    """A `deadline:` the user set is a bound they chose: not grown; the cluster is given up at
+    it, its topic calls stop, and the error says how many there were and what to set."""
+    from auditor.collectors import fleet_collect, msk_topics
+
+    monkeypatch.setattr(msk_topics, "DEFAULT_RATE", 20.0)
+    inv = _inventory_of_one_msk_cluster(tmp_path, monkeypatch, 40, deadline="    deadline: 2\n")
+    before = set(threading.enumerate())
+    (out,) = fleet_collect.collect_fleet(inv, inv.clusters, tmp_path / "root", "2026-11-23")
+    assert not out.ok
+    (error,) = out.errors
+    assert error["source"] == "cluster" and error["message"].startswith(
+        "no result within 2 s (the cluster's deadline; its MSK topic APIs needed 80 calls, at least 4 s at "
+        "their rate); abandoned, nothing of it kept: set 'deadline: "
+    )
+    suggested = int(error["message"].rsplit("'deadline: ", 1)[1].split("'")[0])
+    assert suggested >= 2 + 3 * 4 and suggested % 60 == 0
+    # no topic call is sent once the cluster is given up: its threads end
+    for t in [t for t in threading.enumerate() if t not in before]:
+        t.join(10)
+        assert not t.is_alive(), t.name

@@ -234,14 +234,15 @@ def collect_msk(
     topic_workers: int | None = None,
     topic_rate: float | None = None,
     out_of_sync_only: bool = False,
+    watch=None,
 ) -> MskCollected:
     """Read one MSK cluster (see the module docstring). ``security``: the client config's
     (security.protocol, SASL mechanism), to choose the bootstrap listener. ``kafka`` / ``ec2``:
     clients to use (tests); else made here. ``topics``: admin | api | auto; ``cloudwatch``:
     True, False, or None (when the exporters are not scraped); ``topic_workers`` /
     ``topic_rate``: concurrency and calls per second of the topic APIs; ``out_of_sync_only``:
-    partitions only of the topics with replicas out of sync (msk_topics.collect_topics). Never
-    raises: failures are source errors."""
+    partitions only of the topics with replicas out of sync (msk_topics.collect_topics); ``watch``:
+    a msk_topics.Watch of the topic calls. Never raises: failures are source errors."""
     if topics not in TOPIC_MODES:
         raise ValueError(f"topics: one of {', '.join(TOPIC_MODES)}, not {topics!r}")
     out = MskCollected(name=_ARN.match(cluster_arn.strip()).group(2) if is_cluster_arn(cluster_arn) else None)
@@ -299,7 +300,7 @@ def collect_msk(
     if topics == "api" or (topics == "auto" and _brokers_unreachable(out, timeout)):
         out.topics_via_api = True
         out.manifest["topics_source"] = "msk-api"
-        _topic_apis(out, kafka, cluster_arn, topic_workers, topic_rate, out_of_sync_only)
+        _topic_apis(out, kafka, cluster_arn, topic_workers, topic_rate, out_of_sync_only, watch)
     else:
         _open_monitoring(out, info)
     if cloudwatch or (cloudwatch is None and not out.metrics):
@@ -647,7 +648,13 @@ def _brokers_unreachable(out: MskCollected, timeout: float) -> bool:
 
 
 def _topic_apis(
-    out: MskCollected, kafka, arn: str, workers: int | None, rate: float | None, out_of_sync_only: bool
+    out: MskCollected,
+    kafka,
+    arn: str,
+    workers: int | None,
+    rate: float | None,
+    out_of_sync_only: bool,
+    watch=None,
 ) -> None:
     from auditor.collectors.msk_topics import DEFAULT_RATE, DEFAULT_WORKERS, collect_topics
 
@@ -669,6 +676,7 @@ def _topic_apis(
         workers=workers or DEFAULT_WORKERS,
         rate=DEFAULT_RATE if rate is None else rate,
         out_of_sync_only=out_of_sync_only,
+        watch=watch,
     )
     out.manifest["topics_api"] = {
         "calls": got.calls,
