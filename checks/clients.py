@@ -454,6 +454,7 @@ def _requests_per_client(tables):
     "error",
     scope="maintenance",
     needs=("metrics",),
+    metrics=(("request_rate", "request_count", "deprecated_request_rate", "deprecated_request_count"),),
     runs_in=("upgrade",),
 )
 def removed_protocol_versions_in_use(tables, params):

@@ -793,6 +793,7 @@ def _agreement(metric, metadata, what: str, why: str):
     "under-min-isr-reported",
     "error",
     needs=("metrics",),
+    metrics=("under_min_isr_partition_count",),
     uses=(degraded_partitions,),
     runs_in=("preflight",),
 )
@@ -868,6 +869,7 @@ def under_min_isr_reported(tables, params):
     "offline-partitions-reported",
     "critical",
     needs=("metrics",),
+    metrics=("offline_partitions_count",),
     uses=(degraded_partitions,),
     runs_in=("preflight",),
 )
@@ -955,6 +957,7 @@ def offline_partitions_reported(tables, params):
     "isr-churn",
     "warning",
     needs=("metrics",),
+    metrics=(("isr_shrink_rate", "isr_expand_rate"),),
     params=(
         Param(
             "max_rate",

@@ -713,6 +713,9 @@ def test_snapshot_from_the_arn_alone_feeds_the_rules(monkeypatch, tmp_path, caps
     assert skipped and skipped[0]["reason"].startswith("brokers not reachable from here")
     block = read_manifest(out).cluster["msk"]
     assert block["topics_source"] == "msk-api" and block["cloudwatch"]["enhanced_monitoring"] == "DEFAULT"
+    # the MSK source records which metrics CloudWatch gave, by name (auditor/coverage.py, issue 47)
+    (entry,) = [s for s in read_manifest(out).sources if s["source"] == "msk"]
+    assert entry["metrics"] == sorted({r["name"] for r in tables["metrics"]}) and entry["metrics"]
     fired, _ = audit_sample(("REP002", "MSK003"), roots=(out,))
     assert fired == {("payments", "REP002"): {"topic:t00011"}, ("payments", "MSK003"): {"broker:2"}}
     # The same snapshot is the patch preflight's whole input: restarting any broker takes

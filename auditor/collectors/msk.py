@@ -306,7 +306,10 @@ def collect_msk(
     if cloudwatch or (cloudwatch is None and not out.metrics):
         _cloudwatch(out, info, cluster_arn, region, timeout)
     status = "error" if r.errors else "ok"
-    r.sources.append({"source": SOURCE, "target": cluster_arn, "status": status})
+    entry = {"source": SOURCE, "target": cluster_arn, "status": status}
+    if "cloudwatch" in out.manifest:  # the metrics CloudWatch gave, by name (auditor/coverage.py)
+        entry["metrics"] = sorted({row["name"] for row in r.tables.get("metrics", [])})
+    r.sources.append(entry)
     return out
 
 
