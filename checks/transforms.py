@@ -771,3 +771,31 @@ def metric_per_node(tables, name: str, as_name: str = "value"):
         .groupBy("cluster_id", "broker_id")
         .agg(F.max("value").alias(as_name))
     )
+
+
+# -- the members a finding names ---------------------------------------------------------------
+# A finding that names its members (the consumer groups of a partition, the entities setting a
+# key) names the first LISTED of them and counts them all: a list as long as the input made one
+# finding, and N such findings, as large as the input squared (issue 47).
+LISTED = 20
+
+
+def ranked(df, keys: list[str], member: str, alias: str = "_member_rank"):
+    """``df`` with ``alias``: the dense rank of ``member`` among the rows of one ``keys``."""
+    return df.withColumn(alias, F.dense_rank().over(Window.partitionBy(*keys).orderBy(F.col(member).asc())))
+
+
+def first_members(member: str, rank: str = "_member_rank", n: int = LISTED):
+    """Aggregate: the first ``n`` distinct values of ``member`` (by ``rank``, from :func:`ranked`),
+    sorted, nulls dropped. By rank, not F.slice: sqlframe's DuckDB slice returns one element too
+    many, and DuckDB's collect_set keeps a null where Spark's drops it."""
+    chosen = F.collect_set(F.when(F.col(rank) <= F.lit(n), F.col(member)))
+    return F.sort_array(F.filter(chosen, lambda x: x.isNotNull()))
+
+
+def listing(col, count, n: int = LISTED):
+    """'a, b, c' (+ ' ... and K more' past n), from :func:`first_members` and the full count."""
+    more = F.when(count > F.lit(n), text(" ... and ", (count - F.lit(n)).cast("string"), " more")).otherwise(
+        F.lit("")
+    )
+    return text(F.array_join(col, ", "), more)

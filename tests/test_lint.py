@@ -1164,3 +1164,33 @@ def test_a_report_grows_linearly_with_topics_inheriting_a_default(tmp_path):
         sizes[n] = len(json_render.render(result).encode())
     per_topic = {n: size / n for n, size in sizes.items()}
     assert per_topic[4000] <= 1.5 * per_topic[1000], sizes
+
+
+def test_a_topic_in_many_files_is_named_in_at_most_20_places_and_linted_in_at_most_20_runs(
+    tmp_path, monkeypatch
+):
+    """Issue 47: messages name at most 20 places (all counted), and a topic defined differently
+    in many files is linted once per definition for the first 20 only: one engine run each."""
+    from auditor.lint import run as lint_run
+
+    same, differ = tmp_path / "same", tmp_path / "differ"
+    same.mkdir()
+    differ.mkdir()
+    for i in range(30):
+        write(same / f"t{i:02d}.yaml", "- name: orders\n  partitions: 3\n  replication_factor: 3\n")
+    for i in range(25):
+        write(differ / f"t{i:02d}.yaml", f"- name: clicks\n  partitions: {i + 1}\n  replication_factor: 3\n")
+    runs = []
+    real = lint_run.LintEngine.register_clusters
+    monkeypatch.setattr(
+        lint_run.LintEngine, "register_clusters", lambda self, parts: (runs.append(1), real(self, parts))[1]
+    )
+    result = run_lint([same, differ], config=only("REP004"))
+    (identical,) = [n for n in result.notes if n.startswith("topic orders is defined identically")]
+    assert identical.count(".yaml:1") == 20 and identical.endswith(" and 10 more")
+    (conflict,) = [n for n in result.notes if "topic clicks has 25 different definitions" in n]
+    assert conflict.count(".yaml:1") == 20
+    assert conflict.endswith(
+        "; 5 more (the first 20 are each linted on their own, the others are not linted)"
+    )
+    assert len(runs) == 20

@@ -39,6 +39,7 @@ from auditor.lint.change_tables import (
     proposed_tables,
 )
 from auditor.lint.inputs import (
+    MAX_PLACES,
     LintInputError,
     LintInputs,
     TopicDef,
@@ -207,7 +208,7 @@ def _worlds(variants: dict[str, list[list[TopicDef]]]) -> list[dict[str, list[To
     """The runs a lint needs: one, unless a topic is defined differently in several files;
     then run k lints the k-th definition of each such topic (the first of the others), so
     each definition gets its own verdict at its own file:line."""
-    runs = max((len(vs) for vs in variants.values()), default=1)
+    runs = min(max((len(vs) for vs in variants.values()), default=1), MAX_PLACES)  # bounded: inputs.py
     return [{name: vs[k] if k < len(vs) else vs[0] for name, vs in variants.items()} for k in range(runs)]
 
 
