@@ -68,27 +68,31 @@ FACT_REASONS = {
 
 
 def metric_gaps(manifest, rules: Iterable = ()) -> dict[str, str]:
-    """Rule code -> why a metric it declares is missing, from the manifest's CloudWatch block."""
+    """Rule code -> why a metric it declares is missing, from the manifest's CloudWatch block
+    (its shape checked when read: auditor/snapshot/manifest_shape.py; an entry without a metric
+    name says nothing)."""
     msk = manifest.cluster.get("msk") or {}
     cw = msk.get("cloudwatch") or {}
     level = cw.get("enhanced_monitoring") or "DEFAULT"
     why: dict[str, str] = {}
     for m in cw.get("not_collected") or []:
+        if not (m or {}).get("metric"):
+            continue
+        name, cloudwatch = m["metric"], m.get("cloudwatch") or "?"
         if m.get("needs"):
-            why.setdefault(
-                m["metric"],
-                f"no {m['metric']} metric: CloudWatch {m['cloudwatch']} needs enhanced monitoring "
-                f"{m['needs']} (the cluster's level is {level})",
+            reason = (
+                f"no {name} metric: CloudWatch {cloudwatch} needs enhanced monitoring {m['needs']} "
+                f"(the cluster's level is {level})"
             )
         else:
+            reason = f"no {name} metric: CloudWatch has no {cloudwatch} (open monitoring has it)"
+        why.setdefault(name, reason)
+    for m in cw.get("no_data") or []:
+        if (m or {}).get("metric"):
             why.setdefault(
                 m["metric"],
-                f"no {m['metric']} metric: CloudWatch has no {m['cloudwatch']} (open monitoring has it)",
+                f"no {m['metric']} metric: CloudWatch {m.get('cloudwatch') or '?'} gave no datapoint",
             )
-    for m in cw.get("no_data") or []:
-        why.setdefault(
-            m["metric"], f"no {m['metric']} metric: CloudWatch {m['cloudwatch']} gave no datapoint"
-        )
     out: dict[str, str] = {}
     for rule in rules:
         for need in rule.metrics:
