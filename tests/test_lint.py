@@ -1194,3 +1194,19 @@ def test_a_topic_in_many_files_is_named_in_at_most_20_places_and_linted_in_at_mo
         "; 5 more (the first 20 are each linted on their own, the others are not linted)"
     )
     assert len(runs) == 20
+
+
+def test_an_inherited_defaults_related_topics_reach_sarif_and_github(tmp_path):
+    """SARIF carries the first inheriting topic as the location code scanning annotates and the
+    others as relatedLocations (at most 20); GitHub's workflow commands annotate the first."""
+    from auditor.render import github_render, sarif_render
+
+    f = tmp_path / "t.yaml"
+    f.write_text("".join(f"- name: t{i:02d}\n  partitions: 3\n  replication_factor: 3\n" for i in range(30)))
+    result = run_lint([f], config=only("REP004"))
+    (sarif_result,) = json.loads(sarif_render.render(result))["runs"][0]["results"]
+    assert sarif_result["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
+    related = sarif_result["relatedLocations"]
+    assert [r["physicalLocation"]["region"]["startLine"] for r in related] == [4 + 3 * i for i in range(20)]
+    (line,) = [x for x in github_render.render(result).splitlines() if x.startswith("::warning")]
+    assert f"file={f},line=1," in line.replace("%3A", ":").replace("%2C", ",")
