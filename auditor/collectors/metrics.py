@@ -1471,8 +1471,10 @@ def collect_metrics(
             entry["reason"] = one_line("; ".join(one.warnings))
         if one.attribution:
             entry["attribution"] = {str(b): how for b, how in sorted(one.attribution.items())}
-        # which metrics this scrape held, by name: a rule needing one it lacked is not evaluated
-        entry["metrics"] = sorted({r["name"] for r in one.tables.get("metrics", []) if r.get("name")})
+        if (
+            not one.errors
+        ):  # which metrics this scrape held, by name: a rule needing one it lacked is not evaluated
+            entry["metrics"] = sorted({r["name"] for r in one.tables.get("metrics", []) if r.get("name")})
         result.sources.append(entry)
     _dedupe(result)
     return result
