@@ -18,11 +18,20 @@ the cluster: such a cluster is never graded A (auditor/grading.py).
 Needs that cannot apply are met: ZooKeeper state on a KRaft cluster, and the MSK rules on
 a cluster that is not on MSK (those rules have nothing to judge there).
 
-A table can be there and still lack the one metric a rule reads: an MSK cluster's metrics
-from CloudWatch hold only what its EnhancedMonitoring level publishes. The manifest's
-``cluster.msk.cloudwatch`` lists the metrics not collected (with the level each needs) and
-those that gave no datapoint, once no other source gave them (auditor/collectors/msk_cloudwatch.py);
-the rules reading them (:data:`METRIC_READERS`) are not evaluated, the reason naming the level.
+A table can be there and still lack the one metric a rule reads, and a cluster field a rule
+judges by can be unknown: a rule declares both (``metrics=``, ``facts=``, auditor/declarations.py)
+and is not evaluated where they are missing, rule by rule:
+
+- each source that collected metrics records their canonical names in its manifest entry
+  (``"metrics": [...]``: the metrics collector per scrape, the MSK source for CloudWatch); a
+  metric no source recorded is absent. A snapshot from before that record (no source entry has
+  it) is judged by its tables alone, as it always was;
+- an MSK cluster's metrics from CloudWatch hold only what its EnhancedMonitoring level publishes:
+  the manifest's ``cluster.msk.cloudwatch`` lists the metrics not collected (with the level each
+  needs) and those that gave no datapoint, once no other source gave them
+  (auditor/collectors/msk_cloudwatch.py); the reason names the level;
+- a fact is a column of the clusters table (auditor/snapshot/io.py Manifest.cluster_row): null
+  is unknown (MSK005's ``msk_iam_auth`` without ClientAuthentication or bootstrap listeners).
 """
 
 from __future__ import annotations
@@ -52,37 +61,71 @@ REASONS = {
 }
 
 
-# The rules whose finding rests on one canonical metric (auditor/snapshot/schema.py METRICS).
-METRIC_READERS: dict[str, tuple[str, ...]] = {
-    "network_processor_avg_idle_percent": ("THR001",),
-    "request_handler_avg_idle_percent": ("THR002",),
-    "request_queue_size": ("THR006",),
-    "cpu_user_system_percent": ("MSK003",),
-    "active_controller_count": ("CTL011",),
-    "under_min_isr_partition_count": ("PAR009",),
-    "offline_partitions_count": ("PAR010",),
+FACT_REASONS = {
+    "msk_iam_auth": "the cluster's client authentication is unknown (the MSK API's DescribeClusterV2 "
+    "ClientAuthentication was not read)",
 }
 
 
-def metric_gaps(manifest) -> dict[str, str]:
-    """Rule code -> why its metric is missing, from the manifest's CloudWatch block."""
-    cw = (manifest.cluster.get("msk") or {}).get("cloudwatch") or {}
+def metric_gaps(manifest, rules: Iterable = ()) -> dict[str, str]:
+    """Rule code -> why a metric it declares is missing, from the manifest's CloudWatch block
+    (its shape checked when read: auditor/snapshot/manifest_shape.py; an entry without a metric
+    name says nothing)."""
+    msk = manifest.cluster.get("msk") or {}
+    cw = msk.get("cloudwatch") or {}
     level = cw.get("enhanced_monitoring") or "DEFAULT"
-    out: dict[str, str] = {}
+    why: dict[str, str] = {}
     for m in cw.get("not_collected") or []:
+        if not (m or {}).get("metric"):
+            continue
+        name, cloudwatch = m["metric"], m.get("cloudwatch") or "?"
         if m.get("needs"):
             reason = (
-                f"no {m['metric']} metric: CloudWatch {m['cloudwatch']} needs enhanced monitoring "
-                f"{m['needs']} (the cluster's level is {level})"
+                f"no {name} metric: CloudWatch {cloudwatch} needs enhanced monitoring {m['needs']} "
+                f"(the cluster's level is {level})"
             )
         else:
-            reason = f"no {m['metric']} metric: CloudWatch has no {m['cloudwatch']} (open monitoring has it)"
-        for code in METRIC_READERS.get(m["metric"], ()):
-            out.setdefault(code, reason)
+            reason = f"no {name} metric: CloudWatch has no {cloudwatch} (open monitoring has it)"
+        why.setdefault(name, reason)
     for m in cw.get("no_data") or []:
-        for code in METRIC_READERS.get(m["metric"], ()):
-            out.setdefault(code, f"no {m['metric']} metric: CloudWatch {m['cloudwatch']} gave no datapoint")
+        if (m or {}).get("metric"):
+            why.setdefault(
+                m["metric"],
+                f"no {m['metric']} metric: CloudWatch {m.get('cloudwatch') or '?'} gave no datapoint",
+            )
+    out: dict[str, str] = {}
+    for rule in rules:
+        for need in rule.metrics:
+            options = (need,) if isinstance(need, str) else need
+            missing = [why[o] for o in options if o in why]
+            if len(missing) == len(options):
+                out.setdefault(rule.code, missing[0])
     return out
+
+
+def collected_metrics(manifest) -> set[str] | None:
+    """The metric names the snapshot's sources recorded collecting; None when none recorded any
+    (a snapshot from before the record: judged by its tables alone)."""
+    recorded = [s["metrics"] for s in manifest.sources if isinstance(s.get("metrics"), list)]
+    return {str(m) for names in recorded for m in names} if recorded else None
+
+
+def unmet_metric(rule, collected: set[str] | None) -> str | None:
+    if collected is None:
+        return None
+    for need in rule.metrics:
+        options = (need,) if isinstance(need, str) else tuple(need)
+        if not collected.intersection(options):
+            return f"no {' or '.join(options)} metric in what the metrics sources collected"
+    return None
+
+
+def unknown_fact(rule, manifest) -> str | None:
+    row = manifest.cluster_row()
+    for fact in rule.facts:
+        if row.get(fact) is None:
+            return FACT_REASONS.get(fact, f"the cluster's {fact} is unknown")
+    return None
 
 
 def reason_for(table: str) -> str:
@@ -122,14 +165,21 @@ def unmet(rule, tables: set[str]) -> str | None:
 def cluster_coverage(manifest, rules: Iterable) -> list[dict]:
     """The not-evaluated entries of one snapshot for the selected rules (empty when every
     rule could be evaluated), ordered by category then first rule code."""
+    rules = sorted(rules, key=lambda r: r.code)
     tables = available_tables(manifest)
-    gaps = metric_gaps(manifest)
+    gaps = metric_gaps(manifest, rules)
+    collected = collected_metrics(manifest)
     groups: dict[tuple[str, str], list[str]] = {}
     evaluated: set[str] = set()
-    for rule in sorted(rules, key=lambda r: r.code):
+    for rule in rules:
         if not _applies(rule, manifest):
             continue
-        reason = unmet(rule, tables) or gaps.get(rule.code)
+        reason = (
+            unmet(rule, tables)
+            or gaps.get(rule.code)
+            or unmet_metric(rule, collected)
+            or unknown_fact(rule, manifest)
+        )
         if reason is None:
             evaluated.add(rule.category)
         else:

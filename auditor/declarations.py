@@ -11,6 +11,11 @@ passes the same checks in one place.
 A declaration records:
 
 - ``needs``: the snapshot tables without which the rule cannot judge (auditor/coverage.py);
+  ``metrics``: the metrics (canonical names of the ``metrics`` table, auditor/snapshot/schema.py
+  METRICS; a tuple: any of them) it cannot judge without, when the table is there: a scrape that
+  lacks one, a CloudWatch metric AWS did not return; ``facts``: the cluster fields (columns of
+  the ``clusters`` table) it cannot judge while they are unknown (MSK005: ``msk_iam_auth``).
+  Coverage reports the rule "not evaluated" for a cluster whose snapshot lacks any of them;
 - ``runs_in``: the commands that run it besides those its scope implies (a cluster rule runs
   in ``check`` and ``fleet``): ``preflight`` (a patch window's rules), ``upgrade`` (preflight
   ``--target-version``), ``lint`` (what files alone decide), ``lint-against`` (lint with
@@ -126,6 +131,8 @@ class Declaration:
     runs_in: tuple[str, ...] = ()
     lint_key: str | None = None
     cause: str | Inherits | None = None
+    metrics: tuple[str | tuple[str, ...], ...] = ()
+    facts: tuple[str, ...] = ()
 
 
 def rule(
@@ -141,6 +148,8 @@ def rule(
     runs_in: tuple[str, ...] = (),
     lint_key: str | None = None,
     cause: str | Inherits | None = None,
+    metrics: tuple[str | tuple[str, ...], ...] = (),
+    facts: tuple[str, ...] = (),
 ):
     """Declare the decorated function a DataFrame check (see the module doc for the keywords)."""
 
@@ -161,6 +170,8 @@ def rule(
             runs_in=tuple(runs_in),
             lint_key=lint_key,
             cause=cause,
+            metrics=tuple(metrics),
+            facts=tuple(facts),
         )
         return func
 

@@ -90,6 +90,10 @@ class Rule:
     commands: tuple[str, ...] = ()
     lint_key: str | None = None  # lint: the setting a broker finding's line points at
     cause: str | Inherits | None = None  # its role for root causes (auditor/engine/root_causes.py)
+    # Metrics it needs (a canonical name, or a tuple of alternatives) and cluster fields that must
+    # be known (auditor/declarations.py, auditor/coverage.py).
+    metrics: tuple[str | tuple[str, ...], ...] = ()
+    facts: tuple[str, ...] = ()
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -174,8 +178,33 @@ def register(decl: Declaration) -> Rule:
         commands=tuple(c for c in COMMANDS if c in SCOPE_COMMANDS[scope] or c in decl.runs_in),
         lint_key=decl.lint_key,
         cause=decl.cause,
+        metrics=_check_metrics(decl.metrics, where),
+        facts=_check_facts(decl.facts, where),
     )
     return REGISTRY[code]
+
+
+def _check_metrics(metrics, where: str) -> tuple[str | tuple[str, ...], ...]:
+    from auditor.snapshot.schema import METRICS
+
+    out = []
+    for need in metrics:
+        names = (need,) if isinstance(need, str) else tuple(need)
+        if not names or any(not isinstance(n, str) or n not in METRICS for n in names):
+            raise ValueError(
+                f"{where}: metrics names no metric of auditor/snapshot/schema.py METRICS: {need!r}"
+            )
+        out.append(names[0] if len(names) == 1 else names)
+    return tuple(out)
+
+
+def _check_facts(facts, where: str) -> tuple[str, ...]:
+    from auditor.snapshot.schema import TABLES
+
+    known = set(TABLES["clusters"].names) - {"cluster_id", "cluster_name"}
+    if any(f not in known for f in facts):
+        raise ValueError(f"{where}: facts names no column of the clusters table: {facts!r}")
+    return tuple(facts)
 
 
 def _check_needs(needs, where: str) -> tuple[str | tuple[str, ...], ...]:

@@ -2,7 +2,15 @@
 
 from auditor.declarations import Category, Param, rule
 from checks._api import F, emit, ev, join, text
-from checks.transforms import int_list, rdkafka_version_key, version_key, version_number
+from checks.transforms import (
+    first_members,
+    int_list,
+    listing,
+    ranked,
+    rdkafka_version_key,
+    version_key,
+    version_number,
+)
 
 CATEGORY = Category("CLI", "clients", "clients seen by the brokers", tuple(range(1, 5)))
 
@@ -344,19 +352,17 @@ def unidentified_client_software(tables, params):
     name = F.lower(F.trim(F.coalesce(F.col("client_name"), F.lit(""))))
     version = F.lower(F.trim(F.coalesce(F.col("client_version"), F.lit(""))))
     unknown = name.isin("", "unknown") | version.isin("", "unknown")
-    c = _connected(tables).where(unknown)
+    said = F.concat_ws(
+        " ",
+        F.coalesce(F.trim(F.col("client_name")), F.lit("(none)")),
+        F.coalesce(F.trim(F.col("client_version")), F.lit("(none)")),
+    )
+    c = ranked(_connected(tables).where(unknown).withColumn("said", said), ["cluster_id"], "said")
     d = c.groupBy("cluster_id").agg(
         *_connections_and_brokers(),
         F.sort_array(F.collect_set(F.col("listener"))).alias("listeners"),
-        F.sort_array(
-            F.collect_set(
-                F.concat_ws(
-                    " ",
-                    F.coalesce(F.trim(F.col("client_name")), F.lit("(none)")),
-                    F.coalesce(F.trim(F.col("client_version")), F.lit("(none)")),
-                )
-            )
-        ).alias("software"),
+        first_members("said").alias("software"),  # the first LISTED, all counted
+        F.countDistinct("said").alias("software_count"),
     )
     msg = text(
         F.col("total_connections"),
@@ -365,7 +371,7 @@ def unidentified_client_software(tables, params):
         " (listeners ",
         F.array_join(F.col("listeners"), ", "),
         ") report their client software as ",
-        F.array_join(F.col("software"), ", "),
+        listing(F.col("software"), F.col("software_count")),
         ": a Kafka 4.0 upgrade cannot judge them (KIP-511 clients "
         "report a name and version; these do not, and may predate the protocol baseline of KIP-896)",
     )
@@ -459,6 +465,7 @@ def _requests_per_client(tables):
     "error",
     scope="maintenance",
     needs=("metrics",),
+    metrics=(("request_rate", "request_count", "deprecated_request_rate", "deprecated_request_count"),),
     runs_in=("upgrade",),
 )
 def removed_protocol_versions_in_use(tables, params):

@@ -1216,6 +1216,7 @@ def quorum_voter_lagging(tables, params):
     "active-controller-count-not-one",
     "critical",
     needs=("metrics",),
+    metrics=("active_controller_count",),
     uses=(broker_counts,),
     runs_in=("preflight",),
 )

@@ -18,6 +18,8 @@ from checks.transforms import (
     cluster_settings,
     cluster_versions,
     int_list,
+    java_integer_sql,
+    java_trim,
     kafka_defaults,
     leader_rebalance_nodes,
     registered_as,
@@ -99,12 +101,18 @@ def config_entries(tables):
     )
 
 
-def _valid(typ, key, v):
-    """Does trimmed value ``v`` parse the way Kafka's ConfigDef parses ``typ`` (and, for the
-    keys in CHOICES, is it one of the allowed values)? No backslashes in patterns, so they
-    read the same in Spark and DuckDB SQL."""
-    integral = v.rlike("^[+-]?[0-9]+$")
-    number = F.expr("try_cast(regexp_replace(trim(value), '^[+]', '') AS DECIMAL(38,0))")
+def _valid(typ, key):
+    """Does the value parse the way Kafka's ConfigDef parses ``typ`` (and, for the keys in
+    CHOICES, is it one of the allowed values)? As Java does (checks/transforms.py): column
+    ``_trimmed`` is the value as String.trim leaves it (every char up to U+0020 stripped at
+    both ends), ``_digits`` the same with its Unicode decimal digits made ASCII (what
+    Integer.parseInt reads); booleans by equalsIgnoreCase, doubles as Double.parseDouble reads
+    them (hexadecimal too). No backslashes in patterns, so they read the same in Spark and
+    DuckDB SQL."""
+    v = F.col("_trimmed")
+    integral = F.col("_digits").rlike("^[+-]?[0-9]+$")
+    # try_cast: Spark's ANSI mode aborts the job on a plain cast of a malformed value
+    number = F.expr("try_cast(regexp_replace(_digits, '^[+]', '') AS DECIMAL(38,0))")
 
     def in_range(name):
         lo, hi = kafka_keys.RANGES[name]
@@ -112,7 +120,9 @@ def _valid(typ, key, v):
             F.lit(str(lo)).cast("decimal(38,0)"), F.lit(str(hi)).cast("decimal(38,0)")
         )
 
-    double = v.rlike("^[+-]?(NaN|Infinity|([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)$")
+    decimal = "([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?"
+    hexadecimal = "0[xX]([0-9a-fA-F]+[.]?|[0-9a-fA-F]*[.][0-9a-fA-F]+)[pP][+-]?[0-9]+"
+    double = v.rlike(f"^[+-]?(NaN|Infinity|({decimal}|{hexadecimal})[fFdD]?)$")
     ok = (
         F.when(
             typ.isin("short", "int", "long"),
@@ -121,7 +131,7 @@ def _valid(typ, key, v):
             .otherwise(in_range("long")),
         )
         .when(typ == "double", double)
-        .when(typ == "boolean", F.lower(v).isin("true", "false"))
+        .when(typ == "boolean", F.lower(F.translate(v, "ſ", "s")).isin("true", "false"))
         .otherwise(F.lit(True))
     )
     # One flat CASE over the restricted keys: nesting `ok` in each branch would double the
@@ -164,7 +174,13 @@ def malformed_config_value(tables, params):
     that does not parse (`num.io.threads=16 # doubled`, `log.retention.hours=7d`,
     `unclean.leader.election.enable=yes`) stops the broker from starting at its next
     restart, typically the next rolling patch. The audit itself continues: every rule
-    reads such a value as unset, so its other findings may assume Kafka's default.
+    reads such a value as unset, so its other findings may assume Kafka's default. What
+    parses is what Java parses (ConfigDef.parseType): the value trimmed by String.trim(),
+    which strips every character up to U+0020 at both ends (a tab, a carriage return, any
+    control character); integers by Integer.parseInt / Long.parseLong / Short.parseShort,
+    which take any Unicode decimal digit Character.digit reads (`٣`, fullwidth `３`) and
+    an ASCII sign; booleans by equalsIgnoreCase; doubles by Double.parseDouble (`1e3`,
+    `0x1p3`, `NaN`). Such a value is valid, and every rule reads it as Kafka does.
 
     Remediation: fix the value in server.properties (or with `kafka-configs --alter
     --entity-type brokers|topics ... --add-config KEY=VALUE`) to the type the finding names:
@@ -176,6 +192,9 @@ def malformed_config_value(tables, params):
     References:
     - Kafka documentation: broker configs (type and valid values of each key) <https://kafka.apache.org/39/documentation.html#brokerconfigs>
     - Kafka documentation: topic-level configs <https://kafka.apache.org/39/documentation.html#topicconfigs>
+    - apache/kafka clients/src/main/java/org/apache/kafka/common/config/ConfigDef.java (parseType: trim, then Integer.parseInt, Long.parseLong, Short.parseShort, Double.parseDouble, equalsIgnoreCase) <https://github.com/apache/kafka/blob/trunk/clients/src/main/java/org/apache/kafka/common/config/ConfigDef.java>
+    - Java SE 17: Integer.parseInt (digits by Character.digit) <https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/lang/Integer.html#parseInt(java.lang.String,int)>
+    - Java SE 17: String.trim (every character up to U+0020) <https://docs.oracle.com/en/java/javase/17/docs/api/java.base/java/lang/String.html#trim()>
     """
     keys = tables.derived(kafka_key_table).select(
         F.col("scope"), F.col("key").alias("base_key"), F.col("type").alias("expected_type")
@@ -184,7 +203,8 @@ def malformed_config_value(tables, params):
         F.col("value").isNotNull() & (F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
     )
     d = join(c, keys, ["scope", "base_key"])
-    d = d.where(~_valid(F.col("expected_type"), F.col("base_key"), F.trim(F.col("value"))))
+    d = d.withColumn("_trimmed", java_trim("value")).withColumn("_digits", F.expr(java_integer_sql("value")))
+    d = d.where(~_valid(F.col("expected_type"), F.col("base_key")))
     expected = _expected(F.col("expected_type"), F.col("base_key"))
     msg = text(
         F.col("key"),

@@ -198,6 +198,7 @@ def partitions_over_recommended(tables, params):
     "cpu-headroom",
     "warning",
     needs=("metrics",),
+    metrics=("cpu_user_system_percent",),
     params=(
         Param("max_cpu_percent", 60.0, "CPU user + system (percent) above which a broker lacks headroom"),
     ),
@@ -384,6 +385,8 @@ def msk_iam_connections(tables):
     "iam-connection-limit",
     "warning",
     needs=("metrics",),
+    metrics=("connection_count",),
+    facts=("msk_iam_auth",),
     params=(
         Param(
             "max_connections",

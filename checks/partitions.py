@@ -8,11 +8,14 @@ from checks.transforms import (
     cluster_brokers,
     cluster_settings,
     degraded_partitions,
+    first_members,
     int_list,
     leader_rebalance_nodes,
+    listing,
     metric_per_node,
     min_isr_text,
     partition_name,
+    ranked,
     registered_as,
     replica_lists,
 )
@@ -174,19 +177,24 @@ def coordinator_unavailable(tables, params):
         & (F.col("leaderless") | (F.col("isr_size") < F.col("min_insync_replicas")))
     )
     groups = (
-        tables.consumer_groups.where(
-            F.col("group_id").isNotNull() & F.col("coordinator_partition").isNotNull()
+        ranked(
+            tables.consumer_groups.where(
+                F.col("group_id").isNotNull() & F.col("coordinator_partition").isNotNull()
+            ),
+            ["cluster_id", "coordinator_partition"],
+            "group_id",
         )
         .groupBy("cluster_id", F.col("coordinator_partition").alias("partition"))
         .agg(
-            F.sort_array(F.collect_set("group_id")).alias("groups"),
+            first_members("group_id").alias("groups"),  # the first LISTED by name, all counted
+            F.countDistinct("group_id").alias("group_count"),
             # groups with members now (state and member count as the coordinator last reported them)
             F.countDistinct(F.when(F.col("members") > 0, F.col("group_id"))).alias("active_groups"),
         )
         .withColumn("topic", F.lit("__consumer_offsets"))
     )
     d = join(h, groups, ["cluster_id", "topic", "partition"], "left")
-    group_count = F.when(F.col("groups").isNotNull(), F.size("groups")).otherwise(F.lit(0))
+    group_count = F.coalesce(F.col("group_count"), F.lit(0))
     isr = int_list(F.col("isr"))
     state = (
         F.when(F.col("leader") < 0, text("no leader (leader ", F.col("leader"), ", ISR ", isr, ")"))
@@ -222,7 +230,7 @@ def coordinator_unavailable(tables, params):
                 " consumer group(s) lost their coordinator (",
                 F.coalesce(F.col("active_groups"), F.lit(0)).cast("string"),
                 " with members): ",
-                F.array_join(F.col("groups"), ", "),
+                listing(F.col("groups"), group_count),
             ),
         )
         .otherwise(
@@ -836,6 +844,7 @@ def _agreement(metric, metadata, what: str, why: str):
     "under-min-isr-reported",
     "error",
     needs=("metrics",),
+    metrics=("under_min_isr_partition_count",),
     uses=(degraded_partitions,),
     runs_in=("preflight",),
 )
@@ -911,6 +920,7 @@ def under_min_isr_reported(tables, params):
     "offline-partitions-reported",
     "critical",
     needs=("metrics",),
+    metrics=("offline_partitions_count",),
     uses=(degraded_partitions,),
     runs_in=("preflight",),
 )
@@ -998,6 +1008,7 @@ def offline_partitions_reported(tables, params):
     "isr-churn",
     "warning",
     needs=("metrics",),
+    metrics=(("isr_shrink_rate", "isr_expand_rate"),),
     params=(
         Param(
             "max_rate",

@@ -181,6 +181,7 @@ def _broker(df, message, **extra):
     "network-threads-saturated",
     "error",
     needs=("metrics",),
+    metrics=("network_processor_avg_idle_percent",),
     params=(
         Param(
             "min_idle",
@@ -234,6 +235,7 @@ def network_threads_saturated(tables, params):
     "io-threads-saturated",
     "error",
     needs=("metrics",),
+    metrics=("request_handler_avg_idle_percent",),
     params=(
         Param(
             "min_idle",
@@ -568,6 +570,7 @@ def network_above_io(tables, params):
     "request-queue-small",
     "warning",
     needs=("metrics",),
+    metrics=("request_queue_size",),
     params=(
         Param("connections_per_slot", 4.0, "fires when queued.max.requests < connections / this"),
         Param(

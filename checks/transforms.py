@@ -29,26 +29,74 @@ SOURCE_NAMES = {
 
 _INTEGRAL = "^[+-]?[0-9]+$"
 
+# Kafka parses a config string with Java (ConfigDef.parseType): String.trim() first, which
+# strips every char up to U+0020 at both ends (tabs, newlines, any control character, not
+# only spaces); then Integer.parseInt / Long.parseLong / Short.parseShort, whose digits are
+# whatever Character.digit(char, 10) reads: any Unicode decimal digit of the Basic Multilingual
+# Plane ('٣', '३', fullwidth '３'), ASCII '+' or '-' first; a boolean by equalsIgnoreCase,
+# which compares upper-cased chars ('ſ', U+017F, upper-cases to 'S': "falſe" is false).
+# The first char ('0') of each BMP block of Unicode category Nd besides ASCII, each followed
+# by the nine others; checked against a JVM's Character.digit (tests/test_java_parse.py).
+JAVA_DIGIT_ZEROS = (
+    0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66,
+    0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+)  # fmt: skip
+_JAVA_DIGITS = "".join(chr(zero + i) for zero in JAVA_DIGIT_ZEROS for i in range(10))
+_ASCII_DIGITS = "0123456789" * len(JAVA_DIGIT_ZEROS)
+# U+0001-U+0020 as a regex class, written with chr() so that no control character is in the SQL
+# text (a NUL, U+0000, is made U+0001 first: DuckDB's parser ends a query at a NUL).
+_TRIMMED = "concat('[', chr(1), '-', chr(32), ']+')"
+
+
+def java_trim_sql(sql: str) -> str:
+    """SQL for Java's ``String.trim()`` of the SQL expression ``sql``."""
+    chars = f"replace({sql}, chr(0), chr(1))"
+    return (
+        f"regexp_replace(regexp_replace({chars}, concat('^', {_TRIMMED}), ''), concat({_TRIMMED}, '$'), '')"
+    )
+
+
+def java_integer_sql(sql: str) -> str:
+    """SQL for the text Integer.parseInt reads from ``sql``, trimmed, its digits made ASCII: an
+    integer where it matches _INTEGRAL."""
+    return f"translate({java_trim_sql(sql)}, '{_JAVA_DIGITS}', '{_ASCII_DIGITS}')"
+
+
+def java_trim(col_name: str):
+    return F.expr(java_trim_sql(col_name))
+
+
+def _java_integral(col_name: str, sql_type: str):
+    # The whole text when it is an integer, else '' (null): the long expression appears once.
+    whole = f"nullif(regexp_extract({java_integer_sql(col_name)}, '{_INTEGRAL}', 0), '')"
+    return F.expr(f"try_cast({whole} AS {sql_type})")
+
 
 def try_int(col_name: str):
-    """Parse a config string as int the way Kafka does, null when malformed. Only plain
-    integers: DuckDB's try_cast would turn '2.0' into 2 where Spark and Kafka refuse it, and
-    Spark 4 runs with ANSI mode on, so a plain cast of a malformed value would abort the job."""
-    return F.when(F.trim(F.col(col_name)).rlike(_INTEGRAL), F.expr(f"try_cast(trim({col_name}) AS INT)"))
+    """Parse a config string as int the way Kafka does (Integer.parseInt of the trimmed
+    string, above), null when malformed. Only integers: DuckDB's try_cast would turn '2.0'
+    into 2 where Spark and Kafka refuse it, and Spark 4 runs with ANSI mode on, so a plain
+    cast of a malformed value would abort the job."""
+    return _java_integral(col_name, "INT")
 
 
 def try_long(col_name: str):
-    return F.when(F.trim(F.col(col_name)).rlike(_INTEGRAL), F.expr(f"try_cast(trim({col_name}) AS BIGINT)"))
+    return _java_integral(col_name, "BIGINT")
 
 
 def try_double(col_name: str):
-    return F.expr(f"try_cast(trim({col_name}) AS DOUBLE)")
+    return F.expr(f"try_cast({java_trim_sql(col_name)} AS DOUBLE)")
+
+
+def java_boolean_sql(sql: str) -> str:
+    """SQL: 'true' or 'false' when Boolean parsing in ConfigDef (equalsIgnoreCase) reads ``sql`` as one."""
+    return f"lower(translate({java_trim_sql(sql)}, 'ſ', 's'))"
 
 
 def try_bool(col_name: str):
-    return F.when(F.lower(F.trim(F.col(col_name))) == "true", F.lit(True)).when(
-        F.lower(F.trim(F.col(col_name))) == "false", F.lit(False)
-    )
+    value = F.expr(java_boolean_sql(col_name))
+    return F.when(value == "true", F.lit(True)).when(value == "false", F.lit(False))
 
 
 def with_version_number(df, src: str, out: str):
@@ -882,3 +930,31 @@ def metric_per_node(tables, name: str, as_name: str = "value"):
         .groupBy("cluster_id", "broker_id")
         .agg(F.max("value").alias(as_name))
     )
+
+
+# -- the members a finding names ---------------------------------------------------------------
+# A finding that names its members (the consumer groups of a partition, the entities setting a
+# key) names the first LISTED of them and counts them all: a list as long as the input made one
+# finding, and N such findings, as large as the input squared (issue 47).
+LISTED = 20
+
+
+def ranked(df, keys: list[str], member: str, alias: str = "_member_rank"):
+    """``df`` with ``alias``: the dense rank of ``member`` among the rows of one ``keys``."""
+    return df.withColumn(alias, F.dense_rank().over(Window.partitionBy(*keys).orderBy(F.col(member).asc())))
+
+
+def first_members(member: str, rank: str = "_member_rank", n: int = LISTED):
+    """Aggregate: the first ``n`` distinct values of ``member`` (by ``rank``, from :func:`ranked`),
+    sorted, nulls dropped. By rank, not F.slice: sqlframe's DuckDB slice returns one element too
+    many, and DuckDB's collect_set keeps a null where Spark's drops it."""
+    chosen = F.collect_set(F.when(F.col(rank) <= F.lit(n), F.col(member)))
+    return F.sort_array(F.filter(chosen, lambda x: x.isNotNull()))
+
+
+def listing(col, count, n: int = LISTED):
+    """'a, b, c' (+ ' ... and K more' past n), from :func:`first_members` and the full count."""
+    more = F.when(count > F.lit(n), text(" ... and ", (count - F.lit(n)).cast("string"), " more")).otherwise(
+        F.lit("")
+    )
+    return text(F.array_join(col, ", "), more)

@@ -10,7 +10,7 @@ rules say what stands between a cluster and that hop. Their scope is "maintenanc
 from auditor import kafka_configs
 from auditor.declarations import Category, rule
 from checks._api import F, emit, ev, join, rows_frame, text
-from checks.transforms import cluster_settings, version_key, version_number
+from checks.transforms import cluster_settings, first_members, ranked, version_key, version_number
 
 CATEGORY = Category("UPG", "upgrade", "upgrade readiness", tuple(range(1, 7)))
 
@@ -341,12 +341,16 @@ def config_removed_in_kafka_4(tables, params):
         "source",
         F.when(F.col("entity_type") == "topic", F.lit("topic")).otherwise(F.lit("broker")).alias("scope"),
     )
-    d = join(scoped, keys, ["scope", "key"])
-    d = d.groupBy("cluster_id", "key", "removed").agg(
-        F.sort_array(F.collect_set(F.concat_ws(" ", F.col("entity_type"), F.col("entity_name")))).alias(
-            "where"
-        ),
-        F.count(F.lit(1)).alias("entries"),
+    d = join(scoped, keys, ["scope", "key"]).withColumn(
+        "entity", F.concat_ws(" ", F.col("entity_type"), F.col("entity_name"))
+    )
+    d = (
+        ranked(d, ["cluster_id", "key", "removed"], "entity")
+        .groupBy("cluster_id", "key", "removed")
+        .agg(
+            first_members("entity").alias("where"),  # the first LISTED by name, all counted
+            F.count(F.lit(1)).alias("entries"),
+        )
     )
     msg = text(
         F.col("key"),

@@ -296,6 +296,8 @@ def payments_msk():
         metadata_mode="zookeeper",
         msk_instance_type="kafka.m5.large",
         az_count=3,
+        # what the MSK source records (DescribeClusterV2 ClientAuthentication): IAM, the 9098 listener
+        msk={"client_authentication": {"iam": True, "scram": False, "tls": False, "unauthenticated": False}},
     )
     b.brokers(
         [1, 2, 3],
@@ -656,6 +658,8 @@ def notifications_msk():
         metadata_mode="kraft",
         msk_instance_type="kafka.m7g.xlarge",
         az_count=3,
+        # what the MSK source records (DescribeClusterV2 ClientAuthentication): IAM, the 9098 listener
+        msk={"client_authentication": {"iam": True, "scram": False, "tls": False, "unauthenticated": False}},
     )
     b.brokers(
         [1, 2, 3],

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -50,18 +54,78 @@ def audit_sample(rules, roots=(SAMPLE_FLEET,)):
     return fired, by_key
 
 
-@pytest.fixture(scope="session")
+_SHARED_SPARK: dict = {}  # "engine": the Spark engine the shared-session tests use
+
+
+@pytest.fixture
 def spark_engine():
-    """One local Spark session for the whole run (cold start is 5-10 s here)."""
+    """One local Spark session for the tests that share it (cold start is 5-10 s here): made by
+    the first, stopped after the last (:func:`pytest_runtest_teardown`), JVM and threads too."""
     from auditor.engine.spark_engine import SparkEngine
 
-    engine = SparkEngine(
-        master="local[2]",
-        # Spark's SQL settings as a user gets them: the engine sizes them to the data.
-        conf={"spark.ui.enabled": "false", "spark.driver.memory": "1g"},
+    if "engine" not in _SHARED_SPARK:
+        _SHARED_SPARK["engine"] = SparkEngine(
+            master="local[2]",
+            # Spark's SQL settings as a user gets them: the engine sizes them to the data.
+            conf={"spark.ui.enabled": "false", "spark.driver.memory": "1g"},
+        )
+    return _SHARED_SPARK["engine"]
+
+
+def shares_spark(item) -> bool:
+    """A test of the shared Spark session (marked spark, not own_jvm: grouped in one worker)."""
+    return (
+        item is not None and bool(item.get_closest_marker("spark")) and not item.get_closest_marker("own_jvm")
     )
-    yield engine
-    engine.close()
+
+
+def spark_running() -> bool:
+    if "pyspark" not in sys.modules:
+        return False
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is not None
+
+
+def stop_spark() -> None:
+    """Stop this process's Spark: the shared engine, the session, py4j's gateway and the JVM.
+    Without it py4j's FinalizerWorker slept in a one-second loop for the rest of the run (a later
+    test that patched time.sleep counted 69,000 calls), and the JVM held its memory."""
+    engine = _SHARED_SPARK.pop("engine", None)
+    if engine is not None:
+        engine.close()
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    # Each step on its own: a test that failed mid-job (a timeout) can leave the gateway
+    # half-answering, and the JVM must go whatever the session's state.
+    for stop in (SparkSession._instantiatedSession, SparkContext._active_spark_context):
+        try:
+            if stop is not None:
+                stop.stop()
+        except Exception:  # noqa: BLE001
+            pass
+    SparkSession._instantiatedSession = SparkSession._activeSession = None
+    SparkContext._active_spark_context = None
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    SparkContext._gateway = SparkContext._jvm = None
+    try:
+        gateway.shutdown()  # ends py4j's threads (its FinalizerWorker: on the shutdown task)
+    except Exception:  # noqa: BLE001
+        pass
+    proc = getattr(gateway, "proc", None)  # the JVM exits when its stdin closes (PythonGatewayServer)
+    if proc is not None:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -142,10 +206,83 @@ def pytest_collection_modifyitems(items):
     shared Spark session (``spark_engine``) runs in one worker, while the other workers take
     the rest, including the Spark tests that start JVMs of their own (marked ``own_jvm``: the
     CLI's, spark-submit's standalone cluster): the session's worker is the suite's critical
-    path."""
+    path. They run one after the other (last, in a run of one process), so the session starts
+    once and stops after the last of them."""
     for item in items:
-        if item.get_closest_marker("spark") and not item.get_closest_marker("own_jvm"):
+        if shares_spark(item):
             item.add_marker(pytest.mark.xdist_group("spark"))
+    items[:] = [i for i in items if not shares_spark(i)] + [i for i in items if shares_spark(i)]
+
+
+# --- threads a test leaves running ------------------------------------------------------------
+# A thread a test (or the code it runs) starts must be gone when it ends: a leftover one runs
+# into later tests (the py4j loop above), holds sockets and memory, and a non-daemon one keeps
+# the process from exiting. Checked after every test, its fixtures torn down: every new thread
+# still alive that is not a daemon, or that the project names (its collectors' and engines'), or
+# that belongs to Spark once the shared session is stopped, fails the test. Library daemon
+# threads of fixtures that outlive the test (a module's ZooKeeper client) pass.
+PROJECT_THREADS = (
+    "collect-",
+    "zk-issue",
+    "zk-stop",
+    "msk-topics",
+    "kafka-audit",
+    "kafka-io-",
+    "spark-stderr",
+)
+THREAD_GRACE_SECONDS = 10.0  # for a thread that is ending (a source abandoned at its deadline)
+
+
+def _spark_owned(t: threading.Thread) -> bool:
+    target = getattr(t, "_target", None)
+    owners = {type(t).__module__, getattr(target, "__module__", None) or ""}
+    owners.add(type(getattr(target, "__self__", None)).__module__)
+    return (
+        t.name in ("spark-stderr",)
+        or t.name.startswith("kafka-audit-job")
+        or any(m.startswith(("py4j", "pyspark")) for m in owners)
+    )
+
+
+def leftover_threads(before: set, *, spark_up: bool, grace: float = THREAD_GRACE_SECONDS) -> list[str]:
+    """The threads started since ``before`` that must not outlive a test (see above), after
+    waiting up to ``grace`` seconds for them to end: their descriptions."""
+
+    def offends(t: threading.Thread) -> bool:
+        if spark_up and _spark_owned(t):
+            return False  # the shared session's, for the next test
+        return not t.daemon or t.name.startswith(PROJECT_THREADS) or _spark_owned(t)
+
+    deadline = time.monotonic() + grace
+    suspects = [t for t in threading.enumerate() if t not in before and offends(t)]
+    for t in suspects:
+        t.join(max(0.0, deadline - time.monotonic()))
+    return [
+        f"{t.name} ({'daemon' if t.daemon else 'not a daemon'}, {type(t).__module__})"
+        for t in suspects
+        if t.is_alive()
+    ]
+
+
+_THREADS_BEFORE = pytest.StashKey[set]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    item.stash[_THREADS_BEFORE] = set(threading.enumerate())
+    yield
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    result = yield  # this test's fixtures are torn down
+    if spark_running() and not shares_spark(nextitem):
+        stop_spark()
+    before = item.stash.get(_THREADS_BEFORE, None)
+    left = leftover_threads(before, spark_up=spark_running()) if before is not None else []
+    if left:
+        pytest.fail(f"threads left running after the test: {'; '.join(left)}", pytrace=False)
+    return result
 
 
 class _GroupSuffix:

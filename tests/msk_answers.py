@@ -133,3 +133,22 @@ class FakeTopics:
                 out["NextToken"] = str(start + size)
             return out
         raise AssertionError(f"unexpected call {operation}")
+
+
+def skip_retry_sleeps(monkeypatch) -> list[float]:
+    """botocore's retry waits, recorded and skipped; every other caller of time.sleep (one
+    function for the whole process) still sleeps, or a thread of another test still running
+    would spin (a patched sleep counted 69,000 calls of py4j's one-second loop, issue 47)."""
+    import sys
+
+    slept: list[float] = []
+    real_sleep = time.sleep
+
+    def sleep(seconds):
+        if sys._getframe(1).f_globals.get("__name__") == "botocore.endpoint":
+            slept.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr("botocore.endpoint.time.sleep", sleep)
+    return slept

@@ -111,6 +111,19 @@ def test_msk_open_monitoring():
     assert {c["listener"] for c in r.tables["client_software"]} == {"CLIENT"}
 
 
+def test_each_source_records_the_metrics_it_collected(tmp_path):
+    """Issue 47: the manifest names the metrics each scrape held (coverage says, rule by rule,
+    which rules had theirs missing); a failed source records none."""
+    from auditor.collectors.metrics import collect_metrics
+
+    f = tmp_path / "msk.prom"
+    f.write_text(MSK_TEXT)
+    got = collect_metrics([f"broker_id=1:{f}", str(tmp_path / "missing.prom")])
+    ok, failed = got.sources
+    assert ok["metrics"] == sorted({r["name"] for r in got.tables["metrics"]}) and ok["metrics"]
+    assert "metrics" not in failed and failed["status"] == "error"
+
+
 def test_jmx_exporter_example_config_with_hint():
     r = parse_metrics(JMX_EXAMPLE_TEXT, "/tmp/b1.prom", broker_hint=1)
     assert r.errors == []

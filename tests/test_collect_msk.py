@@ -26,6 +26,7 @@ from botocore.stub import Stubber  # noqa: E402
 from auditor.collectors import msk  # noqa: E402
 from auditor.collectors._common import CollectResult  # noqa: E402
 from auditor.snapshot.io import Manifest  # noqa: E402
+from tests.msk_answers import skip_retry_sleeps  # noqa: E402
 from tests.test_collect_metrics import MSK_TEXT, NODE_TEXT  # noqa: E402
 
 REGION = "eu-west-1"
@@ -408,8 +409,9 @@ def test_access_denied_is_one_line_naming_the_call_and_action(monkeypatch):
         {
             "source": "msk",
             "target": ARN,
-            "message": f"kafka:DescribeClusterV2 denied for {ARN} (AccessDeniedException): allow it in "
-            "the IAM policy (README: AWS MSK source)",
+            "message": f"kafka:DescribeClusterV2 denied for {ARN} (AccessDeniedException): allow "
+            f"kafka:DescribeClusterV2 on {ARN} in the IAM policy (README: AWS MSK source)",
+            "aws": {"action": "kafka:DescribeClusterV2", "resource": ARN, "kind": "denied"},
         }
     ]
     assert got.result.sources == [{"source": "msk", "target": ARN, "status": "error"}]
@@ -447,7 +449,7 @@ def test_throttling_is_retried_with_backoff_then_succeeds(monkeypatch):
     """Two HTTP 429 TooManyRequestsException answers, then the real response: botocore's
     standard retry mode (the collector's client config) retries, sleeping in between."""
     client = msk.make_client("kafka", REGION, 5.0)
-    sent, slept = [], []
+    sent = []
     body = json.dumps(
         {
             "clusterInfo": {
@@ -471,7 +473,7 @@ def test_throttling_is_retried_with_backoff_then_succeeds(monkeypatch):
         return AWSResponse(request.url, 200, {"Content-Type": "application/json"}, _Raw(body))
 
     client.meta.events.register("before-send.kafka.*", answer)
-    monkeypatch.setattr("botocore.endpoint.time.sleep", slept.append)
+    slept = skip_retry_sleeps(monkeypatch)
     monkeypatch.setattr(msk, "make_client", lambda service, region, timeout=10.0: client)
     assert client.meta.config.retries["mode"] == "standard" and client.meta.config.connect_timeout == 5.0
     got = msk.collect_msk(ARN)
@@ -494,14 +496,20 @@ def test_throttled_past_the_attempts_is_a_source_error(monkeypatch):
         )
 
     client.meta.events.register("before-send.kafka.*", answer)
-    monkeypatch.setattr("botocore.endpoint.time.sleep", lambda s: None)
+    skip_retry_sleeps(monkeypatch)
     monkeypatch.setattr(msk, "make_client", lambda service, region, timeout=10.0: client)
     got = msk.collect_msk(ARN)
     assert len(sent) == msk.MAX_ATTEMPTS
     assert got.result.errors[0]["message"] == (
-        f"kafka:DescribeClusterV2 for {ARN}: still throttled after "
-        f"{msk.MAX_ATTEMPTS} attempts (TooManyRequestsException)"
+        f"kafka:DescribeClusterV2 for {ARN}: still throttled after {msk.MAX_ATTEMPTS} attempts "
+        "(TooManyRequestsException): AWS's request rate, not a permission: collect again later, or fewer "
+        "clusters at once (--parallel)"
     )
+    assert got.result.errors[0]["aws"] == {
+        "action": "kafka:DescribeClusterV2",
+        "resource": ARN,
+        "kind": "throttled",
+    }
 
 
 def test_the_read_only_guard_refuses_a_mutating_call_before_sending():
@@ -542,8 +550,8 @@ def test_discovery_across_regions_filters_by_tags(monkeypatch):
     found, errors = msk.discover(["eu-west-1", "us-east-1"], tags={"environment": "prod"}, clients=clients)
     assert [(d.name, d.region, d.tags) for d in found] == [("payments", "eu-west-1", {"environment": "prod"})]
     assert [e["message"] for e in errors] == [
-        "kafka:ListClustersV2 denied for region us-east-1 (AccessDeniedException): allow it in the IAM policy "
-        "(README: AWS MSK source)"
+        "kafka:ListClustersV2 denied for region us-east-1 (AccessDeniedException): allow kafka:ListClustersV2 "
+        "on * (it takes no resource-level permission) in the IAM policy (README: AWS MSK source)"
     ]
 
 
@@ -667,9 +675,9 @@ def test_cli_collect_msk_access_denied_exits_3_with_one_line(monkeypatch, capsys
     )
     assert code == 3
     assert err.strip().splitlines() == [
-        f"kafka-audit: collect incomplete: msk: kafka:DescribeClusterV2 denied for "
-        f"{ARN} (AccessDeniedException): allow it in the IAM policy (README: AWS "
-        "MSK source)"
+        f"kafka-audit: msk: kafka:DescribeClusterV2 denied for {ARN} (AccessDeniedException): allow "
+        f"kafka:DescribeClusterV2 on {ARN} in the IAM policy (README: AWS MSK source)",
+        "kafka-audit: collect incomplete: 1 source error(s), above (and in manifest.json)",
     ]
     assert "Traceback" not in err
     manifest = json.loads((tmp_path / "snap" / "manifest.json").read_text())

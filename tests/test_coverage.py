@@ -265,3 +265,130 @@ def test_issue_38_the_sample_fleet_evaluates_the_whole_catalogue():
         ("notifications-msk", "DSK008", "info"),
         ("notifications-msk", "DSK009", "info"),
     }
+
+
+# --- issue 47: per metric and per fact, rule by rule ------------------------------------------
+
+
+def _with_metrics_record(directory, names, *, msk: dict | None = None, platform="apache"):
+    """A snapshot whose metrics source recorded the metrics it collected (``names``), one row each."""
+    manifest = Manifest(
+        cluster={
+            "id": f"{directory.name}-id",
+            "name": directory.name,
+            "platform": platform,
+            "kafka_version": "3.7.1",
+            "metadata_mode": "kraft",
+            **({"msk": msk, "msk_instance_type": "kafka.m5.large"} if msk is not None else {}),
+        },
+        collected_at="2026-11-22T06:00:00Z",
+        sources=[{"source": "metrics", "target": "scrape.prom", "status": "ok", "metrics": sorted(names)}],
+    )
+    tables = {
+        "brokers": [{"broker_id": 1, "host": "kafka-1", "port": 9092, "rack": "a", "version": "3.7.1"}],
+        "metrics": [{"broker_id": 1, "name": n, "labels": "{}", "value": 0.5} for n in sorted(names)],
+    }
+    return write_snapshot(directory, manifest, tables, fmt="jsonl")
+
+
+def _not_evaluated(directory) -> dict[str, str]:
+    ref = open_snapshot(directory)
+    return {
+        code: e["reason"]
+        for e in coverage.cluster_coverage(ref.manifest, load_rules().values())
+        for code in e["rules"]
+    }
+
+
+def test_a_scrape_without_a_rules_metric_leaves_that_rule_not_evaluated(tmp_path):
+    """CTL011, PAR009-PAR011, THR001 ... each declare the metric(s) they read (metrics=): a scrape
+    that held the metrics table but not theirs says so, rule by rule, instead of passing them."""
+    snap = _with_metrics_record(
+        tmp_path / "scrape", {"network_processor_avg_idle_percent", "isr_expand_rate"}
+    )
+    missing = _not_evaluated(snap)
+    assert missing["CTL011"] == "no active_controller_count metric in what the metrics sources collected"
+    assert (
+        missing["PAR009"] == "no under_min_isr_partition_count metric in what the metrics sources collected"
+    )
+    assert missing["PAR010"] == "no offline_partitions_count metric in what the metrics sources collected"
+    assert (
+        missing["THR002"]
+        == "no request_handler_avg_idle_percent metric in what the metrics sources collected"
+    )
+    assert missing["CLI004"] == (
+        "no request_rate or request_count or deprecated_request_rate or deprecated_request_count metric in "
+        "what the metrics sources collected"
+    )
+    assert "THR001" not in missing and "PAR011" not in missing  # its metric; one of PAR011's two
+
+
+def test_a_snapshot_from_before_the_record_is_judged_by_its_tables(tmp_path):
+    snap = _with_metrics_record(tmp_path / "old", {"network_processor_avg_idle_percent"})
+    manifest = json.loads((snap / "manifest.json").read_text())
+    del manifest["sources"][0]["metrics"]
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    missing = _not_evaluated(snap)
+    assert not {"CTL011", "PAR009", "PAR010", "PAR011", "THR002"} & set(missing)
+
+
+def test_msk_iam_connection_limit_is_not_evaluated_when_the_authentication_is_unknown(tmp_path):
+    known = _with_metrics_record(
+        tmp_path / "known",
+        {"connection_count"},
+        platform="msk",
+        msk={"client_authentication": {"iam": False}},
+    )
+    unknown = _with_metrics_record(tmp_path / "unknown", {"connection_count"}, platform="msk", msk={})
+    assert "MSK005" not in _not_evaluated(known)
+    assert _not_evaluated(unknown)["MSK005"] == (
+        "the cluster's client authentication is unknown (the MSK API's DescribeClusterV2 ClientAuthentication "
+        "was not read)"
+    )
+    apache = _with_metrics_record(tmp_path / "apache", {"connection_count"})
+    assert "MSK005" not in _not_evaluated(apache)  # not on MSK: nothing to judge
+
+
+def test_a_cloudwatch_metric_aws_did_not_return_leaves_its_rules_not_evaluated(tmp_path):
+    block = {
+        "cloudwatch": {
+            "enhanced_monitoring": "DEFAULT",
+            "not_collected": [
+                {
+                    "metric": "network_processor_avg_idle_percent",
+                    "cloudwatch": "NetworkProcessorAvgIdlePercent",
+                    "needs": "PER_BROKER",
+                }
+            ],
+            "no_data": [
+                {"metric": "active_controller_count", "cloudwatch": "ActiveControllerCount", "brokers": None}
+            ],
+        },
+        "client_authentication": {"iam": True},
+    }
+    snap = _with_metrics_record(
+        tmp_path / "cw", {"connection_count", "cpu_user_system_percent"}, platform="msk", msk=block
+    )
+    missing = _not_evaluated(snap)
+    assert missing["THR001"] == (
+        "no network_processor_avg_idle_percent metric: CloudWatch NetworkProcessorAvgIdlePercent needs enhanced "
+        "monitoring PER_BROKER (the cluster's level is DEFAULT)"
+    )
+    assert (
+        missing["CTL011"]
+        == "no active_controller_count metric: CloudWatch ActiveControllerCount gave no datapoint"
+    )
+    assert "MSK003" not in missing and "MSK005" not in missing
+
+
+def test_the_rules_declare_the_metrics_they_read():
+    rules = load_rules()
+    assert rules["CTL011"].metrics == ("active_controller_count",)
+    assert rules["PAR011"].metrics == (("isr_shrink_rate", "isr_expand_rate"),)
+    assert rules["MSK005"].facts == ("msk_iam_auth",)
+    from auditor.registry import _check_facts, _check_metrics
+
+    with pytest.raises(ValueError, match="metrics names no metric"):
+        _check_metrics(("active_controllers",), "rule X")
+    with pytest.raises(ValueError, match="facts names no column"):
+        _check_facts(("iam",), "rule X")

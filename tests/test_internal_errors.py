@@ -138,39 +138,137 @@ def test_versions_of_thousands_of_digits_are_no_version():
     assert parse_version("3.7.1234567890") == (3, 7)
 
 
-# --- a malformed msk block in a manifest: preflight says so (check and fleet accept it) -------
+# --- a manifest field of the wrong shape: one line naming the file and the field --------------
+# (issue 47: an MSK operations_in_progress that is an integer was "internal error: TypeError" in
+# check, preflight and fleet). check and preflight: a corrupt snapshot, exit 2; fleet: that
+# snapshot incomplete (AUD001, exit 3), the rest of the fleet audited.
+
+
+def _with_msk(block):
+    return lambda m: m["cluster"].__setitem__("msk", block)
+
+
+MANIFEST_FIELDS = [
+    # the MSK block, field by field class: a list, an object, an entry of a list, a scalar
+    (
+        "msk-list-an-integer",
+        _with_msk({"operations_in_progress": 5}),
+        "cluster.msk.operations_in_progress must be a list, not an integer",
+    ),
+    (
+        "msk-list-a-string",
+        _with_msk({"operations_in_progress": "patching"}),
+        "cluster.msk.operations_in_progress must be a list, not a string",
+    ),
+    (
+        "msk-list-an-object",
+        _with_msk({"operations_in_progress": {"type": "PATCH"}}),
+        "must be a list, not an object",
+    ),
+    (
+        "msk-list-entry",
+        _with_msk({"operations_in_progress": [1]}),
+        "cluster.msk.operations_in_progress[0] must be an object, not an integer",
+    ),
+    (
+        "msk-entry-field",
+        _with_msk({"operations_in_progress": [{"type": ["a"]}]}),
+        "cluster.msk.operations_in_progress[0].type must be a string, not a list",
+    ),
+    ("msk-scalar", _with_msk({"state": ["ACTIVE"]}), "cluster.msk.state must be a string, not a list"),
+    (
+        "msk-flag",
+        _with_msk({"client_authentication": {"iam": "yes"}}),
+        "cluster.msk.client_authentication.iam must be true or false, not a string",
+    ),
+    ("msk-object", _with_msk({"bootstrap": ["x"]}), "cluster.msk.bootstrap must be an object, not a list"),
+    (
+        "msk-cloudwatch",
+        _with_msk({"cloudwatch": {"not_collected": [{"metric": 7}]}}),
+        "cluster.msk.cloudwatch.not_collected[0].metric must be a string",
+    ),
+    (
+        "msk-map",
+        _with_msk({"broker_subnets": {"1": 2}}),
+        "cluster.msk.broker_subnets.1 must be a string, not an integer",
+    ),
+    (
+        "msk-count",
+        _with_msk({"topics_api": {"calls": "many"}}),
+        "cluster.msk.topics_api.calls must be an integer, not a string",
+    ),
+    # the rest of the manifest
+    (
+        "source-field",
+        lambda m: m["sources"].append({"source": "admin", "status": ["ok"]}),
+        "sources[2].status must be a string, not a list",
+    ),
+    (
+        "source-metrics",
+        lambda m: m["sources"].append({"source": "metrics", "metrics": "cpu"}),
+        "sources[2].metrics must be a list, not a string",
+    ),
+    (
+        "error-field",
+        lambda m: m["errors"].append({"source": "zookeeper", "message": {"x": 1}}),
+        "errors[0].message must be a string, not an object",
+    ),
+    ("tool", lambda m: m.__setitem__("tool", "kafka-auditor"), "tool must be an object, not a string"),
+    (
+        "collected-at",
+        lambda m: m.__setitem__("collected_at", 20261122),
+        "collected_at must be a string, not an integer",
+    ),
+    (
+        "cluster-field",
+        lambda m: m["cluster"].__setitem__("tier", 1),
+        "cluster.tier must be a string, not int",
+    ),
+]
 
 
 @pytest.mark.parametrize(
-    "ops, blocker",
-    [
-        ("patching", "cluster.msk.operations_in_progress is not a list (patching)"),
-        ({"type": "PATCH"}, "operations_in_progress is not a list"),
-        ([1, "x"], "unreadable entry (1)"),
-        (
-            [{"type": ["a"], "state": {"x": 1}, "start_time": 5}],
-            'MSK operation in progress: ["a"] ({"x": 1}, started 5)',
-        ),
-    ],
-    ids=["string", "object", "not-objects", "wrong-field-types"],
+    ("edit", "field"), [c[1:] for c in MANIFEST_FIELDS], ids=[c[0] for c in MANIFEST_FIELDS]
 )
-def test_malformed_msk_operations_block_preflight_with_one_reason(tmp_path, ops, blocker):
+def test_a_manifest_field_of_the_wrong_shape_is_one_line_naming_the_file_and_field(tmp_path, edit, field):
+    import shutil
+
+    snap = tmp_path / "dt=2026-11-22" / "cluster=payments-msk"
+    shutil.copytree(cluster_dir("payments-msk"), snap)
+    path = snap / "manifest.json"
+    manifest = json.loads(path.read_text())
+    edit(manifest)
+    path.write_text(json.dumps(manifest))
+    for command in ("check", "preflight"):
+        err = _one_line(_cli(command, snap), 2, str(path), field)
+        assert len(err.strip().splitlines()) == 1, err
+    proc = _cli("fleet", tmp_path, "--engine", "duckdb", "--format", "json")
+    _one_line(proc, 3)
+    doc = json.loads(proc.stdout)
+    assert any(field in item["message"] for item in doc["incomplete"]), doc["incomplete"]
+
+
+def test_a_well_formed_msk_block_still_blocks_the_roll(tmp_path):
+    """The shape check refuses only what is malformed: an operation in progress and a state
+    other than ACTIVE are still preflight blockers."""
     import shutil
 
     snap = tmp_path / "snap"
     shutil.copytree(cluster_dir("inventory-prod"), snap)
     manifest = json.loads((snap / "manifest.json").read_text())
-    manifest["cluster"]["msk"] = {"state": ["ACTIVE"], "operations_in_progress": ops}
+    manifest["cluster"]["msk"] = {
+        "state": "MAINTENANCE",
+        "operations_in_progress": [None, {"type": "PATCH", "state": "PENDING", "start_time": None}],
+    }
     (snap / "manifest.json").write_text(json.dumps(manifest))
     pre = _cli("preflight", snap, "--format", "json")
     _one_line(pre, 1)
-    doc = json.loads(pre.stdout)["preflight"]
-    (c,) = doc["clusters"]
-    assert c["safe_to_roll"] is False and any(blocker in b for b in c["blockers"]), c["blockers"]
-    for command in ("check", "fleet"):
-        args = (command, snap) if command == "check" else (command, tmp_path, "--engine", "duckdb")
-        proc = _cli(*args)
-        assert proc.returncode in (0, 1) and "internal error" not in proc.stderr, proc.stderr
+    (c,) = json.loads(pre.stdout)["preflight"]["clusters"]
+    assert c["safe_to_roll"] is False
+    assert [b for b in c["blockers"] if "MSK" in b] == [
+        "the MSK cluster is in state MAINTENANCE (not ACTIVE): AWS is changing it now",
+        "MSK operation in progress: PATCH (PENDING, started unknown)",
+    ]
 
 
 # --- lint: a YAML file of a Python tag ------------------------------------------------------------

@@ -614,3 +614,55 @@ def test_an_inventory_metrics_entry_that_gives_nothing_makes_its_cluster_incompl
     )
     (manifest,) = [json.loads(p.read_text()) for p in (tmp_path / "out").rglob("manifest.json")]
     assert [(e["source"], e["target"]) for e in manifest["errors"]] == [("metrics", str(lag))]
+
+
+# Issue 47: every inventory field of each class given a value of the wrong shape is one line
+# naming the file, the line and the field (exit 2 from the CLI), never an internal error.
+WRONG_SHAPES = {
+    "a string field, a list": ("zookeeper", "[zk-1:2181]", "zookeeper: expected a non-empty string"),
+    "a string field, a number": (
+        "kafka_version",
+        "3.6",
+        "kafka_version: expected a non-empty string (quote it)",
+    ),
+    "a string field, a mapping": (
+        "command_config",
+        "{path: x}",
+        "command_config: expected a non-empty string",
+    ),
+    "a list of strings, a mapping": (
+        "broker_configs",
+        "{a: b}",
+        "broker_configs: expected a non-empty string",
+    ),
+    "a list of strings, a nested list": ("metrics", "[[a.prom]]", "metrics: expected a non-empty string"),
+    "a list of integers, a string": ("broker_ids", "'1,2'", "broker_ids: expected a list of integers"),
+    "a list of integers, a float": ("broker_ids", "[1.5]", "broker_ids: expected an integer"),
+    "a number, a string": ("timeout", "'10'", "timeout: expected a number"),
+    "a number, a list": ("deadline", "[900]", "deadline: expected a number"),
+    "a number, a boolean": ("timeout", "true", "timeout: expected a number"),
+    "a mapping, a list": ("labels", "[prod]", "labels: expected a mapping"),
+    "a label, a number": ("labels", "{tier: 1}", "label 'tier': expected a non-empty string (quote it)"),
+    "the msk block, a string": ("msk", "kafka.m5.large", "msk: expected a mapping"),
+    "an msk field, a list": ("msk", "{az_count: [3]}", "msk.az_count: expected an integer"),
+    "an env reference, a number": (
+        "bootstrap_servers",
+        "{env: 5}",
+        "bootstrap_servers.env: expected a non-empty string",
+    ),
+}
+
+
+@pytest.mark.parametrize(("key", "value", "said"), list(WRONG_SHAPES.values()), ids=list(WRONG_SHAPES))
+def test_an_inventory_field_of_the_wrong_shape_is_one_line_naming_it(tmp_path, key, value, said):
+    f = tmp_path / "fleet.yaml"
+    f.write_text(
+        f"clusters:\n  - name: c1\n    zookeeper: zk-1:2181\n    {key}: {value}\n".replace(
+            "    zookeeper: zk-1:2181\n    zookeeper:", "    zookeeper:"
+        )
+    )
+    with pytest.raises(InventoryError) as e:
+        load_inventory(f, environ={})
+    message = str(e.value)
+    assert message.startswith(f"{f}:4: ") or message.startswith(f"{f}:3: "), message
+    assert said in message and "\n" not in message

@@ -1075,19 +1075,20 @@ def test_controlled_shutdown_disabled_points_at_each_line_or_the_first_file(tmp_
     assert located(result) == {("CFG005", "controlled.shutdown.enable", "b1.properties", 2)}
 
 
-def test_an_inherited_default_is_one_finding_located_at_each_linted_topic(tmp_path):
-    """REP004 (issue 36): topics inheriting min.insync.replicas=1 share one finding about the
-    setting, reported at each linted topic that inherits it (Kafka's default: no file sets it);
-    a topic that sets 1 itself gets its own; with a server.properties setting it, the finding
-    is at that line. With --against a cluster whose 30 topics inherit it too (past the report's
-    cap of 20 listed), the proposed topic is still located."""
+def test_an_inherited_default_is_one_finding_at_the_first_inheriting_topic(tmp_path):
+    """REP004 (issues 36, 47): topics inheriting min.insync.replicas=1 share one finding about
+    the setting, at the first linted topic that inherits it (Kafka's default: no file sets it),
+    the others as its related locations; a topic that sets 1 itself gets its own; with a
+    server.properties setting it, the finding is at that line. With --against a cluster whose
+    30 topics inherit it too (past the report's cap of 20 listed), the proposed topic is still
+    located, and the message keeps the cap."""
     topics = write(
         tmp_path / "t.yaml",
         """
-        - name: a
+        - name: b
           partitions: 3
           replication_factor: 3
-        - name: b
+        - name: a
           partitions: 3
           replication_factor: 3
         - name: own
@@ -1099,11 +1100,12 @@ def test_an_inherited_default_is_one_finding_located_at_each_linted_topic(tmp_pa
     result = run_lint([topics], config=only("REP004"))
     assert located(result) == {
         ("REP004", "min.insync.replicas", "t.yaml", 1),
-        ("REP004", "min.insync.replicas", "t.yaml", 4),
         ("REP004", "own", "t.yaml", 7),
     }
     inherited = next(f for f in result.findings if f.resource_name == "min.insync.replicas")
     assert inherited.evidence["topics_inheriting"] == 2 and inherited.evidence["topics"] == ["a", "b"]
+    assert inherited.location["related"] == [{"file": str(topics), "line": 4}]
+    assert inherited.location["related_count"] == 1
     broker = write(tmp_path / "server.properties", "broker.id=1\nmin.insync.replicas=1\n")
     assert located(run_lint([topics, broker], config=only("REP004"))) == {
         ("REP004", "min.insync.replicas", "server.properties", 2),
@@ -1111,6 +1113,102 @@ def test_an_inherited_default_is_one_finding_located_at_each_linted_topic(tmp_pa
     }
     snap = snapshot(tmp_path / "snap", topics=[f"existing-{i:02d}" for i in range(30)])
     new = write(tmp_path / "new.yaml", "- name: zz-new\n  partitions: 3\n  replication_factor: 3\n")
-    assert located(run_lint([new], against=str(snap), config=only("REP004"))) == {
-        ("REP004", "min.insync.replicas", "new.yaml", 1)
-    }
+    against = run_lint([new], against=str(snap), config=only("REP004"))
+    assert located(against) == {("REP004", "min.insync.replicas", "new.yaml", 1)}
+    (finding,) = against.findings
+    assert finding.evidence["topics_inheriting"] == 31 and len(finding.evidence["topics"]) == 20
+    assert "zz-new" not in finding.message and finding.message.endswith("not per topic")
+
+
+def test_an_inherited_default_is_suppressed_where_each_of_its_topics_is(tmp_path):
+    """A suppression on an inheriting topic's line drops that location (and is used): the
+    finding moves to the next topic, and is suppressed only when every topic's is."""
+    text = """
+        # kafka-audit: ignore[REP004] reason="scratch topics"
+        - name: a
+          partitions: 3
+          replication_factor: 3
+        - name: b  # kafka-audit: ignore[REP004] reason="scratch topics"
+          partitions: 3
+          replication_factor: 3
+        - name: c
+          partitions: 3
+          replication_factor: 3
+    """
+    both = write(tmp_path / "both.yaml", text)
+    result = run_lint([both], config=only("REP004", "CFG900"))
+    assert located(result) == {("REP004", "min.insync.replicas", "both.yaml", 8)}
+    assert "related" not in result.findings[0].location  # a and b are suppressed there
+    assert not any("suppressed inline" in n for n in result.notes)  # moved to c, not suppressed
+    every = write(
+        tmp_path / "every.yaml",
+        text.replace("- name: c\n", '- name: c  # kafka-audit: ignore[REP004] reason="scratch"\n'),
+    )
+    result = run_lint([every], config=only("REP004", "CFG900"))
+    assert result.findings == [] and "1 finding(s) suppressed inline" in result.notes
+
+
+def test_a_report_grows_linearly_with_topics_inheriting_a_default(tmp_path):
+    """Issue 47: N topics inheriting a default were N findings of N names each (4,000 topics:
+    250 MB of JSON). The report's bytes per topic at 1,000 topics and at 4,000 stay within a
+    small factor (a quadratic report is 4x apart), and no finding lists more than 20."""
+    from auditor.render import json_render
+
+    sizes = {}
+    for n in (1000, 4000):
+        f = tmp_path / f"t{n}.yaml"
+        f.write_text(
+            "".join(f"- name: topic-{i:05d}\n  partitions: 3\n  replication_factor: 3\n" for i in range(n))
+        )
+        result = run_lint([f])
+        assert result.findings and max(len(x.evidence.get("topics") or []) for x in result.findings) <= 20
+        assert all(len((x.location or {}).get("related") or []) <= 20 for x in result.findings)
+        sizes[n] = len(json_render.render(result).encode())
+    per_topic = {n: size / n for n, size in sizes.items()}
+    assert per_topic[4000] <= 1.5 * per_topic[1000], sizes
+
+
+def test_a_topic_in_many_files_is_named_in_at_most_20_places_and_linted_in_at_most_20_runs(
+    tmp_path, monkeypatch
+):
+    """Issue 47: messages name at most 20 places (all counted), and a topic defined differently
+    in many files is linted once per definition for the first 20 only: one engine run each."""
+    from auditor.lint import run as lint_run
+
+    same, differ = tmp_path / "same", tmp_path / "differ"
+    same.mkdir()
+    differ.mkdir()
+    for i in range(30):
+        write(same / f"t{i:02d}.yaml", "- name: orders\n  partitions: 3\n  replication_factor: 3\n")
+    for i in range(25):
+        write(differ / f"t{i:02d}.yaml", f"- name: clicks\n  partitions: {i + 1}\n  replication_factor: 3\n")
+    runs = []
+    real = lint_run.LintEngine.register_clusters
+    monkeypatch.setattr(
+        lint_run.LintEngine, "register_clusters", lambda self, parts: (runs.append(1), real(self, parts))[1]
+    )
+    result = run_lint([same, differ], config=only("REP004"))
+    (identical,) = [n for n in result.notes if n.startswith("topic orders is defined identically")]
+    assert identical.count(".yaml:1") == 20 and identical.endswith(" and 10 more")
+    (conflict,) = [n for n in result.notes if "topic clicks has 25 different definitions" in n]
+    assert conflict.count(".yaml:1") == 20
+    assert conflict.endswith(
+        "; 5 more (the first 20 are each linted on their own, the others are not linted)"
+    )
+    assert len(runs) == 20
+
+
+def test_an_inherited_defaults_related_topics_reach_sarif_and_github(tmp_path):
+    """SARIF carries the first inheriting topic as the location code scanning annotates and the
+    others as relatedLocations (at most 20); GitHub's workflow commands annotate the first."""
+    from auditor.render import github_render, sarif_render
+
+    f = tmp_path / "t.yaml"
+    f.write_text("".join(f"- name: t{i:02d}\n  partitions: 3\n  replication_factor: 3\n" for i in range(30)))
+    result = run_lint([f], config=only("REP004"))
+    (sarif_result,) = json.loads(sarif_render.render(result))["runs"][0]["results"]
+    assert sarif_result["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
+    related = sarif_result["relatedLocations"]
+    assert [r["physicalLocation"]["region"]["startLine"] for r in related] == [4 + 3 * i for i in range(20)]
+    (line,) = [x for x in github_render.render(result).splitlines() if x.startswith("::warning")]
+    assert f"file={f},line=1," in line.replace("%3A", ":").replace("%2C", ",")

@@ -15,8 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import socket
-import sys
-import time
+import threading
 
 import pytest
 
@@ -27,8 +26,9 @@ from botocore.stub import ANY, Stubber  # noqa: E402
 
 from auditor.collectors import msk, msk_cloudwatch, msk_topics  # noqa: E402
 from auditor.collectors._common import CollectResult  # noqa: E402
+from auditor.collectors.aws_errors import topic_arn  # noqa: E402
 from auditor.sources import Sources  # noqa: E402
-from tests.msk_answers import FakeTopics, ModelAnswers  # noqa: E402
+from tests.msk_answers import FakeTopics, ModelAnswers, skip_retry_sleeps  # noqa: E402
 from tests.test_collect_msk import (  # noqa: E402
     ARN,
     BOOTSTRAP,
@@ -267,7 +267,7 @@ def test_throttling_goes_through_botocores_retry_handler(monkeypatch):
     mode sleeps and retries them; the rows are whole and the one throttled call cost 4 sends."""
     fake = FakeTopics(4)
     kafka = msk.make_client("kafka", REGION, 5.0)
-    sent, slept = [], []
+    sent = []
 
     def answer(request, **_):
         sent.append(request.url)
@@ -316,18 +316,7 @@ def test_throttling_goes_through_botocores_retry_handler(monkeypatch):
         )
 
     kafka.meta.events.register("before-send.kafka.*", answer)
-    # time.sleep is one function for the whole process: only botocore's retry waits are
-    # recorded (and skipped); another thread's sleep (a pool or heartbeat of an earlier test
-    # in this worker) still sleeps, or it would spin and fill the list.
-    real_sleep = time.sleep
-
-    def sleep(seconds):
-        if sys._getframe(1).f_globals.get("__name__") == "botocore.endpoint":
-            slept.append(seconds)
-        else:
-            real_sleep(seconds)
-
-    monkeypatch.setattr("botocore.endpoint.time.sleep", sleep)
+    slept = skip_retry_sleeps(monkeypatch)
     assert kafka.meta.config.retries["mode"] == "standard"
     r = CollectResult()
     got = msk_topics.collect_topics(r, kafka, ARN, workers=1, rate=0)
@@ -353,17 +342,20 @@ def test_throttled_past_the_attempts_is_one_error_and_stops(monkeypatch):
         return AWSResponse(request.url, 429, {"x-amzn-ErrorType": "TooManyRequestsException"}, _Raw(b"{}"))
 
     kafka.meta.events.register("before-send.kafka.*", answer)
-    monkeypatch.setattr("botocore.endpoint.time.sleep", lambda s: None)
+    skip_retry_sleeps(monkeypatch)
     r = CollectResult()
     msk_topics.collect_topics(r, kafka, ARN, workers=4, rate=0)
-    assert r.errors == [
-        {
-            "source": "msk",
-            "target": ARN,
-            "message": f"kafka:DescribeTopic for {ARN}: still throttled after {msk.MAX_ATTEMPTS} attempts "
-            "(TooManyRequestsException)",
-        }
-    ]
+    (error,) = r.errors  # the first topic that ran out of attempts, whichever worker had it
+    resource = error["aws"]["resource"]
+    assert resource in {topic_arn(ARN, t) for t in fake.names}
+    assert error == {
+        "source": "msk",
+        "target": ARN,
+        "message": f"kafka:DescribeTopic for {resource}: still throttled after {msk.MAX_ATTEMPTS} attempts "
+        "(TooManyRequestsException): AWS's request rate, not a permission: collect again later, or fewer "
+        "clusters at once (--parallel)",
+        "aws": {"action": "kafka:DescribeTopic", "resource": resource, "kind": "throttled"},
+    }
     assert len(sent) <= 1 + 4 * msk.MAX_ATTEMPTS  # the workers stop after the first failure
     assert "partitions" not in r.tables
 
@@ -418,21 +410,30 @@ def test_access_denied_on_each_call_names_its_iam_action(monkeypatch, service, o
     monkeypatch.setattr(msk, "make_client", lambda s, region, timeout=10.0: clients[s])
     got = msk.collect_msk(ARN, topics="api", cloudwatch=True, topic_rate=0)
     action = f"{'cloudwatch' if service == 'monitoring' else 'kafka'}:{operation}"
-    what = {
-        "ListTopics": "kafka-cluster:Connect and kafka-cluster:DescribeTopic on the cluster ARN",
-        "DescribeTopic": "kafka-cluster:Connect, kafka-cluster:DescribeTopic and "
-        "kafka-cluster:DescribeTopicDynamicConfiguration on the topic ARNs",
-        "DescribeTopicPartitions": "kafka-cluster:Connect, kafka-cluster:DescribeTopic and "
-        "kafka-cluster:DescribeTopicDynamicConfiguration on the topic ARNs",
-    }.get(operation, "it")
-    assert got.result.errors == [
-        {
-            "source": "msk",
-            "target": ARN,
-            "message": f"{action} denied for {ARN} (AccessDeniedException): allow {what} in the IAM policy "
-            "(README: AWS MSK source)",
-        }
-    ]
+    (error,) = got.result.errors
+    resource = {
+        "DescribeConfigurationRevision": CONFIG_ARN,
+        "DescribeTopic": error.get("aws", {}).get("resource"),
+        "DescribeTopicPartitions": error.get("aws", {}).get("resource"),
+    }.get(operation, ARN)
+    topics = f"arn:aws:kafka:{REGION}:123456789012:topic/payments/5f3a1c2e-7d1b-4a8e-9c3f-2b6d8e0a1f4c-2/*"
+    grant = {
+        "ListTopics": f"kafka-cluster:Connect and kafka-cluster:DescribeTopic on {ARN} and on {topics}",
+        "DescribeTopic": f"kafka-cluster:Connect on {ARN} and kafka-cluster:DescribeTopic and "
+        f"kafka-cluster:DescribeTopicDynamicConfiguration on {topics}",
+        "DescribeTopicPartitions": f"kafka-cluster:Connect on {ARN} and kafka-cluster:DescribeTopic and "
+        f"kafka-cluster:DescribeTopicDynamicConfiguration on {topics}",
+        "GetMetricData": "cloudwatch:GetMetricData on * (it takes no resource-level permission)",
+    }.get(operation, f"{action} on {resource}")
+    if operation.startswith("DescribeTopic"):  # the topic the call was about, whichever came first
+        assert resource.startswith(topics[:-1]) and resource[len(topics) - 1 :] in fake.names
+    assert error == {
+        "source": "msk",
+        "target": ARN,
+        "message": f"{action} denied for {resource} (AccessDeniedException): allow {grant} in the IAM policy "
+        "(README: AWS MSK source)",
+        "aws": {"action": action, "resource": resource, "kind": "denied"},
+    }
     # A denial is not retried, nor asked again per topic: only the calls already in flight on
     # the other workers when it came back were sent.
     limit = msk_topics.DEFAULT_WORKERS if operation.startswith("DescribeTopic") else 1
@@ -712,6 +713,9 @@ def test_snapshot_from_the_arn_alone_feeds_the_rules(monkeypatch, tmp_path, caps
     assert skipped and skipped[0]["reason"].startswith("brokers not reachable from here")
     block = read_manifest(out).cluster["msk"]
     assert block["topics_source"] == "msk-api" and block["cloudwatch"]["enhanced_monitoring"] == "DEFAULT"
+    # the MSK source records which metrics CloudWatch gave, by name (auditor/coverage.py, issue 47)
+    (entry,) = [s for s in read_manifest(out).sources if s["source"] == "msk"]
+    assert entry["metrics"] == sorted({r["name"] for r in tables["metrics"]}) and entry["metrics"]
     fired, _ = audit_sample(("REP002", "MSK003"), roots=(out,))
     assert fired == {("payments", "REP002"): {"topic:t00011"}, ("payments", "MSK003"): {"broker:2"}}
     # The same snapshot is the patch preflight's whole input: restarting any broker takes
@@ -814,3 +818,109 @@ def test_preflight_and_check_take_the_arn_alone(monkeypatch, capsys):
     assert not any(n.startswith(("Update", "Create", "Delete", "Put")) for n in calls.names)
     code, _, err = cli(capsys, "preflight", "--msk-cluster-arn", "arn:aws:kafka:x", "--msk-topics", "api")
     assert code == 2 and "expected arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID" in err
+
+
+@pytest.mark.parametrize("command", ["collect", "check", "preflight"])
+def test_a_denied_topic_call_is_one_stderr_line_in_every_command(monkeypatch, capsys, tmp_path, command):
+    """Issue 47: a denied DescribeTopicPartitions made the run incomplete (exit 3) but check and
+    preflight said nowhere which call was denied. Every command that collects prints the same
+    line: the action, the resource (the topic's ARN) and the permission to grant (botocore's
+    model-validating stand-in answers; no real MSK endpoint here)."""
+    from tests.test_lint import cli
+
+    fake = FakeTopics(12)
+    clients = {s: msk.make_client(s, REGION, 5.0) for s in ("kafka", "ec2", "cloudwatch")}
+    for c in clients.values():
+        ModelAnswers(c, _full_answers(fake, cluster_info(), denied="DescribeTopicPartitions"))
+    monkeypatch.setattr(msk, "make_client", lambda s, region, timeout=10.0: clients[s])
+    monkeypatch.setattr(msk, "unreachable", lambda servers, timeout: "brokers not reachable from here")
+    args = ["--msk-cluster-arn", ARN, *(["-o", tmp_path / "snap"] if command == "collect" else [])]
+    code, _out, err = cli(capsys, command, *args)
+    assert code == 3, err
+    lines = [x for x in err.splitlines() if "kafka:DescribeTopicPartitions denied for" in x]
+    topics = f"arn:aws:kafka:{REGION}:123456789012:topic/payments/5f3a1c2e-7d1b-4a8e-9c3f-2b6d8e0a1f4c-2/"
+    assert len(lines) == 1 and lines[0].startswith(
+        f"kafka-audit: msk: kafka:DescribeTopicPartitions denied for {topics}t000"
+    )
+    assert lines[0].endswith(
+        f"(AccessDeniedException): allow kafka-cluster:Connect on {ARN} and kafka-cluster:DescribeTopic and "
+        f"kafka-cluster:DescribeTopicDynamicConfiguration on {topics}* in the IAM policy (README: AWS MSK source)"
+    )
+
+
+def test_a_denied_subnet_lookup_is_a_note_naming_the_permission(monkeypatch, capsys, tmp_path):
+    """ec2:DescribeSubnets only gives the racks: denied, it is no source error, but its line says
+    what to allow all the same."""
+    from tests.test_lint import cli
+
+    fake = FakeTopics(3)
+    clients = {s: msk.make_client(s, REGION, 5.0) for s in ("kafka", "ec2", "cloudwatch")}
+    for c in clients.values():
+        ModelAnswers(c, _full_answers(fake, cluster_info(), denied="DescribeSubnets"))
+    monkeypatch.setattr(msk, "make_client", lambda s, region, timeout=10.0: clients[s])
+    monkeypatch.setattr(msk, "unreachable", lambda servers, timeout: "brokers not reachable from here")
+    code, _out, err = cli(capsys, "collect", "--msk-cluster-arn", ARN, "-o", tmp_path / "snap")
+    assert code == 0, err
+    (line,) = [x for x in err.splitlines() if "ec2:DescribeSubnets" in x]
+    assert line.startswith("kafka-audit: note: ec2:DescribeSubnets denied for subnet-") and line.endswith(
+        "allow ec2:DescribeSubnets on * (it takes no resource-level permission) in the IAM policy "
+        "(README: AWS MSK source): racks unknown"
+    )
+
+
+def _inventory_of_one_msk_cluster(tmp_path, monkeypatch, topics: int, deadline: str = ""):
+    from auditor.collectors.inventory import load_inventory
+
+    fake = FakeTopics(topics)
+    clients = {s: msk.make_client(s, REGION, 5.0) for s in ("kafka", "ec2", "cloudwatch")}
+    for c in clients.values():
+        ModelAnswers(c, _full_answers(fake, cluster_info()))
+    monkeypatch.setattr(msk, "make_client", lambda s, region, timeout=10.0: clients[s])
+    monkeypatch.setattr(msk, "unreachable", lambda servers, timeout: "brokers not reachable from here")
+    f = tmp_path / "fleet.yaml"
+    f.write_text(f"clusters:\n  - name: payments\n    msk: {{cluster_arn: '{ARN}'}}\n{deadline}")
+    inv = load_inventory(f)
+    return inv
+
+
+@pytest.mark.parametrize("topics", [40])
+def test_a_clusters_deadline_grows_with_its_msk_topic_calls(tmp_path, monkeypatch, topics):
+    """Issue 47: the fleet collector's per-cluster deadline did not count the MSK topic APIs' calls
+    (two or more per topic at their rate): a cluster with thousands of topics timed out unless
+    `deadline:` was set. Once ListTopics has answered, a computed deadline grows by twice their
+    time at the rate bound. Scaled down here: a 1 s base, 40 topics at 20 calls/s (4 s)."""
+    from auditor.collectors import fleet_collect, msk_topics
+
+    monkeypatch.setattr(fleet_collect, "cluster_deadline", lambda entry: entry.deadline or 1.0)
+    monkeypatch.setattr(msk_topics, "DEFAULT_RATE", 20.0)
+    inv = _inventory_of_one_msk_cluster(tmp_path, monkeypatch, topics)
+    (out,) = fleet_collect.collect_fleet(inv, inv.clusters, tmp_path / "root", "2026-11-23")
+    assert out.ok, out.errors
+    assert out.seconds > 2 * topics / 20.0 * 0.9  # it ran well past the 1 s base
+    manifest = json.loads(
+        (tmp_path / "root" / "dt=2026-11-23" / "cluster=payments" / "manifest.json").read_text()
+    )
+    assert manifest["cluster"]["msk"]["topics_api"]["topics"] == topics
+
+
+def test_a_deadline_the_inventory_sets_is_kept_and_the_error_says_what_to_set(tmp_path, monkeypatch):
+    """A `deadline:` the user set is a bound they chose: not grown; the cluster is given up at
+    it, its topic calls stop, and the error says how many there were and what to set."""
+    from auditor.collectors import fleet_collect, msk_topics
+
+    monkeypatch.setattr(msk_topics, "DEFAULT_RATE", 20.0)
+    inv = _inventory_of_one_msk_cluster(tmp_path, monkeypatch, 40, deadline="    deadline: 2\n")
+    before = set(threading.enumerate())
+    (out,) = fleet_collect.collect_fleet(inv, inv.clusters, tmp_path / "root", "2026-11-23")
+    assert not out.ok
+    (error,) = out.errors
+    assert error["source"] == "cluster" and error["message"].startswith(
+        "no result within 2 s (the cluster's deadline; its MSK topic APIs needed 80 calls, at least 4 s at "
+        "their rate); abandoned, nothing of it kept: set 'deadline: "
+    )
+    suggested = int(error["message"].rsplit("'deadline: ", 1)[1].split("'")[0])
+    assert suggested >= 2 + 3 * 4 and suggested % 60 == 0
+    # no topic call is sent once the cluster is given up: its threads end
+    for t in [t for t in threading.enumerate() if t not in before]:
+        t.join(10)
+        assert not t.is_alive(), t.name

@@ -154,7 +154,8 @@ class KafkaProxy:
         self.port = self.server.getsockname()[1]
         self.sockets: list[socket.socket] = []
         self.closed = threading.Event()
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.acceptor = threading.Thread(target=self._accept, daemon=True)
+        self.acceptor.start()
 
     def by_client(self, client_id: str) -> list[int]:
         with self.lock:
@@ -223,7 +224,9 @@ class KafkaProxy:
 
     def close(self) -> None:
         self.closed.set()
+        self._close(self.server)  # wakes the accept() (closing alone does not on Linux)
         self.server.close()
+        self.acceptor.join(5)
         with self.lock:
             socks = list(self.sockets)
         for s in socks:

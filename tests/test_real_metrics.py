@@ -118,6 +118,7 @@ def test_msk_open_monitoring_excerpt_attributed_by_its_msk_url():
             "attribution": {
                 "2": "URL host b-2.payments.x7k2qp.c3.kafka.us-east-1.amazonaws.com is MSK broker b-2"
             },
+            "metrics": ["request_handler_avg_idle_percent"],  # what the excerpt held (issue 47)
         }
     ]
 

@@ -125,9 +125,17 @@ def collect(
         f"{len(manifest.sources)} sources"
     )
     if manifest.errors:
-        first = manifest.errors[0]
-        more = f" (+{len(manifest.errors) - 1} more in manifest.json)" if len(manifest.errors) > 1 else ""
-        say(f"collect incomplete: {first.get('source')}: {first.get('message')}{more}")
+        # The first error not already said (an AWS call denied or throttled out is, by collect_into)
+        unsaid = [e for e in manifest.errors if not isinstance(e.get("aws"), dict)]
+        first = unsaid[0] if unsaid else None
+        more = len(manifest.errors) - (1 if first else 0)
+        extra = (
+            f" (+{more} more {'above and ' if len(unsaid) < len(manifest.errors) else ''}in manifest.json)"
+        )
+        if first is None:
+            say(f"collect incomplete: {len(manifest.errors)} source error(s), above (and in manifest.json)")
+        else:
+            say(f"collect incomplete: {first.get('source')}: {first.get('message')}{extra if more else ''}")
         raise typer.Exit(exitcodes.INCOMPLETE)
 
 

@@ -96,7 +96,9 @@ def collect_snapshot(
     return manifest, tables
 
 
-def collect_msk_source(sources: Sources, *, metrics_given: bool = False, out_of_sync_only: bool = False):
+def collect_msk_source(
+    sources: Sources, *, metrics_given: bool = False, out_of_sync_only: bool = False, watch=None
+):
     """The AWS MSK source (auditor/collectors/msk.py); the bootstrap listener is chosen by the
     client config's security.protocol and SASL mechanism when there is one. ``msk_topics``: auto
     (the Admin API when bootstrap servers are given or MSK's listener is reachable, else the MSK
@@ -112,6 +114,7 @@ def collect_msk_source(sources: Sources, *, metrics_given: bool = False, out_of_
         topics="admin" if sources.msk_topics == "auto" and sources.bootstrap_servers else sources.msk_topics,
         cloudwatch=False if metrics_given else None,
         out_of_sync_only=out_of_sync_only,
+        watch=watch,
     )
 
 
@@ -230,14 +233,16 @@ def collect_cluster(
     inventory_file: str,
     fmt: str = "parquet",
     should_write: Callable[[], bool] | None = None,
+    watch=None,
 ):
-    """One inventory cluster into ``output`` through :func:`collect_snapshot`: (manifest, tables)."""
+    """One inventory cluster into ``output`` through :func:`collect_snapshot`: (manifest, tables).
+    ``watch``: a msk_topics.Watch of its MSK topic calls."""
     from auditor.collectors.collect import collect as run_collect
 
     fields = entry.cluster_fields()
     sources = entry.sources
     msk = (
-        collect_msk_source(sources, metrics_given=bool(entry.metrics or entry.templates))
+        collect_msk_source(sources, metrics_given=bool(entry.metrics or entry.templates), watch=watch)
         if sources.msk_cluster_arn
         else None
     )
@@ -310,8 +315,16 @@ def _failed_snapshot(entry, output: Path, message: str, *, inventory_file: str, 
     return manifest
 
 
+# The MSK topic APIs: two calls or more per topic at DEFAULT_RATE per second at most
+# (msk_topics.py); a cluster's computed deadline grows by this many times their rate-bound
+# time once ListTopics has said how many topics there are (retries after throttling, latency).
+TOPIC_CALLS_FACTOR = 2.0
+
+
 class _Slot:
-    """One cluster's run: the worker writes its snapshot only if the runner has not abandoned it."""
+    """One cluster's run: the worker writes its snapshot only if the runner has not abandoned it.
+    It is also the Watch (auditor/collectors/msk_topics.py) of its MSK topic calls: their count
+    grows a computed deadline, and no call is sent once the cluster is abandoned."""
 
     def __init__(self, entry, output: Path):
         self.entry, self.output = entry, output
@@ -320,6 +333,37 @@ class _Slot:
         self.writing = False
         self.written = threading.Event()
         self.started = time.monotonic()
+        self.base = cluster_deadline(entry)
+        self.topic_calls = 0
+        self.topic_seconds = 0.0  # the topic calls' time at their rate bound
+
+    def planned(self, calls: int, rate: float) -> None:
+        with self.lock:
+            self.topic_calls += calls
+            self.topic_seconds += calls / rate if rate > 0 else 0.0
+
+    def cancelled(self) -> bool:
+        return self.abandoned
+
+    def deadline(self) -> float:
+        """When the runner gives the cluster up: its deadline, grown with its MSK topic calls
+        unless the inventory set ``deadline:`` (a bound the user chose is kept)."""
+        grown = 0.0 if self.entry.deadline is not None else TOPIC_CALLS_FACTOR * self.topic_seconds
+        return self.started + self.base + grown
+
+    def missed(self) -> str:
+        """Why the cluster was given up, and what to set."""
+        seconds = self.deadline() - self.started
+        if not self.topic_calls:
+            return f"no result within {seconds:g} s (the cluster's deadline); abandoned, nothing of it kept"
+        need = self.base + 3 * self.topic_seconds
+        suggest = 60 * int(-(-max(need, 2 * seconds) // 60))
+        grown = "" if self.entry.deadline is not None else ", grown with them"
+        return (
+            f"no result within {seconds:g} s (the cluster's deadline{grown}; its MSK topic APIs needed "
+            f"{self.topic_calls} calls, at least {self.topic_seconds:.0f} s at their rate); abandoned, nothing "
+            f"of it kept: set 'deadline: {suggest}' for it in the inventory"
+        )
 
     def may_write(self) -> bool:
         with self.lock:
@@ -347,14 +391,19 @@ def collect_fleet(
 
     base = Path(root) / f"dt={run_date}"
     pending = list(entries)
-    running: dict[str, tuple[_Slot, float]] = {}
+    running: dict[str, _Slot] = {}
     finished: queue.Queue = queue.Queue()
     outcomes: dict[str, ClusterOutcome] = {}
 
     def work(slot: _Slot):
         try:
             manifest, tables = collect_cluster(
-                slot.entry, slot.output, inventory_file=inventory.path, fmt=fmt, should_write=slot.may_write
+                slot.entry,
+                slot.output,
+                inventory_file=inventory.path,
+                fmt=fmt,
+                should_write=slot.may_write,
+                watch=slot,
             )
             result = ("ok", manifest, tables)
         except BaseException as e:  # noqa: BLE001 (one cluster's failure never stops the others)
@@ -374,6 +423,10 @@ def collect_fleet(
                     out.notes.append(f"note: {entry.name}: {source['reason']}")
                 elif source.get("status") == "warning" and source.get("reason"):
                     out.notes.append(f"warning: {entry.name}: {source['reason']}")
+            from auditor.collectors.aws_errors import aws_lines
+
+            # every AWS call denied or throttled out, not only the first error line() shows
+            out.notes += [f"{entry.name}: {line}" for line in aws_lines(manifest.errors[1:])]
             return out
         message = manifest if kind == "error" else "collected but not written"
         try:
@@ -395,19 +448,19 @@ def collect_fleet(
         while pending and len(running) < max(1, parallel):
             entry = pending.pop(0)
             slot = _Slot(entry, base / f"cluster={cluster_dir_name(entry.name)}")
-            running[entry.name] = (slot, slot.started + cluster_deadline(entry))
+            running[entry.name] = slot
             if on_start:
                 on_start(entry.name)
             threading.Thread(
                 target=work, args=(slot,), name=f"collect-cluster-{entry.name[:40]}", daemon=True
             ).start()
         now = time.monotonic()
-        wait = max(0.0, min(d for _, d in running.values()) - now)
+        wait = max(0.0, min(r.deadline() for r in running.values()) - now)
         try:
             slot, result = finished.get(timeout=min(wait, 1.0) if wait > 0 else 0.01)
         except queue.Empty:
-            for name, (slot, deadline) in list(running.items()):
-                if time.monotonic() < deadline:
+            for name, slot in list(running.items()):
+                if time.monotonic() < slot.deadline():
                     continue
                 with slot.lock:
                     writing = slot.writing
@@ -416,20 +469,11 @@ def collect_fleet(
                 if writing:  # it is writing its snapshot now (local disk): let it finish
                     continue
                 del running[name]
-                seconds = deadline - slot.started
-                outcomes[name] = finish(
-                    slot,
-                    (
-                        "error",
-                        f"no result within {seconds:g} s (the cluster's deadline); "
-                        "abandoned, nothing of it kept",
-                        None,
-                    ),
-                )
+                outcomes[name] = finish(slot, ("error", slot.missed(), None))
                 if on_done:
                     on_done(outcomes[name])
             continue
-        if slot.entry.name not in running or running[slot.entry.name][0] is not slot:
+        if running.get(slot.entry.name) is not slot:
             continue  # abandoned already: its failure snapshot is written
         del running[slot.entry.name]
         outcomes[slot.entry.name] = finish(slot, result)

@@ -203,6 +203,22 @@ def _admin_class():
     from kafka.protocol.admin import DescribeQuorumRequest
 
     class AuditAdminClient(KafkaAdminClient):
+        def __init__(self, **configs):
+            # kafka-python starts its IO thread ("kafka-io-CLIENT") before it bootstraps, and a
+            # bootstrap that fails (unreachable, TLS, SASL) raised past it: the thread ran on,
+            # once per failed collection (a `wait` loop, a fleet of unreachable clusters).
+            try:
+                super().__init__(**configs)
+            except BaseException:
+                client, net = getattr(self, "_client", None), getattr(self, "_net", None)
+                for stop in (getattr(client, "close", None), getattr(net, "stop", None)):
+                    try:
+                        if stop is not None:
+                            stop()
+                    except Exception:  # noqa: BLE001 (best effort: the bootstrap error is the one reported)
+                        pass
+                raise
+
         async def _async_describe_quorum(self, topic, partition):
             _topic = DescribeQuorumRequest.TopicData
             request = DescribeQuorumRequest(

@@ -1523,6 +1523,10 @@ def collect_metrics(
             entry["reason"] = one_line("; ".join(one.warnings))
         if one.attribution:
             entry["attribution"] = {str(b): how for b, how in sorted(one.attribution.items())}
+        if (
+            not one.errors
+        ):  # which metrics this scrape held, by name: a rule needing one it lacked is not evaluated
+            entry["metrics"] = sorted({r["name"] for r in one.tables.get("metrics", []) if r.get("name")})
         result.sources.append(entry)
         if _is_url(raw) and one.tables.get("log_end_offsets") and not one.errors:
             again.append((raw, target, hint, entry))

@@ -60,7 +60,7 @@ from importlib import resources
 from pathlib import Path
 
 from auditor.collectors._common import DEFAULT_TIMEOUT, CollectResult, config_row, one_line
-from auditor.collectors.aws_errors import MAX_ATTEMPTS, SOURCE, describe_failure
+from auditor.collectors.aws_errors import MAX_ATTEMPTS, SOURCE, describe_failure, failure
 
 JMX_EXPORTER_PORT = 11001
 NODE_EXPORTER_PORT = 11002
@@ -180,9 +180,11 @@ _REQUIRED = {
 GARBAGE = (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError)
 
 
-def _call(result: CollectResult, target: str, client, operation: str, **params) -> dict:
-    """One API call; a failure, or an answer that is not the MSK API's, becomes one source
-    error and raises _CallFailed."""
+def _call(
+    result: CollectResult, target: str, client, operation: str, resource: str | None = None, **params
+) -> dict:
+    """One API call on ``resource`` (default ``target``, the cluster); a failure, or an answer
+    that is not the MSK API's, becomes one source error and raises _CallFailed."""
     service = client.meta.service_model.endpoint_prefix
     try:
         answer = getattr(client, _snake(operation))(**params)
@@ -191,7 +193,9 @@ def _call(result: CollectResult, target: str, client, operation: str, **params) 
         result.error(SOURCE, target, garbage_message(f"{service}:{operation}", target, why))
         raise _CallFailed from None
     except Exception as e:  # noqa: BLE001 (every failure is a source error, never a traceback)
-        result.error(SOURCE, target, describe_failure(e, f"{service}:{operation}", target))
+        arn = target if is_cluster_arn(target) else None
+        result.errors.append(failure(e, f"{service}:{operation}", resource or target, cluster_arn=arn))
+        result.errors[-1]["target"] = target
         raise _CallFailed from None
     headers = (answer.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
     ctype = str(headers.get("content-type") or "application/json").lower()
@@ -230,14 +234,15 @@ def collect_msk(
     topic_workers: int | None = None,
     topic_rate: float | None = None,
     out_of_sync_only: bool = False,
+    watch=None,
 ) -> MskCollected:
     """Read one MSK cluster (see the module docstring). ``security``: the client config's
     (security.protocol, SASL mechanism), to choose the bootstrap listener. ``kafka`` / ``ec2``:
     clients to use (tests); else made here. ``topics``: admin | api | auto; ``cloudwatch``:
     True, False, or None (when the exporters are not scraped); ``topic_workers`` /
     ``topic_rate``: concurrency and calls per second of the topic APIs; ``out_of_sync_only``:
-    partitions only of the topics with replicas out of sync (msk_topics.collect_topics). Never
-    raises: failures are source errors."""
+    partitions only of the topics with replicas out of sync (msk_topics.collect_topics); ``watch``:
+    a msk_topics.Watch of the topic calls. Never raises: failures are source errors."""
     if topics not in TOPIC_MODES:
         raise ValueError(f"topics: one of {', '.join(TOPIC_MODES)}, not {topics!r}")
     out = MskCollected(name=_ARN.match(cluster_arn.strip()).group(2) if is_cluster_arn(cluster_arn) else None)
@@ -295,13 +300,16 @@ def collect_msk(
     if topics == "api" or (topics == "auto" and _brokers_unreachable(out, timeout)):
         out.topics_via_api = True
         out.manifest["topics_source"] = "msk-api"
-        _topic_apis(out, kafka, cluster_arn, topic_workers, topic_rate, out_of_sync_only)
+        _topic_apis(out, kafka, cluster_arn, topic_workers, topic_rate, out_of_sync_only, watch)
     else:
         _open_monitoring(out, info)
     if cloudwatch or (cloudwatch is None and not out.metrics):
         _cloudwatch(out, info, cluster_arn, region, timeout)
     status = "error" if r.errors else "ok"
-    r.sources.append({"source": SOURCE, "target": cluster_arn, "status": status})
+    entry = {"source": SOURCE, "target": cluster_arn, "status": status}
+    if "cloudwatch" in out.manifest:  # the metrics CloudWatch gave, by name (auditor/coverage.py)
+        entry["metrics"] = sorted({row["name"] for row in r.tables.get("metrics", [])})
+    r.sources.append(entry)
     return out
 
 
@@ -430,8 +438,16 @@ def _subnet_zones(
         ec2 = ec2 or make_client("ec2", region, timeout)
         found = ec2.describe_subnets(SubnetIds=sorted(subnets)).get("Subnets") or []
     except Exception as e:  # noqa: BLE001 (optional: racks stay unknown)
-        out.manifest["racks"] = (
-            f"unknown: {describe_failure(e, 'ec2:DescribeSubnets', ', '.join(sorted(subnets)))}"
+        why = describe_failure(e, "ec2:DescribeSubnets", ", ".join(sorted(subnets)))
+        out.manifest["racks"] = f"unknown: {why}"
+        # not a source error, but a denied call all the same: said where the user looks
+        out.result.sources.append(
+            {
+                "source": SOURCE,
+                "target": "ec2:DescribeSubnets",
+                "status": "skipped",
+                "reason": f"{why}: racks unknown",
+            }
         )
         return {}
     return {s["SubnetId"]: s.get("AvailabilityZoneId") or s.get("AvailabilityZone") for s in found}
@@ -509,7 +525,9 @@ def _configuration(out: MskCollected, kafka, info: dict, arn: str) -> None:
         if not express:
             _default_configuration(out, ids)
         return
-    found = _call(out.result, arn, kafka, "DescribeConfigurationRevision", Arn=config_arn, Revision=revision)
+    found = _call(
+        out.result, arn, kafka, "DescribeConfigurationRevision", config_arn, Arn=config_arn, Revision=revision
+    )
     from auditor.collectors.files import parse_properties
 
     raw = found.get("ServerProperties") or b""
@@ -633,7 +651,13 @@ def _brokers_unreachable(out: MskCollected, timeout: float) -> bool:
 
 
 def _topic_apis(
-    out: MskCollected, kafka, arn: str, workers: int | None, rate: float | None, out_of_sync_only: bool
+    out: MskCollected,
+    kafka,
+    arn: str,
+    workers: int | None,
+    rate: float | None,
+    out_of_sync_only: bool,
+    watch=None,
 ) -> None:
     from auditor.collectors.msk_topics import DEFAULT_RATE, DEFAULT_WORKERS, collect_topics
 
@@ -655,6 +679,7 @@ def _topic_apis(
         workers=workers or DEFAULT_WORKERS,
         rate=DEFAULT_RATE if rate is None else rate,
         out_of_sync_only=out_of_sync_only,
+        watch=watch,
     )
     out.manifest["topics_api"] = {
         "calls": got.calls,

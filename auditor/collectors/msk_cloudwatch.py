@@ -101,7 +101,7 @@ def collect_cloudwatch(
 ) -> dict:
     """``metrics`` rows into ``result``; returns the manifest block ``cluster.msk.cloudwatch``.
     A failed call is one source error naming cloudwatch:GetMetricData."""
-    from auditor.collectors.aws_errors import SOURCE, describe_failure
+    from auditor.collectors.aws_errors import failure
 
     have = level_index(level)
     block: dict = {
@@ -162,7 +162,7 @@ def collect_cloudwatch(
                 if not token:
                     break
     except Exception as e:  # noqa: BLE001 (a source error, never a traceback)
-        result.error(SOURCE, target, describe_failure(e, "cloudwatch:GetMetricData", target))
+        result.errors.append(failure(e, "cloudwatch:GetMetricData", target))
         block["calls"] = calls
         return block
     block["calls"] = calls

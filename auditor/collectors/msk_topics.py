@@ -78,6 +78,20 @@ class _Stop(Exception):
     pass
 
 
+class Watch:
+    """What the caller of a topic collection learns and decides while it runs (the fleet
+    collector, auditor/collectors/fleet_collect.py): ``planned(calls, rate)`` once ListTopics has
+    answered (the describe calls to come, at most ``rate`` per second: its deadline grows with
+    them); ``cancelled()`` true once the collection is given up (its deadline passed): no call
+    is sent after that, so nothing of an abandoned cluster keeps asking AWS."""
+
+    def planned(self, calls: int, rate: float) -> None:
+        pass
+
+    def cancelled(self) -> bool:
+        return False
+
+
 def collect_topics(
     result: CollectResult,
     kafka,
@@ -87,21 +101,23 @@ def collect_topics(
     rate: float = DEFAULT_RATE,
     configs: bool = True,
     out_of_sync_only: bool = False,
+    watch: Watch | None = None,
 ) -> TopicsCollected:
     """Add ``topics``, ``partitions`` and (``configs``) topic ``configs`` rows of the cluster
     to ``result`` (``configs`` False: no DescribeTopic calls; ``out_of_sync_only``: describe only
     the topics whose OutOfSyncReplicaCount ListTopics reports above 0, what ``kafka-audit wait``
     needs when the leaders are not asked for: one call per 100 topics while healthy). Failures are source errors in ``result`` (see the module doc); never raises."""
-    from auditor.collectors.aws_errors import SOURCE, describe_failure
+    from auditor.collectors.aws_errors import failure, topic_arn
 
     got = TopicsCollected()
+    watch = watch or Watch()
     limiter = RateLimiter(rate)
     lock = threading.Lock()
-    failed: dict[str, str] = {}  # IAM action -> its one-line error (the first failure only)
+    failed: dict[str, dict] = {}  # IAM action -> its source error (the first failure only)
 
     def call(operation: str, **params) -> dict | None:
-        """One call; None when the topic is gone; _Stop after a failure."""
-        if failed:
+        """One call; None when the topic is gone; _Stop after a failure or once given up."""
+        if failed or watch.cancelled():
             raise _Stop
         limiter.acquire()
         with lock:
@@ -112,8 +128,11 @@ def collect_topics(
             code = getattr(e, "response", {}).get("Error", {}).get("Code")
             if code in _GONE and "TopicName" in params:
                 return None
+            resource = topic_arn(cluster_arn, params["TopicName"]) if "TopicName" in params else cluster_arn
             with lock:
-                failed.setdefault(operation, describe_failure(e, f"kafka:{operation}", cluster_arn))
+                failed.setdefault(
+                    operation, failure(e, f"kafka:{operation}", resource, cluster_arn=cluster_arn)
+                )
             raise _Stop from None
 
     listed: list[dict] = []
@@ -169,6 +188,7 @@ def collect_topics(
         return name, config_rows, [_partition_row(name, p) for p in parts], False
 
     names = sorted(n for n in seen if not out_of_sync_only or got.out_of_sync[n] > 0)
+    watch.planned(len(names) * (2 if configs else 1), rate)  # a page of partitions and DescribeTopic each
     out: dict[str, tuple[list[dict], list[dict]]] = {}
     if not failed and names:
 
@@ -194,8 +214,7 @@ def collect_topics(
     if got.vanished:
         gone = set(got.vanished)
         result.tables["topics"] = [r for r in result.tables.get("topics", []) if r["topic"] not in gone]
-    for message in failed.values():
-        result.error(SOURCE, cluster_arn, message)
+    result.errors.extend(failed.values())
     return got
 
 

@@ -38,6 +38,7 @@ def collect_into(output: Path, fmt: str, sources: Sources, cluster: dict | None 
     """Collect ``sources`` into a snapshot directory: (manifest, tables, rows); the manifest's
     ``errors`` name the sources that failed. What a source skipped or found nothing in is said
     on stderr, one line each."""
+    from auditor.collectors.aws_errors import aws_lines
     from auditor.collectors.fleet_collect import collect_snapshot
     from auditor.progress import collect_progress
 
@@ -50,6 +51,8 @@ def collect_into(output: Path, fmt: str, sources: Sources, cluster: dict | None 
             say(f"note: {source['reason']}")
         elif source.get("status") == "warning" and source.get("reason"):  # a source that gave nothing to read
             say(f"warning: {source['reason']}")
+    for line in aws_lines(manifest.errors):  # an AWS call denied or throttled out: the permission to grant
+        say(line)
     return manifest, len(tables), sum(len(v) for v in tables.values())
 
 

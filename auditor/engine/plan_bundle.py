@@ -32,6 +32,8 @@ def bundle_commands(samples: Path) -> list[tuple[str, list[str]]]:
         ("duckdb", ["fleet", str(samples / "fleet"), "--engine", "duckdb"]),
         ("duckdb", ["lint", change]),
         ("duckdb", ["lint", change, "--against", snapshot]),
+        # more inheriting topics than REP004/REP005 list: lint's locating query (auditor/lint/placement.py)
+        ("duckdb", ["lint", str(samples / "lint" / "inheriting-topics.yaml")]),
         ("duckdb", ["preflight", snapshot]),
         ("spark", ["fleet", str(samples / "fleet"), "--engine", "spark", "--master", "local[2]"]),
         ("spark", ["check", snapshot, "--engine", "spark", "--master", "local[2]"]),

@@ -177,8 +177,13 @@ def _fmt(value) -> str:
     return "unset" if value is None else str(value)
 
 
+MAX_PLACES = 20  # places a message names (all are counted): a topic in 10,000 files is one line
+
+
 def _places(defs: list[TopicDef]) -> str:
-    where = [d.where for d in defs]
+    where = [d.where for d in defs[:MAX_PLACES]]
+    if len(defs) > MAX_PLACES:
+        return ", ".join(where) + f" and {len(defs) - MAX_PLACES} more"
     return where[0] if len(where) == 1 else ", ".join(where[:-1]) + " and " + where[-1]
 
 
@@ -202,13 +207,15 @@ def definition_messages(variants: dict[str, list[list[TopicDef]]]) -> tuple[list
         more = f", +{len(differing) - len(shown)} more" if len(differing) > len(shown) else ""
         parts = [
             f"{_places(v)}: " + ", ".join(f"{label} {_fmt(get(v[0]))}" for label, get in shown) + more
-            for v in vs
+            for v in vs[:MAX_PLACES]
         ]
-        conflicts.append(
-            f"topic {name} has {len(vs)} different definitions: "
-            + "; ".join(parts)
-            + " (each is linted on its own)"
-        )
+        linted = " (each is linted on its own)"
+        if len(vs) > MAX_PLACES:  # one engine run per definition: bounded (run.py _worlds)
+            linted = (
+                f"; {len(vs) - MAX_PLACES} more (the first {MAX_PLACES} are each linted on their own, "
+                "the others are not linted)"
+            )
+        conflicts.append(f"topic {name} has {len(vs)} different definitions: " + "; ".join(parts) + linted)
     return conflicts, notes
 
 

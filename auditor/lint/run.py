@@ -39,12 +39,20 @@ from auditor.lint.change_tables import (
     proposed_tables,
 )
 from auditor.lint.inputs import (
+    MAX_PLACES,
     LintInputError,
     LintInputs,
     TopicDef,
     definition_messages,
     definition_variants,
     read_inputs,
+)
+from auditor.lint.placement import (
+    Placement,
+    SuppressionIndex,
+    default_key,
+    every_inheriting,
+    inherited_default,
 )
 from auditor.snapshot.io import SnapshotRef, open_snapshot
 from auditor.snapshot.schema import TABLES
@@ -90,7 +98,9 @@ class Locator:
                 return [(broker.file, line, (line,))]
         return [(broker.file, broker.line, (broker.line,))]
 
-    def locate(self, f: Finding) -> list[tuple[str, int, tuple[int, ...]]]:
+    def locate(self, f: Finding, topics: list[str] | None = None) -> list[tuple[str, int, tuple[int, ...]]]:
+        """Where ``f`` shows in the files; ``topics``: every topic inheriting the default ``f``
+        is about, when the rule listed fewer than it counted (auditor/lint/placement.py)."""
         rt, name = f.resource_type, f.resource_name
         if rt == "topic" and name in self.topics:
             return [(t.file, t.line, t.anchors) for t in self.topics[name]]
@@ -121,10 +131,9 @@ class Locator:
                         line = b.entries[name][1]
                         return [(b.file, line, (line,))]
                 # A default the linted topics inherit (REP004, REP005 name them): no file sets
-                # it, so each linted topic that inherits it is where the change shows.
-                inheriting = [
-                    t for topic in f.evidence.get("topics") or () for t in self.topics.get(topic, ())
-                ]
+                # it, so the linted topics that inherit it are where the change shows.
+                named = topics if topics is not None else f.evidence.get("topics") or ()
+                inheriting = [t for topic in named for t in self.topics.get(str(topic), ())]
                 if inheriting:
                     return [(t.file, t.line, t.anchors) for t in inheriting]
                 for b in self.by_file:  # unset: where the configuration resource is
@@ -187,24 +196,6 @@ class LintEngine(DuckDBEngine):
             )
 
 
-LIST_ALL = 1_000_000
-
-
-def _listing_every_inheriting_topic(cfg: AuditConfig, rules) -> AuditConfig:
-    """A cluster-level finding names the topics it concerns, capped by a ``max_listed``
-    parameter (a default the topics inherit: REP004, REP005; DSK008's topics whose
-    segment.ms outlasts their retention), and lint reports it at each linted topic it names
-    (Locator.locate): lint lists them all, or a proposed topic past the report's cap
-    (`--against` a cluster with many topics) would not be located. A value set in
-    kafka-audit.toml is kept."""
-    params = dict(cfg.params)
-    for r in rules:
-        own = params.get(r.code) or {}
-        if "max_listed" not in own and any(p.name == "max_listed" for p in r.params):
-            params[r.code] = {**own, "max_listed": LIST_ALL}
-    return replace(cfg, params=params) if params != cfg.params else cfg
-
-
 def _run_rules(tables, rules, cfg: AuditConfig) -> tuple[list[Finding], list[str]]:
     """The findings of the rules and the fingerprints of those exempted: the runner's final
     stage, as for check, fleet and preflight (one exemption match, one fingerprint)."""
@@ -217,7 +208,7 @@ def _worlds(variants: dict[str, list[list[TopicDef]]]) -> list[dict[str, list[To
     """The runs a lint needs: one, unless a topic is defined differently in several files;
     then run k lints the k-th definition of each such topic (the first of the others), so
     each definition gets its own verdict at its own file:line."""
-    runs = max((len(vs) for vs in variants.values()), default=1)
+    runs = min(max((len(vs) for vs in variants.values()), default=1), MAX_PLACES)  # bounded: inputs.py
     return [{name: vs[k] if k < len(vs) else vs[0] for name, vs in variants.items()} for k in range(runs)]
 
 
@@ -299,7 +290,6 @@ def run_lint(
     }
     selected = cfg.rules(("cluster", "change"))
     engine_rules = [r for r in selected if r.code in wanted]
-    cfg = _listing_every_inheriting_topic(cfg, engine_rules)
     report_unused = any(r.code == SUPPRESSION_RULE for r in selected)
     keys = {
         code: r.lint_key for code, r in rules.items() if r.lint_key
@@ -311,6 +301,7 @@ def run_lint(
     )
     findings: dict[tuple, Finding] = {}
     anchors: dict[tuple, tuple] = {}
+    defaults = Placement()  # the defaults the topics inherit: one finding each (auditor/lint/placement.py)
     exempted: set[str] = set()
     outside: set[str] = set()
     # Every cluster the files describe, in one engine run (each under a cluster id of its own,
@@ -333,6 +324,8 @@ def run_lint(
                 engine.register_clusters(loaded)
                 ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
                 raw, run_exempted = _run_rules(Tables(engine, [ref]), engine_rules, cfg)
+                locating = lambda rs, c, engine=engine, ref=ref: _run_rules(Tables(engine, [ref]), rs, c)[0]  # noqa: E731
+                every = every_inheriting(locating, raw, rules, cfg)
             finally:
                 engine.close()
             exempted.update(run_exempted)
@@ -342,7 +335,11 @@ def run_lint(
                 raw, key=lambda f: (f.rule, f.resource_type, f.resource_name or "", f.fingerprint)
             ):
                 locator = locators.get(f.cluster_id) or next(iter(locators.values()))
-                where = locator.locate(f)
+                how = inherited_default(f, rules)
+                where = locator.locate(f, every.get(default_key(f, how)) if how else None)
+                if how is not None and where:
+                    defaults.add(default_key(f, how), replace(f, cluster_id=manifest.cluster_id), where)
+                    continue
                 group = locator.group_of(f)
                 if not where:
                     if ref_against is not None:
@@ -361,17 +358,11 @@ def run_lint(
                         )
                         anchors[key] = (file, lines)
 
-    kept, suppressed = [], 0
+    index = SuppressionIndex(inputs.suppressions)
+    kept, suppressed = defaults.findings(index)
     for key, f in findings.items():
         file, lines = anchors[key]
-        hit = next(
-            (
-                s
-                for s in inputs.suppressions
-                if s.file == file and f.rule in s.codes and any(s.covers(n) for n in lines)
-            ),
-            None,
-        )
+        hit = index.covering(file, f.rule, lines)
         if hit is not None:
             hit.used += 1
             suppressed += 1

@@ -8,7 +8,9 @@
   (the finding fingerprint), a logical location for the resource (fully qualified as
   ``cluster/resource_type/resource_name``) and one for the cluster, and a physical location
   with the line number when the finding has ``location`` ``{"file", "line"}`` (lint of
-  static files). Evidence, cluster and severity go to ``properties``.
+  static files); its ``related`` lines (the other linted topics inheriting a default, the
+  first 20: auditor/lint/placement.py) are ``relatedLocations``. Evidence, cluster and
+  severity go to ``properties``.
 * An incomplete audit is ``invocations[0].executionSuccessful = false`` with one error
   notification per failed source.
 
@@ -27,6 +29,7 @@ from auditor.findings import AuditResult, Finding
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 FINGERPRINT_KEY = "kafkaAuditFingerprint/v1"
+MAX_RELATED = 20  # related locations per result (bounded whatever the finding carries)
 
 LEVELS = {"critical": "error", "error": "error", "warning": "warning", "info": "note"}
 # GitHub code scanning orders alerts by this property (0.1-10).
@@ -107,12 +110,20 @@ def result_entry(f: Finding, rule_index: int) -> dict:
     phys = physical_location(f.location)
     if phys:
         loc["physicalLocation"] = phys
+    related = [
+        {"id": n, "physicalLocation": p}
+        for n, p in enumerate(
+            (physical_location(r) for r in ((f.location or {}).get("related") or [])[:MAX_RELATED]), 1
+        )
+        if p
+    ]
     return {
         "ruleId": f.rule,
         "ruleIndex": rule_index,
         "level": level(f.severity),
         "message": {"text": f.message or f"{f.rule} {f.name}: {f.resource_type} {f.resource_name}"},
         "locations": [loc],
+        **({"relatedLocations": related} if related else {}),
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
         "properties": {
             "severity": f.severity,

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from auditor import __version__, safe_io, safe_json
 from auditor.errors import SnapshotError
+from auditor.snapshot import manifest_shape
 from auditor.snapshot.schema import (
     FILE_TABLES,
     SCHEMA_VERSION,
@@ -349,6 +350,9 @@ def parse_manifest(text: str, path: str) -> Manifest:
     for key in ("sources", "errors"):
         if not isinstance(raw.get(key, []), list) or not all(isinstance(x, dict) for x in raw.get(key, [])):
             raise SnapshotError(f"{path}: '{key}' must be a list of objects")
+    problem = manifest_shape.check(raw, manifest_shape.MANIFEST)  # every field read below, by shape
+    if problem:
+        raise SnapshotError(f"{path}: {problem[:300]}")
     optional = {}
     for key in ("labels", "provenance", "inventory"):
         value = raw.get(key)
