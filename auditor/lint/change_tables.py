@@ -2,7 +2,9 @@
 
 Alone, the files are a cluster of their own: one broker per broker properties file, the
 topics of the YAML files (one definition of each: see run.py for topics defined in several
-files), no partitions. With ``--against SNAPSHOT_DIR`` the files are applied to
+files), no partitions. A key set to an expression lint could not evaluate (a Terraform
+``${var.x}``, a CloudFormation ``!Sub``) is a row with a null value: it hides Kafka's default,
+so every rule that reads the key sees it unknown (not evaluated), never the default. With ``--against SNAPSHOT_DIR`` the files are applied to
 that cluster's snapshot, as the change would be:
 
 - a proposed server.properties replaces the static configuration of its broker; the
@@ -43,6 +45,13 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
                     "broker", str(b.broker_id), key, value, "STATIC_BROKER_CONFIG", file=b.file, line=line
                 )
             )
+        for key, line in b.unevaluated.items():
+            if key not in b.entries:  # set, to a value lint cannot know: never Kafka's default
+                configs.append(
+                    config_row(
+                        "broker", str(b.broker_id), key, None, "STATIC_BROKER_CONFIG", file=b.file, line=line
+                    )
+                )
         dirs = b.entries.get("log.dirs") or b.entries.get("log.dir")
         log_dirs = [d.strip() for d in dirs[0].split(",") if d.strip()] if dirs else [KAFKA_DEFAULT_LOG_DIR]
         if b.log_dirs is not None:  # from the resource (Strimzi JBOD volumes; MSK: managed, unknown)
@@ -73,6 +82,9 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
         )
         for key, (value, line) in t.configs.items():
             configs.append(config_row("topic", t.name, key, value, "TOPIC_CONFIG", file=t.file, line=line))
+        for key, line in t.unevaluated.items():
+            if key not in t.configs:
+                configs.append(config_row("topic", t.name, key, None, "TOPIC_CONFIG", file=t.file, line=line))
     return {"configs": configs, "brokers": brokers, "topics": topics}
 
 
