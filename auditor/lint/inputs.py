@@ -45,6 +45,7 @@ from auditor.lint.model import (
     FileRows,
     LintInputError,
     LintInputs,
+    LintUsageError,
     ReadSession,
     Source,
     Suppression,
@@ -130,6 +131,8 @@ def _merge(into: FileRows, rows: FileRows) -> None:
     into.clusters.extend(rows.clusters)
     into.node_pools.extend(rows.node_pools)
     into.unevaluated.extend(rows.unevaluated)
+    into.refusals.extend(rows.refusals)
+    into.notes.extend(rows.notes)
 
 
 def _read_yaml(src: Source) -> FileRows:
@@ -242,7 +245,7 @@ def expand(paths) -> list[tuple[Path, bool]]:
         elif path.exists():
             add(path, True)
         else:
-            raise LintInputError(f"{path}: no such file")
+            raise LintUsageError(f"{path}: no such file")
     return sorted(found.values(), key=lambda pe: str(pe[0]))
 
 
@@ -304,6 +307,7 @@ def read_file(src: Source) -> FileRows | None:
 
 
 READ_SUFFIXES = PROPERTIES_SUFFIXES + YAML_SUFFIXES + (".tf", ".hcl", ".tfvars")
+_KAFKA_SUFFIXES = PROPERTIES_SUFFIXES + (".tf", ".hcl", ".tfvars")  # formats only Kafka's files are read as
 
 
 def read_inputs(paths) -> LintInputs:
@@ -314,18 +318,41 @@ def read_inputs(paths) -> LintInputs:
     files = expand(paths)
     if not files:
         given = ", ".join(str(p) for p in paths) or "no path given"
-        raise LintInputError(
+        raise LintUsageError(
             f"lint: no files to lint in {given} (give server.properties, topic YAML, Terraform, "
             f"CloudFormation or Helm values files, or directories holding them)"
         )
-    session = ReadSession(terraform=terraform.Session())
+    # file() in Terraform reads only inside what lint was given (a named file: its directory)
+    roots = tuple(
+        sorted({str(Path(p).absolute() if Path(p).is_dir() else Path(p).absolute().parent) for p in paths})
+    )
+    session = ReadSession(terraform=terraform.Session(roots=roots))
     for path, explicit in files:  # variable values first: every Terraform file is read with them
         if explicit and path.suffix.lower() == ".tfvars":
-            terraform.load_tfvars(path, str(path), session.terraform)
+            try:
+                terraform.load_tfvars(path, str(path), session.terraform)
+            except LintUsageError:
+                raise
+            except LintInputError as e:  # named to evaluate the others with: cannot be passed over
+                raise LintUsageError(str(e)) from None
     by_id: dict[int, str] = {}
     for path, explicit in files:
         file = str(path)
-        rows = read_file(Source(path, file, explicit, session))
+        src = Source(path, file, explicit, session)
+        try:
+            rows = read_file(src)
+        except LintUsageError:
+            raise
+        except LintInputError as e:
+            # One file that cannot be read never stops the others: a warning naming it when it
+            # looks like Kafka configuration (--strict: exit 2), else a note.
+            why = str(e)
+            if explicit or src.suffix in _KAFKA_SUFFIXES or kafka_markers(_sniff(src)):
+                inputs.unrecognised.append(f"{why} (not linted)")
+            else:
+                inputs.skipped.append(file)
+                inputs.notes.append(f"{file}: passed over: it cannot be read and holds nothing Kafka ({why})")
+            continue
         if rows is None or (rows.nothing_kafka and not explicit):
             inputs.other_files += 1
             continue
@@ -333,6 +360,8 @@ def read_inputs(paths) -> LintInputs:
             inputs.unrecognised.append(rows.unrecognised)
             continue
         inputs.unevaluated.extend(rows.unevaluated)
+        inputs.refusals.extend(rows.refusals)
+        inputs.notes.extend(rows.notes)
         if rows.skipped is not None:
             inputs.skipped.append(file)
             inputs.notes.append(rows.skipped)
@@ -346,7 +375,7 @@ def read_inputs(paths) -> LintInputs:
             if broker.declared_id:
                 if broker.broker_id in by_id:
                     key = "broker.id" if "broker.id" in broker.entries else "node.id"
-                    raise LintInputError(
+                    raise LintUsageError(
                         f"{broker.file}:{broker.entries[key][1]}: broker id {broker.broker_id} "
                         f"is also declared by {by_id[broker.broker_id]}"
                     )
