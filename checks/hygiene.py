@@ -25,7 +25,7 @@ from checks.transforms import (
     version_key,
 )
 
-CATEGORY = Category("CFG", "hygiene", "configuration hygiene", (1, 2, 3, 4, 5, 6, 7, 8, 900))
+CATEGORY = Category("CFG", "hygiene", "configuration hygiene", (1, 2, 3, 4, 5, 6, 7, 8, 9, 900))
 
 # Keys every broker of a cluster must agree on (CFG003): they decide topic creation,
 # durability, retention and the inter-broker protocol, all cluster-wide in effect.

@@ -327,6 +327,7 @@ def read_inputs(paths) -> LintInputs:
         sorted({str(Path(p).absolute() if Path(p).is_dir() else Path(p).absolute().parent) for p in paths})
     )
     session = ReadSession(terraform=terraform.Session(roots=roots))
+    session.terraform.called = terraform.local_modules(path for path, _explicit in files)
     for path, explicit in files:  # variable values first: every Terraform file is read with them
         if explicit and path.suffix.lower() == ".tfvars":
             try:

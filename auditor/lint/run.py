@@ -54,6 +54,7 @@ from auditor.snapshot.schema import TABLES
 # "lint-against": with --against, the cluster's broker count and the change itself), and so is
 # the setting a broker finding points at (lint_key): auditor/declarations.py.
 SUPPRESSION_RULE = "CFG900"
+PLATFORM_RULE = "CFG009"  # a value the managed platform refuses: read by the formats (Refusal)
 
 
 class Locator:
@@ -362,6 +363,11 @@ def run_lint(
                             cluster_id=manifest.cluster_id,  # one cluster in the report, as before
                         )
                         anchors[key] = (file, lines)
+
+    if any(r.code == PLATFORM_RULE for r in selected):
+        for key, f, lines in _refusal_findings(inputs, rules[PLATFORM_RULE], cfg, manifest):
+            findings.setdefault(key, f)
+            anchors.setdefault(key, (f.location["file"], lines))
 
     kept, suppressed = [], 0
     for key, f in findings.items():
