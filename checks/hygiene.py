@@ -67,7 +67,8 @@ def kafka_key_range_table(tables):
 def config_entries(tables):
     """Config entries set by a user or a file (not Kafka's reported defaults), with:
     scope (broker|topic), base_key (the key without a ``listener.name.X.`` prefix),
-    entity (a label: 'broker 1', 'topic orders', 'cluster default')."""
+    entity (a label: 'broker 1', 'controller 3000', 'topic orders', 'cluster default'). A KRaft
+    controller's keys are KafkaConfig's too: scope broker."""
     c = tables.configs.where(
         F.col("key").isNotNull() & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
     )
@@ -75,6 +76,10 @@ def config_entries(tables):
     entity = (
         F.when(topic, F.concat(F.lit("topic "), F.coalesce(F.col("entity_name"), F.lit(""))))
         .when(F.col("entity_type") == "cluster_default", F.lit("cluster default"))
+        .when(
+            F.col("entity_type") == "controller",
+            F.concat(F.lit("controller "), F.coalesce(F.col("entity_name"), F.lit(""))),
+        )
         .otherwise(F.concat(F.lit("broker "), F.coalesce(F.col("entity_name"), F.lit(""))))
     )
     return c.select(

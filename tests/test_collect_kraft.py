@@ -549,7 +549,12 @@ def test_controller_files_give_kraft_nodes_not_brokers(tmp_path):
         },
     ]
     assert [b["broker_id"] for b in r.tables["brokers"]] == [1]  # controllers are never brokers
-    assert {c["entity_name"] for c in r.tables["configs"]} == {"1"}
+    # a controller's keys are a controller's rows (CFG001/CFG002 type-check them), never a broker's
+    assert {(c["entity_type"], c["entity_name"]) for c in r.tables["configs"]} == {
+        ("broker", "1"),
+        ("controller", "3001"),
+        ("controller", "3002"),
+    }
     assert [e["message"] for e in r.errors] == [f"{noid}: no broker.id (or node.id for KRaft) set"]
     kinds = {s["target"]: (s["status"], s.get("kind")) for s in r.sources}
     assert kinds[str(static)] == ("ok", "controller") and kinds[str(combined)] == ("ok", "combined")
@@ -560,7 +565,8 @@ def test_stock_kafka_kraft_files():
     ctl = collect_broker_configs(
         [str(real_input("properties/apache-kafka-3.7.0-kraft-controller.properties"))]
     )
-    assert ctl.errors == [] and not ctl.tables.get("brokers") and not ctl.tables.get("configs")
+    assert ctl.errors == [] and not ctl.tables.get("brokers")
+    assert {c["entity_type"] for c in ctl.tables["configs"]} == {"controller"}
     assert [(n["node_id"], n["process_roles"], n["quorum_voters"]) for n in ctl.tables["kraft_nodes"]] == [
         (1, ["controller"], "1@localhost:9093")
     ]

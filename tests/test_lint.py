@@ -664,7 +664,8 @@ def config_dir(tmp_path):
     write(d / "zookeeper.properties", "dataDir=/tmp/zookeeper\nclientPort=2181\n")
     write(
         d / "controller.properties",
-        "process.roles=controller\nnode.id=9\ncontroller.quorum.voters=9@h:9093\n",
+        "process.roles=controller\nnode.id=9\ncontroller.quorum.voters=7@h7:9093,8@h8:9093,9@h9:9093\n"
+        "listeners=CONTROLLER://:9093\ncontroller.listener.names=CONTROLLER\n",
     )
     write(
         d / "trogdor.conf",
@@ -681,20 +682,20 @@ def test_a_config_directory_is_one_broker_and_notes_for_the_rest(config_dir):
     assert [(Path(b.file).name, b.broker_id, b.kind) for b in inputs.brokers] == [
         ("server.properties", 0, "broker")
     ]
-    assert [Path(f).name for f in inputs.files] == ["server.properties"]
+    # The KRaft controller is linted as a controller (issue 49), never as a broker.
+    assert [Path(f).name for f in inputs.files] == ["controller.properties", "server.properties"]
+    assert [(Path(c.file).name, c.broker_id, c.kind) for c in inputs.controllers] == [
+        ("controller.properties", 9, "controller")
+    ]
     notes = {Path(n.split(":", 1)[0]).name: n.split(": skipped: ", 1)[1] for n in inputs.notes}
     assert set(notes) == {
         "producer.properties",
         "connect-standalone.properties",
         "log4j.properties",
         "zookeeper.properties",
-        "controller.properties",
         "trogdor.conf",
         "connector.properties",
     }
-    assert notes["controller.properties"].startswith(
-        "a KRaft controller (process.roles=controller), not a broker"
-    )
     assert notes["producer.properties"].startswith("a client configuration")
     assert notes["zookeeper.properties"].startswith("a ZooKeeper server configuration")
     assert notes["log4j.properties"].startswith("a logging (log4j) configuration")
@@ -704,24 +705,22 @@ def test_a_config_directory_is_one_broker_and_notes_for_the_rest(config_dir):
     assert {Path(f.location["file"]).name for f in result.findings} <= {"server.properties"}
     assert not [f for f in result.findings if "compression.type" in f.resource_name]  # legal for a producer
     assert not [f for f in result.findings if f.rule == "CFG004"]  # one broker, not eight
-    assert len([n for n in result.notes if ": skipped: " in n]) == 7
+    assert len([n for n in result.notes if ": skipped: " in n]) == 6
 
 
 def test_text_report_counts_and_prints_the_skipped_files(config_dir, capsys):
     code, out, _err = cli(capsys, "lint", config_dir)
     assert code == 0, out
-    assert "1 file(s) linted (7 skipped): " in out
+    assert "2 file(s) linted (6 skipped): " in out
     assert f"note: {config_dir / 'producer.properties'}: skipped: a client configuration" in out
-    assert f"note: {config_dir / 'controller.properties'}: skipped: a KRaft controller" in out
+    assert "controller.properties" not in out  # a healthy controller: linted, nothing to say
 
 
 def test_a_named_non_broker_file_is_still_noted(config_dir):
     inputs = read([config_dir / "producer.properties", config_dir / "controller.properties"])
     assert inputs.brokers == [] and inputs.unrecognised == []
-    assert sorted(Path(n.split(":", 1)[0]).name for n in inputs.notes) == [
-        "controller.properties",
-        "producer.properties",
-    ]
+    assert [Path(c.file).name for c in inputs.controllers] == ["controller.properties"]
+    assert [Path(n.split(":", 1)[0]).name for n in inputs.notes] == ["producer.properties"]
 
 
 @pytest.mark.parametrize("name", ["trogdor.conf", "connector.properties"])

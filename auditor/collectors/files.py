@@ -434,7 +434,8 @@ def collect_broker_configs(paths) -> CollectResult:
     Every file is classified by its keys (:func:`classify`): broker and combined-mode files
     become broker configs; a KRaft controller-only file becomes a ``kraft_nodes`` row only
     (node.id, process.roles, controller.quorum.voters / controller.quorum.bootstrap.servers;
-    every KRaft broker or combined file gives one too); client, ZooKeeper and logging
+    every KRaft broker or combined file gives one too) and its keys as ``configs`` rows of
+    entity type ``controller`` (never a broker's); client, ZooKeeper and logging
     configurations and unrecognised files are skipped, each with one note (a ``skipped``
     source entry with its ``reason``). When not one given file configures a Kafka server,
     that is a source error: the audit would otherwise be a green audit of nothing."""
@@ -462,6 +463,12 @@ def collect_broker_configs(paths) -> CollectResult:
                 result.sources.append({"source": SOURCE, "target": file, "status": "error"})
                 continue
             result.rows("kraft_nodes").append(kraft_node_row(bid, by_key, file))
+            for e in entries:  # its keys, as a controller's (never a broker's): type-checked like any
+                result.rows("configs").append(
+                    config_row(
+                        "controller", str(bid), e.key, e.value, "STATIC_BROKER_CONFIG", file=file, line=e.line
+                    )
+                )
             result.sources.append(
                 {
                     "source": SOURCE,
@@ -470,7 +477,7 @@ def collect_broker_configs(paths) -> CollectResult:
                     "kind": kind,
                     "note": f"{file}: a KRaft controller (process.roles="
                     f"{by_key['process.roles'].value}), not a broker: read for its "
-                    "quorum settings only (kraft_nodes)",
+                    "quorum settings (kraft_nodes) and its keys (configs of entity type controller)",
                 }
             )
             continue

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from auditor import safe_json
 from auditor.collectors._common import config_row
-from auditor.collectors.files import KAFKA_DEFAULT_LOG_DIR
+from auditor.collectors.files import KAFKA_DEFAULT_LOG_DIR, kraft_node_row
 from auditor.errors import SnapshotError
 from auditor.lint.inputs import LintInputError, LintInputs, TopicDef, definition_variants
 from auditor.lint.model import ClusterFacts
@@ -68,6 +68,17 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
                 "version": None,
             }
         )
+    kraft_nodes = []
+    for c in inputs.controllers:  # a KRaft controller: its quorum settings and its keys, never a broker
+        for key, (value, line) in c.entries.items():
+            configs.append(
+                config_row(
+                    "controller", str(c.broker_id), key, value, "STATIC_BROKER_CONFIG", file=c.file, line=line
+                )
+            )
+        kraft_nodes.append(
+            kraft_node_row(c.broker_id, {k: _Entry(v) for k, (v, _line) in c.entries.items()}, c.file)
+        )
     if topic_defs is None:
         topic_defs = [variants[0][0] for variants in definition_variants(inputs.topics).values()]
     for t in topic_defs:
@@ -85,7 +96,14 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
         for key, line in t.unevaluated.items():
             if key not in t.configs:
                 configs.append(config_row("topic", t.name, key, None, "TOPIC_CONFIG", file=t.file, line=line))
-    return {"configs": configs, "brokers": brokers, "topics": topics}
+    return {"configs": configs, "brokers": brokers, "topics": topics, "kraft_nodes": kraft_nodes}
+
+
+class _Entry:
+    """A value as auditor.collectors.files.kraft_node_row reads an entry."""
+
+    def __init__(self, value: str):
+        self.value = value
 
 
 def _read_rows(ref: SnapshotRef, table: str) -> list[dict]:
@@ -146,6 +164,10 @@ def against_tables(ref: SnapshotRef, proposed: dict[str, list[dict]]) -> dict[st
     ]
 
     out["topics"] = [r for r in out["topics"] if r.get("topic") not in new_topics] + proposed["topics"]
+    new_nodes = {r["node_id"] for r in proposed.get("kraft_nodes", [])}
+    out["kraft_nodes"] = [
+        r for r in out.get("kraft_nodes", []) if r.get("node_id") not in new_nodes
+    ] + proposed.get("kraft_nodes", [])
     out["partitions"] = [r for r in out["partitions"] if r.get("topic") not in new_topics]
     return out
 

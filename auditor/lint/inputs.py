@@ -128,6 +128,7 @@ def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] |
 def _merge(into: FileRows, rows: FileRows) -> None:
     into.topics.extend(rows.topics)
     into.brokers.extend(rows.brokers)
+    into.controllers.extend(rows.controllers)
     into.clusters.extend(rows.clusters)
     into.node_pools.extend(rows.node_pools)
     into.unevaluated.extend(rows.unevaluated)
@@ -369,9 +370,13 @@ def read_inputs(paths) -> LintInputs:
             continue
         inputs.files.append(file)
         inputs.topics.extend(rows.topics)
-        inputs.suppressions.extend(rows.suppressions)
+        known = {(x.file, x.line) for x in inputs.suppressions}  # a module's file read by two callers
+        inputs.suppressions.extend(x for x in rows.suppressions if (x.file, x.line) not in known)
         inputs.clusters.extend(rows.clusters)
         inputs.node_pools.extend(rows.node_pools)
+        # A controller is linted as one; its node id is not checked against the brokers': Kafka's
+        # own config/kraft/ holds a combined node.id=1 and a controller node.id=1, alternatives.
+        inputs.controllers.extend(rows.controllers)
         for broker in rows.brokers:
             if broker.declared_id:
                 if broker.broker_id in by_id:

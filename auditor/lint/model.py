@@ -182,6 +182,8 @@ class FileRows:
     suppressions: list[Suppression] = field(default_factory=list)
     clusters: list[ClusterFacts] = field(default_factory=list)
     node_pools: list[NodePool] = field(default_factory=list)
+    # KRaft controller-only nodes (kind CONTROLLER): linted as controllers, never as brokers
+    controllers: list[BrokerFile] = field(default_factory=list)
     # 'FILE:LINE: what was not evaluated, and so not linted'
     unevaluated: list[str] = field(default_factory=list)
     refusals: list[Refusal] = field(default_factory=list)  # values the platform refuses (CFG009)
@@ -195,6 +197,7 @@ class FileRows:
 class LintInputs:
     files: list[str] = field(default_factory=list)  # the files linted (a broker or topic definitions)
     brokers: list[BrokerFile] = field(default_factory=list)
+    controllers: list[BrokerFile] = field(default_factory=list)  # KRaft controller-only nodes
     topics: list[TopicDef] = field(default_factory=list)
     suppressions: list[Suppression] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # files read and passed over (a client config ...)

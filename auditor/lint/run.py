@@ -68,7 +68,8 @@ class Locator:
         self.keys = keys  # rule code -> the setting its broker findings point at
         self.topics = world
         self.brokers = {str(b.broker_id): b for b in inputs.brokers}
-        self.by_file = sorted(inputs.brokers, key=lambda b: (b.file, b.broker_id))
+        self.controllers = {str(c.broker_id): c for c in inputs.controllers}
+        self.by_file = sorted(inputs.brokers + inputs.controllers, key=lambda b: (b.file, b.broker_id))
 
     def group_of(self, f: Finding) -> str | None:
         """The configuration resource a broker finding is about, when several brokers share it."""
@@ -102,8 +103,16 @@ class Locator:
             bid = name.split(":", 1)[0]
             if bid in self.brokers:
                 return self._broker_key(self.brokers[bid], "log.dirs")
+        if rt == "cluster" and self.keys.get(f.rule):  # a cluster finding about a setting (CTL006)
+            key = self.keys[f.rule]
+            for b in self.by_file:
+                if key in b.entries:
+                    line = b.entries[key][1]
+                    return [(b.file, line, (line,))]
         if rt == "config":
             entity, sep, key = name.partition(": ")
+            if sep and entity.startswith("controller ") and entity[11:] in self.controllers:
+                return self._broker_key(self.controllers[entity[11:]], key)
             if sep and entity.startswith("topic ") and entity[6:] in self.topics:
                 out = []
                 for t in self.topics[entity[6:]]:
@@ -259,15 +268,42 @@ def _partitions(inputs: LintInputs, against: SnapshotRef | None, manifest):
         own = named or [k for k in keys if k != plain and t.file in files_of[k]]
         topics.setdefault(own[0] if len(own) == 1 else plain, []).append(t)
     out = []
-    for n, key in enumerate([*keys, *([plain] if plain not in keys and topics.get(plain) else [])]):
+    extra = [plain] if plain not in keys and (topics.get(plain) or inputs.controllers) else []
+    for n, key in enumerate([*keys, *extra]):
         brokers = groups.get(key, [])
         facts = [b.cluster for b in brokers[:1] if b.cluster is not None]
         part = LintInputs(
-            files=inputs.files, brokers=brokers, topics=topics.get(key, []), suppressions=inputs.suppressions
+            files=inputs.files,
+            brokers=brokers,
+            topics=topics.get(key, []),
+            suppressions=inputs.suppressions,
+            controllers=inputs.controllers if key == plain else [],  # with the properties files
         )
         # the same cluster name (fingerprints and baselines as for one cluster), an id of its own
         out.append((part, lint_manifest(None, facts, cluster_id=f"{LINT_CLUSTER}#{n}")))
     return out
+
+
+def _refusal_findings(inputs: LintInputs, rule, cfg: AuditConfig, manifest):
+    """CFG009: each value a managed platform refuses (a Refusal the formats read), at its line,
+    with the key and anchors suppressions match on."""
+    severity = cfg.severity_of(rule)
+    for r in inputs.refusals:
+        name = f"{r.resource}: {r.what.split(' =')[0]}"
+        f = Finding(
+            rule=rule.code,
+            name=rule.name,
+            severity=severity,
+            cluster=manifest.cluster_name,
+            cluster_id=manifest.cluster_id,
+            resource_type="config",
+            resource_name=name,
+            message=f"{r.what}: {r.why}",
+            evidence={"setting": r.what, "source": r.source},
+            fingerprint=fingerprint(rule.code, manifest.cluster_name, "config", name),
+            location={"file": r.file, "line": r.line},
+        )
+        yield (f.fingerprint, r.file, r.line), f, r.anchors
 
 
 def run_lint(

@@ -105,7 +105,11 @@ TABLES: dict[str, Table] = {
         _t(
             "configs",
             "every config entry, long form; secrets are never stored (value null, is_sensitive true)",
-            ("entity_type", "string", "broker | topic | cluster_default"),
+            (
+                "entity_type",
+                "string",
+                "broker | topic | cluster_default | controller (a KRaft controller-only node's file)",
+            ),
             ("entity_name", "string", "broker id, topic name, or '' for the cluster default"),
             ("key", "string"),
             ("value", "string"),
