@@ -259,9 +259,11 @@ def unknown_config_key(tables, params):
     on a 3.7 cluster has no effect yet, `zookeeper.connect` on a 4.0 cluster none any more;
     with the version unknown, a key any release knows passes. Keys under
     `listener.name.<listener>.`, the `ssl.` and `sasl.` families, keys ending in
-    `.password` or `.secret` and plugin namespaces (`confluent.`, `cruise.control.`,
-    `metrics.jmx.`, `rlmm.config.`, ...) are never reported; the prefixes, suffixes and the
-    suggestion distance are parameters.
+    `.password` or `.secret`, the documented key families of Confluent Server (`confluent.`,
+    `kafka.rest.` for its Admin REST APIs, `ldap.` for its LDAP authorizer: the data file
+    auditor/data/vendor_key_families.json, with their documentation) and plugin namespaces
+    (`cruise.control.`, `metrics.jmx.`, `rlmm.config.`, ...) are never reported; the
+    prefixes, suffixes and the suggestion distance are parameters.
 
     Remediation: correct the key to the name Kafka documents (the finding suggests the
     closest known key), in server.properties or with `kafka-configs --alter
@@ -278,6 +280,8 @@ def unknown_config_key(tables, params):
     - Kafka documentation: topic-level configs <https://kafka.apache.org/39/documentation.html#topicconfigs>
     - Kafka documentation: ZooKeeper deprecation (removed in 4.0) <https://kafka.apache.org/39/documentation.html#zk_depr>
     - KIP-724: Drop support for message formats v0 and v1 <https://cwiki.apache.org/confluence/display/KAFKA/KIP-724%3A+Drop+support+for+message+formats+v0+and+v1>
+    - Confluent Platform: Admin REST APIs configuration options for Confluent Server (kafka.rest.*) <https://docs.confluent.io/platform/current/kafka-rest/production-deployment/confluent-server/config.html>
+    - Confluent Platform: configure LDAP group-based authorization (ldap.*) <https://docs.confluent.io/platform/current/security/authorization/ldap/configure.html>
     """
     known = tables.derived(kafka_key_table)
     ranges = tables.derived(kafka_key_range_table)
