@@ -753,8 +753,8 @@ def kraft_config_refused(tables, params):
         "*",
         F.array_contains(roles, "controller").alias("is_controller"),
         F.array_contains(roles, "broker").alias("is_broker"),
-        F.concat(
-            F.when(F.col("entity_type") == "controller", F.lit("controller ")).otherwise(F.lit("broker ")),
+        F.concat(  # as its configs rows name it: a controller-only node is a controller
+            F.when(F.array_contains(roles, "broker"), F.lit("broker ")).otherwise(F.lit("controller ")),
             F.col("node_id").cast("string"),
         ).alias("entity"),
     )
