@@ -278,20 +278,30 @@ def read_file(src: Source) -> FileRows | None:
             return None  # a workflow, a Deployment met in a walk: nothing Kafka, counted
         return rows
     if src.suffix == ".tfvars":
-        from auditor.lint.formats.terraform import Session, is_auto_tfvars, load_tfvars
+        from auditor.lint.formats.terraform import Session, is_auto_tfvars, kafka_named, load_tfvars
 
-        load_tfvars(src.path, src.file, Session())  # bad HCL in it: a one-line error here too
+        values = Session()
+        load_tfvars(src.path, src.file, values)  # bad HCL in it: a one-line error here too
+        named = kafka_named(values.tfvars)
+        also = (
+            f"; its variables named after Kafka keys ({', '.join(f'{n}: {k}' for n, k in named[:3])}"
+            f"{', ...' if len(named) > 3 else ''}) are judged only where a resource lint reads uses them"
+            if named
+            else ""
+        )
         if src.explicit:  # applied before anything was read (read_inputs)
-            return FileRows(skipped=f"{src.file}: Terraform variable values, applied to the Terraform files")
+            return FileRows(
+                skipped=f"{src.file}: Terraform variable values, applied to the Terraform files{also}"
+            )
         if is_auto_tfvars(src.path):
             return FileRows(
                 skipped=f"{src.file}: Terraform variable values that Terraform loads by itself: "
-                "applied to the Terraform files of its directory"
+                f"applied to the Terraform files of its directory{also}"
             )
-        if kafka_markers(_sniff(src)):
+        if kafka_markers(_sniff(src)) or named:
             return FileRows(
                 skipped=f"{src.file}: skipped: Terraform variable values (name it on the command line "
-                "to evaluate the Terraform files with it)"
+                f"to evaluate the Terraform files with it){also}"
             )
         return None
     suffixes = "".join(s.lower() for s in src.path.suffixes[-2:])

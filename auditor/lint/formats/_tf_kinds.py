@@ -149,6 +149,9 @@ def read_topic(spec: TopicSpec, platform: str | None, body: Body, out: Out) -> N
 
 def _aiven_topic(topic: TopicDef, body: Body, spec: TopicSpec, facts: dict, out: Out) -> None:
     diskless = [k for k in facts["diskless_topic_keys"] if topic.configs.get(k, ("",))[0].lower() == "true"]
+    for key in facts["diskless_topic_keys"]:  # Aiven's own topic settings, not Kafka keys (CFG002)
+        topic.configs.pop(key, None)
+        topic.unevaluated.pop(key, None)
     if diskless:
         # A diskless topic's data is in object storage, replicated by the storage provider:
         # Aiven asks for no replication factor (1 or -1 if one must be given). Not judged.
@@ -487,7 +490,9 @@ def finish(out: Out, *, plan: bool = False) -> None:
     confluent = out.platform_brokers.get("confluent-cloud", [])
     configured = [b for b in confluent if b.group and b.group.startswith("confluent_kafka_cluster_config")]
     if configured and len(confluent) > len(configured):  # the cluster_config is the cluster's configuration
-        out.rows.brokers = [b for b in out.rows.brokers if b in configured or b not in confluent]
+        dropped = [b for b in confluent if b not in configured]
+        out.rows.brokers = [b for b in out.rows.brokers if not any(b is d for d in dropped)]
+        out.rows.clusters = [c for c in out.rows.clusters if not any(c is d.cluster for d in dropped)]
         out.platform_brokers["confluent-cloud"] = configured
     for platform, topics in out.platform_topics.items():
         if platform == "msk" or out.platform_brokers.get(platform):

@@ -522,6 +522,11 @@ def _kafka_key_of(name: str) -> str | None:
     return None
 
 
+def kafka_named(values) -> list[tuple[str, str]]:
+    """(variable, Kafka key) of the names that are a Kafka key lint judges, in underscore form."""
+    return [(n, k) for n in values if (k := _kafka_key_of(n)) is not None]
+
+
 def _module(src: Source, block: _hcl.Block, ev: _hcl.Evaluator, out: Out, depth: int = 0) -> bool:
     """A module call. A local module (``source = "./x"`` inside what lint was given) is read
     with the values the call passes: its Kafka resources at their own files and lines. Any
