@@ -141,7 +141,10 @@ def test_kraft_controller_is_a_controller_broker_and_combined_are_brokers():
     # (in file order) setting it
     (ctl006,) = [f for f in result.findings if f.rule == "CTL006"]
     assert "1 voter(s) [1]" in ctl006.message
-    assert line_of(ctl006.location["file"], ctl006.location["line"]) == "controller.quorum.voters=1@localhost:9093"
+    assert (
+        line_of(ctl006.location["file"], ctl006.location["line"])
+        == "controller.quorum.voters=1@localhost:9093"
+    )
 
 
 def test_a_kraft_controller_file_alone_is_linted_as_a_controller():
