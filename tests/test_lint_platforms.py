@@ -463,3 +463,50 @@ def test_confluent_server_key_families_are_not_unknown_keys(tmp_path):
     )
     result = run_lint([f])
     assert [(x.rule, x.location["line"]) for x in result.findings if x.rule == "CFG002"] == [("CFG002", 5)]
+
+
+def test_a_plan_reads_the_same_kinds_as_hcl(tmp_path):
+    """Own input (no public plan with these resources, SOURCES.md): the documented plan
+    representation, nested blocks as lists of one object, read through the same kinds table."""
+    import json
+
+    plan = {
+        "format_version": "1.2",
+        "resource_changes": [
+            {
+                "address": "aiven_kafka.kafka",
+                "type": "aiven_kafka",
+                "change": {
+                    "actions": ["create"],
+                    "after": {
+                        "plan": "business-4",
+                        "kafka_user_config": [
+                            {
+                                "kafka_version": "3.8",
+                                "kafka": [{"min_insync_replicas": 2, "num_partitions": 2000}],
+                            }
+                        ],
+                    },
+                    "after_unknown": {"id": True},
+                },
+            },
+            {
+                "address": 'aiven_kafka_topic.t["orders"]',
+                "type": "aiven_kafka_topic",
+                "change": {
+                    "actions": ["create"],
+                    "after": {"topic_name": "orders", "partitions": 6, "replication": 1, "config": [{}]},
+                    "after_unknown": {},
+                },
+            },
+        ],
+    }
+    f = write(tmp_path / "plan.json", json.dumps(plan, indent=2))
+    result = run_lint([f])
+    lines = f.read_text().splitlines()
+    got = sorted((x.rule, lines[x.location["line"] - 1].strip()) for x in result.findings)
+    assert got == [
+        ("CFG009", '"address": "aiven_kafka.kafka",'),  # num_partitions 2000 above Aiven's 1000
+        ("CFG009", '"address": "aiven_kafka_topic.t[\\"orders\\"]",'),  # replication 1
+        ("REP003", '"address": "aiven_kafka_topic.t[\\"orders\\"]",'),
+    ]
