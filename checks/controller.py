@@ -560,7 +560,7 @@ def configured_voters(tables):
     "CTL006",
     "kraft-quorum-size",
     "warning",
-    needs=(("controller", "kraft_nodes", "configs"),),
+    needs=(("controller", "kraft_nodes"),),
     params=(Param("min_voters", 3, "smallest acceptable number of KRaft controller voters"),),
     uses=(kraft_settings, configured_voters),
     runs_in=("lint",),

@@ -757,7 +757,7 @@ def test_a_conf_from_a_directory_that_is_not_properties_is_skipped(tmp_path):
     assert [Path(b.file).name for b in inputs.brokers] == ["server.properties"]
     assert len(inputs.notes) == 1 and "weird.conf: skipped:" in inputs.notes[0]
     # named, it must parse: a warning naming its line (--strict: an error)
-    (warning,) = read([d / "weird.conf"]).unrecognised
+    (warning,) = read([d / "weird.conf"]).unreadable
     assert "weird.conf:1:" in warning
 
 

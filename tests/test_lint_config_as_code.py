@@ -542,7 +542,7 @@ def test_a_named_broker_file_with_another_suffix_is_recognised_by_its_keys(tmp_p
     assert [b.file for b in inputs.brokers] == [str(f)]
     other = tmp_path / "notes.cfgx"
     other.write_text("hello world\n")
-    (warning,) = read_inputs([other]).unrecognised  # a warning naming it; --strict: exit 2
+    (warning,) = read_inputs([other]).unreadable  # a warning naming it; --strict: exit 2
     assert warning.startswith(f"{other}: unsupported file type '.cfgx'")
 
 

@@ -68,7 +68,13 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
                 "version": None,
             }
         )
-    kraft_nodes = []
+    # A KRaft node's quorum settings, as the files collector reads them: every broker or combined
+    # file with process.roles, every controller file (auditor/collectors/files.py)
+    kraft_nodes = [
+        kraft_node_row(b.broker_id, {k: _Entry(v) for k, (v, _line) in b.entries.items()}, b.file)
+        for b in inputs.brokers
+        if "process.roles" in b.entries and b.declared_id
+    ]
     for c in inputs.controllers:  # a KRaft controller: its quorum settings and its keys, never a broker
         for key, (value, line) in c.entries.items():
             configs.append(

@@ -360,7 +360,7 @@ def read_inputs(paths) -> LintInputs:
             # looks like Kafka configuration (--strict: exit 2), else a note.
             why = str(e)
             if explicit or src.suffix in _KAFKA_SUFFIXES or kafka_markers(_sniff(src)):
-                inputs.unrecognised.append(f"{why} (not linted)")
+                inputs.unreadable.append(why)
             else:
                 inputs.skipped.append(file)
                 inputs.notes.append(f"{file}: passed over: it cannot be read and holds nothing Kafka ({why})")

@@ -204,6 +204,9 @@ class LintInputs:
     notes: list[str] = field(default_factory=list)  # one line each: why a file was skipped
     # 'FILE: no topic or broker definition recognised ...': a warning, an error under --strict
     unrecognised: list[str] = field(default_factory=list)
+    # 'FILE:LINE: what': a file that looks like Kafka configuration and could not be read (a warning:
+    # the run goes on; --strict: this one line is the error)
+    unreadable: list[str] = field(default_factory=list)
     unevaluated: list[str] = field(default_factory=list)  # expressions left as written: warnings
     refusals: list[Refusal] = field(default_factory=list)
     clusters: list[ClusterFacts] = field(default_factory=list)

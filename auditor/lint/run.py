@@ -321,9 +321,10 @@ def run_lint(
     cfg = config or AuditConfig()
     rules = load_rules()
     inputs = read_inputs(paths)
-    if strict and inputs.unrecognised:
-        more = f" (and {len(inputs.unrecognised) - 1} more file(s))" if len(inputs.unrecognised) > 1 else ""
-        raise LintInputError(f"{inputs.unrecognised[0]}{more}")
+    refused = inputs.unreadable + inputs.unrecognised  # --strict: the first is the error
+    if strict and refused:
+        more = f" (and {len(refused) - 1} more file(s))" if len(refused) > 1 else ""
+        raise LintInputError(f"{refused[0]}{more}")
     _check_suppression_codes(inputs, set(rules))
     conflicts, duplicate_notes = definition_messages(definition_variants(inputs.topics))
 
@@ -356,8 +357,10 @@ def run_lint(
     # all named as lint names its cluster); one run more per extra definition of a topic.
     parts = _partitions(inputs, ref_against, manifest)
     worlds = [_worlds(definition_variants(part.topics)) for part, _m in parts]
+    # no file could be linted: nothing to run the rules on (the run is incomplete, below)
+    runs = max(len(w) for w in worlds) if inputs.files else 0
     with tempfile.TemporaryDirectory(prefix="kafka-audit-lint-") as workdir:
-        for k in range(max(len(w) for w in worlds)):
+        for k in range(runs):
             loaded, locators = [], {}
             for (part, part_manifest), part_worlds in zip(parts, worlds, strict=True):
                 world = part_worlds[k] if k < len(part_worlds) else part_worlds[0]
@@ -452,7 +455,10 @@ def run_lint(
 
     # Warnings first (files lint could not read as anything, topics defined differently), then
     # the notes: files passed over, identical duplicates, what was suppressed or left out.
-    notes = [f"{WARNING_PREFIX}{w}" for w in inputs.unrecognised + inputs.unevaluated + conflicts]
+    unreadable = [f"{w} (not linted)" for w in inputs.unreadable]
+    notes = [
+        f"{WARNING_PREFIX}{w}" for w in unreadable + inputs.unrecognised + inputs.unevaluated + conflicts
+    ]
     if outcome is not None and outcome.foreign:  # loud: every finding would fail otherwise, unexplained
         notes.append(f"{WARNING_PREFIX}{outcome.foreign}")
     notes += inputs.notes + duplicate_notes
@@ -473,7 +479,7 @@ def run_lint(
     # A snapshot whose collection failed somewhere cannot vouch for a clean lint (exit 3).
     incomplete = incomplete_sources([ref_against]) if ref_against is not None else []
     if not inputs.files:  # files were given and none could be linted: never a green run (exit 3)
-        looked = len(inputs.unrecognised) + len(inputs.skipped) + inputs.other_files
+        looked = len(inputs.unreadable) + len(inputs.unrecognised) + len(inputs.skipped) + inputs.other_files
         incomplete.append(
             {
                 "cluster": manifest.cluster_name,
