@@ -19,8 +19,11 @@ Keys that are *not* judged unknown (CFG002), by design (see ``UNCHECKED_PREFIXES
 - ``ssl.*`` and ``sasl.*``: the security families are large, version-dependent and
   extended by login modules and callback handlers;
 - ``*.password`` / ``*.secret``: secrets (their values are never stored);
-- plugin namespaces that reporters, authorizers and tiered-storage plugins read from the
-  broker config: ``confluent.``, ``cruise.control.``, ``metrics.jmx.``, ``metrics.context.``,
+- key families of Kafka distributions and plugins, kept as data with their documentation
+  (auditor/data/vendor_key_families.json): Confluent Server's ``confluent.``, ``kafka.rest.``
+  (its Admin REST APIs) and ``ldap.`` (its LDAP authorizer), Cruise Control's ``cruise.control.``;
+- plugin namespaces that reporters and tiered-storage plugins read from the
+  broker config: ``metrics.jmx.``, ``metrics.context.``,
   ``rlmm.config.``, ``rsm.config.``, ``client.quota.callback.``, ``config.providers`` (KIP-297
   config providers and their ``.class`` / ``.param.*`` keys), and the 4.x families still moving
   between releases: ``group.share.``, ``group.streams.``, ``share.``.
@@ -83,12 +86,23 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "process.roles": ("broker", "controller"),
 }
 
+
+def _vendor_prefixes() -> tuple[str, ...]:
+    """Key families of Kafka distributions and plugins, with their documentation
+    (auditor/data/vendor_key_families.json): Confluent Server's ``confluent.``, ``kafka.rest.``
+    and ``ldap.``, Cruise Control's reporter."""
+    import json
+    from importlib import resources
+
+    text = resources.files("auditor").joinpath("data/vendor_key_families.json").read_text(encoding="utf-8")
+    return tuple(f["prefix"] for f in json.loads(text)["families"])
+
+
 UNCHECKED_PREFIXES: tuple[str, ...] = (
     "listener.name.",
     "ssl.",
     "sasl.",
-    "confluent.",
-    "cruise.control.",
+    *_vendor_prefixes(),
     "metrics.jmx.",
     "metrics.context.",
     "rlmm.config.",

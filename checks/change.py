@@ -286,3 +286,41 @@ UNUSED_SUPPRESSION = lint_rule(
     - Ruff: unused-noqa (RUF100), the same check for Python suppression comments <https://docs.astral.sh/ruff/rules/unused-noqa/>
     """,
 )
+
+
+# The lint layer computes CFG009 while it reads a managed platform's resources: the limits are
+# the platform's (auditor/data/platforms.json), the values the resource's, at their lines.
+PLATFORM_REFUSES_SETTING = lint_rule(
+    "CFG009",
+    "platform-refuses-setting",
+    "error",
+    module=__name__,
+    doc="""A managed Kafka platform refuses the setting as written: applying the change fails.
+
+    Why: a managed platform (Aiven, Google Cloud Managed Service for Apache Kafka) validates a
+    topic or cluster against limits of its own before Kafka sees it, so a value Kafka itself
+    would accept is refused by the platform's API and `terraform apply` stops half way
+    through the change. Aiven does not allow a topic replication factor below 2 (a diskless
+    topic, whose data the object storage replicates, is exempt and asks for none) and accepts
+    each broker setting of `kafka_user_config.kafka` only within its documented range;
+    Google Cloud requires at least 3 vCPUs and 3 GiB for a cluster (it always spans three
+    zones), and 1 to 8 GiB of memory per vCPU. The limits are data with their sources
+    (auditor/data/platforms.json), checked on the values lint reads from Terraform
+    (`aiven_kafka`, `aiven_kafka_topic`, `google_managed_kafka_cluster`), at their lines.
+
+    Remediation: change the value to one the platform accepts: a replication factor of 3 for
+    an Aiven topic (or make it a diskless topic), a setting within Aiven's range (see Aiven's
+    advanced parameters for Kafka), at least 3 vCPUs and 1-8 GiB per vCPU for a Google Cloud
+    cluster.
+
+    Example: `aiven_kafka_topic` with `replication = 1` and no diskless config; a
+    `google_managed_kafka_cluster` with `capacity_config { vcpu_count = 1 }`.
+
+    References:
+    - Aiven: Optimize Apache Kafka performance ("Replication factors below 2 are not allowed") <https://aiven.io/docs/products/kafka/howto/best-practices>
+    - Aiven: advanced parameters for Aiven for Apache Kafka (each setting's minimum and maximum) <https://aiven.io/docs/products/kafka/reference/advanced-params>
+    - Aiven: create diskless topics (no replication factor) <https://aiven.io/docs/products/kafka/diskless/howto/create-diskless-topics-automatically>
+    - Google Cloud: Managed Service for Apache Kafka overview (minimum 3 vCPU and 3 GiB, three zones) <https://cloud.google.com/managed-service-for-apache-kafka/docs/overview>
+    - Google Cloud: CapacityConfig (vcpuCount, memoryBytes) <https://cloud.google.com/managed-service-for-apache-kafka/docs/reference/rest/v1/CapacityConfig>
+    """,
+)

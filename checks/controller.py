@@ -5,6 +5,7 @@ from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     broker_counts,
     cluster_brokers,
+    cluster_versions,
     controller_nodes,
     degraded_partitions,
     int_list,
@@ -14,11 +15,12 @@ from checks.transforms import (
     registered_as,
     replica_lists,
     topic_settings,
+    try_int,
     version_key,
     with_version_number,
 )
 
-CATEGORY = Category("CTL", "controller", "controller and metadata", tuple(range(1, 12)))
+CATEGORY = Category("CTL", "controller", "controller and metadata", tuple(range(1, 13)))
 
 PARTITION_KEYS = ["cluster_id", "topic", "partition"]
 # Kafka 2.1 added controller epoch fencing of ZooKeeper writes (KAFKA-6082).
@@ -803,12 +805,38 @@ def stuck_reassignment(tables, params):
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
 
 
+# --- KRaft (auditor/collectors/kraft.py, the kraft_nodes rows of properties files) -------------------
+
+# metadata.version level 17 (3.7-IV2) adds JBOD to KRaft (KIP-858): DSK003 reads it too.
+MV_JBOD_LEVEL = 17
+
+
+def configured_voters(tables):
+    """Per cluster: the voter ids its KRaft nodes are configured with (``controller.quorum.voters``,
+    a static quorum: each ``{id}@{host}:{port}`` entry's id), over all its nodes. A dynamic
+    quorum (``controller.quorum.bootstrap.servers``, KIP-853) keeps its voters in the metadata
+    log: no row."""
+    s = tables.derived(kraft_settings).where(F.col("quorum_voters").isNotNull())
+    entries = s.select("cluster_id", F.explode(F.split(F.col("quorum_voters"), ",")).alias("entry"))
+    ids = entries.select(
+        "cluster_id", F.regexp_extract(F.trim(F.col("entry")), "^([0-9]+)@", 1).alias("raw")
+    ).select("cluster_id", try_int("raw").alias("voter_id"))
+    return (
+        ids.where(F.col("voter_id").isNotNull())
+        .groupBy("cluster_id")
+        .agg(F.sort_array(F.collect_set("voter_id")).alias("configured_voters"))
+    )
+
+
 @rule(
     "CTL006",
     "kraft-quorum-size",
     "warning",
-    needs=("controller",),
+    needs=(("controller", "kraft_nodes"),),
     params=(Param("min_voters", 3, "smallest acceptable number of KRaft controller voters"),),
+    uses=(kraft_settings, configured_voters),
+    runs_in=("lint",),
+    lint_key="controller.quorum.voters",
 )
 def kraft_quorum_size(tables, params):
     """The KRaft controller quorum has an even number of voters, or fewer than 3 (a parameter).
@@ -818,35 +846,51 @@ def kraft_quorum_size(tables, params):
     tolerate none either, since both are needed for a majority. An even count adds a
     machine without adding tolerance: 4 voters survive one failure, like 3. Three voters
     survive one failure, five survive two. The minimum is the rule parameter `min_voters`
-    (default 3).
+    (default 3). The voters are the live quorum's (DescribeQuorum, the raft metrics); where
+    none was collected (a change review of controller.properties files, a snapshot of files),
+    those `controller.quorum.voters` configures on the cluster's nodes (a static quorum;
+    a dynamic one, `controller.quorum.bootstrap.servers`, keeps its voters in the metadata
+    log and is judged only live).
 
     Remediation: run 3 (or 5 for large clusters) dedicated controllers: set
     `controller.quorum.voters` (or `controller.quorum.bootstrap.servers` with dynamic
     quorums, Kafka 3.9+, KIP-853 `kafka-metadata-quorum add-controller`) on every node, and
     check with `kafka-metadata-quorum --bootstrap-server B describe --status`.
 
-    Example: a KRaft cluster whose quorum has voters [1, 2].
+    Example: a KRaft cluster whose quorum has voters [1, 2]; Kafka's stock
+    `config/kraft/controller.properties` with `controller.quorum.voters=1@localhost:9093`
+    (a single voter).
 
     References:
     - Kafka documentation: KRaft controllers (3 or 5; a majority must be alive) <https://kafka.apache.org/39/documentation.html#kraft_voter>
     - KIP-595: A Raft Protocol for the Metadata Quorum <https://cwiki.apache.org/confluence/display/KAFKA/KIP-595%3A+A+Raft+Protocol+for+the+Metadata+Quorum>
+    - KIP-853: KRaft Controller Membership Changes (dynamic quorums) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-853%3A+KRaft+Controller+Membership+Changes>
     """
     kraft = F.lower(F.coalesce(F.col("mode"), F.col("manifest_mode"), F.lit(""))) == "kraft"
-    d = join(
-        tables.controller.select("cluster_id", "mode", "voters", "controller_id"),
-        _clusters(tables),
-        "cluster_id",
+    live = tables.controller.select(
+        "cluster_id", "mode", F.col("voters").alias("live_voters"), "controller_id"
     )
+    d = join(
+        join(_clusters(tables), live, "cluster_id", "left"),
+        tables.derived(configured_voters),
+        "cluster_id",
+        "left",
+    )
+    is_live = kraft & F.col("live_voters").isNotNull() & (F.size("live_voters") > 0)
+    d = d.withColumn("voters", F.when(is_live, F.col("live_voters")).otherwise(F.col("configured_voters")))
+    d = d.withColumn("configured", ~is_live)
     size = F.size("voters")
     d = d.where(
-        kraft & F.col("voters").isNotNull() & (size > 0) & (((size % 2) == 0) | (size < params["min_voters"]))
+        F.col("voters").isNotNull() & (size > 0) & (((size % 2) == 0) | (size < params["min_voters"]))
     )
     why = F.when(size < params["min_voters"], text("fewer than ", str(params["min_voters"]))).otherwise(
         F.lit("an even number")
     )
     tolerated = F.floor((size - 1) / 2).cast("int")
     msg = text(
-        "the KRaft quorum has ",
+        F.when(
+            F.col("configured"), F.lit("the KRaft quorum configured by controller.quorum.voters has ")
+        ).otherwise(F.lit("the KRaft quorum has ")),
         size.cast("string"),
         " voter(s) ",
         int_list(F.sort_array(F.col("voters"))),
@@ -855,6 +899,9 @@ def kraft_quorum_size(tables, params):
         ": it survives only ",
         tolerated.cast("string"),
         " controller failure(s)",
+        F.when(size == 1, F.lit(" (a restart of its single voter stops every metadata change)")).otherwise(
+            F.lit("")
+        ),
     )
     evidence = ev(
         voters=F.sort_array(F.col("voters")),
@@ -862,14 +909,346 @@ def kraft_quorum_size(tables, params):
         tolerated_failures=tolerated,
         min_voters=F.lit(params["min_voters"]),
         controller_id=F.col("controller_id"),
+        source=F.when(F.col("configured"), F.lit("controller.quorum.voters")).otherwise(F.lit("quorum")),
     )
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
 
 
-# --- KRaft (auditor/collectors/kraft.py, the kraft_nodes rows of properties files) -------------------
+# The KRaft settings Kafka checks together when a node starts (KafkaConfig.validateValues).
+KRAFT_LISTENER_KEYS = (
+    "listeners",
+    "controller.listener.names",
+    "advertised.listeners",
+    "control.plane.listener.name",
+)
+LISTENERS_DEFAULT = (
+    "PLAINTEXT://:9092"  # SocketServerConfigs.LISTENERS_DEFAULT (KafkaConfig Defaults.Listeners)
+)
+# KIP-853 (3.9): a controller may advertise listeners, and controller.quorum.bootstrap.servers
+# may replace controller.quorum.voters.
+KRAFT_DYNAMIC_SINCE = 3_009_000
 
-# metadata.version level 17 (3.7-IV2) adds JBOD to KRaft (KIP-858): DSK003 reads it too.
-MV_JBOD_LEVEL = 17
+
+def _listener_names(d, column: str, upper: bool):
+    """(cluster_id, node_id, name) per comma-separated element of ``column``: a listener's name
+    (before ``://``, upper-cased as Kafka's ListenerName.normalised does), or a listener name
+    as written (controller.listener.names, split on ',' untrimmed, as KafkaConfig does)."""
+    e = d.select("cluster_id", "node_id", F.explode(F.split(F.col(column), ",")).alias("element"))
+    name = F.upper(F.regexp_extract(F.trim(F.col("element")), "^(.*)://", 1)) if upper else F.col("element")
+    return e.select("cluster_id", "node_id", name.alias("name")).where(F.col("name") != "")
+
+
+def _problems(d, where, key, message):
+    return d.where(where).select(
+        "cluster_id", "node_id", "entity", F.lit(key).alias("key"), message.alias("problem")
+    )
+
+
+@rule(
+    "CTL012",
+    "kraft-config-refused",
+    "error",
+    scope="change",
+    needs=(("kraft_nodes", "configs"),),
+    uses=(kraft_settings, cluster_versions),
+    runs_in=("lint",),
+)
+def kraft_config_refused(tables, params):
+    """A KRaft node's quorum and listener settings are ones Kafka refuses when the node starts: the broker or controller does not start.
+
+    Why: besides each key's type, Kafka checks a KRaft node's settings against each other
+    and its role (`process.roles`) when the node starts (KafkaConfig.validateValues), and
+    refuses to start on the first one that fails: `controller.quorum.voters` must hold
+    `{id}@{host}:{port}` entries (or, from Kafka 3.9 (KIP-853), `controller.quorum.bootstrap.servers`
+    be set instead); a node with the controller role must be one of the voters (when voters
+    are listed), and `controller.listener.names` must name at least one listener of
+    `listeners`, and only listeners of it; a controller-only node must listen on controller
+    listeners only, and before 3.9 must not set `advertised.listeners`; a broker-only node must
+    not be a voter, must set `controller.listener.names`, and must not listen on a controller
+    listener; `control.plane.listener.name` is not supported in KRaft mode. Listener names
+    are compared as Kafka compares them: upper-cased in `listeners`, as written in
+    `controller.listener.names`. A live node has passed these checks, so this is a change
+    rule: it judges the files lint reads (a controller's own properties file among them),
+    before a rolling restart stops at the first node. A node whose settings are not known is
+    not judged; `listeners` unset is Kafka's default `PLAINTEXT://:9092`.
+
+    Remediation: fix the setting the finding names in the node's properties and check the
+    node starts: e.g. `node.id=1` with `controller.quorum.voters=1@c1:9093,2@c2:9093,3@c3:9093`,
+    `process.roles=controller`, `listeners=CONTROLLER://:9093`, `controller.listener.names=CONTROLLER`.
+
+    Example: a controller with `node.id=4` and `controller.quorum.voters=1@c1:9093,2@c2:9093,3@c3:9093`;
+    a controller whose `listeners=PLAINTEXT://:9092,CONTROLLER://:9093`.
+
+    References:
+    - apache/kafka core/src/main/scala/kafka/server/KafkaConfig.scala validateValues (3.7) <https://github.com/apache/kafka/blob/3.7.0/core/src/main/scala/kafka/server/KafkaConfig.scala>
+    - apache/kafka core/src/main/scala/kafka/server/KafkaConfig.scala validateValues (3.9: bootstrap servers, advertised controller listeners) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/KafkaConfig.scala>
+    - apache/kafka raft/src/main/java/org/apache/kafka/raft/QuorumConfig.java parseVoterConnections ({id}@{host}:{port}) <https://github.com/apache/kafka/blob/3.9/raft/src/main/java/org/apache/kafka/raft/QuorumConfig.java>
+    - Kafka documentation: KRaft configuration (process roles, controllers) <https://kafka.apache.org/39/documentation.html#kraft_config>
+    """
+    c = tables.configs.where(
+        F.col("entity_type").isin("broker", "controller")
+        & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
+        & (F.col("is_sensitive").isNull() | ~F.col("is_sensitive"))
+    )
+    described = c.groupBy("cluster_id", F.col("entity_name")).agg(
+        F.max(F.col("entity_type")).alias("entity_type"),
+        *[
+            F.max(F.when((F.col("key") == k) & (F.trim(F.col("value")) != ""), F.trim(F.col("value")))).alias(
+                k.replace(".", "_")
+            )
+            for k in KRAFT_LISTENER_KEYS
+        ],
+    )
+    described = described.select(
+        "cluster_id",
+        try_int("entity_name").alias("node_id"),
+        "entity_type",
+        F.coalesce(F.col("listeners"), F.lit(LISTENERS_DEFAULT)).alias("listeners"),
+        "controller_listener_names",
+        "advertised_listeners",
+        "control_plane_listener_name",
+    )
+    versions = tables.derived(cluster_versions).select("cluster_id", "low_v")
+    nodes = join(
+        join(
+            tables.derived(kraft_settings).where(F.col("roles").isNotNull()),
+            described,
+            ["cluster_id", "node_id"],
+            "left",
+        ),
+        versions,
+        "cluster_id",
+        "left",
+    )
+    roles = F.split(F.col("roles"), ",")
+    nodes = nodes.select(
+        "*",
+        F.array_contains(roles, "controller").alias("is_controller"),
+        F.array_contains(roles, "broker").alias("is_broker"),
+        F.concat(  # as its configs rows name it: a controller-only node is a controller
+            F.when(F.array_contains(roles, "broker"), F.lit("broker ")).otherwise(F.lit("controller ")),
+            F.col("node_id").cast("string"),
+        ).alias("entity"),
+    )
+
+    # controller.quorum.voters, entry by entry
+    entries = nodes.select(
+        "cluster_id", "node_id", F.explode(F.split(F.col("quorum_voters"), ",")).alias("entry")
+    ).select(
+        "cluster_id",
+        "node_id",
+        F.trim(F.col("entry")).alias("entry"),
+        F.regexp_extract(F.trim(F.col("entry")), "^([0-9]+)@", 1).alias("raw_id"),
+    )
+    entries = entries.select("*", try_int("raw_id").alias("voter_id"))
+    # array_compact: DuckDB's collect_set keeps the nulls Spark's drops
+    voters = entries.groupBy("cluster_id", "node_id").agg(
+        F.sort_array(F.array_compact(F.collect_set(F.col("voter_id")))).alias("voter_ids"),
+        F.sort_array(
+            F.array_compact(
+                F.collect_set(F.when(~F.col("entry").rlike("^[0-9]+@[^:]+:[0-9]+$"), F.col("entry")))
+            )
+        ).alias("bad_entries"),
+    )
+    # listeners and controller.listener.names, name by name
+    listeners = _listener_names(nodes.where(F.col("entity_type").isNotNull()), "listeners", upper=True)
+    controller_names = _listener_names(
+        nodes.where(F.col("controller_listener_names").isNotNull()), "controller_listener_names", upper=False
+    )
+    named = join(
+        controller_names,
+        listeners.select("cluster_id", "node_id", F.col("name").alias("listener")),
+        ["cluster_id", "node_id"],
+        "left",
+    )
+    per_name = named.groupBy("cluster_id", "node_id", "name").agg(
+        F.max(F.when(F.col("listener") == F.col("name"), F.lit(1)).otherwise(F.lit(0))).alias("found")
+    )
+    controller_check = per_name.groupBy("cluster_id", "node_id").agg(
+        F.sum("found").alias("names_found"),
+        F.sort_array(F.array_compact(F.collect_set(F.when(F.col("found") == 0, F.col("name"))))).alias(
+            "names_missing"
+        ),
+    )
+    per_listener = (
+        join(
+            listeners,
+            controller_names.select("cluster_id", "node_id", F.col("name").alias("cname")),
+            ["cluster_id", "node_id"],
+            "left",
+        )
+        .groupBy("cluster_id", "node_id", "name")
+        .agg(
+            F.max(F.when(F.col("cname") == F.col("name"), F.lit(1)).otherwise(F.lit(0))).alias(
+                "is_controller_listener"
+            )
+        )
+    )
+    listener_check = per_listener.groupBy("cluster_id", "node_id").agg(
+        *[
+            F.sort_array(
+                F.array_compact(F.collect_set(F.when(F.col("is_controller_listener") == flag, F.col("name"))))
+            ).alias(name)
+            for flag, name in ((0, "others"), (1, "ctl_listeners"))
+        ]
+    )
+    d = join(
+        join(
+            join(nodes, voters, ["cluster_id", "node_id"], "left"),
+            controller_check,
+            ["cluster_id", "node_id"],
+            "left",
+        ),
+        listener_check,
+        ["cluster_id", "node_id"],
+        "left",
+    )
+    ids = F.col("voter_ids")
+
+    def some(col):
+        return F.coalesce(F.col(col).isNotNull() & (F.size(col) > 0), F.lit(False))
+
+    has_voters = some("voter_ids")
+    member = F.coalesce(F.array_contains(ids, F.col("node_id")), F.lit(False))
+    known = F.col("entity_type").isNotNull()  # the node's own settings were read
+    before_39 = F.coalesce(F.col("low_v") < F.lit(KRAFT_DYNAMIC_SINCE), F.lit(False))
+    controller_only = F.col("is_controller") & ~F.col("is_broker")
+    broker_only = F.col("is_broker") & ~F.col("is_controller")
+    names_found = F.coalesce(F.col("names_found"), F.lit(0))
+    missing, others, ctl_listeners = F.col("names_missing"), F.col("others"), F.col("ctl_listeners")
+    problems = [
+        _problems(
+            d,
+            ~has_voters & (F.col("quorum_bootstrap_servers").isNull() | before_39),
+            "controller.quorum.voters",
+            F.when(
+                before_39,
+                F.lit(
+                    "controller.quorum.voters holds no {id}@{host}:{port} voter: Kafka before 3.9 requires it"
+                ),
+            ).otherwise(
+                F.lit(
+                    "neither controller.quorum.voters nor controller.quorum.bootstrap.servers is set: a KRaft "
+                    "node needs one to find the quorum"
+                )
+            ),
+        ),
+        _problems(
+            d,
+            some("bad_entries"),
+            "controller.quorum.voters",
+            text(
+                "controller.quorum.voters entry ",
+                F.array_join(F.col("bad_entries"), ", "),
+                " is not in the form {id}@{host}:{port}",
+            ),
+        ),
+        _problems(
+            d,
+            F.col("is_controller") & has_voters & (F.col("node_id") >= 0) & ~member,
+            "controller.quorum.voters",
+            text(
+                "node ",
+                F.col("node_id"),
+                " has the controller role but is not among the voters ",
+                int_list(ids),
+                " of controller.quorum.voters",
+            ),
+        ),
+        _problems(
+            d,
+            broker_only & member,
+            "controller.quorum.voters",
+            text(
+                "node ",
+                F.col("node_id"),
+                " has only the broker role but is one of the voters ",
+                int_list(ids),
+            ),
+        ),
+        _problems(
+            d,
+            known & F.col("is_controller") & (names_found == 0),
+            "controller.listener.names",
+            text(
+                "controller.listener.names (",
+                F.coalesce(F.col("controller_listener_names"), F.lit("unset")),
+                ") names no listener of listeners (",
+                F.col("listeners"),
+                "): a node with the controller role needs one",
+            ),
+        ),
+        _problems(
+            d,
+            known & F.col("is_controller") & (names_found > 0) & some("names_missing"),
+            "controller.listener.names",
+            text(
+                "controller.listener.names names ",
+                F.array_join(missing, ", "),
+                ", not a listener of listeners (",
+                F.col("listeners"),
+                ")",
+            ),
+        ),
+        _problems(
+            d,
+            known & controller_only & some("others"),
+            "listeners",
+            text(
+                "listeners of a controller-only node must all be controller listeners (controller.listener.names); ",
+                F.array_join(others, ", "),
+                " is not",
+            ),
+        ),
+        _problems(
+            d,
+            known & controller_only & F.col("advertised_listeners").isNotNull() & before_39,
+            "advertised.listeners",
+            F.lit("advertised.listeners must be empty on a controller-only node before Kafka 3.9"),
+        ),
+        _problems(
+            d,
+            known & broker_only & F.col("controller_listener_names").isNull(),
+            "controller.listener.names",
+            F.lit(
+                "controller.listener.names is unset: a broker-only KRaft node needs it to reach the controllers"
+            ),
+        ),
+        _problems(
+            d,
+            known & broker_only & some("ctl_listeners"),
+            "listeners",
+            text(
+                "a broker-only node must not listen on a controller listener: ",
+                F.array_join(ctl_listeners, ", "),
+                " is in controller.listener.names",
+            ),
+        ),
+        _problems(
+            d,
+            known & F.col("control_plane_listener_name").isNotNull(),
+            "control.plane.listener.name",
+            F.lit("control.plane.listener.name is not supported in KRaft mode"),
+        ),
+    ]
+    out = problems[0]
+    for p in problems[1:]:
+        out = out.unionByName(p)
+    # one finding per node and setting, every problem of it named
+    out = out.groupBy("cluster_id", "node_id", "entity", "key").agg(
+        F.array_join(F.sort_array(F.collect_set("problem")), "; ").alias("problem")
+    )
+    msg = text(
+        F.col("problem"),
+        ": Kafka refuses to start the node (KafkaConfig.validateValues)",
+    )
+    return emit(
+        out,
+        "config",
+        F.concat(F.col("entity"), F.lit(": "), F.col("key")),
+        msg,
+        ev(node_id=F.col("node_id"), key=F.col("key")),
+    )
 
 
 def _features(tables):

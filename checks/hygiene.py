@@ -29,7 +29,7 @@ from checks.transforms import (
     version_key,
 )
 
-CATEGORY = Category("CFG", "hygiene", "configuration hygiene", (1, 2, 3, 4, 5, 6, 7, 8, 900))
+CATEGORY = Category("CFG", "hygiene", "configuration hygiene", (1, 2, 3, 4, 5, 6, 7, 8, 9, 900))
 
 # Keys every broker of a cluster must agree on (CFG003): they decide topic creation,
 # durability, retention and the inter-broker protocol, all cluster-wide in effect.
@@ -71,18 +71,19 @@ def kafka_key_range_table(tables):
 def config_entries(tables):
     """Config entries set by a user or a file (not Kafka's reported defaults), with:
     scope (broker|topic), base_key (the key without a ``listener.name.X.`` prefix),
-    entity (a label: 'broker 1', 'topic orders', 'cluster default')."""
-    # A KRaft controller-only node's settings (entity_type controller) are read by the rules
-    # about controllers (CFG006), not judged as a broker's entries.
+    entity (a label: 'broker 1', 'controller 3000', 'topic orders', 'cluster default'). A KRaft
+    controller's keys are KafkaConfig's too: scope broker."""
     c = tables.configs.where(
-        F.col("key").isNotNull()
-        & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
-        & (F.coalesce(F.col("entity_type"), F.lit("")) != "controller")
+        F.col("key").isNotNull() & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
     )
     topic = F.col("entity_type") == "topic"
     entity = (
         F.when(topic, F.concat(F.lit("topic "), F.coalesce(F.col("entity_name"), F.lit(""))))
         .when(F.col("entity_type") == "cluster_default", F.lit("cluster default"))
+        .when(
+            F.col("entity_type") == "controller",
+            F.concat(F.lit("controller "), F.coalesce(F.col("entity_name"), F.lit(""))),
+        )
         .otherwise(F.concat(F.lit("broker "), F.coalesce(F.col("entity_name"), F.lit(""))))
     )
     return c.select(
@@ -280,9 +281,11 @@ def unknown_config_key(tables, params):
     on a 3.7 cluster has no effect yet, `zookeeper.connect` on a 4.0 cluster none any more;
     with the version unknown, a key any release knows passes. Keys under
     `listener.name.<listener>.`, the `ssl.` and `sasl.` families, keys ending in
-    `.password` or `.secret` and plugin namespaces (`confluent.`, `cruise.control.`,
-    `metrics.jmx.`, `rlmm.config.`, ...) are never reported; the prefixes, suffixes and the
-    suggestion distance are parameters.
+    `.password` or `.secret`, the documented key families of Confluent Server (`confluent.`,
+    `kafka.rest.` for its Admin REST APIs, `ldap.` for its LDAP authorizer: the data file
+    auditor/data/vendor_key_families.json, with their documentation) and plugin namespaces
+    (`cruise.control.`, `metrics.jmx.`, `rlmm.config.`, ...) are never reported; the
+    prefixes, suffixes and the suggestion distance are parameters.
 
     Remediation: correct the key to the name Kafka documents (the finding suggests the
     closest known key), in server.properties or with `kafka-configs --alter
@@ -299,6 +302,8 @@ def unknown_config_key(tables, params):
     - Kafka documentation: topic-level configs <https://kafka.apache.org/39/documentation.html#topicconfigs>
     - Kafka documentation: ZooKeeper deprecation (removed in 4.0) <https://kafka.apache.org/39/documentation.html#zk_depr>
     - KIP-724: Drop support for message formats v0 and v1 <https://cwiki.apache.org/confluence/display/KAFKA/KIP-724%3A+Drop+support+for+message+formats+v0+and+v1>
+    - Confluent Platform: Admin REST APIs configuration options for Confluent Server (kafka.rest.*) <https://docs.confluent.io/platform/current/kafka-rest/production-deployment/confluent-server/config.html>
+    - Confluent Platform: configure LDAP group-based authorization (ldap.*) <https://docs.confluent.io/platform/current/security/authorization/ldap/configure.html>
     """
     known = tables.derived(kafka_key_table)
     ranges = tables.derived(kafka_key_range_table)

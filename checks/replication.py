@@ -4,6 +4,7 @@ from auditor.declarations import Category, Inherits, Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     KAFKA_DEFAULT,
+    MANAGED_PLATFORMS,
     SHARE_GROUPS_SINCE,
     SHARE_STATE_TOPIC,
     SOURCE_NAMES,
@@ -1182,8 +1183,11 @@ def broker_without_rack(tables, params):
     placement ignores zones altogether and a zone outage can take every replica of a
     partition. MSK sets broker.rack to each broker's AZ id itself, so an MSK cluster is
     not judged: a missing rack there is a gap in the collected data, not the broker's
-    configuration. One finding per rack-less broker where other brokers have racks; one
-    per cluster (resource: broker.rack) where none has.
+    configuration. The same holds for the managed clusters lint reads from Terraform: Aiven
+    manages broker.rack itself, Confluent Cloud places replicas across zones itself, and
+    Google Cloud's brokers are not configurable by their owner. One finding per rack-less
+    broker where other brokers have racks; one per cluster (resource: broker.rack) where
+    none has.
 
     Remediation: set broker.rack in each broker's server.properties to its zone (on
     Kubernetes, Strimzi's `spec.kafka.rack.topologyKey: topology.kubernetes.io/zone`)
@@ -1196,6 +1200,8 @@ def broker_without_rack(tables, params):
     References:
     - Kafka documentation: balancing replicas across racks <https://kafka.apache.org/39/documentation.html#basic_ops_racks>
     - Kafka broker config broker.rack <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.rack>
+    - Aiven: follower fetching ("Aiven for Apache Kafka automatically manages the broker.rack setting") <https://aiven.io/docs/products/kafka/concepts/follower-fetching>
+    - Confluent Cloud: cluster types (fully-managed replica placement across Availability Zones) <https://docs.confluent.io/cloud/current/clusters/cluster-types.html>
     - apache/kafka server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java, assignReplicasToBrokersRackAware ("Not all brokers have rack information") <https://github.com/apache/kafka/blob/3.9/server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java>
     - apache/kafka core/src/main/scala/kafka/server/ZkAdminManager.scala, createTopics and createPartitions (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/ZkAdminManager.scala>
     - apache/kafka core/src/main/scala/kafka/zk/AdminZkClient.scala, getBrokerMetadatas ("Not all brokers have rack information. Add --disable-rack-aware") <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/AdminZkClient.scala>
@@ -1221,7 +1227,7 @@ def broker_without_rack(tables, params):
     )
     mode = tables.derived(cluster_versions).select("cluster_id", "mode")
     c = join(join(per_cluster, clusters, "cluster_id"), mode, "cluster_id", "left").where(
-        (F.col("platform") != "msk") & (F.size("rackless") > 0)
+        ~F.col("platform").isin(*MANAGED_PLATFORMS) & (F.size("rackless") > 0)
     )
     effect = (
         F.when(

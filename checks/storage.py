@@ -8,6 +8,7 @@ A log directory is named "<broker id>:<path>" (resource type ``log_dir``).
 from auditor.declarations import Category, Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
+    MANAGED_PLATFORMS,
     broker_log_dirs,
     cluster_settings,
     failed_log_dir,
@@ -707,7 +708,9 @@ def tiered_storage_misconfigured(tables, params):
     means "use retention" and always passes). The topic create or config change in the
     file fails when it is applied; on a cluster, the topic does not tier as configured.
     The brokers' setting is judged only where broker configuration was collected or
-    linted, and never on MSK (MSK sets it for clusters with tiered storage mode).
+    linted, and never on a managed platform (MSK sets it for clusters with tiered storage
+    mode; Aiven, Confluent Cloud and Google Cloud run their own tiered storage, which their
+    users do not configure on the brokers).
 
     Remediation: enable `remote.log.storage.system.enable=true` (with a remote storage
     manager) on every broker before creating tiered topics; keep compacted topics local
@@ -740,7 +743,9 @@ def tiered_storage_misconfigured(tables, params):
         )
 
     system_off = (
-        F.col("brokers_known") & ~F.col("remote_system") & (F.coalesce(F.col("platform"), F.lit("")) != "msk")
+        F.col("brokers_known")
+        & ~F.col("remote_system")
+        & ~F.coalesce(F.col("platform"), F.lit("")).isin(*MANAGED_PLATFORMS)
     )
     compacted = F.coalesce(F.lower(F.col("cleanup_policy")).contains("compact"), F.lit(False))
     ms_bad, bytes_bad = (

@@ -16,6 +16,11 @@ from __future__ import annotations
 from checks._api import F, Window, join, rows_frame, text
 from checks._defaults import DEFAULTS, TOPIC_FALLBACK
 
+# Managed platforms (the clusters row's platform): the platform sets broker.rack and the tiered
+# storage system itself, the user cannot (MSK; Aiven, Confluent Cloud and Google Cloud clusters
+# that lint reads from Terraform: auditor/lint/formats/_tf_kinds.py).
+MANAGED_PLATFORMS = ("msk", "aiven", "confluent-cloud", "gcp")
+
 # Precedence of config layers; lower wins.
 TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT = 0, 1, 2, 3, 4
 SOURCE_NAMES = {
@@ -221,8 +226,14 @@ def topic_settings(tables):
         .groupBy("cluster_id", F.col("entity_name").alias("topic"))
         .agg(
             *[
-                F.max(F.when(F.col("key") == key, F.trim(F.col("value")))).alias(_col(key) + "_o")
+                agg
                 for key in TOPIC_FALLBACK
+                for agg in (
+                    F.max(F.when(F.col("key") == key, F.trim(F.col("value")))).alias(_col(key) + "_o"),
+                    # set, even to a value nobody could read (lint's unevaluated expressions:
+                    # a null value): the topic's own, never the cluster's
+                    F.max(F.when(F.col("key") == key, F.lit(1))).alias(_col(key) + "_set"),
+                )
             ]
         )
     )
@@ -249,12 +260,12 @@ def topic_settings(tables):
     )
     columns = []
     for key in TOPIC_FALLBACK:
-        col, overridden = _col(key), F.col(_col(key) + "_o").isNotNull()
+        col, overridden = _col(key), F.col(_col(key) + "_set").isNotNull()
         source = F.when(overridden, F.lit(SOURCE_NAMES[TOPIC]))
         for prec in (DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, KAFKA_DEFAULT):
             source = source.when(F.col(col + "_prec") == prec, F.lit(SOURCE_NAMES[prec]))
         columns += [
-            F.coalesce(F.col(col + "_o"), F.col(col + "_c")).alias(col + "_raw"),
+            F.when(overridden, F.col(col + "_o")).otherwise(F.col(col + "_c")).alias(col + "_raw"),
             source.alias(col + "_source"),
         ]
     return wide.select("cluster_id", "topic", *columns).select(

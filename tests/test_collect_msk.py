@@ -275,7 +275,14 @@ def test_zookeeper_mode_cluster(monkeypatch):
     # No client config: unauthenticated TLS is the listener (IAM would need one).
     assert got.bootstrap == BOOTSTRAP["BootstrapBrokerStringTls"] and got.bootstrap_protocol == "SSL"
     configs = {(c["entity_name"], c["key"]): c for c in got.result.tables["configs"]}
-    assert len(configs) == 3 * 6
+    # The revision's 6 keys, and MSK's default configuration for every key it leaves unset
+    # (AWS: "Properties that you don't set explicitly get the values they have in the default
+    # Amazon MSK configuration"), never Kafka's default.
+    from_revision = {k for (b, k), c in configs.items() if c["file"] == f"{CONFIG_ARN}:3"}
+    inherited = {k: c["value"] for (b, k), c in configs.items() if c["file"] == "msk-default-configuration"}
+    assert len(from_revision) == 6 and len(configs) == 3 * (6 + len(inherited))
+    assert inherited["auto.leader.rebalance.enable"] == "true" and inherited["num.replica.fetchers"] == "2"
+    assert not from_revision & set(inherited)  # the revision's own values are never overridden
     row = configs[("2", "min.insync.replicas")]
     assert (row["value"], row["source"], row["file"], row["line"]) == (
         "2",

@@ -162,9 +162,14 @@ def test_deep_json_properties_input_is_not_a_crash(tmp_path):
 
 
 def test_deeply_nested_yaml_is_refused_before_composing(tmp_path):
+    """Refused in one line naming file:line: with --strict the error (exit 2); without it the
+    same line as a warning, and the run goes on (here nothing else: exit 3)."""
     f = tmp_path / "deep.yaml"
     f.write_text("- name: t\n  configs:\n    x: " + "[" * 30_000 + "]" * 30_000 + "\n")  # 60 KB
-    proc = _run("lint", str(f))
+    warned = _run("lint", str(f))
+    assert warned.returncode == 3 and warned.stderr == ""
+    assert f"warning: {f}:3: nesting deeper than 100 levels: refused (not linted)" in warned.stdout
+    proc = _run("lint", "--strict", str(f))
     err = _clean(proc)
     assert proc.returncode == 2, err
     assert err.strip() == f"kafka-audit: {f}:3: nesting deeper than 100 levels: refused"
@@ -173,7 +178,7 @@ def test_deeply_nested_yaml_is_refused_before_composing(tmp_path):
 def test_deep_block_yaml_is_refused_too(tmp_path):
     f = tmp_path / "deep.yaml"
     f.write_text("".join("  " * i + f"k{i}:\n" for i in range(150)))
-    proc = _run("lint", str(f))
+    proc = _run("lint", "--strict", str(f))
     err = _clean(proc)
     assert proc.returncode == 2, err
     assert f"{f}:101: nesting deeper than 100 levels: refused" in err
@@ -187,7 +192,7 @@ def test_billion_laughs_is_refused_quickly(tmp_path):
         "\n".join(lines) + "\n---\n- name: t1\n  partitions: 3\n  configs:\n    cleanup.policy: *a9\n"
     )
     started = time.monotonic()
-    proc = _run("lint", str(f), timeout=30)
+    proc = _run("lint", "--strict", str(f), timeout=30)
     err = _clean(proc)
     assert time.monotonic() - started < 20
     assert proc.returncode == 2, err
@@ -269,7 +274,7 @@ def test_the_shape_scan_is_skipped_only_where_the_text_bounds_the_nesting():
 def test_out_of_range_partitions_name_file_line_and_field(tmp_path, value):
     f = tmp_path / "topics.yaml"
     f.write_text(f"- name: t1\n  partitions: {value}\n  replication_factor: 3\n")
-    proc = _run("lint", str(f))
+    proc = _run("lint", "--strict", str(f))
     err = _clean(proc)
     assert proc.returncode == 2, err
     assert err.strip() == (
@@ -281,7 +286,7 @@ def test_out_of_range_partitions_name_file_line_and_field(tmp_path, value):
 def test_thousands_of_digits_name_file_and_line(tmp_path):
     f = tmp_path / "topics.yaml"
     f.write_text("- name: t1\n  partitions: 3\n  replication_factor: " + "9" * 5000 + "\n")
-    proc = _run("lint", str(f))
+    proc = _run("lint", "--strict", str(f))
     err = _clean(proc)
     assert proc.returncode == 2, err
     assert err.startswith(f"kafka-audit: {f}:3: ") and len(err) < 300, err

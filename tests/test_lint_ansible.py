@@ -173,5 +173,7 @@ def test_an_inventory_without_brokers_and_a_malformed_one(tmp_path, capsys):
     assert code == 3 and "skipped: an Ansible inventory without kafka_broker hosts" in out
     bad = tmp_path / "bad.yml"
     bad.write_text("kafka_broker:\n  hosts:\n    b1: [unclosed\n")
-    code, _out, err = cli(capsys, "lint", bad)
+    code, out, _err = cli(capsys, "lint", bad)
+    assert code == 3 and f"warning: {bad}:" in out and "not valid YAML" in out
+    code, _out, err = cli(capsys, "lint", bad, "--strict")
     assert code == 2 and err.count("\n") == 1 and str(bad) in err

@@ -341,11 +341,14 @@ def test_a_compose_file_without_kafka_is_counted_in_a_walk_and_noted_when_named(
     assert code == 3 and "skipped: a compose file without a Kafka broker service" in out
 
 
-def test_malformed_compose_file_is_one_line(tmp_path, capsys):
+def test_malformed_compose_file_is_a_warning_and_one_line_under_strict(tmp_path, capsys):
     f = write(
         tmp_path / "docker-compose.yml", "services:\n  kafka:\n    image: [unclosed\n    environment: {}\n"
     )
-    code, _out, err = cli(capsys, "lint", f)
+    # not linted, a warning naming it, and the run goes on (issue 49): nothing else to lint, exit 3
+    code, out, _err = cli(capsys, "lint", f)
+    assert code == 3 and f"warning: {f}:" in out and "not valid YAML" in out
+    code, _out, err = cli(capsys, "lint", f, "--strict")
     assert code == 2 and err.count("\n") == 1 and str(f) in err
 
 

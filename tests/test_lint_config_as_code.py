@@ -61,19 +61,23 @@ def test_terraform_mongey_topic_with_one_replica_is_found_at_its_name():
 def test_terraform_msk_configuration_heredoc_keys_are_at_their_own_lines():
     f = real_input("terraform/sakanof-poc-msk-cluster-config-unclean.tf")
     inputs = read_inputs([f])
-    (broker,) = inputs.brokers
-    assert broker.group == "aws_msk_configuration.this"
+    # No aws_msk_cluster in the file: judged as MSK's smallest cluster, two brokers (issue 49).
+    assert [b.group for b in inputs.brokers] == ["aws_msk_configuration.this"] * 2
+    broker = inputs.brokers[0]
     for key in ("unclean.leader.election.enable", "min.insync.replicas", "default.replication.factor"):
         value, line = broker.entries[key]
         assert line_of(f, line) == f"{key} = {value}"
-    assert where(run_lint([f])) == [("REP005", f.name, 17)]
+    # min.insync.replicas = 1 on two brokers is CFG004; unclean election true is REP005.
+    assert where(run_lint([f])) == [("CFG004", f.name, 8), ("REP005", f.name, 17)]
+    assert line_of(f, 8) == "min.insync.replicas = 1"
 
 
 def test_terraform_clean_confluent_stack_has_no_finding():
     f = real_input("terraform/confluent-basic-kafka-acls-main.tf")
     inputs = read_inputs([f])
+    # Confluent Cloud fixes every topic's replication factor at 3 (issue 49: platform facts).
     assert [(t.name, t.partitions, t.replication_factor, t.configs) for t in inputs.topics] == [
-        ("orders", None, None, {})
+        ("orders", None, 3, {})
     ]
     result = run_lint([f])
     assert result.findings == [] and warnings(result) == []
@@ -103,8 +107,14 @@ def test_terraform_module_call_and_tfvars_given_on_the_command_line():
     assert inputs.brokers[0].entries["default.replication.factor"][0] == "2"
     assert inputs.clusters[0].instance_type == "kafka.t3.small" and inputs.clusters[0].azs == 2
     result = run_lint([main, tfvars])
-    assert [(f.rule, f.resource_name) for f in result.findings] == [("CFG004", "min.insync.replicas")]
-    assert result.findings[0].location == {"file": str(main), "line": 35}  # server_properties = ...
+    # The map sets default.replication.factor only; every other key is MSK's default for a
+    # 2-AZ cluster (issue 49), not Kafka's: min.insync.replicas 1 (CFG004) and unclean leader
+    # election on (REP005), both located at the module's server_properties.
+    assert [(f.rule, f.resource_name) for f in result.findings] == [
+        ("CFG004", "min.insync.replicas"),
+        ("REP005", "unclean.leader.election.enable"),
+    ]
+    assert {str(f.location) for f in result.findings} == {str({"file": str(main), "line": 35})}
     assert (
         result.clusters[0]["platform"] == "msk"
         and result.clusters[0]["msk_instance_type"] == "kafka.t3.small"
@@ -120,9 +130,12 @@ def test_terraform_module_example_with_literal_map_and_broker_count():
     assert line_of(f, entries["auto.create.topics.enable"][1]).startswith('"auto.create.topics.enable"')
 
 
-def test_terraform_invalid_hcl_is_a_one_line_error(capsys):
+def test_terraform_invalid_hcl_is_a_one_line_warning_or_with_strict_error(capsys):
     f = real_input("terraform/travisjeffery-kafka-provider-simple-invalid-hcl.tf")
-    code, out, err = cli(capsys, "lint", f)
+    code, out, err = cli(capsys, "lint", f)  # nothing else was linted: exit 3, never green
+    (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert code == 3 and warning.startswith(f"warning: {f}:2: not valid HCL: ")
+    code, out, err = cli(capsys, "lint", "--strict", f)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith(f"kafka-audit: {f}:2: not valid HCL: ")
 
@@ -200,9 +213,12 @@ def test_terraform_plan_json(tmp_path):
     f.write_text(json.dumps(plan, indent=2))
     result = run_lint([f])
     lines = f.read_text().splitlines()
-    (finding,) = result.findings
-    assert finding.rule == "REP002" and finding.resource_name == "orders"
+    (finding,) = [x for x in result.findings if x.rule == "REP002"]
+    assert finding.resource_name == "orders"
     assert 'kafka_topic.this[\\"orders\\"]' in lines[finding.location["line"] - 1]
+    # The aws_msk_topic's cluster is not in the plan: it runs MSK's default configuration
+    # (unclean election on: REP005 at the topics inheriting it), never Kafka's defaults.
+    assert sorted(x.rule for x in result.findings) == ["REP002", "REP005"]
     assert any("aws_msk_topic.t replication_factor is known only after apply" in w for w in warnings(result))
 
 
@@ -241,10 +257,12 @@ def test_strimzi_node_pools_by_role_and_a_cluster_without_its_pools_is_reported(
     assert "linted as one broker" in line and str(cluster) in line
 
 
-def test_strimzi_malformed_yaml_is_a_one_line_error(tmp_path, capsys):
+def test_strimzi_malformed_yaml_is_a_one_line_warning_or_with_strict_error(tmp_path, capsys):
     f = tmp_path / "kafka.yaml"
     f.write_text("apiVersion: kafka.strimzi.io/v1\nkind: Kafka\nspec:\n  kafka:\n    config: [a\n")
     code, out, err = cli(capsys, "lint", f)
+    assert code == 3 and [x for x in out.splitlines() if x.startswith(f"warning: {f}:")]
+    code, out, err = cli(capsys, "lint", "--strict", f)
     assert code == 2 and err.count("\n") == 1 and err.startswith(f"kafka-audit: {f}:")
 
 
@@ -351,6 +369,8 @@ def test_cloudformation_malformed_is_a_one_line_error(tmp_path, capsys):
         "AWSTemplateFormatVersion: '2010-09-09'\nResources:\n  C:\n    Type: AWS::MSK::Cluster\n  - x\n"
     )
     code, out, err = cli(capsys, "lint", f)
+    assert code == 3 and [x for x in out.splitlines() if x.startswith(f"warning: {f}:")]
+    code, out, err = cli(capsys, "lint", "--strict", f)
     assert code == 2 and err.count("\n") == 1 and err.startswith(f"kafka-audit: {f}:")
 
 
@@ -522,8 +542,8 @@ def test_a_named_broker_file_with_another_suffix_is_recognised_by_its_keys(tmp_p
     assert [b.file for b in inputs.brokers] == [str(f)]
     other = tmp_path / "notes.cfgx"
     other.write_text("hello world\n")
-    with pytest.raises(Exception, match="unsupported file type"):
-        read_inputs([other])
+    (warning,) = read_inputs([other]).unreadable  # a warning naming it; --strict: exit 2
+    assert warning.startswith(f"{other}: unsupported file type '.cfgx'")
 
 
 def test_each_broker_configuration_resource_is_a_cluster_of_its_own():

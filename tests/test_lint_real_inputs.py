@@ -15,6 +15,7 @@ from auditor.lint import run_lint
 from auditor.lint.inputs import read_inputs
 from tests.conftest import real_input
 from tests.test_lint import cli
+from tests.test_lint_config_as_code import line_of
 
 STOCK_DIR = "properties/apache-kafka-3.7.0-config-dir"
 UNRECOGNISED = "no topic or broker definition recognised"
@@ -128,13 +129,33 @@ def test_kraft_controller_is_a_controller_broker_and_combined_are_brokers():
         ("apache-kafka-3.7.0-kraft-broker.properties", 2, "broker"),
         ("apache-kafka-3.7.0-kraft-server.properties", 1, "combined"),
     ]
-    assert inputs.notes == [
-        f"{files[0]}: skipped: a KRaft controller (process.roles=controller), not a broker"
+    # the controller is linted as a controller (issue 49), never counted as a broker
+    assert [(Path(c.file).name, c.broker_id) for c in inputs.controllers] == [
+        ("apache-kafka-3.7.0-kraft-controller.properties", 1)
     ]
+    assert inputs.notes == []
     result = run_lint(files)
-    assert not [f for f in result.findings if "controller.properties" in f.location["file"]]
     cfg004 = [f for f in result.findings if f.rule == "CFG004"]
     assert cfg004 and all("cluster of 2 brokers" in f.message for f in cfg004)  # not 3
+    # Kafka's stock files all name the single voter 1@localhost:9093: CTL006, at the first file
+    # (in file order) setting it
+    (ctl006,) = [f for f in result.findings if f.rule == "CTL006"]
+    assert "1 voter(s) [1]" in ctl006.message
+    assert (
+        line_of(ctl006.location["file"], ctl006.location["line"])
+        == "controller.quorum.voters=1@localhost:9093"
+    )
+
+
+def test_a_kraft_controller_file_alone_is_linted_as_a_controller():
+    """Issue 49 item 7: Kafka's stock config/kraft/controller.properties given alone is linted
+    (it exited 3, "nothing was checked"): its single voter (CTL006), at the line setting it; a
+    controller's keys are type-checked (CFG001) and its role's settings are valid (no CTL012)."""
+    f = real_input("properties/apache-kafka-3.7.0-kraft-controller.properties")
+    result = run_lint([f])
+    assert result.files == [str(f)] and not result.is_incomplete
+    assert [(x.rule, x.severity, x.location["line"]) for x in result.findings] == [("CTL006", "warning", 30)]
+    assert line_of(f, 30) == "controller.quorum.voters=1@localhost:9093"
 
 
 @pytest.mark.parametrize(

@@ -90,9 +90,11 @@ def test_a_stock_config_directory_is_one_broker_and_notes():
 def test_a_controller_only_node_is_never_a_broker():
     r = collect_broker_configs([str(real_input("properties/apache-kafka-3.7.0-kraft-controller.properties"))])
     assert r.errors == [] and r.rows("brokers") == []
-    # its settings are a controller's (entity type controller: CFG006), never a broker's
-    controller = {(c["entity_type"], c["entity_name"]) for c in r.rows("configs")}
-    assert controller == {("controller", "1")}
+    # its keys are a controller's (CFG001/CFG002 check them), never a broker's
+    assert {c["entity_type"] for c in r.rows("configs")} == {"controller"}
+    assert ("controller", "1", "num.io.threads", "8") in {
+        (c["entity_type"], c["entity_name"], c["key"], c["value"]) for c in r.rows("configs")
+    }
     assert ("process.roles", "controller") in {(c["key"], c["value"]) for c in r.rows("configs")}
     (source,) = r.sources
     assert source["status"] == "ok" and source["kind"] == CONTROLLER

@@ -90,8 +90,13 @@ def test_broker_config(tmp_path, kind):
 @pytest.mark.parametrize("suffix", [".properties", ".yaml"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_lint_input(tmp_path, kind, suffix):
+    """Refused, never opened for reading: a warning naming it and the run goes on (nothing else
+    was given: exit 3, never green); --strict makes it the error, exit 2 (issue 49)."""
     path = _special(tmp_path, kind, f"input{suffix}")
     proc = _run("lint", str(path))
+    _refused(proc, path, kind)
+    assert proc.returncode == 3
+    proc = _run("lint", "--strict", str(path))
     _refused(proc, path, kind)
     assert proc.returncode == 2
 

@@ -36,7 +36,7 @@ def lint(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Broker properties files, topic YAML files (plain list, Strimzi or jikkou KafkaTopic, topicctl, kafka-gitops, JulieOps), Terraform (.tf, .tfvars, a plan as JSON), Strimzi Kafka/KafkaNodePool, Confluent for Kubernetes, Helm values, CloudFormation, compose files, cp-ansible inventories, templates of these (.tpl, .j2), or directories of them (recognised by content); - reads a stream of YAML documents from standard input (helm template ... | kafka-audit lint -); non-broker properties files are skipped with a note."
+            help="Broker and KRaft controller properties files, topic YAML files (plain list, Strimzi or jikkou KafkaTopic, topicctl, kafka-gitops, JulieOps), Terraform (.tf, .tf.json, .tfvars, a plan as JSON: Kafka topics, MSK, Aiven, Confluent Cloud and Google Cloud resources), Strimzi Kafka/KafkaNodePool, Confluent for Kubernetes, Helm values, CloudFormation, compose files, cp-ansible inventories, templates of these (.tpl, .j2), or directories of them (recognised by content); - reads a stream of YAML documents from standard input (helm template ... | kafka-audit lint -); client, ZooKeeper and log4j properties files are skipped with a note."
         ),
     ],
     against: Annotated[
@@ -66,7 +66,7 @@ def lint(
         bool,
         typer.Option(
             "--strict",
-            help="A file in which no topic or broker definition is recognised, or that looks like Kafka configuration and could not be read, is an error (exit 2), not a warning.",
+            help="A file in which no topic or broker definition is recognised, or that looks like Kafka configuration and could not be read, is an error (exit 2). Without --strict it is a warning naming it, and the other files are linted (the exit code follows their findings).",
         ),
     ] = False,
 ):

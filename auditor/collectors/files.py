@@ -442,7 +442,8 @@ def collect_broker_configs(paths) -> CollectResult:
     Every file is classified by its keys (:func:`classify`): broker and combined-mode files
     become broker configs; a KRaft controller-only file becomes a ``kraft_nodes`` row only
     (node.id, process.roles, controller.quorum.voters / controller.quorum.bootstrap.servers;
-    every KRaft broker or combined file gives one too); client, ZooKeeper and logging
+    every KRaft broker or combined file gives one too) and its keys as ``configs`` rows of
+    entity type ``controller`` (never a broker's); client, ZooKeeper and logging
     configurations and unrecognised files are skipped, each with one note (a ``skipped``
     source entry with its ``reason``). When not one given file configures a Kafka server,
     that is a source error: the audit would otherwise be a green audit of nothing."""

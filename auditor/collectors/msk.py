@@ -545,6 +545,8 @@ def _configuration(out: MskCollected, kafka, info: dict, arn: str) -> None:
                     "broker", str(bid), e.key, e.value, "STATIC_BROKER_CONFIG", file=where, line=e.line
                 )
             )
+    if not express:  # a key the configuration leaves unset has MSK's default, not Kafka's
+        _default_configuration(out, ids, skip={e.key for e in entries}, custom=True)
 
 
 def msk_defaults() -> dict:
@@ -553,27 +555,71 @@ def msk_defaults() -> dict:
     )
 
 
-def _default_configuration(out: MskCollected, ids: list[int]) -> None:
-    """MSK's documented default configuration (a cluster created without a custom one)."""
+# A provisioned cluster has two or three client subnets, each in its own Availability Zone, and
+# its broker count is a multiple of the AZ count (AWS MSK developer guide: msk-create-cluster.md,
+# "you can specify either two or three subnets"; msk-update-broker-count.md, "It must also be a
+# multiple of the number of Availability Zones").
+AZ_COUNTS = (2, 3)
+
+
+def possible_az_counts(azs: int | None, brokers: int | None) -> tuple[int, ...]:
+    """The AZ counts an MSK cluster can have: its own when known, else those its broker count
+    is a multiple of (4 brokers: 2 AZs; 9: 3), else both."""
+    if azs:
+        return (azs,)
+    fits = tuple(a for a in AZ_COUNTS if brokers and brokers % a == 0)
+    return fits or AZ_COUNTS
+
+
+def msk_default_values(
+    azs: tuple[int, ...], *, tiered: bool = False, kraft: bool = False
+) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """MSK's default configuration (standard brokers) for a cluster that may have any of the
+    AZ counts ``azs``: (values, undetermined), a key whose default differs between those AZ
+    counts (default.replication.factor, min.insync.replicas) in ``undetermined`` with its
+    possible values, never guessed. Every key MSK's table does not list takes Apache Kafka's
+    default for the cluster's version."""
+    values: dict[str, str] = {}
+    undetermined: dict[str, tuple[str, ...]] = {}
+    for key, spec in msk_defaults()["properties"].items():
+        if kraft and spec.get("zookeeper_only"):
+            continue
+        if isinstance(spec.get("by_az_count"), dict):
+            choices = tuple(dict.fromkeys(str(spec["by_az_count"].get(str(a))) for a in azs))
+            if len(choices) == 1 and choices[0] != "None":
+                values[key] = choices[0]
+            else:
+                undetermined[key] = choices
+            continue
+        value = spec.get("tiered", spec.get("value")) if tiered else spec.get("value")
+        if value is not None:
+            values[key] = str(value)
+    return values, undetermined
+
+
+def _default_configuration(
+    out: MskCollected, ids: list[int], skip: set[str] = frozenset(), custom: bool = False
+) -> None:
+    """MSK's documented default configuration: a cluster created without a custom one runs it,
+    and a custom configuration inherits it for every key it does not set (AWS MSK developer
+    guide, msk-configuration-properties.md: "Properties that you don't set explicitly get the
+    values they have in The Default Amazon MSK Configuration")."""
     table = msk_defaults()
     tiered = (out.manifest.get("storage_mode") or "").upper() == "TIERED"
     azs = out.cluster_fields.get("az_count")
     kraft = out.cluster_fields.get("metadata_mode") == "kraft"
-    values = {}
-    for key, spec in table["properties"].items():
-        if kraft and spec.get("zookeeper_only"):
-            continue
-        value = spec.get("tiered", spec.get("value")) if tiered else spec.get("value")
-        if isinstance(spec.get("by_az_count"), dict):
-            value = spec["by_az_count"].get(str(azs))
-        if value is not None:
-            values[key] = str(value)
+    values, _unknown = msk_default_values(
+        possible_az_counts(azs, len(ids) or None), tiered=tiered, kraft=kraft
+    )
     for bid in ids:
         for key, value in values.items():
+            if key in skip:
+                continue
             out.result.rows("configs").append(
                 config_row("broker", str(bid), key, value, "STATIC_BROKER_CONFIG", file=DEFAULTS_FILE)
             )
-    out.manifest["configuration"] = {"default": True, "source": table["source"]}
+    if not custom:
+        out.manifest["configuration"] = {"default": True, "source": table["source"]}
 
 
 def _operations(out: MskCollected, kafka, arn: str) -> None:

@@ -2,7 +2,9 @@
 
 Alone, the files are a cluster of their own: one broker per broker properties file, the
 topics of the YAML files (one definition of each: see run.py for topics defined in several
-files), no partitions. With ``--against SNAPSHOT_DIR`` the files are applied to
+files), no partitions. A key set to an expression lint could not evaluate (a Terraform
+``${var.x}``, a CloudFormation ``!Sub``) is a row with a null value: it hides Kafka's default,
+so every rule that reads the key sees it unknown (not evaluated), never the default. With ``--against SNAPSHOT_DIR`` the files are applied to
 that cluster's snapshot, as the change would be:
 
 - a proposed server.properties replaces the static configuration of its broker; the
@@ -20,7 +22,7 @@ from dataclasses import replace
 
 from auditor import safe_json
 from auditor.collectors._common import config_row
-from auditor.collectors.files import KAFKA_DEFAULT_LOG_DIR
+from auditor.collectors.files import KAFKA_DEFAULT_LOG_DIR, kraft_node_row
 from auditor.errors import SnapshotError
 from auditor.lint.inputs import LintInputError, LintInputs, TopicDef, definition_variants
 from auditor.lint.model import ClusterFacts
@@ -43,6 +45,13 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
                     "broker", str(b.broker_id), key, value, "STATIC_BROKER_CONFIG", file=b.file, line=line
                 )
             )
+        for key, line in b.unevaluated.items():
+            if key not in b.entries:  # set, to a value lint cannot know: never Kafka's default
+                configs.append(
+                    config_row(
+                        "broker", str(b.broker_id), key, None, "STATIC_BROKER_CONFIG", file=b.file, line=line
+                    )
+                )
         dirs = b.entries.get("log.dirs") or b.entries.get("log.dir")
         log_dirs = [d.strip() for d in dirs[0].split(",") if d.strip()] if dirs else [KAFKA_DEFAULT_LOG_DIR]
         if b.log_dirs is not None:  # from the resource (Strimzi JBOD volumes; MSK: managed, unknown)
@@ -59,6 +68,23 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
                 "version": None,
             }
         )
+    # A KRaft node's quorum settings, as the files collector reads them: every broker or combined
+    # file with process.roles, every controller file (auditor/collectors/files.py)
+    kraft_nodes = [
+        kraft_node_row(b.broker_id, {k: _Entry(v) for k, (v, _line) in b.entries.items()}, b.file)
+        for b in inputs.brokers
+        if "process.roles" in b.entries and b.declared_id
+    ]
+    for c in inputs.controllers:  # a KRaft controller: its quorum settings and its keys, never a broker
+        for key, (value, line) in c.entries.items():
+            configs.append(
+                config_row(
+                    "controller", str(c.broker_id), key, value, "STATIC_BROKER_CONFIG", file=c.file, line=line
+                )
+            )
+        kraft_nodes.append(
+            kraft_node_row(c.broker_id, {k: _Entry(v) for k, (v, _line) in c.entries.items()}, c.file)
+        )
     if topic_defs is None:
         topic_defs = [variants[0][0] for variants in definition_variants(inputs.topics).values()]
     for t in topic_defs:
@@ -73,7 +99,17 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
         )
         for key, (value, line) in t.configs.items():
             configs.append(config_row("topic", t.name, key, value, "TOPIC_CONFIG", file=t.file, line=line))
-    return {"configs": configs, "brokers": brokers, "topics": topics}
+        for key, line in t.unevaluated.items():
+            if key not in t.configs:
+                configs.append(config_row("topic", t.name, key, None, "TOPIC_CONFIG", file=t.file, line=line))
+    return {"configs": configs, "brokers": brokers, "topics": topics, "kraft_nodes": kraft_nodes}
+
+
+class _Entry:
+    """A value as auditor.collectors.files.kraft_node_row reads an entry."""
+
+    def __init__(self, value: str):
+        self.value = value
 
 
 def _read_rows(ref: SnapshotRef, table: str) -> list[dict]:
@@ -134,6 +170,10 @@ def against_tables(ref: SnapshotRef, proposed: dict[str, list[dict]]) -> dict[st
     ]
 
     out["topics"] = [r for r in out["topics"] if r.get("topic") not in new_topics] + proposed["topics"]
+    new_nodes = {r["node_id"] for r in proposed.get("kraft_nodes", [])}
+    out["kraft_nodes"] = [
+        r for r in out.get("kraft_nodes", []) if r.get("node_id") not in new_nodes
+    ] + proposed.get("kraft_nodes", [])
     out["partitions"] = [r for r in out["partitions"] if r.get("topic") not in new_topics]
     return out
 

@@ -51,6 +51,7 @@ from auditor.lint.model import (
     FileRows,
     LintInputError,
     LintInputs,
+    LintUsageError,
     ReadSession,
     Source,
     Suppression,
@@ -141,9 +142,11 @@ def read_topics(path: Path, file: str) -> tuple[list[TopicDef], str, list[str] |
 def _merge(into: FileRows, rows: FileRows) -> None:
     into.topics.extend(rows.topics)
     into.brokers.extend(rows.brokers)
+    into.controllers.extend(rows.controllers)
     into.clusters.extend(rows.clusters)
     into.node_pools.extend(rows.node_pools)
     into.unevaluated.extend(rows.unevaluated)
+    into.refusals.extend(rows.refusals)
     into.notes.extend(rows.notes)
 
 
@@ -259,7 +262,7 @@ def expand(paths) -> list[tuple[Path, bool]]:
         elif path.exists():
             add(path, True)
         else:
-            raise LintInputError(f"{path}: no such file")
+            raise LintUsageError(f"{path}: no such file")
     return sorted(found.values(), key=lambda pe: str(pe[0]))
 
 
@@ -387,20 +390,30 @@ def _read_plain(src: Source) -> FileRows | None:
             return None  # a workflow, a Deployment met in a walk: nothing Kafka, counted
         return rows
     if src.suffix == ".tfvars":
-        from auditor.lint.formats.terraform import Session, is_auto_tfvars, load_tfvars
+        from auditor.lint.formats.terraform import Session, is_auto_tfvars, kafka_named, load_tfvars
 
-        load_tfvars(src.path, src.file, Session())  # bad HCL in it: a one-line error here too
+        values = Session()
+        load_tfvars(src.path, src.file, values)  # bad HCL in it: a one-line error here too
+        named = kafka_named(values.tfvars)
+        also = (
+            f"; its variables named after Kafka keys ({', '.join(f'{n}: {k}' for n, k in named[:3])}"
+            f"{', ...' if len(named) > 3 else ''}) are judged only where a resource lint reads uses them"
+            if named
+            else ""
+        )
         if src.explicit:  # applied before anything was read (read_inputs)
-            return FileRows(skipped=f"{src.file}: Terraform variable values, applied to the Terraform files")
+            return FileRows(
+                skipped=f"{src.file}: Terraform variable values, applied to the Terraform files{also}"
+            )
         if is_auto_tfvars(src.path):
             return FileRows(
                 skipped=f"{src.file}: Terraform variable values that Terraform loads by itself: "
-                "applied to the Terraform files of its directory"
+                f"applied to the Terraform files of its directory{also}"
             )
-        if kafka_markers(_sniff(src)):
+        if kafka_markers(_sniff(src)) or named:
             return FileRows(
                 skipped=f"{src.file}: skipped: Terraform variable values (name it on the command line "
-                "to evaluate the Terraform files with it)"
+                f"to evaluate the Terraform files with it){also}"
             )
         return None
     rows = _not_read(src, f"lint does not read '{src.path.suffix or src.path.name}' files")
@@ -413,6 +426,7 @@ def _read_plain(src: Source) -> FileRows | None:
 
 
 READ_SUFFIXES = PROPERTIES_SUFFIXES + YAML_SUFFIXES + (".tf", ".hcl", ".tfvars")
+_KAFKA_SUFFIXES = PROPERTIES_SUFFIXES + (".tf", ".hcl", ".tfvars")  # formats only Kafka's files are read as
 
 
 STDIN = "-"  # `lint -`: a stream on standard input (helm template ... | kafka-audit lint -)
@@ -455,17 +469,26 @@ def read_inputs(paths, stdin=None) -> LintInputs:
     files = expand(paths)
     if not files and not wants_stdin:
         given = ", ".join(str(p) for p in paths) or "no path given"
-        raise LintInputError(
+        raise LintUsageError(
             f"lint: no files to lint in {given} (give server.properties, topic YAML, Terraform, "
             f"CloudFormation or Helm values files, or directories holding them, or - for standard input)"
         )
-    # What a file may read beside itself (a compose env_file): the directories given, and
-    # those of the files given.
+    # What a file may read beside itself (a compose env_file, Terraform's file()): the
+    # directories given, and those of the files given.
     roots = {Path(p).resolve() if Path(p).is_dir() else Path(p).resolve().parent for p in paths}
-    session = ReadSession(terraform=terraform.Session(), roots=tuple(sorted(roots)))
+    tf_roots = tuple(
+        sorted({str(Path(p).absolute() if Path(p).is_dir() else Path(p).absolute().parent) for p in paths})
+    )
+    session = ReadSession(terraform=terraform.Session(roots=tf_roots), roots=tuple(sorted(roots)))
+    session.terraform.called = terraform.local_modules(path for path, _explicit in files)
     for path, explicit in files:  # variable values first: every Terraform file is read with them
         if explicit and path.suffix.lower() == ".tfvars":
-            terraform.load_tfvars(path, str(path), session.terraform)
+            try:
+                terraform.load_tfvars(path, str(path), session.terraform)
+            except LintUsageError:
+                raise
+            except LintInputError as e:  # named to evaluate the others with: cannot be passed over
+                raise LintUsageError(str(e)) from None
     sources = [Source(path, str(path), explicit, session) for path, explicit in files]
     if wants_stdin:
         text = read_stdin(stdin)
@@ -475,7 +498,20 @@ def read_inputs(paths, stdin=None) -> LintInputs:
     by_id: dict[tuple, str] = {}
     for src in sources:
         file, explicit = src.file, src.explicit
-        rows = read_file(src)
+        try:
+            rows = read_file(src)
+        except LintUsageError:
+            raise
+        except LintInputError as e:
+            # One file that cannot be read never stops the others: a warning naming it when it
+            # looks like Kafka configuration (--strict: exit 2), else a note.
+            why = str(e)
+            if explicit or src.suffix in _KAFKA_SUFFIXES or kafka_markers(_sniff(src)):
+                inputs.unreadable.append(why)
+            else:
+                inputs.skipped.append(file)
+                inputs.notes.append(f"{file}: passed over: it cannot be read and holds nothing Kafka ({why})")
+            continue
         if rows is None or (rows.nothing_kafka and not explicit):
             inputs.other_files += 1
             continue
@@ -483,22 +519,27 @@ def read_inputs(paths, stdin=None) -> LintInputs:
             inputs.unrecognised.append(rows.unrecognised)
             continue
         inputs.unevaluated.extend(rows.unevaluated)
+        inputs.refusals.extend(rows.refusals)
+        inputs.notes.extend(rows.notes)
         if rows.skipped is not None:
             inputs.skipped.append(file)
             inputs.notes.append(rows.skipped)
             continue
         inputs.files.append(file)
-        inputs.notes.extend(rows.notes)
         inputs.topics.extend(rows.topics)
-        inputs.suppressions.extend(rows.suppressions)
+        known = {(x.file, x.line) for x in inputs.suppressions}  # a module's file read by two callers
+        inputs.suppressions.extend(x for x in rows.suppressions if (x.file, x.line) not in known)
         inputs.clusters.extend(rows.clusters)
         inputs.node_pools.extend(rows.node_pools)
+        # A controller is linted as one; its node id is not checked against the brokers': Kafka's
+        # own config/kraft/ holds a combined node.id=1 and a controller node.id=1, alternatives.
+        inputs.controllers.extend(rows.controllers)
         for broker in rows.brokers:
             if broker.declared_id:
                 scope = (broker.cluster.file, broker.cluster.address) if broker.cluster is not None else ()
                 if (*scope, broker.broker_id) in by_id:
                     key = "broker.id" if "broker.id" in broker.entries else "node.id"
-                    raise LintInputError(
+                    raise LintUsageError(
                         f"{broker.file}:{broker.entries[key][1]}: broker id {broker.broker_id} "
                         f"is also declared by {by_id[(*scope, broker.broker_id)]}"
                     )

@@ -18,7 +18,15 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # partitions, replication factor: in
 
 
 class LintInputError(UsageError):
-    """A lint input that cannot be read: one line naming the file and line (exit 2)."""
+    """A lint input that cannot be read: one line naming the file and line. One file that
+    cannot be read is a warning and the run goes on (``--strict``: exit 2); the errors of the
+    run itself (:class:`LintUsageError`) always stop it."""
+
+
+class LintUsageError(LintInputError):
+    """An error in how lint is used rather than in one file's content: a suppression without
+    a reason or naming no rule, two files declaring one broker id, a .tfvars named on the
+    command line that cannot be applied. Always exit 2."""
 
 
 @dataclass
@@ -50,6 +58,9 @@ class BrokerFile:
     log_dirs: tuple[str, ...] | None = (
         None  # when the resource says instead of log.dirs (JBOD volumes; MSK: ())
     )
+    # Keys set to an expression lint could not evaluate (key -> its line): their value is
+    # unknown, never Kafka's default (a null value in the tables: change_tables.py).
+    unevaluated: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -86,6 +97,7 @@ class TopicDef:
     # The cluster resource it names (Strimzi's strimzi.io/cluster label, CFK's kafkaClusterRef):
     # linted with that cluster when the files hold it (not part of what the topic asks for).
     cluster_ref: str | None = None
+    unevaluated: dict[str, int] = field(default_factory=dict)  # keys whose value lint could not evaluate
 
     @property
     def where(self) -> str:
@@ -97,7 +109,23 @@ class TopicDef:
             self.partitions,
             self.replication_factor,
             tuple(sorted((k, v) for k, (v, _line) in self.configs.items())),
+            tuple(sorted(self.unevaluated)),
         )
+
+
+@dataclass
+class Refusal:
+    """A value the managed platform refuses (CFG009, reported by auditor/lint/run.py): the
+    apply of the resource fails. ``resource`` names what it is about (a topic, a key, a
+    resource address); ``what`` is the setting as written, ``why`` the platform's limit."""
+
+    file: str
+    line: int
+    anchors: tuple[int, ...]
+    resource: str
+    what: str
+    why: str
+    source: str  # the platform's documentation of the limit
 
 
 @dataclass
@@ -170,8 +198,11 @@ class FileRows:
     suppressions: list[Suppression] = field(default_factory=list)
     clusters: list[ClusterFacts] = field(default_factory=list)
     node_pools: list[NodePool] = field(default_factory=list)
+    # KRaft controller-only nodes (kind CONTROLLER): linted as controllers, never as brokers
+    controllers: list[BrokerFile] = field(default_factory=list)
     # 'FILE:LINE: what was not evaluated, and so not linted'
     unevaluated: list[str] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)  # values the platform refuses (CFG009)
     notes: list[str] = field(default_factory=list)  # what the reader assumed, one line each (a note)
     skipped: str | None = None
     unrecognised: str | None = None
@@ -182,13 +213,18 @@ class FileRows:
 class LintInputs:
     files: list[str] = field(default_factory=list)  # the files linted (a broker or topic definitions)
     brokers: list[BrokerFile] = field(default_factory=list)
+    controllers: list[BrokerFile] = field(default_factory=list)  # KRaft controller-only nodes
     topics: list[TopicDef] = field(default_factory=list)
     suppressions: list[Suppression] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # files read and passed over (a client config ...)
     notes: list[str] = field(default_factory=list)  # one line each: why a file was skipped
     # 'FILE: no topic or broker definition recognised ...': a warning, an error under --strict
     unrecognised: list[str] = field(default_factory=list)
+    # 'FILE:LINE: what': a file that looks like Kafka configuration and could not be read (a warning:
+    # the run goes on; --strict: this one line is the error)
+    unreadable: list[str] = field(default_factory=list)
     unevaluated: list[str] = field(default_factory=list)  # expressions left as written: warnings
+    refusals: list[Refusal] = field(default_factory=list)
     clusters: list[ClusterFacts] = field(default_factory=list)
     node_pools: list[NodePool] = field(default_factory=list)
     other_files: int = 0  # files met in a directory walk with nothing Kafka in them

@@ -61,6 +61,7 @@ from auditor.snapshot.schema import TABLES
 # "lint-against": with --against, the cluster's broker count and the change itself), and so is
 # the setting a broker finding points at (lint_key): auditor/declarations.py.
 SUPPRESSION_RULE = "CFG900"
+PLATFORM_RULE = "CFG009"  # a value the managed platform refuses: read by the formats (Refusal)
 
 
 class Locator:
@@ -74,7 +75,8 @@ class Locator:
         self.keys = keys  # rule code -> the setting its broker findings point at
         self.topics = world
         self.brokers = {str(b.broker_id): b for b in inputs.brokers}
-        self.by_file = sorted(inputs.brokers, key=lambda b: (b.file, b.broker_id))
+        self.controllers = {str(c.broker_id): c for c in inputs.controllers}
+        self.by_file = sorted(inputs.brokers + inputs.controllers, key=lambda b: (b.file, b.broker_id))
 
     def group_of(self, f: Finding) -> str | None:
         """The configuration resource a broker finding is about, when several brokers share it."""
@@ -110,8 +112,16 @@ class Locator:
             bid = name.split(":", 1)[0]
             if bid in self.brokers:
                 return self._broker_key(self.brokers[bid], "log.dirs")
+        if rt == "cluster" and self.keys.get(f.rule):  # a cluster finding about a setting (CTL006)
+            key = self.keys[f.rule]
+            for b in self.by_file:
+                if key in b.entries:
+                    line = b.entries[key][1]
+                    return [(b.file, line, (line,))]
         if rt == "config":
             entity, sep, key = name.partition(": ")
+            if sep and entity.startswith("controller ") and entity[11:] in self.controllers:
+                return self._broker_key(self.controllers[entity[11:]], key)
             if sep and entity.startswith("topic ") and entity[6:] in self.topics:
                 out = []
                 for t in self.topics[entity[6:]]:
@@ -245,15 +255,42 @@ def _partitions(inputs: LintInputs, against: SnapshotRef | None, manifest):
         own = named or [k for k in keys if k != plain and t.file in files_of[k]]
         topics.setdefault(own[0] if len(own) == 1 else plain, []).append(t)
     out = []
-    for n, key in enumerate([*keys, *([plain] if plain not in keys and topics.get(plain) else [])]):
+    extra = [plain] if plain not in keys and (topics.get(plain) or inputs.controllers) else []
+    for n, key in enumerate([*keys, *extra]):
         brokers = groups.get(key, [])
         facts = [b.cluster for b in brokers[:1] if b.cluster is not None]
         part = LintInputs(
-            files=inputs.files, brokers=brokers, topics=topics.get(key, []), suppressions=inputs.suppressions
+            files=inputs.files,
+            brokers=brokers,
+            topics=topics.get(key, []),
+            suppressions=inputs.suppressions,
+            controllers=inputs.controllers if key == plain else [],  # with the properties files
         )
         # the same cluster name (fingerprints and baselines as for one cluster), an id of its own
         out.append((part, lint_manifest(None, facts, cluster_id=f"{LINT_CLUSTER}#{n}")))
     return out
+
+
+def _refusal_findings(inputs: LintInputs, rule, cfg: AuditConfig, manifest):
+    """CFG009: each value a managed platform refuses (a Refusal the formats read), at its line,
+    with the key and anchors suppressions match on."""
+    severity = cfg.severity_of(rule)
+    for r in inputs.refusals:
+        name = f"{r.resource}: {r.what.split(' =')[0]}"
+        f = Finding(
+            rule=rule.code,
+            name=rule.name,
+            severity=severity,
+            cluster=manifest.cluster_name,
+            cluster_id=manifest.cluster_id,
+            resource_type="config",
+            resource_name=name,
+            message=f"{r.what}: {r.why}",
+            evidence={"setting": r.what, "source": r.source},
+            fingerprint=fingerprint(rule.code, manifest.cluster_name, "config", name),
+            location={"file": r.file, "line": r.line},
+        )
+        yield (f.fingerprint, r.file, r.line), f, r.anchors
 
 
 def run_lint(
@@ -273,9 +310,10 @@ def run_lint(
     cfg = config or AuditConfig()
     rules = load_rules()
     inputs = read_inputs(paths, stdin=stdin)
-    if strict and inputs.unrecognised:
-        more = f" (and {len(inputs.unrecognised) - 1} more file(s))" if len(inputs.unrecognised) > 1 else ""
-        raise LintInputError(f"{inputs.unrecognised[0]}{more}")
+    refused = inputs.unreadable + inputs.unrecognised  # --strict: the first is the error
+    if strict and refused:
+        more = f" (and {len(refused) - 1} more file(s))" if len(refused) > 1 else ""
+        raise LintInputError(f"{refused[0]}{more}")
     _check_suppression_codes(inputs, set(rules))
     conflicts, duplicate_notes = definition_messages(definition_variants(inputs.topics))
 
@@ -308,8 +346,10 @@ def run_lint(
     # all named as lint names its cluster); one run more per extra definition of a topic.
     parts = _partitions(inputs, ref_against, manifest)
     worlds = [_worlds(definition_variants(part.topics)) for part, _m in parts]
+    # no file could be linted: nothing to run the rules on (the run is incomplete, below)
+    runs = max(len(w) for w in worlds) if inputs.files else 0
     with tempfile.TemporaryDirectory(prefix="kafka-audit-lint-") as workdir:
-        for k in range(max(len(w) for w in worlds)):
+        for k in range(runs):
             loaded, locators = [], {}
             for (part, part_manifest), part_worlds in zip(parts, worlds, strict=True):
                 world = part_worlds[k] if k < len(part_worlds) else part_worlds[0]
@@ -358,6 +398,11 @@ def run_lint(
                         )
                         anchors[key] = (file, lines)
 
+    if any(r.code == PLATFORM_RULE for r in selected):
+        for key, f, lines in _refusal_findings(inputs, rules[PLATFORM_RULE], cfg, manifest):
+            findings.setdefault(key, f)
+            anchors.setdefault(key, (f.location["file"], lines))
+
     index = SuppressionIndex(inputs.suppressions)
     kept, suppressed = defaults.findings(index)
     for key, f in findings.items():
@@ -399,7 +444,10 @@ def run_lint(
 
     # Warnings first (files lint could not read as anything, topics defined differently), then
     # the notes: files passed over, identical duplicates, what was suppressed or left out.
-    notes = [f"{WARNING_PREFIX}{w}" for w in inputs.unrecognised + inputs.unevaluated + conflicts]
+    unreadable = [f"{w} (not linted)" for w in inputs.unreadable]
+    notes = [
+        f"{WARNING_PREFIX}{w}" for w in unreadable + inputs.unrecognised + inputs.unevaluated + conflicts
+    ]
     if outcome is not None and outcome.foreign:  # loud: every finding would fail otherwise, unexplained
         notes.append(f"{WARNING_PREFIX}{outcome.foreign}")
     notes += inputs.notes + duplicate_notes
@@ -420,7 +468,7 @@ def run_lint(
     # A snapshot whose collection failed somewhere cannot vouch for a clean lint (exit 3).
     incomplete = incomplete_sources([ref_against]) if ref_against is not None else []
     if not inputs.files:  # files were given and none could be linted: never a green run (exit 3)
-        looked = len(inputs.unrecognised) + len(inputs.skipped) + inputs.other_files
+        looked = len(inputs.unreadable) + len(inputs.unrecognised) + len(inputs.skipped) + inputs.other_files
         incomplete.append(
             {
                 "cluster": manifest.cluster_name,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from auditor.lint.model import LintInputError, Suppression
+from auditor.lint.model import LintUsageError, Suppression
 
 # The codes list is bounded: unbounded, a line of many "ignore[" without "]" was scanned to its
 # end from each of them (quadratic).
@@ -37,16 +37,16 @@ def find_suppressions(
             continue  # part of a properties value, not a comment
         codes = tuple(c.strip().upper() for c in m.group(1).split(",") if c.strip())
         if not codes:
-            raise LintInputError(f'{file}:{number}: suppression names no rule: use ignore[CODE] reason="..."')
+            raise LintUsageError(f'{file}:{number}: suppression names no rule: use ignore[CODE] reason="..."')
         for code in codes:
             if not _CODE.match(code):
-                raise LintInputError(
+                raise LintUsageError(
                     f"{file}:{number}: suppression names '{code}', not a rule code like REP002"
                 )
         r = _REASON.search(m.group(2))
         reason = (r.group(1) if r.group(1) is not None else r.group(2)).strip() if r else ""
         if not reason:
-            raise LintInputError(
+            raise LintUsageError(
                 f"{file}:{number}: suppression of {', '.join(codes)} needs a reason: "
                 f'# kafka-audit: ignore[{codes[0]}] reason="why this is acceptable"'
             )

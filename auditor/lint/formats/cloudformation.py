@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 
 from auditor.collectors.files import BROKER, parse_properties
-from auditor.lint.formats._msk import msk_default_brokers
+from auditor.lint.formats._msk import inherit_defaults, msk_default_brokers
+from auditor.lint.key_rules import rules_reading
 from auditor.lint.model import BrokerFile, ClusterFacts, FileRows, LintInputError, Source
 from auditor.lint.suppressions import find_suppressions
 from auditor.lint.yaml_fields import YamlFile, line, mapping, read_yaml_documents
@@ -127,12 +128,24 @@ def read(src: Source) -> FileRows:
         elif rtype == "AWS::MSK::Cluster":
             kafka_seen = True
             rows.clusters.append(_cluster(tpl, rows, logical, props, line(node)))
+    used = set()
     for facts in rows.clusters:
         ref = facts.configuration
         if ref is None:
-            rows.brokers.append(msk_default_brokers(facts))
+            broker, warnings = msk_default_brokers(facts)
+            rows.brokers.append(broker)
+            rows.unevaluated.extend(warnings)
         elif ref in configurations:
             configurations[ref].cluster = facts
+            used.add(ref)
+            rows.unevaluated.extend(inherit_defaults(configurations[ref], facts))
+    for logical, broker in configurations.items():
+        if logical not in used:  # no cluster of the template uses it: MSK's smallest cluster
+            rows.unevaluated.extend(inherit_defaults(broker, None))
+            rows.notes.append(
+                f"{broker.file}:{broker.line}: {broker.group} is used by no AWS::MSK::Cluster of this "
+                "template: judged as MSK's smallest cluster (two brokers in two Availability Zones)"
+            )
     if not kafka_seen:
         rows.skipped = f"{src.file}: skipped: a CloudFormation template without an MSK resource"
         rows.nothing_kafka = True
@@ -154,6 +167,7 @@ def _configuration(tpl: _Template, rows: FileRows, logical: str, props: dict, at
         return None
     address = f"{logical} (AWS::MSK::Configuration)"
     entries: dict[str, tuple[str, int]] = {}
+    unevaluated: dict[str, int] = {}
     if isinstance(node, yaml.ScalarNode) and node.tag in ("!Sub", "tag:yaml.org,2002:str"):
         body = node.value
         first = line(node) + (1 if node.style in ("|", ">") else 0)
@@ -167,8 +181,9 @@ def _configuration(tpl: _Template, rows: FileRows, logical: str, props: dict, at
             if "${" in e.value and node.tag == "!Sub":
                 rows.unevaluated.append(
                     f"{ctx.file}:{where}: {address} {e.key} = {e.value} is not evaluated (!Sub): "
-                    "the rules on this key not applied to it"
+                    f"{rules_reading(e.key)} not applied to it"
                 )
+                unevaluated[e.key] = where
                 continue
             entries[e.key] = (e.value, where)
     else:
@@ -181,7 +196,9 @@ def _configuration(tpl: _Template, rows: FileRows, logical: str, props: dict, at
         if problems:
             raise LintInputError(f"{ctx.file}:{line(node)}: {address}: {problems[0].message}")
         entries = {e.key: (e.value, line(node)) for e in parsed}
-    return BrokerFile(ctx.file, -1, entries, False, BROKER, group=address, line=at, log_dirs=())
+    return BrokerFile(
+        ctx.file, -1, entries, False, BROKER, group=address, line=at, log_dirs=(), unevaluated=unevaluated
+    )
 
 
 def _cluster(tpl: _Template, rows: FileRows, logical: str, props: dict, at: int) -> ClusterFacts:

@@ -2,10 +2,12 @@
 
 Told apart by their keys, not their names (:func:`auditor.collectors.files.classify`): a
 broker (ZooKeeper mode or KRaft ``process.roles=broker``) or a combined KRaft node
-(``broker,controller``) is linted as a broker; a KRaft controller-only node, a client
-(producer, consumer, Connect, MirrorMaker), ZooKeeper or log4j configuration is skipped with
-one note line (``FILE: skipped: ...``), so a stock Kafka ``config/`` directory is one
-broker, not fifteen. A file with nothing recognised (a JSON ``trogdor.conf``, a connector
+(``broker,controller``) is linted as a broker; a KRaft controller-only node
+(``process.roles=controller``) is linted as a controller (its quorum voters, the keys and
+values Kafka validates for the controller role, its keys' types: CTL006, CTL012, CFG001,
+CFG002), never as a broker; a client (producer, consumer, Connect, MirrorMaker), ZooKeeper or
+log4j configuration is skipped with one note line (``FILE: skipped: ...``), so a stock Kafka
+``config/`` directory is one broker and one controller, not fifteen. A file with nothing recognised (a JSON ``trogdor.conf``, a connector
 definition) is skipped with a note when a directory brought it in, and is a warning
 (``--strict``: an error) when it was named. A ``.conf``/``.cfg`` file from a directory that
 is not properties text is skipped too.
@@ -17,6 +19,7 @@ from auditor import safe_io, safe_json
 from auditor.collectors._common import is_sensitive_key
 from auditor.collectors.files import (
     BROKER_KINDS,
+    CONTROLLER,
     OTHER,
     PropertiesError,
     classify,
@@ -94,6 +97,12 @@ def read(src: Source) -> FileRows:
     if src.template is not None:
         parsed = _literal(parsed, src.template, file)
     entries = {e.key: (e.value, e.line) for e in parsed}
+    if kind == CONTROLLER:  # a KRaft controller: linted as one, never as a broker
+        bid = broker_id(entries, file)
+        return FileRows(
+            controllers=[BrokerFile(file, bid if bid is not None else -1, entries, bid is not None, kind)],
+            suppressions=find_suppressions(text, file, yaml_file=False),
+        )
     if kind not in BROKER_KINDS:
         if kind == OTHER and explicit:
             return FileRows(unrecognised=f"{file}: {UNRECOGNISED}")

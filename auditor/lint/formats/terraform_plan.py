@@ -3,9 +3,8 @@ modules already resolved by Terraform.
 
 Recognised by content (``format_version`` with ``resource_changes`` or ``planned_values``).
 Each resource change that creates or updates (``change.after``; deletions are passed over) a
-``kafka_topic``, ``confluent_kafka_topic``, ``aws_msk_topic``, ``aws_msk_configuration`` or
-``aws_msk_cluster`` is read with the attributes the Terraform reader reads
-(auditor/lint/formats/terraform.py). A finding is located at the line of the resource's
+resource of the kinds table (auditor/lint/formats/_tf_kinds.py: the same readers as for HCL)
+is read through :class:`PlanBody`. A finding is located at the line of the resource's
 ``"address"`` in the plan file, and names the address. A value known only after apply
 (``after_unknown``) is reported as not evaluated. One ``aws_msk_configuration`` and one
 ``aws_msk_cluster`` in a plan are linked (the cluster's ARN reference is unknown until apply).
@@ -17,29 +16,16 @@ import json
 import re
 
 from auditor import safe_json
-from auditor.collectors.files import BROKER, parse_properties
-from auditor.lint.formats._msk import msk_default_brokers
-from auditor.lint.model import (
-    INT32_MAX,
-    INT32_MIN,
-    BrokerFile,
-    ClusterFacts,
-    FileRows,
-    LintInputError,
-    Source,
-    TopicDef,
-)
+from auditor.collectors.files import parse_properties
+from auditor.lint.formats._tf_kinds import KINDS, Out, finish
+from auditor.lint.key_rules import rules_reading
+from auditor.lint.model import INT32_MAX, INT32_MIN, FileRows, LintInputError, Source
 
 NAME = "terraform plan"
 UNIT = "file"
 SUFFIXES = (".json",)
 MAX_BYTES = 256 * 1024 * 1024
 _MARK = re.compile(r'"format_version"\s*:')
-_TOPICS = {
-    "kafka_topic": ("name", "partitions", "replication_factor", "config"),
-    "confluent_kafka_topic": ("topic_name", "partitions_count", None, "config"),
-    "aws_msk_topic": ("name", "partition_count", "replication_factor", "configs"),
-}
 
 
 def recognise(src: Source) -> bool:
@@ -74,6 +60,107 @@ def _changes(plan: dict) -> list[tuple[str, str, dict, dict]]:
     return out
 
 
+def _first(v):
+    """A nested block in a plan is a list of objects: its first, or None."""
+    if isinstance(v, list):
+        v = v[0] if v else None
+    return v if isinstance(v, dict) else None
+
+
+class PlanBody:
+    """One resource of a plan (or a nested block of it) for the kinds table (_tf_kinds.Body):
+    values from ``change.after``, every one at the line of the resource's address."""
+
+    def __init__(self, file: str, address: str, line: int, after: dict, unknown, out: Out):
+        self.file, self.address, self.line, self.after, self.out = file, address, line, after, out
+        self.unknown = unknown if isinstance(unknown, dict) else {}
+
+    def has(self, attr: str) -> bool:
+        return self.after.get(attr) is not None or self.unknown.get(attr) is True
+
+    def attr_line(self, attr: str) -> int:
+        return self.line
+
+    def value(self, attr: str, needed: str):
+        if self.unknown.get(attr) is True:
+            consequence = f"{needed} not applied to it" if needed else "the resource is not linted"
+            self.out.warn(self.line, f"{self.address} {attr} is known only after apply: {consequence}")
+            return None
+        return self.after.get(attr)
+
+    def integer(self, attr: str, needed: str) -> int | None:
+        v = self.value(attr, needed)
+        if v is None:
+            return None
+        try:
+            number = int(str(v)) if not isinstance(v, bool | list | dict) else None
+        except ValueError:
+            number = None
+        if number is None:
+            raise LintInputError(f"{self.file}:{self.line}: {self.address}: {v!r} is not an integer"[:300])
+        if not INT32_MIN <= number <= INT32_MAX:
+            raise LintInputError(f"{self.file}:{self.line}: {self.address}: {number} is out of range")
+        return number
+
+    def text(self, attr: str, needed: str) -> str | None:
+        v = self.value(attr, needed)
+        return None if v is None else _text(v)
+
+    def block(self, name: str) -> PlanBody | None:
+        after = _first(self.after.get(name))
+        if after is None:
+            return None
+        return PlanBody(
+            self.file, self.address, self.line, after, _first(self.unknown.get(name)) or {}, self.out
+        )
+
+    def reference(self, block: str, attr: str) -> str | None:
+        b = _first(self.after.get(block))
+        present = b is not None or self.unknown.get(block) is not None
+        return "linked" if present else None
+
+    def entries(self, attr: str, scope: str, underscore: bool = False):
+        out: dict[str, tuple[str, int]] = {}
+        unevaluated: dict[str, int] = {}
+        if attr == "":
+            values, unknown = self.after, self.unknown
+        else:
+            values = self.value(attr, f"the rules on its {scope} configuration")
+            unknown = self.unknown.get(attr) if isinstance(self.unknown.get(attr), dict) else {}
+            if isinstance(values, str):  # aws_msk_topic: jsonencode({...})
+                try:
+                    values = json.loads(values)
+                except ValueError:
+                    values = None
+        for key, value in (values or {}).items() if isinstance(values, dict) else ():
+            name = str(key).replace("_", ".") if underscore else str(key)
+            if isinstance(value, list | dict):
+                continue  # a nested block (Aiven's kafka_user_config siblings), not a setting
+            if unknown.get(key) is True:
+                self.out.warn(
+                    self.line,
+                    f"{self.address} {attr or 'config'} {name} is known only after apply: "
+                    f"{rules_reading(name, scope)} not applied to it",
+                )
+                unevaluated[name] = self.line
+            elif value is not None:
+                out[name] = (_text(value), self.line)
+        for key, flag in unknown.items():  # unknown keys with no value yet
+            name = str(key).replace("_", ".") if underscore else str(key)
+            if flag is True and name not in unevaluated and key not in (values or {}):
+                unevaluated[name] = self.line
+        return out, unevaluated
+
+    def properties(self, attr: str):
+        props = self.value(attr, "the broker rules")
+        if props is None:
+            return None
+        entries, problems = parse_properties(str(props))
+        if problems:
+            raise LintInputError(f"{self.file}:{self.line}: {self.address} {attr}: {problems[0].message}")
+        return {e.key: (e.value, self.line) for e in entries}, {}
+
+
 def read(src: Source) -> FileRows:
     from auditor import safe_io
 
@@ -92,90 +179,18 @@ def read(src: Source) -> FileRows:
     if not isinstance(plan, dict):
         raise LintInputError(f"{src.file}:1: a Terraform plan is a JSON object")
     rows = FileRows()
+    out = Out(src.file, rows, kind="terraform-plan")
     lines = _address_lines(text)
-    configurations, clusters = [], []
     kafka_seen = False
     for address, rtype, after, unknown in _changes(plan):
-        at = lines.get(address, 1)
-
-        def known(attr, needed, address=address, after=after, unknown=unknown, at=at):
-            if attr is None:
-                return None
-            if unknown.get(attr) is True:
-                rows.unevaluated.append(
-                    f"{src.file}:{at}: {address} {attr} is known only after apply: {needed} not applied to it"
-                )
-                return None
-            return after.get(attr)
-
-        if rtype in _TOPICS:
-            kafka_seen = True
-            name_attr, part_attr, rf_attr, cfg_attr = _TOPICS[rtype]
-            name = known(name_attr, "every topic rule")
-            if name is None:
-                continue
-            configs = known(cfg_attr, "the topic configuration rules")
-            if isinstance(configs, str):  # aws_msk_topic: jsonencode({...})
-                try:
-                    configs = json.loads(configs)
-                except ValueError:
-                    configs = None
-            rows.topics.append(
-                TopicDef(
-                    name=str(name),
-                    file=src.file,
-                    line=at,
-                    anchors=(at,),
-                    partitions=_int(known(part_attr, "the partition rules"), src.file, at, address),
-                    replication_factor=_int(known(rf_attr, "REP001-REP004"), src.file, at, address),
-                    configs={str(k): (_text(v), at) for k, v in (configs or {}).items() if v is not None},
-                    kind="terraform-plan",
-                )
-            )
-        elif rtype == "aws_msk_configuration":
-            kafka_seen = True
-            props = known("server_properties", "the broker rules")
-            if props is None:
-                continue
-            entries, problems = parse_properties(str(props))
-            if problems:
-                raise LintInputError(f"{src.file}:{at}: {address} server_properties: {problems[0].message}")
-            broker = BrokerFile(
-                src.file,
-                -1,
-                {e.key: (e.value, at) for e in entries},
-                False,
-                BROKER,
-                group=address,
-                line=at,
-                log_dirs=(),
-            )
-            configurations.append(broker)
-            rows.brokers.append(broker)
-        elif rtype == "aws_msk_cluster":
-            kafka_seen = True
-            facts = ClusterFacts(address=address, file=src.file, line=at)
-            facts.brokers = _int(
-                known("number_of_broker_nodes", "the broker-count rules (CFG004)"), src.file, at, address
-            )
-            facts.kafka_version = _opt(known("kafka_version", "the version-aware rules"))
-            facts.storage_mode = _opt(known("storage_mode", "the storage rules"))
-            group = after.get("broker_node_group_info") or [{}]
-            group = group[0] if isinstance(group, list) and group else {}
-            facts.instance_type = _opt(group.get("instance_type"))
-            subnets = group.get("client_subnets")
-            facts.azs = len(subnets) if isinstance(subnets, list) else None
-            info = after.get("configuration_info") or []
-            facts.configuration = "linked" if info or (unknown.get("configuration_info")) else None
-            clusters.append(facts)
-            rows.clusters.append(facts)
-    for facts in clusters:
-        if facts.configuration is None:
-            rows.brokers.append(msk_default_brokers(facts))
-    if len(configurations) == 1 and len(clusters) == 1 and clusters[0].configuration:
-        configurations[0].cluster = clusters[0]
+        kind = KINDS.get(rtype)
+        if kind is None:
+            continue
+        kafka_seen = True
+        kind.read(PlanBody(src.file, address, lines.get(address, 1), after, unknown, out), out)
+    finish(out, plan=True)
     if not kafka_seen:
-        rows.skipped = f"{src.file}: skipped: a Terraform plan without a Kafka or MSK resource"
+        rows.skipped = f"{src.file}: skipped: a Terraform plan without a Kafka resource lint reads"
         rows.nothing_kafka = True
     return rows
 
@@ -193,20 +208,6 @@ def _address_lines(text: str) -> dict[str, int]:
 def _text(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
     return str(v)
-
-
-def _opt(v) -> str | None:
-    return None if v is None else str(v)
-
-
-def _int(v, file: str, at: int, address: str) -> int | None:
-    if v is None:
-        return None
-    try:
-        number = int(str(v))
-    except ValueError:
-        raise LintInputError(f"{file}:{at}: {address}: {v!r} is not an integer") from None
-    if not INT32_MIN <= number <= INT32_MAX:
-        raise LintInputError(f"{file}:{at}: {address}: {number} is out of range")
-    return number
