@@ -67,7 +67,9 @@ def spark_engine():
         _SHARED_SPARK["engine"] = SparkEngine(
             master="local[2]",
             # Spark's SQL settings as a user gets them: the engine sizes them to the data.
-            conf={"spark.ui.enabled": "false", "spark.driver.memory": "1g"},
+            # 2g: every rule case of the catalogue is one run here (~700 clusters, 100+ rules),
+            # and 1g ran out of heap once the catalogue grew past 100 rules (issue 43).
+            conf={"spark.ui.enabled": "false", "spark.driver.memory": "2g"},
         )
     return _SHARED_SPARK["engine"]
 
