@@ -1,5 +1,6 @@
 """CLI: client software seen by the brokers (KIP-511)."""
 
+from auditor import kafka_upgrades as upgrades
 from auditor.declarations import Category, Param, rule
 from checks._api import F, emit, ev, join, text
 from checks.transforms import int_list, rdkafka_version_key, version_key, version_number
@@ -396,24 +397,31 @@ def _label_value(name: str, value_pattern: str = '[^"]*'):
     return F.regexp_extract(F.col("labels"), f'"{name}" *: *"({value_pattern})"', 1)
 
 
-def _versioned_requests(tables):
+def target_release(line: str) -> str:
+    """The release of a 4.x line whose accepted versions CLI004 compares with: its newest
+    (the table's ``lines``: 4.0.2, 4.1.2 ... and the unreleased 4.4 branch)."""
+    return [v for v in kafka4_api_versions()["lines"] if v.startswith(line + ".")][-1]
+
+
+def _versioned_requests(tables, release: str | None = None):
     """The brokers' request meters by API version with a non-zero value: cluster_id,
     broker_id, name, value, request (the meter's tag), version, the client software that
     sent it (client, client_version: tagged on the KIP-896 DeprecatedRequestsPerSec meter
-    only), and for the APIs Kafka 4.0 removed versions of, ``api`` and ``min_version`` (the
-    lowest version 4.0 accepts; null for the other APIs)."""
-    removed = [
-        a for a in kafka4_api_versions()["apis"] if a["removed_versions"] and a["min_version"] is not None
-    ]
+    only), and for the APIs whose lowest accepted version is above 0, ``api`` and
+    ``min_version`` (that version; null for the other APIs): Kafka 4.0.0's (KIP-896), or with
+    ``release`` ("4.1.2"), that release's (the table's by_release)."""
+
+    def low(a):
+        return a["min_version"] if release is None else (a.get("by_release") or {}).get(release)
+
+    removed = [a for a in kafka4_api_versions()["apis"] if low(a)]
     request = _label_value("request")
     api = min_version = None
-    for a in removed:  # request tag -> the API and the lowest version 4.0 accepts
+    for a in removed:  # request tag -> the API and the lowest version the release accepts
         hit = request.isin(*a["request_tags"])
         api = F.when(hit, F.lit(a["request"])) if api is None else api.when(hit, F.lit(a["request"]))
         min_version = (
-            F.when(hit, F.lit(a["min_version"]))
-            if min_version is None
-            else min_version.when(hit, F.lit(a["min_version"]))
+            F.when(hit, F.lit(low(a))) if min_version is None else min_version.when(hit, F.lit(low(a)))
         )
     version_text = _label_value("version", "[0-9]{1,4}")
     version = F.when(F.length(version_text) > 0, version_text).cast("int")
@@ -454,10 +462,18 @@ def _requests_per_client(tables):
     "error",
     scope="maintenance",
     needs=("metrics",),
+    params=(
+        Param(
+            "target_version",
+            upgrades.LATEST,
+            "the Kafka release line the upgrade goes to: 4.0 to 4.4, or latest (the newest released line); "
+            "kafka-audit preflight sets it from --target-version",
+        ),
+    ),
     runs_in=("upgrade",),
 )
 def removed_protocol_versions_in_use(tables, params):
-    """(Upgrade preflight, `kafka-audit preflight --target-version 4.0`) Requests the brokers received at protocol API versions Kafka 4.0 no longer accepts.
+    """(Upgrade preflight, `kafka-audit preflight --target-version 4.N`) Requests the brokers received at protocol API versions the target release no longer accepts.
 
     Why: Kafka 4.0 rejects the protocol API versions KIP-896 removed (Produce v0-v2, Fetch
     v0-v3, ListOffsets v0, OffsetCommit v0-v1, JoinGroup v0-v1 ...): a client that still
@@ -468,15 +484,18 @@ def removed_protocol_versions_in_use(tables, params):
     version (`kafka.network:type=RequestMetrics,name=RequestsPerSec,request=R,version=V`,
     exported by a JMX exporter since Kafka 2.0) and, on 3.7-3.9 brokers, the KIP-896 meter
     `name=DeprecatedRequestsPerSec`, tagged with the client software that sent the request.
-    Each version is compared with the lowest version Kafka 4.0 accepts for that API, read
-    from Kafka's 4.0 message definitions (auditor/data/kafka4_api_versions.json; 3.9's
+    Each version is compared with the lowest version the target release accepts for that API,
+    read from Kafka's message definitions (auditor/data/kafka4_api_versions.json; 3.9's
     `deprecatedVersions` is wider: Produce v3-v6 are counted as deprecated but kept in 4.0,
     so they do not fire). A non-zero recent rate fires, and so does a non-zero count since
     the broker started when only the count is exported (Strimzi and jmx_exporter's example
     configs): such a client may be gone, which only a later scrape shows. The ZooKeeper-mode
     inter-broker APIs 4.0 removed whole (LeaderAndIsr, UpdateMetadata ...) are the KRaft
-    migration's business, not judged here. The rule runs in the upgrade preflight, not in
-    `check`.
+    migration's business, not judged here. The versions compared are the target's: its
+    line's newest release (the table's by_release, from each release's message definitions):
+    4.0.1 accepts JoinGroup v0-v1 again (KAFKA-19444), and 4.1 drops the v0 of the share
+    group RPCs that 4.0's early access used (ShareGroupHeartbeat, ShareFetch ...). The rule
+    runs in the upgrade preflight, not in `check`.
 
     Remediation: find the applications behind the requests (the finding names the API, the
     versions and, with the deprecated-request meter, the client software; the brokers'
@@ -494,7 +513,9 @@ def removed_protocol_versions_in_use(tables, params):
     - KIP-272: Add API version tag to broker's RequestsPerSec metric <https://cwiki.apache.org/confluence/display/KAFKA/KIP-272%3A+Add+API+version+tag+to+broker%27s+RequestsPerSec+metric>
     - Kafka documentation: monitoring, request rate by API version <https://kafka.apache.org/documentation/#monitoring>
     """
-    m = _versioned_requests(tables).where(F.col("version") < F.col("min_version"))
+    line = upgrades.resolve_target(params["target_version"])
+    release = target_release(line)
+    m = _versioned_requests(tables, release).where(F.col("version") < F.col("min_version"))
     rate = F.when(F.col("name").endswith("_rate"), F.col("value"))
     count = F.when(F.col("name").endswith("_count"), F.col("value"))
     seen = text(
@@ -527,7 +548,7 @@ def removed_protocol_versions_in_use(tables, params):
             int_list(F.col("versions")),
             " (",
             seen,
-            ") but Kafka 4.0 accepts ",
+            f") but Kafka {release} accepts ",
             F.col("api"),
             " from v",
             F.col("min_version"),
@@ -540,6 +561,7 @@ def removed_protocol_versions_in_use(tables, params):
             min_version=F.col("min_version"),
             requests_per_sec=F.col("rate"),
             requests_since_start=F.col("count"),
+            target=F.lit(release),
         ),
     )
 
@@ -571,7 +593,7 @@ def removed_protocol_versions_in_use(tables, params):
             F.array_join(F.col("requests"), ", "),
             " to brokers ",
             int_list(F.col("brokers")),
-            " (DeprecatedRequestsPerSec) but Kafka 4.0 accepts only ",
+            f" (DeprecatedRequestsPerSec) but Kafka {release} accepts only ",
             F.array_join(F.col("accepted"), ", "),
             " (KIP-896): it stops working after the upgrade",
         ),
