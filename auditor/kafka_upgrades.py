@@ -112,7 +112,9 @@ def first_line_where(predicate) -> str | None:
 
 def feature_on_at_finalize(feature: str, level: int = 1) -> str | None:
     """The first line whose finalize step (`--release-version`) sets ``feature`` to ``level`` or more."""
-    return first_line_where(lambda r: (r["features"].get(feature) or {}).get("release_version_level", 0) >= level)
+    return first_line_where(
+        lambda r: (r["features"].get(feature) or {}).get("release_version_level", 0) >= level
+    )
 
 
 def change(line: str, change_id: str) -> dict | None:
@@ -166,6 +168,8 @@ class Facts:
     platform: str | None = None
     compatible: list[str] | None = None
     kraft_version: int | None = None  # finalized kraft.version (0: static quorum); None: not known
+    msk_arn: str | None = None  # MSK: the cluster ARN and its current cluster version (DescribeClusterV2
+    msk_current_version: str | None = None  # CurrentVersion, which UpdateClusterKafkaVersion requires)
 
 
 @dataclass
@@ -194,11 +198,15 @@ def path(facts: Facts, target: str) -> list[Hop]:
     mode = (facts.mode or "").lower() or None
     entry = release(target)
     if v is None:
-        return [Hop("unknown", f"{target}.x", "the running Kafka version is not known: no path can be computed")]
+        return [
+            Hop("unknown", f"{target}.x", "the running Kafka version is not known: no path can be computed")
+        ]
     if line_of(facts.version) == target or v >= vnum(f"{target}.0") and mode != "zookeeper":
         if line_of(facts.version) == target:
             return [Hop("none", f"{target}.x", f"already on {target}: nothing to upgrade")]
-        return [Hop("none", facts.version, f"already past {target} ({facts.version}): Kafka does not downgrade")]
+        return [
+            Hop("none", facts.version, f"already past {target} ({facts.version}): Kafka does not downgrade")
+        ]
     hops: list[Hop] = []
     low = vnum(entry["upgrade_notes"]["lowest"])
     if mode == "zookeeper":
@@ -222,8 +230,14 @@ def _msk_target(facts: Facts, wanted: str) -> str:
     return wanted
 
 
-def _update(target: str) -> str:
-    return msk()["upgrade"]["in_place"].replace("TARGET", target)
+def _update(facts: Facts, target: str) -> str:
+    """AWS's in-place upgrade command, with the cluster's ARN and current version where known."""
+    return (
+        msk()["upgrade"]["in_place"]
+        .replace("TARGET", target)
+        .replace("ARN", facts.msk_arn or "ARN")
+        .replace("CLUSTER_VERSION", facts.msk_current_version or "CLUSTER_VERSION")
+    )
 
 
 def _bridge(on_msk: bool, facts: Facts) -> Hop:
@@ -233,7 +247,7 @@ def _bridge(on_msk: bool, facts: Facts) -> Hop:
             "bridge",
             "3.9.x",
             f"upgrade to {t} (ZooKeeper mode): AWS migrates to KRaft only from 3.9.x",
-            [_update(t)],
+            [_update(facts, t)],
             msk()["pages"]["zk_to_kraft_migration"],
         )
     return Hop(
@@ -257,7 +271,7 @@ def _migrate(on_msk: bool, facts: Facts) -> Hop:
             "migrate to KRaft in place (AWS's ZooKeeper-to-KRaft migration), once its prerequisites hold (UPG005)",
             [
                 "disable ZooKeeper access: aws kafka update-connectivity (ZookeeperAccess.Enabled=false)",
-                _update(t) + "   (a KRaft-based target version: the .kraft suffix)",
+                _update(facts, t) + "   (a KRaft-based target version: the .kraft suffix)",
             ],
             msk()["pages"]["zk_to_kraft_migration"],
         )
@@ -276,14 +290,19 @@ def _migrate(on_msk: bool, facts: Facts) -> Hop:
 
 def _floor(on_msk: bool, facts: Facts) -> Hop:
     steps = (
-        [_update(_msk_target(facts, "3.9.x.kraft"))]
+        [_update(facts, _msk_target(facts, "3.9.x.kraft"))]
         if on_msk
         else [
             "roll the controllers, then the brokers, to 3.9.x",
             "finalize: kafka-features.sh --bootstrap-server HOST:PORT upgrade --metadata 3.9",
         ]
     )
-    return Hop("floor", "3.9.x", f"upgrade to 3.9.x first: 4.x upgrades only from 3.3.x (running {facts.version})", steps)
+    return Hop(
+        "floor",
+        "3.9.x",
+        f"upgrade to 3.9.x first: 4.x upgrades only from 3.3.x (running {facts.version})",
+        steps,
+    )
 
 
 def _finalize(on_msk: bool, facts: Facts) -> list[Hop]:
@@ -301,10 +320,15 @@ def _finalize(on_msk: bool, facts: Facts) -> list[Hop]:
     title = (
         f"finalize metadata.version (now {current}): 4.x needs at least {floor['name']}"
         if below
-        else f"finalize metadata.version {current} at the running release {running}: the last upgrade was not finalized"
+        else (
+            f"finalize metadata.version {current} at the running release {running} (recommended: the last "
+            "upgrade was not finalized; Kafka allows the upgrade without it)"
+        )
     )
     if on_msk:
-        steps = ["MSK finalizes metadata.version as part of its version upgrade: if it stays behind, open an AWS support case"]
+        steps = [
+            "MSK finalizes metadata.version as part of its version upgrade: if it stays behind, open an AWS support case"
+        ]
     else:
         steps = [f"kafka-features.sh --bootstrap-server HOST:PORT upgrade --metadata {running}"]
     return [Hop("finalize", f"metadata.version {running}", title, steps)]
@@ -318,7 +342,9 @@ def _upgrade(on_msk: bool, facts: Facts, target: str) -> Hop:
         if f["release_version_level"] > 0 and name != "kraft.version"
     ]
     if entry["kraft_version_upgradable"] and facts.kraft_version == 0:
-        on.append("kraft.version=1 (the quorum becomes dynamic: swap controller.quorum.voters for controller.quorum.bootstrap.servers on every node)")
+        on.append(
+            "kraft.version=1 (the quorum becomes dynamic: swap controller.quorum.voters for controller.quorum.bootstrap.servers on every node)"
+        )
     unreleased = entry["status"] != "released"
     if on_msk:
         offered = msk_offers(target)
@@ -329,7 +355,7 @@ def _upgrade(on_msk: bool, facts: Facts, target: str) -> Hop:
                 f"{target}.x",
                 f"AWS does not offer Kafka {target} on MSK (newest in the shipped table: {newest}; "
                 "`aws kafka list-kafka-versions` lists what your region offers)",
-                [_update(_msk_target(facts, newest))],
+                [_update(facts, _msk_target(facts, newest))],
                 msk()["pages"]["supported_versions"],
             )
         t = _msk_target(facts, offered)
@@ -337,7 +363,7 @@ def _upgrade(on_msk: bool, facts: Facts, target: str) -> Hop:
             "upgrade",
             t,
             f"upgrade to {t}: MSK rolls the brokers one at a time and finalizes the release",
-            [_update(t)],
+            [_update(facts, t)],
             msk()["pages"]["version_upgrades"],
         )
     steps = [

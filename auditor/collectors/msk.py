@@ -352,6 +352,8 @@ def _describe(out: MskCollected, info: dict) -> None:
             "state_code": (info.get("StateInfo") or {}).get("Code"),
             "active_operation_arn": info.get("ActiveOperationArn"),
             "kafka_version": version,
+            # the cluster's version string UpdateClusterKafkaVersion needs (--current-version)
+            "current_version": info.get("CurrentVersion"),
             "instance_type": instance_type,
             "broker_count": prov.get("NumberOfBrokerNodes"),
             "client_subnets": subnets,

@@ -1,4 +1,5 @@
-"""Renderers of `kafka-audit preflight`: text, JSON and a self-contained HTML page.
+"""Renderers of `kafka-audit preflight`: text, JSON, Markdown (auditor/render/preflight_markdown.py)
+and a self-contained HTML page.
 
 JSON (schema_version 2) is check's document (auditor/render/json_render.py: schema_version,
 tool, clusters, incomplete, summary, findings, same finding shape) plus a ``preflight`` key:
@@ -35,7 +36,20 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
                      "topic_count": 4, "topics": [...], "partitions": [...],   # sorted, capped
                      "coordinator_partitions": 50, "consumer_group_count": 5, "consumer_groups": [...],
                      "reasons": ["MNT001", "MNT003"]}]
-      }]
+      }],
+      "target_version": "4.1" | null,           # --target-version, as its release line
+      "upgrade_ready": true | false | null,     # null: not asked, or the snapshot cannot say
+      "upgrade_blockers": [fingerprint],        # upgrade rules' findings at error or above
+      "upgrade": null | {"target", "target_status": "released" | "unreleased", "target_release",
+                         "upgrade_notes", "upgrades_from",
+                         "ready": true | false | null,
+                         "clusters": [{"cluster", "cluster_id", "target", "running_version", "metadata_mode",
+                                       "metadata_version", "platform",
+                                       "status": "ready" | "not ready" | "unknown",
+                                       "hops": [{"number", "kind", "to", "title", "steps", "cite", "blocked",
+                                                 "blocking": [finding], "notes": [finding]}],
+                                       "now": ["..."],          # what can be done now
+                                       "other": [finding], "notes": ["..."]}]}
     }
 
 ``pre`` is an auditor.commands.preflight.PreflightResult, not imported: the preflight modules may use
@@ -54,7 +68,7 @@ from auditor.escape import neutralise, neutralise_lines
 from auditor.render import json_render
 from auditor.render.text_render import MARK, counts_line
 
-FORMATS = ("text", "json", "html")
+FORMATS = ("text", "json", "markdown", "html")
 
 
 def render(fmt: str, pre) -> str:
@@ -62,6 +76,10 @@ def render(fmt: str, pre) -> str:
         return json.dumps(document(pre), indent=2, ensure_ascii=False) + "\n"
     if fmt == "html":
         return render_html(pre)
+    if fmt == "markdown":
+        from auditor.render.preflight_markdown import render_markdown
+
+        return render_markdown(pre)
     return render_text(pre)
 
 
@@ -71,11 +89,94 @@ def document(pre) -> dict:
         "selected_brokers": pre.selected_brokers,
         "safe_to_roll": pre.safe_to_roll,
         "target_version": pre.target_version,
-        "upgrade_ready": (not pre.upgrade_blockers and not pre.incomplete) if pre.target_version else None,
+        "upgrade_ready": pre.upgrade_ready,
         "upgrade_blockers": [f.fingerprint for f in pre.upgrade_blockers],
         "clusters": [c.to_json() for c in pre.clusters],
+        "upgrade": upgrade_document(pre),
     }
     return doc
+
+
+# -- --target-version: the upgrade path (auditor/commands/preflight_upgrade.py) ------------------
+
+
+def upgrade_document(pre) -> dict | None:
+    """The JSON of the upgrade paths: the target release's facts and each cluster's hops."""
+    if not pre.target_version:
+        return None
+    from auditor import kafka_upgrades
+
+    entry = kafka_upgrades.release(pre.target_version)
+    return {
+        "target": pre.target_version,
+        "target_status": entry["status"],
+        "target_release": entry["newest"],
+        "upgrade_notes": entry["upgrade_notes"]["url"],
+        "upgrades_from": entry["upgrade_notes"]["as_written"],
+        "ready": pre.upgrade_ready,
+        "clusters": [u.to_json() for u in pre.upgrades],
+    }
+
+
+def upgrade_headline(pre) -> str:
+    from auditor import kafka_upgrades
+
+    entry = kafka_upgrades.release(pre.target_version)
+    ready = pre.upgrade_ready
+    state = "NOT ready" if ready is False else ("unknown" if ready is None else "ready")
+    blocking = pre.upgrade_blockers
+    release = entry["newest"] + ("" if entry["status"] == "released" else ", unreleased: its release branch")
+    return (
+        f"upgrade to Kafka {pre.target_version} ({release}): {state}: {len(blocking)} blocking finding(s), "
+        f"{sum(u.status == 'not ready' for u in pre.upgrades)} of {len(pre.upgrades)} cluster(s) not ready"
+    )
+
+
+def upgrade_lines(pre) -> list[str]:
+    """The text of each cluster's path: hops, what blocks each, what can be done now."""
+    if not pre.target_version:
+        return []
+    from auditor import kafka_upgrades
+
+    entry = kafka_upgrades.release(pre.target_version)
+    out = [
+        f"upgrade path to Kafka {pre.target_version} (upgrade notes: {entry['upgrade_notes']['heading']}; "
+        f"{entry['upgrade_notes']['url']})"
+    ]
+    for u in pre.upgrades:
+        running = u.running or "version unknown"
+        where = f"{running}, {u.mode or 'mode unknown'}" + (f", {u.platform}" if u.platform else "")
+        mv = f", metadata.version {u.metadata_version}" if u.metadata_version else ""
+        out.append(
+            f"  {u.cluster} ({where}{mv}) -> {u.target}: {u.status.upper() if u.status != 'ready' else 'ready'}"
+        )
+        for h in u.hops:
+            mark = (
+                "BLOCKED"
+                if h.blocking
+                else {"none": "n/a", "unknown": "n/a", "unavailable": "NOT OFFERED"}.get(h.kind, "to do")
+            )
+            out.append(f"    hop {h.number} [{mark}] {h.title}")
+            for f in h.reasons:
+                out.append(f"        because {f.rule} ({f.severity}): {f.message}")
+            out.extend(f"        $ {step}" if _is_command(step) else f"        - {step}" for step in h.steps)
+            for f in h.blocking:
+                out.append(f"        BLOCKS {f.rule} ({f.severity}) {f.resource_name}: {f.message}")
+            for f in h.notes:
+                out.append(
+                    f"        {MARK[f.severity]} {f.rule} ({f.severity}) {f.resource_name}: {f.message}"
+                )
+        for f in u.other:
+            out.append(f"    {MARK[f.severity]} {f.rule} ({f.severity}) {f.resource_name}: {f.message}")
+        if u.now:
+            out.append("    now:")
+            out.extend(f"      {line}" for line in u.now)
+        out.extend(f"    note: {n}" for n in u.notes)
+    return out
+
+
+def _is_command(step: str) -> bool:
+    return step.startswith(("aws ", "kafka-", "bin/"))
 
 
 def fix_plan_file(pre) -> str:
@@ -334,15 +435,10 @@ def render_text(pre) -> str:
             )
         lines.append("")
     if pre.target_version:
-        blocking = pre.upgrade_blockers
-        unknown = [f for f in res.findings if f.rule == "CLI003"]
-        state = "NOT ready" if blocking else ("unknown" if pre.incomplete else "ready")
-        lines.append(
-            f"upgrade to Kafka {pre.target_version}: {state}: {len(blocking)} blocking finding(s) "
-            f"(UPG001-UPG003/UPG005 the upgrade path: ZooKeeper mode, version, metadata.version, MSK's KRaft "
-            f"migration; CLI002/CLI004 clients that stop working; DSK003), {len(unknown)} cluster(s) with unidentified "
-            "clients (CLI003)"
-        )
+        lines.extend(upgrade_lines(pre))
+        lines.append("")
+        unknown = {f.cluster for f in res.findings if f.rule == "CLI003"}
+        lines.append(f"{upgrade_headline(pre)}, {len(unknown)} cluster(s) with unidentified clients (CLI003)")
     s = res.summary()
     counts = counts_line(s)
     status = "INCOMPLETE" if res.is_incomplete else "complete"
@@ -378,6 +474,10 @@ def render_html(pre) -> str:
         selected=pre.selected_brokers,
         target_version=pre.target_version,
         upgrade_blockers=pre.upgrade_blockers,
+        upgrade_ready=pre.upgrade_ready,
+        upgrade_headline=upgrade_headline(pre) if pre.target_version else None,
+        upgrade_paths=pre.upgrades,
+        upgrade_notes=upgrade_document(pre),
         patch_rules=[r for r in pre.patch_rules if r != "AUD001"],
         controller_label=controller_label,
         controller_lines=controller_lines,
