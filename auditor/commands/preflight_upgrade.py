@@ -216,9 +216,11 @@ def plan_upgrades(
         # hops that must come first (the finalize of a metadata.version behind the running release
         # is recommended, not required: Kafka allows the upgrade, UPG003 warns)
         required = any(h.kind in REQUIRED_HOPS for h in hops)
-        if unknown:
+        if blocked:
+            status = "not ready"
+        elif unknown:
             status = "unknown"
-        elif blocked or required:
+        elif required:
             status = "not ready"
         else:
             status = "ready"
