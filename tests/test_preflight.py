@@ -721,7 +721,9 @@ def test_kafka4_readiness_on_a_real_format_kip511_scrape(tmp_path):
     assert unknown.evidence["connections"] == 9 and "cannot judge" in unknown.message
     assert {f.rule for f in pre.upgrade_blockers} == {"CLI002"}
     text = render("text", pre)
-    assert "upgrade to Kafka 4.0 (4.0.2): NOT ready: 2 blocking finding(s), 1 of 1 cluster(s) not ready" in text
+    assert (
+        "upgrade to Kafka 4.0 (4.0.2): NOT ready: 2 blocking finding(s), 1 of 1 cluster(s) not ready" in text
+    )
     # without --target-version the upgrade rules do not run
     with open_engine("duckdb") as engine:
         plain = run_preflight(engine, refs, AuditConfig())
