@@ -68,6 +68,16 @@ def resolve_target(text: str | None) -> str:
     )
 
 
+def target_params(params: dict, line: str, rules) -> dict:
+    """Rule params with ``target_version`` set to ``line`` for every rule (of ``rules``, the
+    registry's) that has that parameter: how the preflight and lint set a target."""
+    out = dict(params)
+    for r in rules:
+        if any(p.name == "target_version" for p in r.params):
+            out[r.code] = {**(out.get(r.code) or {}), "target_version": line}
+    return out
+
+
 def vnum(version: str | None) -> int | None:
     """'3.9.0' / '3.7.x.kraft' / '3.9-IV0' -> 3009000 (as checks.transforms.version_key encodes it)."""
     p = parse_version(version)

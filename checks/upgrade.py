@@ -180,7 +180,7 @@ def _listed(protocols, name: str):
     scope="maintenance",
     params=(TARGET,),
     uses=(upgrade_view,),
-    runs_in=("upgrade",),
+    runs_in=("upgrade", "lint-upgrade"),
     lint_key="metadata_mode",
 )
 def zookeeper_mode_blocks_kafka_4(tables, params):
@@ -247,7 +247,7 @@ def zookeeper_mode_blocks_kafka_4(tables, params):
     scope="maintenance",
     params=(TARGET,),
     uses=(upgrade_view,),
-    runs_in=("upgrade",),
+    runs_in=("upgrade", "lint-upgrade"),
     lint_key="kafka_version",
 )
 def version_below_upgrade_floor(tables, params):
@@ -298,7 +298,7 @@ def version_below_upgrade_floor(tables, params):
     scope="maintenance",
     params=(TARGET,),
     uses=(upgrade_view,),
-    runs_in=("upgrade",),
+    runs_in=("upgrade", "lint-upgrade"),
     lint_key="metadata_version",
 )
 def metadata_version_not_finalized(tables, params):
@@ -415,7 +415,7 @@ def _removed_rows(tables, target: dict):
     needs=("configs",),
     params=(TARGET,),
     uses=(upgrade_view,),
-    runs_in=("upgrade",),
+    runs_in=("upgrade", "lint-upgrade"),
 )
 def config_removed_in_kafka_4(tables, params):
     """A configuration key that the target release no longer has is still set: a warning where it still acts on the running cluster, info where KRaft already ignores it.
@@ -530,7 +530,7 @@ def config_removed_in_kafka_4(tables, params):
     scope="maintenance",
     params=(TARGET,),
     uses=(upgrade_view,),
-    runs_in=("upgrade",),
+    runs_in=("upgrade", "lint-upgrade"),
     lint_key="kafka_version",
 )
 def msk_kraft_migration_prerequisites(tables, params):
@@ -757,7 +757,7 @@ ELR = "eligible.leader.replicas.version"
     needs=("configs",),
     params=(TARGET,),
     uses=(upgrade_view, group_features),
-    runs_in=("upgrade",),
+    runs_in=("upgrade", "lint-upgrade"),
     lint_key=MIN_ISR,
 )
 def elr_broker_min_isr(tables, params):
@@ -802,11 +802,23 @@ def elr_broker_min_isr(tables, params):
     target = _target(params)
     on_line = upgrades.feature_on_at_finalize(ELR)
     level = target["features"].get(ELR, {}).get("release_version_level", 0)
-    c = tables.configs.where(
-        (F.col("key") == MIN_ISR) & (F.col("entity_type").isin("broker", "cluster_default"))
+    platform = tables.clusters.select("cluster_id", F.lower(F.col("platform")).alias("_platform"))
+    c = join(
+        tables.configs.where(
+            (F.col("key") == MIN_ISR) & (F.col("entity_type").isin("broker", "cluster_default"))
+        ),
+        platform,
+        "cluster_id",
+        "left",
     )
+    # Strimzi applies spec.kafka.config to each broker as a dynamic per-broker config (KafkaRoller,
+    # incrementalAlterConfigs per broker id): what lint reads from a Kafka resource is per broker.
+    on_strimzi = F.coalesce(F.col("_platform") == "strimzi", F.lit(False))
     per_broker = (
-        c.where((F.col("entity_type") == "broker") & (F.col("source") == "DYNAMIC_BROKER_CONFIG"))
+        c.where(
+            (F.col("entity_type") == "broker")
+            & ((F.col("source") == "DYNAMIC_BROKER_CONFIG") | (on_strimzi & (F.trim(F.col("value")) != "1")))
+        )
         .groupBy("cluster_id")
         .agg(
             F.sort_array(F.collect_set(try_int("entity_name"))).alias("dyn_brokers"),
@@ -816,6 +828,7 @@ def elr_broker_min_isr(tables, params):
     static = (
         c.where(
             (F.col("entity_type") == "broker")
+            & ~on_strimzi
             & (F.coalesce(F.col("source"), F.lit("STATIC_BROKER_CONFIG")) == "STATIC_BROKER_CONFIG")
         )
         .groupBy("cluster_id")
@@ -849,8 +862,9 @@ def elr_broker_min_isr(tables, params):
             F.concat_ws("/", F.col("dyn_values")),
             " on broker(s) ",
             int_list(F.col("dyn_brokers")),
-            F.lit(") as a dynamic broker config"),
-            F.when(strimzi, F.lit(" (Strimzi applies spec.kafka.config per broker)")).otherwise(F.lit("")),
+            F.when(strimzi, F.lit(") in spec.kafka.config, which Strimzi applies to each broker")).otherwise(
+                F.lit(") as a dynamic broker config")
+            ),
             ": turning ELR on deletes it and refuses it afterwards",
             F.when(
                 strimzi,
@@ -902,7 +916,7 @@ SHARE_STATE_RF = "share.coordinator.state.topic.replication.factor"
     scope="maintenance",
     params=(TARGET,),
     uses=(upgrade_view, cluster_settings, group_features),
-    runs_in=("upgrade",),
+    runs_in=("upgrade", "lint-upgrade"),
 )
 def early_access_groups_by_release(tables, params):
     """Share groups (KIP-932) or streams groups (KIP-1071) are on at a stage their release does not support upgrading or production use, or the target's finalize step turns share groups on in a cluster too small for their state topic.
@@ -1363,7 +1377,7 @@ def _changed(tables, change: dict):
     needs=("configs",),
     params=(TARGET,),
     uses=(upgrade_view,),
-    runs_in=("upgrade",),
+    runs_in=("upgrade", "lint-upgrade"),
 )
 def config_meaning_changes_in_target(tables, params):
     """A setting changes meaning between the running release and the target: a new default applies to a key left unset, a value below a new minimum is refused, a new requirement is unmet, or JMX turns off.

@@ -67,11 +67,9 @@ def with_target(config: AuditConfig, line: str) -> AuditConfig:
     """The config with every rule that has a ``target_version`` parameter set to ``line``."""
     from auditor.registry import rules_run_by
 
-    params = dict(config.params)
-    for r in rules_run_by("upgrade"):
-        if any(p.name == TARGET_PARAM for p in r.params):
-            params[r.code] = {**(params.get(r.code) or {}), TARGET_PARAM: line}
-    return dataclasses.replace(config, params=params)
+    return dataclasses.replace(
+        config, params=upgrades.target_params(config.params, line, rules_run_by("upgrade"))
+    )
 
 
 @dataclass

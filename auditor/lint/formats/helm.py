@@ -26,8 +26,9 @@ from __future__ import annotations
 import re
 
 from auditor.collectors.files import BROKER, parse_properties
-from auditor.lint.model import BrokerFile, FileRows, LintInputError, Source, TopicDef
+from auditor.lint.model import BrokerFile, ClusterFacts, FileRows, LintInputError, Source, TopicDef
 from auditor.lint.suppressions import find_suppressions
+from auditor.lint.versions import declare_mode, declare_version, image_version
 from auditor.lint.yaml_fields import YamlFile, key_line, line, mapping, read_yaml_documents
 
 NAME = "helm"
@@ -175,6 +176,7 @@ def read(src: Source) -> FileRows:
         (key_line(root, k, 0) for k in ("replicaCount", "brokers") if k in m),
         key_line(m.get("broker"), "replicaCount", 0) if mapping(m.get("broker")) is not None else 0,
     )
+    facts = _cluster_facts(ctx, root, src.file)
     rows.brokers.append(
         BrokerFile(
             src.file,
@@ -186,8 +188,11 @@ def read(src: Source) -> FileRows:
             line=count_line or 1,
             brokers=brokers,
             log_dirs=None if "log.dirs" in entries else (),
+            cluster=facts,
         )
     )
+    if facts is not None:
+        rows.clusters.append(facts)
     provisioning = mapping(m.get("provisioning")) or {}
     topics = _provisioning(ctx, provisioning)
     if topics and ctx.scalar(provisioning.get("enabled")) is False:
@@ -199,6 +204,37 @@ def read(src: Source) -> FileRows:
     else:
         rows.topics.extend(topics)
     return rows
+
+
+def _cluster_facts(ctx: YamlFile, root, file: str) -> ClusterFacts | None:
+    """The cluster the values deploy, for `lint --target-version` (auditor/lint/versions.py): its
+    Kafka version from the image tag (Bitnami ``image.repository``/``image.tag``; cp-helm-charts
+    ``image``/``imageTag``, Confluent Platform's numbering) and its metadata mode (Bitnami
+    ``kraft.enabled`` / ``zookeeper.enabled``; cp-kafka always runs on cp-zookeeper). None when
+    the values say neither."""
+    m = mapping(root) or {}
+    facts = ClusterFacts(address=f"Helm values {file}", file=file, line=1, platform="helm")
+    image = m.get("image")
+    im = mapping(image)
+    if im is not None:  # Bitnami: image: {registry, repository, tag}
+        repo, tag = ctx.text(im.get("repository")), ctx.text(im.get("tag"))
+        found = image_version(repo, tag)
+        if found:
+            declare_version(facts, found[0], line=key_line(image, "tag", 1), source=f"image {repo}:{tag}")
+    elif image is not None:  # cp-helm-charts: image: confluentinc/cp-server, imageTag: 6.1.0
+        repo, tag = ctx.text(image), ctx.text(m.get("imageTag"))
+        found = image_version(repo, tag)
+        if found:
+            declare_version(facts, found[0], line=key_line(root, "imageTag", 1), source=f"image {repo}:{tag}")
+        if repo and repo.startswith("confluentinc/cp-"):
+            declare_mode(facts, "zookeeper", line=key_line(root, "image", 1))
+    for key, mode in (("kraft", "kraft"), ("zookeeper", "zookeeper")):
+        node = m.get(key)
+        if mapping(node) is not None and ctx.scalar((mapping(node) or {}).get("enabled")) is True:
+            declare_mode(facts, mode, line=key_line(node, "enabled", key_line(root, key, 1)))
+    if facts.kafka_version is None and facts.metadata_mode is None:
+        return None
+    return facts
 
 
 def _provisioning(ctx: YamlFile, p: dict) -> list[TopicDef]:

@@ -44,6 +44,7 @@ from auditor.lint.model import (
     TopicDef,
 )
 from auditor.lint.suppressions import find_suppressions
+from auditor.lint.versions import declare_msk_mode, declare_version
 
 NAME = "terraform"
 UNIT = "file"
@@ -348,7 +349,9 @@ def _cluster(reader: _Reader, block: _hcl.Block, address: str) -> ClusterFacts:
     facts.brokers = reader.integer(
         block, "number_of_broker_nodes", address, "the broker-count rules (CFG004)"
     )
-    facts.kafka_version = _opt_text(reader.value(block, "kafka_version", address, "the version-aware rules"))
+    version = _opt_text(reader.value(block, "kafka_version", address, "the version-aware rules"))
+    if "kafka_version" in block.attributes:
+        declare_version(facts, version, line=block.attributes["kafka_version"].line, source="kafka_version")
     facts.storage_mode = _opt_text(reader.value(block, "storage_mode", address, "the storage rules"))
     if group is not None:
         facts.instance_type = _opt_text(
@@ -357,6 +360,7 @@ def _cluster(reader: _Reader, block: _hcl.Block, address: str) -> ClusterFacts:
         subnets = reader.value(group, "client_subnets", address, "the AZ rule (REP009)")
         if isinstance(subnets, list):
             facts.azs = len(subnets)
+    declare_msk_mode(facts)
     info = block.block("configuration_info")
     if info is not None and "arn" in info.attributes:
         facts.configuration = reader.ev.source(info.attributes["arn"].expr)
@@ -433,12 +437,17 @@ def read(src: Source) -> FileRows:
                 if attr in block.attributes:
                     v = reader.ev.value(block.attributes[attr].expr)
                     if not isinstance(v, _hcl.Unevaluated) and v is not None:
+                        if setter == "kafka_version":
+                            where = block.attributes[attr].line
+                            declare_version(facts, _text(v), line=where, source=f"{address} kafka_version")
+                            continue
                         setattr(facts, setter, int(v) if setter == "brokers" else _text(v))
             for attr in ("broker_node_client_subnets", "client_subnets"):
                 if attr in block.attributes:
                     v = reader.ev.value(block.attributes[attr].expr)
                     if isinstance(v, list):
                         facts.azs = len(v)
+            declare_msk_mode(facts)
             for attr in _MODULE_PROPERTIES:
                 a = block.attributes.get(attr)
                 if a is None:
@@ -456,6 +465,7 @@ def read(src: Source) -> FileRows:
                             log_dirs=(),
                             brokers=facts.brokers,
                             line=a.line,
+                            cluster=facts,
                         )
                     )
             if facts.brokers or facts.instance_type:

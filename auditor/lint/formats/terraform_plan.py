@@ -29,6 +29,7 @@ from auditor.lint.model import (
     Source,
     TopicDef,
 )
+from auditor.lint.versions import declare_msk_mode, declare_version
 
 NAME = "terraform plan"
 UNIT = "file"
@@ -158,7 +159,12 @@ def read(src: Source) -> FileRows:
             facts.brokers = _int(
                 known("number_of_broker_nodes", "the broker-count rules (CFG004)"), src.file, at, address
             )
-            facts.kafka_version = _opt(known("kafka_version", "the version-aware rules"))
+            declare_version(
+                facts,
+                _opt(known("kafka_version", "the version-aware rules")),
+                line=at,
+                source="kafka_version",
+            )
             facts.storage_mode = _opt(known("storage_mode", "the storage rules"))
             group = after.get("broker_node_group_info") or [{}]
             group = group[0] if isinstance(group, list) and group else {}
@@ -167,6 +173,7 @@ def read(src: Source) -> FileRows:
             facts.azs = len(subnets) if isinstance(subnets, list) else None
             info = after.get("configuration_info") or []
             facts.configuration = "linked" if info or (unknown.get("configuration_info")) else None
+            declare_msk_mode(facts)
             clusters.append(facts)
             rows.clusters.append(facts)
     for facts in clusters:
