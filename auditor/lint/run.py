@@ -359,7 +359,9 @@ def run_lint(
     }
     # The upgrade rules are "maintenance" rules (preflight's): lint --target-version runs those of them
     # that declare "lint-upgrade".
-    selected = cfg.rules(("cluster", "change", "maintenance") if target is not None else ("cluster", "change"))
+    selected = cfg.rules(
+        ("cluster", "change", "maintenance") if target is not None else ("cluster", "change")
+    )
     engine_rules = [r for r in selected if r.code in wanted]
     cfg = _listing_every_inheriting_topic(cfg, engine_rules)
     report_unused = any(r.code == SUPPRESSION_RULE for r in selected)

@@ -26,7 +26,7 @@ def render_markdown(pre) -> str:
         verdict = "\u2705 every simulated broker can be restarted one at a time"
     out = [f"### kafka-audit preflight: {verdict}", ""]
     if pre.target_version:
-        from auditor.render.preflight_render import upgrade_headline
+        from auditor.render.preflight_upgrade_render import upgrade_headline
 
         ready = pre.upgrade_ready
         icon = "\u274c" if ready is False else ("\u26a0\ufe0f" if ready is None else "\u2705")
