@@ -727,7 +727,7 @@ def client_metrics_without_receiver(tables, params):
     uses=(broker_settings, telemetry_receivers),
 )
 def client_metrics_subscription_load(tables, params):
-    """A client metrics subscription (KIP-714) makes clients push too often, or makes every client push every metric.
+    """A client metrics subscription (KIP-714) makes clients push too often or every client push every metric (a warning), or matches every client (info).
 
     Why: each matching client sends a PushTelemetry request every interval.ms with the
     metrics the subscription names; a client matching several subscriptions uses the
@@ -737,8 +737,10 @@ def client_metrics_subscription_load(tables, params):
     producer, consumer and admin client of the cluster; a subscription with no `match`
     selector matches every client, and `metrics=*` subscribes to every metric. The threshold
     is a heuristic, the parameter min_interval_ms (default 60000 ms). A subscription that
-    matches every client with every metric fires whatever its interval. Not judged where the
-    brokers offer no PushTelemetry (nothing is pushed; CLI005 says so).
+    matches every client with every metric fires whatever its interval. A subscription that
+    matches every client with a narrower metric list at a longer interval is reported at info:
+    cluster-wide collection is what KIP-714 allows, and it is worth knowing it is meant. Not
+    judged where the brokers offer no PushTelemetry (nothing is pushed; CLI005 says so).
 
     Remediation: raise interval.ms, narrow `match` (client_software_name, client_id,
     client_instance_id ... regular expressions) and `metrics` to the prefixes you use:
@@ -760,7 +762,8 @@ def client_metrics_subscription_load(tables, params):
     match_all = F.coalesce(F.size("match") <= 0, F.lit(True))
     every_metric = F.coalesce(F.array_contains(F.col("metrics"), "*"), F.lit(False))
     fast = interval < F.lit(params["min_interval_ms"])
-    s = s.where(F.coalesce(F.col("advertised"), F.lit(True)) & (fast | (match_all & every_metric)))
+    s = s.where(F.coalesce(F.col("advertised"), F.lit(True)) & (fast | match_all))
+    load = fast | (match_all & every_metric)
     msg = text(
         "subscription ",
         F.col("name"),
@@ -776,7 +779,17 @@ def client_metrics_subscription_load(tables, params):
         interval,
         " ms",
         F.when(fast, text(" (below ", F.lit(params["min_interval_ms"]), " ms)")).otherwise(F.lit("")),
-        ": each push is a PushTelemetry request the brokers hand to the receiver; raise interval.ms and narrow match and metrics",
+        F.when(
+            load,
+            F.lit(
+                ": each push is a PushTelemetry request the brokers hand to the receiver; raise interval.ms "
+                "and narrow match and metrics"
+            ),
+        ).otherwise(
+            F.lit(
+                ": every producer, consumer and admin client of the cluster pushes; narrow match if that is not meant"
+            )
+        ),
     )
     return emit(
         s,
@@ -789,4 +802,5 @@ def client_metrics_subscription_load(tables, params):
             every_metric=every_metric,
             cluster=F.col("cluster"),
         ),
+        severity=F.when(~load, F.lit("info")),
     )

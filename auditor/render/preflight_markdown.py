@@ -97,10 +97,7 @@ def upgrade_markdown(pre) -> list[str]:
         for h in u.hops:
             mark = " **blocked**" if h.blocking else ""
             out.append(f"{h.number}. {md(h.title)}{mark}")
-            out += [
-                f"   - `{md(step)}`" if step.startswith(("aws ", "kafka-")) else f"   - {md(step)}"
-                for step in h.steps
-            ]
+            out += [f"   - {md(step)}" for step in h.steps]
             out += [f"   - because **{f.rule}**: {md(f.message)}" for f in h.reasons]
             out += [f"   - {ICON[f.severity]} **{f.rule}** {md(f.message)}" for f in h.blocking + h.notes]
         out += [f"- {ICON[f.severity]} {f.rule} {md(f.message)}" for f in u.other]
