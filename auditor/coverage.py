@@ -16,7 +16,10 @@ Per cluster, the result is a list of entries grouped by reason and category::
 the cluster: such a cluster is never graded A (auditor/grading.py).
 
 Needs that cannot apply are met: ZooKeeper state on a KRaft cluster, and the MSK rules on
-a cluster that is not on MSK (those rules have nothing to judge there).
+a cluster that is not on MSK (those rules have nothing to judge there). An empty answer is not a
+missing one where the source says it asked: the KIP-714 subscriptions (``client_metrics``) are
+there when the KRaft source recorded how many it read (0: none; ``not offered``: a broker before
+3.7), or when the cluster runs a version before 3.7, which has no client metrics at all.
 
 A table can be there and still lack the one metric a rule reads, and a cluster field a rule
 judges by can be unknown: a rule declares both (``metrics=``, ``facts=``, auditor/declarations.py)
@@ -144,7 +147,20 @@ def available_tables(manifest) -> set[str]:
             "kraft_nodes",
             "features",
         }  # no KRaft quorum, no metadata.version: nothing missing
+    if "client_metrics" not in present and _client_metrics_read(manifest):
+        present.add("client_metrics")
     return present
+
+
+def _client_metrics_read(manifest) -> bool:
+    """The KRaft source asked for the KIP-714 subscriptions (and found none, or a broker without
+    the API), or the cluster's version predates KIP-714 (3.7): nothing is missing."""
+    from auditor.kafka_configs import parse_version
+
+    if any(isinstance(s, dict) and "client_metrics" in s for s in manifest.sources or []):
+        return True
+    v = parse_version(manifest.cluster.get("kafka_version"))
+    return v is not None and (v + (0, 0))[:2] < (3, 7)
 
 
 def _applies(rule, manifest) -> bool:

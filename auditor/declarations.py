@@ -18,7 +18,8 @@ A declaration records:
   Coverage reports the rule "not evaluated" for a cluster whose snapshot lacks any of them;
 - ``runs_in``: the commands that run it besides those its scope implies (a cluster rule runs
   in ``check`` and ``fleet``): ``preflight`` (a patch window's rules), ``upgrade`` (preflight
-  ``--target-version``), ``lint`` (what files alone decide), ``lint-against`` (lint with
+  ``--target-version``), ``lint`` (what files alone decide), ``lint-upgrade`` (lint
+  ``--target-version``: what files alone decide of an upgrade), ``lint-against`` (lint with
   ``--against SNAPSHOT``); ``lint_key``: for a broker finding of lint, the setting whose line
   it points at;
 - ``cause``: its role for root causes (auditor/engine/root_causes.py): ``"failure"``, a failed
@@ -77,7 +78,7 @@ class Param:
 
 # The commands a rule may run in, and those its scope implies (a maintenance rule names whether it
 # runs in every preflight or only in an upgrade preflight, a change rule which lint runs it).
-COMMANDS = ("check", "fleet", "preflight", "upgrade", "lint", "lint-against")
+COMMANDS = ("check", "fleet", "preflight", "upgrade", "lint", "lint-against", "lint-upgrade")
 SCOPE_COMMANDS = {"cluster": ("check", "fleet"), "fleet": ("fleet",), "maintenance": (), "change": ()}
 CAUSE_ROLES = ("failure", "symptom")
 

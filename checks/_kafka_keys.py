@@ -38,7 +38,8 @@ from auditor import kafka_configs
 # the generated table cannot hold them: key -> (type, since, why). `since` None: every release.
 # The hand-kept table also listed controller.message.queue.size (removed in 0.9.0 by
 # KAFKA-2122), log.max.id.map.snapshots and group.coordinator.append.max.bytes (in no Kafka
-# source): dropped.
+# source): dropped. KIP-1241's log.remote.copy.lag.ms/.bytes (4.4) come from the generated table
+# now that it reads apache/kafka's 4.4 release branch.
 EXTRA_BROKER_KEYS: dict[str, tuple[str, str | None, str]] = {
     "super.users": (
         "string",
@@ -49,16 +50,6 @@ EXTRA_BROKER_KEYS: dict[str, tuple[str, str | None, str]] = {
         "boolean",
         None,
         "read by Kafka's authorizers (AclAuthorizer/SimpleAclAuthorizer, StandardAuthorizer)",
-    ),
-    "log.remote.copy.lag.ms": (
-        "long",
-        "4.4.0",
-        "KIP-1241, RemoteLogManagerConfig on apache/kafka's 4.4 branch, not in a release yet",
-    ),
-    "log.remote.copy.lag.bytes": (
-        "long",
-        "4.4.0",
-        "KIP-1241, RemoteLogManagerConfig on apache/kafka's 4.4 branch, not in a release yet",
     ),
 }
 

@@ -1,8 +1,10 @@
 """CLI: client software seen by the brokers (KIP-511)."""
 
+from auditor import kafka_upgrades as upgrades
 from auditor.declarations import Category, Param, rule
 from checks._api import F, emit, ev, join, text
 from checks.transforms import (
+    broker_settings,
     first_members,
     int_list,
     listing,
@@ -12,7 +14,7 @@ from checks.transforms import (
     version_number,
 )
 
-CATEGORY = Category("CLI", "clients", "clients seen by the brokers", tuple(range(1, 5)))
+CATEGORY = Category("CLI", "clients", "clients seen by the brokers", tuple(range(1, 7)))
 
 # Client names whose versions follow Apache Kafka's own numbering (the Java client) or
 # librdkafka's (librdkafka and Confluent's wrappers, which release in step with it).
@@ -407,24 +409,31 @@ def _label_value(name: str, value_pattern: str = '[^"]*'):
     return F.regexp_extract(F.col("labels"), f'"{name}" *: *"({value_pattern})"', 1)
 
 
-def _versioned_requests(tables):
+def target_release(line: str) -> str:
+    """The release of a 4.x line whose accepted versions CLI004 compares with: its newest
+    (the table's ``lines``: 4.0.2, 4.1.2 ... and the unreleased 4.4 branch)."""
+    return [v for v in kafka4_api_versions()["lines"] if v.startswith(line + ".")][-1]
+
+
+def _versioned_requests(tables, release: str | None = None):
     """The brokers' request meters by API version with a non-zero value: cluster_id,
     broker_id, name, value, request (the meter's tag), version, the client software that
     sent it (client, client_version: tagged on the KIP-896 DeprecatedRequestsPerSec meter
-    only), and for the APIs Kafka 4.0 removed versions of, ``api`` and ``min_version`` (the
-    lowest version 4.0 accepts; null for the other APIs)."""
-    removed = [
-        a for a in kafka4_api_versions()["apis"] if a["removed_versions"] and a["min_version"] is not None
-    ]
+    only), and for the APIs whose lowest accepted version is above 0, ``api`` and
+    ``min_version`` (that version; null for the other APIs): Kafka 4.0.0's (KIP-896), or with
+    ``release`` ("4.1.2"), that release's (the table's by_release)."""
+
+    def low(a):
+        return a["min_version"] if release is None else (a.get("by_release") or {}).get(release)
+
+    removed = [a for a in kafka4_api_versions()["apis"] if low(a)]
     request = _label_value("request")
     api = min_version = None
-    for a in removed:  # request tag -> the API and the lowest version 4.0 accepts
+    for a in removed:  # request tag -> the API and the lowest version the release accepts
         hit = request.isin(*a["request_tags"])
         api = F.when(hit, F.lit(a["request"])) if api is None else api.when(hit, F.lit(a["request"]))
         min_version = (
-            F.when(hit, F.lit(a["min_version"]))
-            if min_version is None
-            else min_version.when(hit, F.lit(a["min_version"]))
+            F.when(hit, F.lit(low(a))) if min_version is None else min_version.when(hit, F.lit(low(a)))
         )
     version_text = _label_value("version", "[0-9]{1,4}")
     version = F.when(F.length(version_text) > 0, version_text).cast("int")
@@ -466,10 +475,18 @@ def _requests_per_client(tables):
     scope="maintenance",
     needs=("metrics",),
     metrics=(("request_rate", "request_count", "deprecated_request_rate", "deprecated_request_count"),),
+    params=(
+        Param(
+            "target_version",
+            upgrades.LATEST,
+            "the Kafka release line the upgrade goes to: 4.0 to 4.4, or latest (the newest released line); "
+            "kafka-audit preflight sets it from --target-version",
+        ),
+    ),
     runs_in=("upgrade",),
 )
 def removed_protocol_versions_in_use(tables, params):
-    """(Upgrade preflight, `kafka-audit preflight --target-version 4.0`) Requests the brokers received at protocol API versions Kafka 4.0 no longer accepts.
+    """(Upgrade preflight, `kafka-audit preflight --target-version 4.N`) Requests the brokers received at protocol API versions the target release no longer accepts.
 
     Why: Kafka 4.0 rejects the protocol API versions KIP-896 removed (Produce v0-v2, Fetch
     v0-v3, ListOffsets v0, OffsetCommit v0-v1, JoinGroup v0-v1 ...): a client that still
@@ -480,15 +497,18 @@ def removed_protocol_versions_in_use(tables, params):
     version (`kafka.network:type=RequestMetrics,name=RequestsPerSec,request=R,version=V`,
     exported by a JMX exporter since Kafka 2.0) and, on 3.7-3.9 brokers, the KIP-896 meter
     `name=DeprecatedRequestsPerSec`, tagged with the client software that sent the request.
-    Each version is compared with the lowest version Kafka 4.0 accepts for that API, read
-    from Kafka's 4.0 message definitions (auditor/data/kafka4_api_versions.json; 3.9's
+    Each version is compared with the lowest version the target release accepts for that API,
+    read from Kafka's message definitions (auditor/data/kafka4_api_versions.json; 3.9's
     `deprecatedVersions` is wider: Produce v3-v6 are counted as deprecated but kept in 4.0,
     so they do not fire). A non-zero recent rate fires, and so does a non-zero count since
     the broker started when only the count is exported (Strimzi and jmx_exporter's example
     configs): such a client may be gone, which only a later scrape shows. The ZooKeeper-mode
     inter-broker APIs 4.0 removed whole (LeaderAndIsr, UpdateMetadata ...) are the KRaft
-    migration's business, not judged here. The rule runs in the upgrade preflight, not in
-    `check`.
+    migration's business, not judged here. The versions compared are the target's: its
+    line's newest release (the table's by_release, from each release's message definitions):
+    4.0.1 accepts JoinGroup v0-v1 again (KAFKA-19444), and 4.1 drops the v0 of the share
+    group RPCs that 4.0's early access used (ShareGroupHeartbeat, ShareFetch ...). The rule
+    runs in the upgrade preflight, not in `check`.
 
     Remediation: find the applications behind the requests (the finding names the API, the
     versions and, with the deprecated-request meter, the client software; the brokers'
@@ -506,7 +526,9 @@ def removed_protocol_versions_in_use(tables, params):
     - KIP-272: Add API version tag to broker's RequestsPerSec metric <https://cwiki.apache.org/confluence/display/KAFKA/KIP-272%3A+Add+API+version+tag+to+broker%27s+RequestsPerSec+metric>
     - Kafka documentation: monitoring, request rate by API version <https://kafka.apache.org/documentation/#monitoring>
     """
-    m = _versioned_requests(tables).where(F.col("version") < F.col("min_version"))
+    line = upgrades.resolve_target(params["target_version"])
+    release = target_release(line)
+    m = _versioned_requests(tables, release).where(F.col("version") < F.col("min_version"))
     rate = F.when(F.col("name").endswith("_rate"), F.col("value"))
     count = F.when(F.col("name").endswith("_count"), F.col("value"))
     seen = text(
@@ -539,7 +561,7 @@ def removed_protocol_versions_in_use(tables, params):
             int_list(F.col("versions")),
             " (",
             seen,
-            ") but Kafka 4.0 accepts ",
+            f") but Kafka {release} accepts ",
             F.col("api"),
             " from v",
             F.col("min_version"),
@@ -552,6 +574,7 @@ def removed_protocol_versions_in_use(tables, params):
             min_version=F.col("min_version"),
             requests_per_sec=F.col("rate"),
             requests_since_start=F.col("count"),
+            target=F.lit(release),
         ),
     )
 
@@ -583,7 +606,7 @@ def removed_protocol_versions_in_use(tables, params):
             F.array_join(F.col("requests"), ", "),
             " to brokers ",
             int_list(F.col("brokers")),
-            " (DeprecatedRequestsPerSec) but Kafka 4.0 accepts only ",
+            f" (DeprecatedRequestsPerSec) but Kafka {release} accepts only ",
             F.array_join(F.col("accepted"), ", "),
             " (KIP-896): it stops working after the upgrade",
         ),
@@ -595,3 +618,202 @@ def removed_protocol_versions_in_use(tables, params):
         ),
     )
     return broker_findings.unionByName(client_findings)
+
+
+# -- KIP-714: client metrics subscriptions ---------------------------------------------------
+
+PUSH_TELEMETRY = 72  # ApiKeys.PUSH_TELEMETRY (KIP-714); advertised only with a receiver plugin
+JMX_REPORTER = "org.apache.kafka.common.metrics.JmxReporter"
+
+
+def telemetry_receivers(tables):
+    """One row per cluster with client metrics subscriptions: ``subscriptions`` (how many),
+    ``advertised`` (the answering broker lists PushTelemetry in ApiVersions: true/false; null
+    when ApiVersions was not collected) and ``other_reporters`` (metric.reporters names a class
+    besides JmxReporter on some broker: a receiver may be configured)."""
+    subs = tables.client_metrics.groupBy("cluster_id").agg(F.count(F.lit(1)).alias("subscriptions"))
+    apis = tables.api_versions.groupBy("cluster_id").agg(
+        F.max(F.when(F.col("api_key") == PUSH_TELEMETRY, F.lit(1)).otherwise(F.lit(0))).alias("_push"),
+    )
+    reporters = (
+        tables.derived(broker_settings)
+        .where(F.col("key") == "metric.reporters")
+        .select(
+            "cluster_id",
+            F.size(
+                F.filter(
+                    F.split(F.coalesce(F.col("value"), F.lit("")), ","),
+                    lambda x: (F.trim(x) != "") & (F.trim(x) != JMX_REPORTER),
+                )
+            ).alias("_others"),
+        )
+        .groupBy("cluster_id")
+        .agg(F.max("_others").alias("_others"))
+    )
+    d = join(join(subs, apis, "cluster_id", "left"), reporters, "cluster_id", "left")
+    return d.select(
+        "cluster_id",
+        "subscriptions",
+        F.when(F.col("_push").isNotNull(), F.col("_push") == 1).alias("advertised"),
+        F.coalesce(F.col("_others") > 0, F.lit(False)).alias("other_reporters"),
+    )
+
+
+def _cluster_name(tables):
+    return tables.clusters.select(
+        "cluster_id", F.coalesce(F.col("cluster_name"), F.col("cluster_id")).alias("cluster")
+    )
+
+
+@rule(
+    "CLI005",
+    "client-metrics-without-receiver",
+    "warning",
+    needs=("client_metrics",),
+    uses=(broker_settings, telemetry_receivers),
+)
+def client_metrics_without_receiver(tables, params):
+    """Client metrics subscriptions (KIP-714) exist, but no broker has a plugin to receive the metrics: the clients never push them.
+
+    Why: since Kafka 3.7 clients push their metrics to the brokers when a CLIENT_METRICS
+    subscription matches them (KIP-714; enable.metrics.push is on by default). A broker only
+    offers the two telemetry APIs when a metric reporter implementing ClientTelemetry (4.3:
+    ClientTelemetryExporterProvider) is configured in metric.reporters: ApiVersionsResponse
+    leaves GetTelemetrySubscriptions and PushTelemetry out otherwise (clientTelemetryEnabled),
+    so the clients never ask for their subscription and nothing is collected. A subscription
+    without a receiver is configuration that does nothing, usually a metrics pipeline someone
+    believes works. Judged from the answering broker's ApiVersions (PushTelemetry, API key
+    72) where collected; else from metric.reporters: it fires only when no broker names any
+    reporter besides JmxReporter (which is no receiver); a custom class may be one.
+
+    Remediation: add the receiver plugin (a MetricsReporter implementing ClientTelemetry, or
+    ClientTelemetryExporterProvider from 4.3) to metric.reporters on every broker, or delete the
+    subscriptions (`kafka-client-metrics.sh --bootstrap-server B --delete --name NAME`).
+
+    Example: subscription `all-producers` on a cluster whose metric.reporters is JmxReporter only.
+
+    References:
+    - KIP-714: Client metrics and observability <https://cwiki.apache.org/confluence/display/KAFKA/KIP-714%3A+Client+metrics+and+observability>
+    - apache/kafka clients/src/main/java/org/apache/kafka/common/requests/ApiVersionsResponse.java (telemetry APIs only when clientTelemetryEnabled) <https://github.com/apache/kafka/blob/4.3/clients/src/main/java/org/apache/kafka/common/requests/ApiVersionsResponse.java>
+    - apache/kafka server/src/main/java/org/apache/kafka/server/ClientMetricsManager.java (isTelemetryExporterConfigured) <https://github.com/apache/kafka/blob/4.3/server/src/main/java/org/apache/kafka/server/ClientMetricsManager.java>
+    - Kafka documentation: client metrics (kafka-client-metrics.sh) <https://kafka.apache.org/43/operations/monitoring/>
+    """
+    d = join(tables.derived(telemetry_receivers), _cluster_name(tables), "cluster_id")
+    no_receiver = F.coalesce(~F.col("advertised"), F.col("advertised").isNull() & ~F.col("other_reporters"))
+    d = d.where(no_receiver)
+    how = F.when(
+        F.col("advertised").isNotNull(),
+        F.lit("the brokers do not offer PushTelemetry (ApiVersions): no receiver plugin is configured"),
+    ).otherwise(F.lit("metric.reporters names no reporter but JmxReporter on any broker: no receiver plugin"))
+    msg = text(
+        F.col("subscriptions"),
+        " client metrics subscription(s) (KIP-714), but ",
+        how,
+        "; clients never push, so the subscriptions collect nothing: add the receiver to metric.reporters "
+        "or delete them",
+    )
+    return emit(
+        d,
+        "cluster",
+        F.col("cluster"),
+        msg,
+        ev(
+            subscriptions=F.col("subscriptions"),
+            push_telemetry_advertised=F.col("advertised"),
+            other_reporters=F.col("other_reporters"),
+        ),
+    )
+
+
+@rule(
+    "CLI006",
+    "client-metrics-subscription-load",
+    "warning",
+    needs=("client_metrics",),
+    params=(
+        Param(
+            "min_interval_ms",
+            60_000,
+            "push intervals below this load the brokers (KIP-714's default is 300000, its minimum 100)",
+        ),
+    ),
+    uses=(broker_settings, telemetry_receivers),
+)
+def client_metrics_subscription_load(tables, params):
+    """A client metrics subscription (KIP-714) makes clients push too often or every client push every metric (a warning), or matches every client (info).
+
+    Why: each matching client sends a PushTelemetry request every interval.ms with the
+    metrics the subscription names; a client matching several subscriptions uses the
+    shortest interval and the union of the metrics (ClientMetricsManager.createClientInstance),
+    and the broker passes every push to the receiver plugin. An interval far below KIP-714's
+    default of 5 minutes (the broker accepts 100 ms to 1 hour) multiplies the requests by every
+    producer, consumer and admin client of the cluster; a subscription with no `match`
+    selector matches every client, and `metrics=*` subscribes to every metric. The threshold
+    is a heuristic, the parameter min_interval_ms (default 60000 ms). A subscription that
+    matches every client with every metric fires whatever its interval. A subscription that
+    matches every client with a narrower metric list at a longer interval is reported at info:
+    cluster-wide collection is what KIP-714 allows, and it is worth knowing it is meant. Not
+    judged where the brokers offer no PushTelemetry (nothing is pushed; CLI005 says so).
+
+    Remediation: raise interval.ms, narrow `match` (client_software_name, client_id,
+    client_instance_id ... regular expressions) and `metrics` to the prefixes you use:
+    `kafka-client-metrics.sh --bootstrap-server B --alter --name NAME --interval 300000
+    --match client_software_name=apache-kafka-java --metrics org.apache.kafka.producer.`.
+
+    Example: subscription `debug-all` with interval.ms=1000, metrics=*, no match.
+
+    References:
+    - KIP-714: Client metrics and observability (interval.ms, match, metrics) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-714%3A+Client+metrics+and+observability>
+    - apache/kafka server/src/main/java/org/apache/kafka/server/metrics/ClientMetricsConfigs.java (INTERVAL_MS_DEFAULT 300000, 100 to 3600000) <https://github.com/apache/kafka/blob/4.3/server/src/main/java/org/apache/kafka/server/metrics/ClientMetricsConfigs.java>
+    - apache/kafka server/src/main/java/org/apache/kafka/server/ClientMetricsManager.java (shortest interval, union of metrics) <https://github.com/apache/kafka/blob/4.3/server/src/main/java/org/apache/kafka/server/ClientMetricsManager.java>
+    """
+    receivers = tables.derived(telemetry_receivers).select("cluster_id", "advertised")
+    s = join(
+        join(tables.client_metrics, receivers, "cluster_id", "left"), _cluster_name(tables), "cluster_id"
+    )
+    interval = F.coalesce(F.col("interval_ms"), F.lit(300_000))
+    match_all = F.coalesce(F.size("match") <= 0, F.lit(True))
+    every_metric = F.coalesce(F.array_contains(F.col("metrics"), "*"), F.lit(False))
+    fast = interval < F.lit(params["min_interval_ms"])
+    s = s.where(F.coalesce(F.col("advertised"), F.lit(True)) & (fast | match_all))
+    load = fast | (match_all & every_metric)
+    msg = text(
+        "subscription ",
+        F.col("name"),
+        ": ",
+        F.when(match_all, F.lit("every client")).otherwise(
+            text("clients matching ", F.array_join(F.col("match"), ", "))
+        ),
+        " push ",
+        F.when(every_metric, F.lit("every metric")).otherwise(
+            text(F.coalesce(F.size("metrics"), F.lit(0)), " metric prefix(es)")
+        ),
+        " every ",
+        interval,
+        " ms",
+        F.when(fast, text(" (below ", F.lit(params["min_interval_ms"]), " ms)")).otherwise(F.lit("")),
+        F.when(
+            load,
+            F.lit(
+                ": each push is a PushTelemetry request the brokers hand to the receiver; raise interval.ms "
+                "and narrow match and metrics"
+            ),
+        ).otherwise(
+            F.lit(
+                ": every producer, consumer and admin client of the cluster pushes; narrow match if that is not meant"
+            )
+        ),
+    )
+    return emit(
+        s,
+        "client_metrics",
+        F.col("name"),
+        msg,
+        ev(
+            interval_ms=interval,
+            matches_every_client=match_all,
+            every_metric=every_metric,
+            cluster=F.col("cluster"),
+        ),
+        severity=F.when(~load, F.lit("info")),
+    )

@@ -105,22 +105,11 @@ def try_bool(col_name: str):
 
 
 def with_version_number(df, src: str, out: str):
-    """Add column ``out``: version column ``src`` as a number ('3.6.1', 'v2.8.0', '3.7-IV1' ->
-    3006001, 2008000, 3007000); null when it does not start with digits."""
-    tmp = f"__{out}_parts"
-    # At most 3 digits per part (so the number cannot overflow; '99999.1' is not a version).
-    df = df.withColumn(
-        tmp,
-        F.split(
-            F.regexp_extract(F.col(src), r"^v?([0-9]{1,3}[.][0-9]{1,3}([.][0-9]{1,3})?)($|[^0-9])", 1), "[.]"
-        ),
-    )
-    num = (
-        F.expr(f"try_cast(element_at({tmp}, 1) AS BIGINT)") * F.lit(1_000_000)
-        + F.coalesce(F.expr(f"try_cast(element_at({tmp}, 2) AS BIGINT)"), F.lit(0)) * F.lit(1000)
-        + F.coalesce(F.expr(f"try_cast(element_at({tmp}, 3) AS BIGINT)"), F.lit(0))
-    )
-    return df.withColumn(out, num).drop(tmp)
+    """Add column ``out``: version column ``src`` as a number ('3.6.1', 'v2.8.0', '3.7-IV1',
+    MSK's '3.9.x' -> 3006001, 2008000, 3007000, 3009000); null when it does not start with
+    digits. The encoding of version_key (one implementation: splitting the string and reading
+    its third element failed on Spark, whose ANSI element_at raises on a two-part version)."""
+    return df.withColumn(out, version_key(src))
 
 
 def kafka_defaults(tables):

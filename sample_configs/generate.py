@@ -249,7 +249,11 @@ class ClusterBuilder:
         manifest = Manifest(
             cluster=self.cluster,
             collected_at=COLLECTED_AT,
-            sources=[{"source": s, "target": t, "status": "ok"} for s, t in sources],
+            # the KRaft source also asks for the KIP-714 subscriptions: none on these clusters
+            sources=[
+                {"source": s, "target": t, "status": "ok", **({"client_metrics": 0} if s == "kraft" else {})}
+                for s, t in sources
+            ],
         )
         write_snapshot(out, manifest, {k: v for k, v in self.t.items() if v}, fmt="jsonl")
         return out

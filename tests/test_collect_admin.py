@@ -335,13 +335,16 @@ class FakeAdmin:
         return out
 
     def list_consumer_groups(self, request_timeout):
-        from confluent_kafka import ConsumerGroupState
+        # confluent-kafka's own result classes: a 4.x broker reports each group's type (KIP-848).
+        from confluent_kafka import ConsumerGroupState, ConsumerGroupType
+        from confluent_kafka.admin import ConsumerGroupListing
 
         self.calls.append(("list_consumer_groups", 1))
+        kinds = {"billing": ConsumerGroupType.CLASSIC, "audit": ConsumerGroupType.CONSUMER}
         return _done(
             types.SimpleNamespace(
                 valid=[
-                    types.SimpleNamespace(group_id=g, state=ConsumerGroupState.STABLE)
+                    ConsumerGroupListing(g, False, state=ConsumerGroupState.STABLE, type=kinds[g])
                     for g in ("billing", "audit")
                 ],
                 errors=[],
@@ -349,11 +352,22 @@ class FakeAdmin:
         )
 
     def describe_consumer_groups(self, group_ids, request_timeout):
-        from confluent_kafka import ConsumerGroupState
+        from confluent_kafka import ConsumerGroupState, ConsumerGroupType
+        from confluent_kafka.admin import ConsumerGroupDescription
 
         self.calls.append(("describe_consumer_groups", len(group_ids)))
         return {
-            g: _done(types.SimpleNamespace(state=ConsumerGroupState.PREPARING_REBALANCING, members=[1, 2]))
+            g: _done(
+                ConsumerGroupDescription(
+                    g,
+                    False,
+                    [1, 2],
+                    "range",
+                    ConsumerGroupState.PREPARING_REBALANCING,
+                    None,
+                    type=ConsumerGroupType.UNKNOWN if g == "audit" else ConsumerGroupType.CLASSIC,
+                )
+            )
             for g in group_ids
         }
 
@@ -420,7 +434,10 @@ def test_fake_cluster_rows_and_config_semantics():
         "state": "PreparingRebalance",
         "members": 2,
         "coordinator_partition": coordinator_partition("billing", 10),
+        "group_type": "classic",
     }
+    # the listing's type stands where the description reports none (UNKNOWN)
+    assert groups["audit"]["group_type"] == "consumer"
     src = r.sources[0]
     assert src["source"] == "admin" and src["status"] == "ok" and src["controller_id"] == 1
 
@@ -586,6 +603,9 @@ def test_collect_from_a_real_broker_read_only(broker):
             "state": "Empty",
             "members": 0,
             "coordinator_partition": coordinator_partition("billing", 50),
+            # Tansu answers ListGroups v5 (KIP-848) with the group type "consumer"; librdkafka reads the
+            # type only from v5 (before it: UNKNOWN, recorded as null)
+            "group_type": "consumer",
         }
     ]
 

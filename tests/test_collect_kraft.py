@@ -134,6 +134,67 @@ def features_response(version: int = 3):
     )
 
 
+def client_metrics_list_response(version: int = 1, names=("debug-all", "producers")):
+    """ListConfigResources v1 (Kafka 4.1, KIP-1142) or ListClientMetricsResources v0 (3.7-4.0)."""
+    from kafka.protocol.admin import ListConfigResourcesResponse as L
+
+    return _wire(
+        L(
+            throttle_time_ms=0,
+            error_code=0,
+            config_resources=[L.ConfigResource(resource_name=n, resource_type=16) for n in names],
+        ),
+        version,
+    )
+
+
+def client_metrics_configs_response(version: int = 4):
+    """DescribeConfigs of two CLIENT_METRICS resources (type 16), as a 4.x broker answers it."""
+    from kafka.protocol.admin import DescribeConfigsResponse as D
+
+    res, entry = D.DescribeConfigsResult, D.DescribeConfigsResult.DescribeConfigsResourceResult
+
+    def e(name, value):
+        return entry(
+            name=name,
+            value=value,
+            read_only=False,
+            config_source=1,
+            is_default=False,
+            is_sensitive=False,
+            synonyms=[],
+            config_type=2,
+            documentation=None,
+        )
+
+    return _wire(
+        D(
+            throttle_time_ms=0,
+            results=[
+                res(
+                    error_code=0,
+                    error_message=None,
+                    resource_type=16,
+                    resource_name="debug-all",
+                    configs=[e("metrics", "*"), e("interval.ms", "1000"), e("match", "")],
+                ),
+                res(
+                    error_code=0,
+                    error_message=None,
+                    resource_type=16,
+                    resource_name="producers",
+                    configs=[
+                        e("metrics", "org.apache.kafka.producer.,org.apache.kafka.producer.topic."),
+                        e("interval.ms", "300000"),
+                        e("match", "client_software_name=apache-kafka-java"),
+                    ],
+                ),
+            ],
+        ),
+        version,
+    )
+
+
 class Served:
     """A real KafkaAdminClient whose answers to the named requests are the given response objects;
     every other request goes to the broker. Records every request it is asked to send (its class
@@ -224,6 +285,8 @@ def test_only_read_requests_on_the_wire():
         60: "DescribeCluster",
         55: "DescribeQuorum",
         35: "DescribeLogDirs",
+        74: "ListConfigResources",  # ListClientMetricsResources before 4.1 (KIP-714, KIP-1142)
+        32: "DescribeConfigs",
         17: "SaslHandshake",
         36: "SaslAuthenticate",
     }
@@ -322,6 +385,62 @@ def test_quorum_log_dirs_and_features_from_protocol_responses(served):
             "finalized_epoch": 42,
         },
     ]
+
+
+@pytest.mark.slow
+@needs_tansu
+@pytest.mark.parametrize("version", [0, 1])
+def test_client_metrics_subscriptions_from_protocol_responses(served, version):
+    """KIP-714 subscriptions: ListClientMetricsResources (v0, 3.7-4.0) / ListConfigResources (v1,
+    4.1+) and DescribeConfigs of each CLIENT_METRICS resource, kafka-python's response classes
+    handed to the real client; and the ApiVersions answer's APIs (Tansu's, real)."""
+    client = served(
+        {
+            "ListConfigResourcesRequest": client_metrics_list_response(version),
+            "DescribeConfigsRequest": client_metrics_configs_response(4),
+        }
+    )
+    r = kraft.collect_kraft(None, admin=client, timeout=5, now_ms=NOW_MS)
+    assert r.errors == []
+    assert set(client.requests) <= kraft.READ_REQUESTS
+    assert {"ListConfigResourcesRequest", "DescribeConfigsRequest"} <= set(client.requests)
+    assert r.tables["client_metrics"] == [
+        {"name": "debug-all", "metrics": ["*"], "interval_ms": 1000, "match": []},
+        {
+            "name": "producers",
+            "metrics": ["org.apache.kafka.producer.", "org.apache.kafka.producer.topic."],
+            "interval_ms": 300000,
+            "match": ["client_software_name=apache-kafka-java"],
+        },
+    ]
+    apis = {a["api_key"]: a for a in r.tables["api_versions"]}
+    assert apis[18]["name"] == "ApiVersions" and apis[18]["min_version"] == 0  # Tansu's own answer
+    assert r.sources[0]["client_metrics"] == 2
+
+
+@pytest.mark.slow
+@needs_tansu
+def test_client_metrics_not_offered_is_a_note(served):
+    """A broker before 3.7 (and Tansu) has no ListClientMetricsResources: a note, never an error."""
+    import kafka.errors as Errors
+
+    client = served({"ListConfigResourcesRequest": Errors.UnsupportedVersionError("no such API")})
+    r = kraft.collect_kraft(None, admin=client, timeout=5)
+    assert r.errors == [] and "not offered" in r.sources[0]["client_metrics"]
+    assert not r.tables.get("client_metrics")
+
+
+def test_api_version_and_client_metrics_rows_from_the_client_dict_forms():
+    from kafka.protocol.api_key import ApiKey
+
+    rows = kraft.api_version_rows({ApiKey(72): (0, 0), ApiKey(0): (3, 12), 99: (0, 1)})
+    assert rows == [
+        {"api_key": 0, "name": "Produce", "min_version": 3, "max_version": 12},
+        {"api_key": 72, "name": "PushTelemetry", "min_version": 0, "max_version": 0},
+        {"api_key": 99, "name": None, "min_version": 0, "max_version": 1},
+    ]
+    rows = kraft.client_metrics_rows({"x": {"interval.ms": {"value": "²"}, "metrics": {"value": None}}})
+    assert rows == [{"name": "x", "metrics": [], "interval_ms": None, "match": []}]
 
 
 @pytest.mark.slow
@@ -497,8 +616,10 @@ def test_a_client_setting_kafka_python_cannot_use_fails_the_source_only():
 
 
 def test_metadata_version_names_cover_the_levels():
+    # From the upgrade table (MetadataVersion.java of 3.9.0 and the 4.x releases, the 4.4 branch).
     assert kraft.METADATA_VERSIONS[17] == "3.7-IV2" and kraft.METADATA_VERSIONS[21] == "3.9-IV0"
-    assert sorted(kraft.METADATA_VERSIONS) == list(range(1, 28))
+    assert kraft.METADATA_VERSIONS[27] == "4.1-IV1" and kraft.METADATA_VERSIONS[33] == "4.4-IV2"
+    assert sorted(kraft.METADATA_VERSIONS) == list(range(1, 34))
     rows = kraft.feature_rows({"metadata.version": {"finalized": (1, 99), "supported": (1, 99)}})
     assert rows[0]["finalized_level"] == 99 and rows[0]["version_name"] is None  # newer than the table
 

@@ -73,6 +73,7 @@ def cluster_info(
         "InstanceType": instance_type,
         "SecurityGroups": ["sg-0123456789abcdef0"],
         "ZoneIds": list(SUBNETS.values()),
+        "ConnectivityInfo": {"PublicAccess": {"Type": "DISABLED"}},
     }
     if not instance_type.startswith("express."):
         group["StorageInfo"] = {"EbsStorageInfo": {"VolumeSize": 1000}}
@@ -248,9 +249,17 @@ def zookeeper_calls(**info):
             {"Arn": CONFIG_ARN, "Revision": 3},
         ),
         ("list_cluster_operations_v2", operations(), {"ClusterArn": ARN}),
+        ("get_compatible_kafka_versions", COMPATIBLE, {"ClusterArn": ARN}),
     ]
 
 
+# GetCompatibleKafkaVersions, shaped as boto3's documented response (the API reference's
+# CompatibleKafkaVersion: SourceVersion, TargetVersions): what a 3.6.0 cluster may move to.
+COMPATIBLE = {
+    "CompatibleKafkaVersions": [
+        {"SourceVersion": "3.6.0", "TargetVersions": ["3.7.x", "3.8.x", "3.9.x"]},
+    ]
+}
 SUBNET_CALL = [("describe_subnets", subnets_response(), {"SubnetIds": sorted(SUBNETS)})]
 
 
@@ -308,7 +317,25 @@ def test_zookeeper_mode_cluster(monkeypatch):
         "GetBootstrapBrokers",
         "DescribeConfigurationRevision",
         "ListClusterOperationsV2",
+        "GetCompatibleKafkaVersions",
     ]
+    # The upgrade preflight's next MSK hop, and AWS's migration prerequisites (UPG005)
+    assert m["compatible_versions"] == ["3.7.x", "3.8.x", "3.9.x"]
+    row = Manifest(cluster={"id": "c", "msk": m}, collected_at="x").cluster_row()
+    assert row["msk_compatible_versions"] == "3.7.x,3.8.x,3.9.x" and row["msk_open_monitoring"] is True
+    assert row["msk_public_access"] is False  # ConnectivityInfo.PublicAccess.Type DISABLED
+
+
+def test_compatible_versions_denied_is_a_note_not_an_error(monkeypatch):
+    calls_ = zookeeper_calls()
+    calls_[-1] = ("error", "get_compatible_kafka_versions", "ForbiddenException", 403)
+    stubbed(monkeypatch, calls_, SUBNET_CALL)
+    got = msk.collect_msk(ARN)
+    assert got.result.errors == []
+    assert got.manifest["compatible_versions"] is None
+    assert got.manifest["compatible_versions_note"].startswith(
+        "unknown: kafka:GetCompatibleKafkaVersions denied"
+    )
 
 
 def test_kraft_cluster_in_maintenance_with_default_configuration(monkeypatch):

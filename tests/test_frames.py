@@ -52,3 +52,42 @@ def test_rows_come_back_with_their_types_on_spark(spark_engine):
     schema = spark_engine.spark.table(VIEW_PREFIX + "frames_probe").schema.simpleString()
     assert schema == "struct<name:string,number:bigint,small:int,flag:boolean>"
     assert _rows(spark_engine, rows_frame(spark_engine.session, [], SCHEMA)) == []
+
+
+# with_version_number over the versions the sources report: Kafka's own, a 'v' tag, a metadata
+# version's release, MSK's two-part '3.9.x' and '3.9.x.kraft', a two-part '4.0', and what is no
+# version. Spark's ANSI element_at raised on a two-part version before it shared version_key.
+VERSIONS = {
+    "3.6.1": 3006001,
+    "v2.8.0": 2008000,
+    "3.7-IV1": 3007000,
+    "3.9.x": 3009000,
+    "3.9.x.kraft": 3009000,
+    "4.0": 4000000,
+    "dev": None,
+    "": None,
+    None: None,
+}
+
+
+def _version_numbers(engine) -> dict:
+    from checks.transforms import with_version_number
+
+    frame = rows_frame(engine.session, [{"version": v} for v in VERSIONS], "version string")
+    engine.create("versions_probe", engine.sql_of(with_version_number(frame, "version", "v")), reuse=True)
+    return {r["version"]: r["v"] for r in engine.rows(VIEW_PREFIX + "versions_probe")}
+
+
+def test_version_numbers_on_duckdb():
+    from auditor.engine.duckdb_engine import DuckDBEngine
+
+    engine = DuckDBEngine()
+    try:
+        assert _version_numbers(engine) == VERSIONS
+    finally:
+        engine.close()
+
+
+@pytest.mark.spark
+def test_version_numbers_on_spark(spark_engine):
+    assert _version_numbers(spark_engine) == VERSIONS

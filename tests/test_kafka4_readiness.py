@@ -36,6 +36,23 @@ def _apis() -> dict[str, dict]:
 # -- the shipped table -----------------------------------------------------------------------------
 
 
+def test_accepted_versions_per_target_release():
+    """by_release: what the newest release of each line accepts, from its message definitions."""
+    apis = _apis()
+    join = apis["JoinGroup"]["by_release"]
+    # 4.0.0 removed JoinGroup v0-v1 (KIP-896); 4.0.1 brought them back (KAFKA-19444)
+    assert apis["JoinGroup"]["min_version"] == 2 and join["4.0.2"] == 0 and join["4.4.0"] == 0
+    # the share group RPCs' v0 of 4.0's early access is gone from 4.1 (ShareFetchRequest.json)
+    assert apis["ShareFetch"]["by_release"] == {"4.0.2": 0, "4.1.2": 1, "4.2.1": 1, "4.3.1": 1, "4.4.0": 1}
+    # Produce and Fetch keep KIP-896's floor in every 4.x line
+    assert set(apis["Produce"]["by_release"].values()) == {3} and set(
+        apis["Fetch"]["by_release"].values()
+    ) == {4}
+    # APIs new after 4.0 are listed with the line that has them
+    assert apis["StreamsGroupHeartbeat"]["by_release"]["4.0.2"] is None
+    assert apis["StreamsGroupHeartbeat"]["by_release"]["4.1.2"] == 0
+
+
 def test_table_spot_values_agree_with_kip896_and_the_40_protocol_guide():
     apis = _apis()
     # KIP-896 (as amended for 4.0.0, KAFKA-18659) and kafka.apache.org/40/protocol.html, whose first
@@ -67,7 +84,9 @@ def test_table_structure_cites_its_source_for_every_api():
 
     table = kafka4_api_versions()
     assert table["target"] == "4.0" and set(table["releases"]) == {"3.9.0", "4.0.0"}
-    commits = {r["commit"] for r in table["releases"].values()}
+    # the newest release of each 4.x line (4.4: its release branch), what --target-version 4.N reads
+    assert list(table["lines"]) == ["4.0.2", "4.1.2", "4.2.1", "4.3.1", "4.4.0"]
+    commits = {r["commit"] for r in [*table["releases"].values(), *table["lines"].values()]}
     keys = [a["api_key"] for a in table["apis"]]
     assert keys == sorted(set(keys)) and len(keys) > 80
     for a in table["apis"]:
@@ -122,8 +141,23 @@ def test_tool_derives_minimums_removals_and_deprecations_from_message_definition
             ' // removed\n "validVersions": "none" }',
         },
     )
-    out = tool.extract(str(tmp_path), {"3.9.0": v39, "4.0.0": v40})
-    produce, stop = out["apis"]
+    v41 = _commit(
+        tmp_path,
+        {
+            "ProduceRequest.json": '{ "apiKey": 0, "type": "request", "listeners": ["broker"],'
+            ' "name": "ProduceRequest", "validVersions": "3-13" }',
+            "StreamsGroupHeartbeatRequest.json": '{ "apiKey": 88, "type": "request", "listeners": ["broker"],'
+            ' "name": "StreamsGroupHeartbeatRequest", "validVersions": "0" }',
+        },
+    )
+    out = tool.extract(str(tmp_path), {"3.9.0": v39, "4.0.0": v40}, lines={"4.0.2": v40, "4.1.2": v41})
+    produce, stop, streams = out["apis"]
+    assert produce["by_release"] == {"4.0.2": 3, "4.1.2": 3} and stop["by_release"] == {
+        "4.0.2": None,
+        "4.1.2": None,
+    }
+    assert streams["request"] == "StreamsGroupHeartbeat" and streams["min_version"] is None
+    assert streams["by_release"] == {"4.0.2": None, "4.1.2": 0} and streams["source"]["commit"] == v41
     assert (produce["request"], produce["min_version"], produce["max_version"]) == ("Produce", 3, 12)
     assert produce["removed_versions"] == [0, 2] and produce["deprecated_versions_3_9"] == [0, 6]
     assert produce["source"] == {"path": tool.MESSAGE_DIR + "/ProduceRequest.json", "commit": v40}
@@ -277,7 +311,8 @@ def _collect(tmp_path, scrapes: dict[int, str], name: str, clients=()) -> Path:
             for b, n, v, c in clients
         ]
     manifest = Manifest(
-        cluster={"id": name, "name": name, "metadata_mode": "kraft"}, collected_at="2026-11-22T00:00:00Z"
+        cluster={"id": name, "name": name, "metadata_mode": "kraft", "kafka_version": "3.9.0"},
+        collected_at="2026-11-22T00:00:00Z",
     )
     return write_snapshot(tmp_path / name, manifest, tables, fmt="jsonl")
 
@@ -338,3 +373,89 @@ def test_cli002_at_info_does_not_block_the_upgrade_and_at_error_does(tmp_path):
     (cli002,) = [f for f in doc["findings"] if f["rule"] == "CLI002"]
     assert cli002["severity"] == "error" and cli002["fingerprint"] in doc["preflight"]["upgrade_blockers"]
     assert doc["preflight"]["upgrade_ready"] is False and r.returncode == 1
+
+
+# -- the upgrade table (tools/extract_kafka_upgrades.py) --------------------------------------------
+
+import extract_kafka_upgrades as upgrades_tool  # noqa: E402
+
+
+def test_upgrade_tool_reads_kafkas_own_declarations():
+    """The parsers on text shaped as Kafka's MetadataVersion.java, a feature enum and upgrade.md."""
+    mv = """
+        IBP_3_3_IV3(7, "3.3", "IV3", true),
+        IBP_4_1_IV0(26, "4.1", "IV0", false),
+        IBP_4_1_IV1(27, "4.1", "IV1", false);
+    public static final MetadataVersion MINIMUM_VERSION = IBP_3_3_IV3;
+    public static final MetadataVersion LATEST_PRODUCTION = IBP_4_1_IV1;
+    """
+    versions, low, top = upgrades_tool.metadata_versions(mv)
+    assert [v["name"] for v in versions] == ["3.3-IV3", "4.1-IV0", "4.1-IV1"] and (low, top) == (
+        "3.3-IV3",
+        "4.1-IV1",
+    )
+    assert versions[0]["metadata_changes"] is True and versions[1]["level"] == 26
+    elr = """
+    ELRV_0(0, MetadataVersion.MINIMUM_VERSION, Map.of()),
+    ELRV_1(1, MetadataVersion.IBP_4_1_IV0, Map.of(MetadataVersion.FEATURE_NAME, MetadataVersion.IBP_4_0_IV1.featureLevel()));
+    public static final EligibleLeaderReplicasVersion LATEST_PRODUCTION = ELRV_1;
+    """
+    levels, latest = upgrades_tool.feature_levels(elr)
+    assert levels == {0: "minimum", 1: "4.1-IV0"} and latest == 1
+    # Feature.defaultVersion: the highest level whose bootstrap metadata version <= the release's
+    assert upgrades_tool.default_level(levels, latest, "4.0-IV3", "3.3-IV3") == 0
+    assert upgrades_tool.default_level(levels, latest, "4.1-IV1", "3.3-IV3") == 1
+    notes = (
+        "### Upgrading Servers to 4.3.0 from any version 3.3.x through 4.2.0\n\n"
+        "### Upgrading Servers to 4.0.1 from any version 3.3.x through 3.9.x\n"
+        "### Upgrading Servers to 4.0.0 from any version 3.3.x through 3.8.x\n"
+    )
+    assert upgrades_tool.upgrade_headings(notes) == {
+        "4.3": {
+            "heading": "Upgrading Servers to 4.3.0 from any version 3.3.x through 4.2.0",
+            "as_written": "3.3.x through 4.2.0",
+            "lowest": "3.3",
+            "highest": "4.2",
+        },
+        "4.0": {
+            "heading": "Upgrading Servers to 4.0.1 from any version 3.3.x through 3.9.x",
+            "as_written": "3.3.x through 3.9.x",
+            "lowest": "3.3",
+            "highest": "3.9",
+        },
+    }
+
+
+def test_removed_keys_are_grouped_by_what_they_do_on_kraft_3x():
+    """issue 42 item 5: keys KRaft 3.x already ignores vs keys that still act (the upgrade table)."""
+    from auditor import kafka_upgrades
+
+    groups = {(r["scope"], r["key"]): r["group"] for r in kafka_upgrades.removed_keys()}
+    inert = [
+        "controlled.shutdown.max.retries",
+        "leader.imbalance.per.broker.percentage",
+        "inter.broker.protocol.version",
+        "log.message.format.version",
+        "password.encoder.secret",
+        "reserved.broker.max.id",
+    ]
+    assert all(groups[("broker", k)] == "kraft_inert" for k in inert)
+    assert (
+        groups[("broker", "zookeeper.connect")] == "zookeeper"
+        and groups[("topic", "message.format.version")] == "kraft_inert"
+    )
+    acting = [
+        "offsets.commit.required.acks",
+        "delegation.token.master.key",
+        "log.message.timestamp.difference.max.ms",
+    ]
+    assert all(groups[("broker", k)] == "acts" for k in acting)
+    # every grouped key quotes its page (the tool checked each quote at its commit)
+    for r in kafka_upgrades.removed_keys():
+        if r["group"] != "acts" or r.get("cite"):
+            assert r["cite"].get("quote") or r["cite"].get("url"), r["key"]
+
+
+def test_upgrade_table_is_the_tools_rendering():
+    path = ROOT / "auditor" / "data" / "kafka4_upgrades.json"
+    assert upgrades_tool.render(json.loads(path.read_text())) == path.read_text()

@@ -371,6 +371,7 @@ def _full_answers(fake: FakeTopics, info: dict, denied: str | None = None):
             "ServerProperties": SERVER_PROPERTIES,
         },
         "ListClusterOperationsV2": operations(),
+        "GetCompatibleKafkaVersions": {"CompatibleKafkaVersions": []},
         "DescribeSubnets": subnets_response(),
     }
 

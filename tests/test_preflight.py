@@ -736,7 +736,9 @@ def test_kafka4_readiness_on_a_real_format_kip511_scrape(tmp_path):
     assert unknown.evidence["connections"] == 9 and "cannot judge" in unknown.message
     assert {f.rule for f in pre.upgrade_blockers} == {"CLI002"}
     text = render("text", pre)
-    assert "upgrade to Kafka 4.0: NOT ready: 2 blocking finding(s)" in text
+    assert (
+        "upgrade to Kafka 4.0 (4.0.2): NOT ready: 2 blocking finding(s), 1 of 1 cluster(s) not ready" in text
+    )
     # without --target-version the upgrade rules do not run
     with open_engine("duckdb") as engine:
         plain = run_preflight(engine, refs, AuditConfig())
@@ -762,9 +764,10 @@ def test_target_version_fails_a_safe_roll_on_incompatible_clients_and_rejects_un
     assert [f["resource"]["name"] for f in doc["findings"] if f["rule"] == "CLI002"] == ["kafkajs 1.14.0"]
     page = tmp_path / "up.html"
     assert cli("preflight", snap, "--target-version", "4.0", "-f", "html", "-o", page).returncode == 1
-    assert "Upgrade to Kafka 4.0:\n<strong>not ready</strong>: 1 blocking finding(s)" in page.read_text()
+    assert "upgrade to Kafka 4.0 (4.0.2): NOT ready: 1 blocking finding(s)" in page.read_text()
     r = cli("preflight", snap, "--target-version", "5.1")
-    assert r.returncode == 2 and "--target-version 5.1: only 4.0 is known" in r.stderr
+    assert r.returncode == 2 and "--target-version 5.1: not a Kafka release this tool knows" in r.stderr
+    assert "known: 4.0, 4.1, 4.2, 4.3, 4.4" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
 
@@ -944,7 +947,7 @@ def test_upgrade_to_4_0_is_not_ready_in_zookeeper_mode(tmp_path):
     snap = snapshot(tmp_path, "zk-39", rotation(6), cluster={"kafka_version": "3.9.0"})
     pre = run_preflight_target(snap)
     assert {f.rule for f in pre.upgrade_blockers} >= {"UPG001"}
-    assert "upgrade to Kafka 4.0: NOT ready" in render("text", pre)
+    assert "upgrade to Kafka 4.0 (4.0.2): NOT ready" in render("text", pre)
     kraft = run_preflight_target(
         snapshot(tmp_path, "kraft-39", rotation(6), mode="kraft", cluster={"kafka_version": "3.9.0"})
     )

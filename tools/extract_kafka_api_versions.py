@@ -22,6 +22,11 @@ code is copied: the output holds facts (names, keys, version numbers, file paths
   request (the API was removed: the ZooKeeper-mode inter-broker APIs).
 - ``removed_versions``: the versions valid in 3.9 below ``min_version`` ([low, high], or null
   when none), i.e. what a 3.9 broker accepts and a 4.0 broker rejects.
+- ``by_release``: per 4.x line, the lowest version its newest release accepts (``LINE_RELEASES``:
+  4.0.2, 4.1.2, 4.2.1, 4.3.1 and the unreleased 4.4 branch), null when it has no such API: what
+  ``--target-version 4.N`` compares with (JoinGroup: 2 in 4.0.0, 0 again from 4.0.1, KAFKA-19444;
+  the share group RPCs' v0 of the 4.0 early access is gone from 4.1). APIs new after 4.0 are
+  listed too (their ``min_version`` is null: 4.0 has none).
 - ``deprecated_versions_3_9``: 3.9's ``deprecatedVersions`` (the versions a 3.7-3.9 broker
   counts in ``DeprecatedRequestsPerSec``). It can be wider than ``removed_versions``: Produce
   v3-v6 were deprecated in 3.7 but kept in 4.0 (KAFKA-18659).
@@ -57,6 +62,17 @@ from pathlib import Path
 RELEASES = {
     "3.9.0": "cc53a632edcf78dc8b2a4c2c502c654950744e1e",
     "4.0.0": "4ae681446f18f9a6d7a59f317013ef82379a4ba4",
+}
+# The newest release of each 4.x line (a target of `--target-version 4.N`), read for
+# ``by_release``: what that release accepts (4.0.1 brought JoinGroup v0-v1 back, KAFKA-19444;
+# 4.1 dropped the share group RPCs' early-access v0). 4.4.0 is not released: its release branch
+# (tools/extract_kafka_configs.py PRERELEASES).
+LINE_RELEASES = {
+    "4.0.2": "5d0fe56677f97d9525843963f1ffe329d2b69433",
+    "4.1.2": "c82fd9b934b4c1e6fa799e3f1dcc8f08d997740c",
+    "4.2.1": "18d5ecd939c8d510fdd72d0abb1f7099659dcd58",
+    "4.3.1": "26b251a451ce941d3d7a55e6487bcb7f16b5ad48",
+    "4.4.0": "87943b2ff874f7186a7a091f7fad13d1ca62fc42",
 }
 MESSAGE_DIR = "clients/src/main/resources/common/message"
 # RequestMetrics names that also carry the request's version (RequestChannel.scala).
@@ -131,9 +147,12 @@ def read_requests(git_dir: str, commit: str) -> dict[int, dict]:
     return out
 
 
-def extract(git_dir: str, releases: dict[str, str] = RELEASES) -> dict:
-    """The data file's content from ``git_dir`` at ``releases`` ({"3.9.0": commit, "4.0.0": commit})."""
+def extract(git_dir: str, releases: dict[str, str] = RELEASES, lines: dict[str, str] = LINE_RELEASES) -> dict:
+    """The data file's content from ``git_dir`` at ``releases`` ({"3.9.0": commit, "4.0.0": commit})
+    and, per API, ``by_release``: the lowest version each release of ``lines`` accepts (null: it
+    has no such API)."""
     old, new = (read_requests(git_dir, releases[v]) for v in ("3.9.0", "4.0.0"))
+    per_line = {v: read_requests(git_dir, c) for v, c in lines.items()}
     apis = []
     for key in sorted(old.keys() | new.keys()):
         before, after = old.get(key), new.get(key)
@@ -156,17 +175,44 @@ def extract(git_dir: str, releases: dict[str, str] = RELEASES) -> dict:
                 else None,
                 "listeners": cur["listeners"],
                 "source": {"path": cur["path"], "commit": releases["4.0.0" if after else "3.9.0"]},
+                "by_release": {
+                    v: (defs[key]["valid"][0] if key in defs and defs[key]["valid"] else None)
+                    for v, defs in per_line.items()
+                },
             }
         )
+    for key in sorted(set().union(*per_line.values()) - old.keys() - new.keys()):
+        cur = next(defs[key] for defs in per_line.values() if key in defs)
+        v0 = next(v for v, defs in per_line.items() if key in defs)
+        apis.append(
+            {
+                "request": cur["request"],
+                "api_key": key,
+                "request_tags": [cur["request"], *EXTRA_REQUEST_TAGS.get(cur["request"], [])],
+                "min_version": None,
+                "max_version": None,
+                "removed_versions": None,
+                "deprecated_versions_3_9": None,
+                "listeners": cur["listeners"],
+                "source": {"path": cur["path"], "commit": lines[v0]},
+                "by_release": {
+                    v: (defs[key]["valid"][0] if key in defs and defs[key]["valid"] else None)
+                    for v, defs in per_line.items()
+                },
+            }
+        )
+    apis.sort(key=lambda a: a["api_key"])
     return {
         "about": (
             "The lowest version of each Kafka protocol API a Kafka 4.0 broker accepts (KIP-896), read from "
             "Kafka's message definitions (validVersions of " + MESSAGE_DIR + "/*Request.json at 4.0.0; "
             "removed_versions: valid at 3.9.0 and not at 4.0.0; deprecated_versions_3_9: 3.9.0's "
-            "deprecatedVersions). min_version null: the API does not exist in 4.0. "
+            "deprecatedVersions). min_version null: the API does not exist in 4.0. by_release: the lowest "
+            "version the newest release of each 4.x line accepts (4.4.0: its unreleased release branch). "
             "Generated by tools/extract_kafka_api_versions.py."
         ),
         "target": "4.0",
+        "lines": {v: {"commit": c} for v, c in lines.items()},
         "releases": {
             v: {
                 "commit": c,

@@ -37,7 +37,7 @@ missing there is read at its pinned commit in ``PINNED_RELEASES`` below: the com
 release manager tagged (the last "Bump version to X" commit of the release branch, i.e. the
 final release candidate), found in any of the git directories given.
 
-Why pinned commits: the apache/kafka snapshot this was first run on (fetched in 2026) stops
+Why pinned commits (and the 4.4 branch): the apache/kafka snapshot this was first run on (fetched in 2026) stops
 at October 2024 (newest tag 3.8.0). The later release commits were read from a snapshot of
 confluentinc/kafka, which carries Apache Kafka's release branches with Apache's own commits
 (same SHAs: apache's 3.8.0 tag, 771b9576b00e, is the "Bump version to 3.8.0" commit there
@@ -77,7 +77,13 @@ null when none or not a literal), ``since`` (first release defining it), ``remov
 release after ``since`` without it, or null), ``ranges`` (only when the key was removed and
 re-added: [[since, removed], ...]), ``internal`` (true when the latest release defining it
 uses ``defineInternal``: accepted but undocumented), ``dynamic_only`` (broker keys of
-DynamicConfig.Broker).
+DynamicConfig.Broker), ``defaults`` (only when the default changed: [[release, default], ...],
+the default from each release where it changed; null where it is not a literal).
+
+Unreleased: a release whose tag does not exist yet is read from its release branch when it is
+listed in ``PRERELEASES`` (4.4.0: apache/kafka's 4.4 branch, see below); its ``releases`` entry
+says ``"from": "release branch (unreleased)"`` with a note naming the commit. Kafka's 4.4
+documentation was published from that branch before the release.
 """
 
 from __future__ import annotations
@@ -108,6 +114,18 @@ PINNED_RELEASES: dict[str, str] = {
     "4.2.1": "18d5ecd939c8d510fdd72d0abb1f7099659dcd58",
     "4.3.0": "a9ce3221537b8653448750697915607dc7936cf3",
     "4.3.1": "26b251a451ce941d3d7a55e6487bcb7f16b5ad48",
+}
+
+# Releases not tagged yet, read from their release branch: version -> (commit, what it is). The
+# release is recorded with ``"from": "release branch (unreleased)"`` and this note, so nothing
+# reading the table mistakes it for a release. Replace the entry by the tag (or a PINNED_RELEASES
+# commit) once the release is out, and rerun.
+PRERELEASES: dict[str, tuple[str, str]] = {
+    "4.4.0": (
+        "87943b2ff874f7186a7a091f7fad13d1ca62fc42",
+        "apache/kafka's 4.4 release branch at 87943b2ff874 (2026-08-21, version 4.4.0-SNAPSHOT; the "
+        "first parent of confluentinc/kafka's 4.4 merges): 4.4.0 was not tagged when this was read",
+    ),
 }
 
 TYPES = {"BOOLEAN", "STRING", "INT", "SHORT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD"}
@@ -1523,6 +1541,18 @@ def discover_releases(gits: list[Git]) -> list[tuple[str, Git, str, str]]:
                 f"warning: release {version}: commit {commit} not in any git dir given; skipped",
                 file=sys.stderr,
             )
+    for version, (commit, _note) in PRERELEASES.items():
+        if version in found:
+            continue
+        for g in gits:
+            if g.has(commit):
+                found[version] = (g, commit, "release branch (unreleased)")
+                break
+        else:
+            print(
+                f"warning: pre-release {version}: commit {commit} not in any git dir given; skipped",
+                file=sys.stderr,
+            )
     return [(v, *found[v]) for v in sorted(found, key=vtuple)]
 
 
@@ -1565,7 +1595,11 @@ def summarize(per_version, meta) -> dict:
             "release's commit: apache/kafka release tags, or the pinned release commit (see the script)"
         ),
         "versions": versions,
-        "releases": {v: {"commit": meta[v]["commit"], "from": meta[v]["from"]} for v in versions},
+        "releases": {
+            v: {"commit": meta[v]["commit"], "from": meta[v]["from"]}
+            | ({"note": PRERELEASES[v][1]} if meta[v]["from"] == "release branch (unreleased)" else {})
+            for v in versions
+        },
         "counts": {v: {s: len(per_version[v][s]) for s in ("broker", "topic")} for v in versions},
     }
     for scope in ("broker", "topic"):
@@ -1592,6 +1626,9 @@ def summarize(per_version, meta) -> dict:
             }
             if len(ranges) > 1:
                 entry["ranges"] = ranges
+            history = default_history(name, present, per_version, scope)
+            if history:
+                entry["defaults"] = history
             if latest.internal:
                 entry["internal"] = True
             if getattr(latest, "dynamic_only", False):
@@ -1599,6 +1636,20 @@ def summarize(per_version, meta) -> dict:
             table[name] = entry
         out[scope] = table
     return out
+
+
+def default_history(name: str, present: list[str], per_version, scope: str) -> list[list] | None:
+    """[[release, default], ...]: the default of ``name`` from each release where it changed (the
+    first entry is the release defining it), or None when it never changed. A default that is not a
+    literal (null) counts as a value: a change to or from null is recorded too, and a reader
+    comparing defaults skips the null side."""
+    out: list[list] = []
+    for v in present:
+        key = per_version[v][scope][name]
+        value = render_default(key.default, key.type)
+        if not out or out[-1][1] != value:
+            out.append([v, value])
+    return out if len(out) > 1 else None
 
 
 def check_html(per_version, site_dir: Path):

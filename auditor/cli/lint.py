@@ -62,6 +62,17 @@ def lint(
     statistics_only: StatisticsOpt = False,
     fail_on: FailOnOpt = None,
     config: ConfigOpt = None,
+    target_version: Annotated[
+        str | None,
+        typer.Option(
+            "--target-version",
+            help="Also judge an upgrade to Kafka 4.0, 4.1, 4.2, 4.3, 4.4 or latest (4.3; 4.4 from its unreleased "
+            "release branch) from what the files declare: a Strimzi Kafka's spec.zookeeper, node pools, "
+            "spec.kafka.version and metadataVersion, an MSK cluster's kafka_version, the image tag of Helm "
+            "values, keys the target removed or changes, per-broker min.insync.replicas before ELR (UPG001-UPG005, "
+            "UPG007, UPG008, UPG012; a note per cluster gives its path).",
+        ),
+    ] = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -81,7 +92,12 @@ def lint(
     # Writing a baseline records every current finding (a refresh drops the fixed ones).
     known = read_baseline(baseline, write_baseline_to)
     result = run_lint(
-        files, against=str(against) if against else None, config=cfg, baseline=known, strict=strict
+        files,
+        against=str(against) if against else None,
+        config=cfg,
+        baseline=known,
+        strict=strict,
+        target_version=target_version,
     )
     if fmt in ("json", "junit") or statistics_only or write_baseline_to is not None:
         # These reports have no place for notes: files skipped, warnings about the inputs go to

@@ -17,7 +17,23 @@ from auditor.stderr import say
 class PreflightFormat(str, Enum):
     text = "text"
     json = "json"
+    markdown = "markdown"
     html = "html"
+
+
+# Which rules --target-version runs and which block: tests/test_preflight_upgrade.py checks this text
+# against the registry (rules_run_by("upgrade"), the rules' severities) and the upgrade table's lines.
+TARGET_HELP = (
+    "Upgrade preflight to Kafka 4.0, 4.1, 4.2, 4.3, 4.4 or latest (4.3, the newest released; 4.4 is read "
+    "from its unreleased release branch). Also runs CLI002-CLI004, CTL009, DSK003 and UPG001-UPG012 "
+    "against the target's upgrade notes and prints each cluster's path (hops, what blocks each, what to "
+    "do now). Blocking (exit 1, 'NOT ready'): every finding at error or above: UPG001 ZooKeeper mode, "
+    "UPG002 version below 3.3, UPG005 MSK's KRaft migration prerequisites, UPG003 metadata.version below "
+    "3.3-IV3, UPG007 broker-level min.insync.replicas before ELR, UPG008 used early-access share groups, "
+    "UPG012 values the target refuses, CLI002/CLI004 clients and request versions the target drops, "
+    "DSK003 JBOD. Only warn or inform: UPG003 behind the running release, UPG004, UPG006, UPG009-UPG011, "
+    "CTL009, CLI003."
+)
 
 
 @with_sources
@@ -45,7 +61,7 @@ def preflight(
         str | None,
         typer.Option(
             "--target-version",
-            help="Upgrade preflight: also check readiness for this Kafka version (4.0: clients KIP-896 removes, unidentified clients, DSK003, CTL009).",
+            help=TARGET_HELP,
         ),
     ] = None,
     config: ConfigOpt = None,
@@ -83,5 +99,5 @@ def preflight(
             "(a script to review; nothing was executed)"
         )
     exit_with(
-        failing=pre.any_unsafe or pre.any_outage or bool(pre.upgrade_blockers), incomplete=pre.incomplete
+        failing=pre.any_unsafe or pre.any_outage or pre.upgrade_ready is False, incomplete=pre.incomplete
     )

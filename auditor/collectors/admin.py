@@ -16,7 +16,8 @@ Calls, each with a request timeout and a bounded wait on its future:
    entries become ``cluster_default`` rows. A topic keeps only its own overrides
    (DYNAMIC_TOPIC_CONFIG -> TOPIC_CONFIG); inherited values are resolved from the broker
    rows by the checks. Secrets (is_sensitive, sasl.jaas.config, *.password) have value null.
-5. ``list_consumer_groups`` + ``describe_consumer_groups`` (batched) -> ``consumer_groups``,
+5. ``list_consumer_groups`` + ``describe_consumer_groups`` (batched) -> ``consumer_groups`` (with
+   each group's type, classic or consumer, where the brokers report it: ListGroups v5, 4.0+),
    with the coordinator partition from auditor/coordinator_partition.py.
 
 Failures become source errors ``{"source": "admin", "target": ..., "message": one line}``.
@@ -374,6 +375,7 @@ class _Reader:
             )
         count = topics.get("__consumer_offsets") or self._offsets_partitions() or 50
         states = {g.group_id: group_state(getattr(g, "state", None)) for g in listed.valid}
+        kinds = {g.group_id: group_type(getattr(g, "type", None)) for g in listed.valid}
         members: dict[str, int | None] = {}
         ids = sorted(states)
         failed = []
@@ -394,6 +396,7 @@ class _Reader:
                     continue
                 members[gid] = len(d.members or [])
                 states[gid] = group_state(d.state) or states.get(gid)
+                kinds[gid] = group_type(getattr(d, "type", None)) or kinds.get(gid)
         if failed:
             self.result.error(SOURCE, self.target, f"describe_consumer_groups failed for {failed[0]}")
         for gid in ids:
@@ -403,6 +406,7 @@ class _Reader:
                     "state": states[gid],
                     "members": members.get(gid),
                     "coordinator_partition": coordinator_partition(gid, count),
+                    "group_type": kinds.get(gid),
                 }
             )
         self.extra["consumer_groups"] = len(ids)
@@ -439,6 +443,13 @@ def group_state(v) -> str | None:
         return None
     name = _GROUP_STATES.get(name, name)
     return "".join(w.capitalize() for w in name.split("_")) if name.isupper() else name
+
+
+def group_type(v) -> str | None:
+    """ConsumerGroupType.CLASSIC -> "classic", CONSUMER -> "consumer" (ListGroups v5, KIP-848);
+    UNKNOWN (a broker before 4.0 reports no type) and anything else -> None."""
+    name = (_enum_name(v) or "").lower()
+    return name if name in ("classic", "consumer") else None
 
 
 def _enum_name(v) -> str | None:

@@ -24,6 +24,12 @@ any request outside READ_REQUESTS). Calls, each bounded by the request timeout:
 4. ``describe_log_dirs`` per broker, without topics (DescribeLogDirs, KIP-113) -> ``log_dirs``:
    path, error (KAFKA_STORAGE_ERROR ... or null), total and used bytes (DescribeLogDirs v4+,
    KIP-827). Not offered: a note, as above.
+5. ``api_versions`` (the bootstrap broker's ApiVersions answer, already received: no request)
+   -> ``api_versions``: every API it serves with its version range; PushTelemetry (72) is only
+   there when a client metrics receiver is configured (KIP-714, CLI005).
+6. ``list_config_resources(CLIENT_METRICS)`` (ListClientMetricsResources, Kafka 3.7+; named
+   ListConfigResources from 4.1, KIP-1142) and ``describe_configs`` of each -> ``client_metrics``:
+   the KIP-714 subscriptions (metrics, interval.ms, match). Not offered (before 3.7): a note.
 
 Failures become source errors ``{"source": "kraft", ...}``: an unreachable cluster, a denied
 call (CLUSTER_AUTHORIZATION_FAILED names the call), a broker whose log dirs cannot be read.
@@ -37,11 +43,21 @@ import logging
 import time
 
 from auditor.collectors._common import DEFAULT_TIMEOUT, Collector, CollectResult, one_line
+from auditor.kafka_upgrades import metadata_versions
 
 SOURCE = "kraft"
 # The only KafkaAdminClient methods this source calls.
 READ_METHODS = frozenset(
-    {"describe_cluster", "describe_features", "describe_metadata_quorum", "describe_log_dirs", "close"}
+    {
+        "describe_cluster",
+        "describe_features",
+        "describe_metadata_quorum",
+        "describe_log_dirs",
+        "api_versions",
+        "list_config_resources",
+        "describe_configs",
+        "close",
+    }
 )
 # The only requests it may send (kafka-python request class names; SASL only to authenticate).
 READ_REQUESTS = frozenset(
@@ -51,44 +67,19 @@ READ_REQUESTS = frozenset(
         "DescribeClusterRequest",
         "DescribeQuorumRequest",
         "DescribeLogDirsRequest",
+        "ListConfigResourcesRequest",
+        "DescribeConfigsRequest",
         "SaslHandshakeRequest",
         "SaslAuthenticateRequest",
     }
 )
 CLIENT_ID = "kafka-audit"
 
-# metadata.version feature levels -> release (Apache Kafka server-common MetadataVersion.java:
-# IBP_3_0_IV1(1, "3.0", "IV1") ... IBP_4_1_IV1(27, "4.1", "IV1")). Level 17 (3.7-IV2) adds JBOD
-# to KRaft (KIP-858); level 21 (3.9-IV0) dynamic quorums (KIP-853).
-METADATA_VERSIONS: dict[int, str] = {
-    1: "3.0-IV1",
-    2: "3.1-IV0",
-    3: "3.2-IV0",
-    4: "3.3-IV0",
-    5: "3.3-IV1",
-    6: "3.3-IV2",
-    7: "3.3-IV3",
-    8: "3.4-IV0",
-    9: "3.5-IV0",
-    10: "3.5-IV1",
-    11: "3.5-IV2",
-    12: "3.6-IV0",
-    13: "3.6-IV1",
-    14: "3.6-IV2",
-    15: "3.7-IV0",
-    16: "3.7-IV1",
-    17: "3.7-IV2",
-    18: "3.7-IV3",
-    19: "3.7-IV4",
-    20: "3.8-IV0",
-    21: "3.9-IV0",
-    22: "4.0-IV0",
-    23: "4.0-IV1",
-    24: "4.0-IV2",
-    25: "4.0-IV3",
-    26: "4.1-IV0",
-    27: "4.1-IV1",
-}
+# metadata.version feature levels -> release name (Apache Kafka server-common MetadataVersion.java:
+# IBP_3_0_IV1(1, "3.0", "IV1") ... IBP_4_4_IV2(33, "4.4", "IV2")), read from the upgrade table
+# (auditor/data/kafka4_upgrades.json, tools/extract_kafka_upgrades.py). Level 17 (3.7-IV2) adds
+# JBOD to KRaft (KIP-858); level 21 (3.9-IV0) dynamic quorums (KIP-853).
+METADATA_VERSIONS: dict[int, str] = metadata_versions()
 METADATA_TOPIC = "__cluster_metadata"
 
 log = logging.getLogger(__name__)
@@ -320,8 +311,50 @@ class _Reader:
     def run(self) -> None:
         brokers = self.cluster()
         self.features()
+        self.apis()
         self.quorum()
         self.log_dirs(brokers)
+        self.client_metrics()
+
+    def apis(self) -> None:
+        try:
+            got = self.admin.api_versions()
+        except Exception as e:  # noqa: BLE001 (an API key newer than kafka-python's ApiKey: a note, and
+            # CLI005 falls back to metric.reporters; the answer itself was read without error)
+            self.extra["api_versions"] = f"not read: {_message(e)}"
+            return
+        rows = api_version_rows(got)
+        self.result.rows("api_versions").extend(rows)
+        self.extra["api_versions"] = len(rows)
+
+    def client_metrics(self) -> None:
+        from kafka.admin import ConfigResource, ConfigResourceType
+
+        try:
+            names = (
+                self.admin.list_config_resources([ConfigResourceType.CLIENT_METRICS]).get("client_metrics")
+                or []
+            )
+        except Exception as e:  # noqa: BLE001
+            if _not_offered(e):
+                self.extra["client_metrics"] = "ListClientMetricsResources not offered (Kafka before 3.7)"
+                return
+            self.error(f"list_config_resources(CLIENT_METRICS): {_message(e)}")
+            return
+        if not names:
+            self.extra["client_metrics"] = 0
+            return
+        try:
+            got = self.admin.describe_configs(
+                [ConfigResource(ConfigResourceType.CLIENT_METRICS, name) for name in sorted(names)],
+                config_filter="all",
+            )
+        except Exception as e:  # noqa: BLE001
+            self.error(f"describe_configs(CLIENT_METRICS): {_message(e)}")
+            return
+        rows = client_metrics_rows(got.get("client_metrics") or {})
+        self.result.rows("client_metrics").extend(rows)
+        self.extra["client_metrics"] = len(rows)
 
     def cluster(self) -> list[int]:
         try:
@@ -498,6 +531,59 @@ def log_dir_rows(broker: int, results: list[dict]) -> list[dict]:
                 "device": None,
                 "total_bytes": total,
                 "used_bytes": total - usable if total is not None and usable is not None else None,
+            }
+        )
+    return rows
+
+
+def api_version_rows(versions: dict) -> list[dict]:
+    """``api_versions()`` ({ApiKey or int: (min, max)}) -> ``api_versions`` rows (by key)."""
+    rows = []
+    for key, span in versions.items():
+        code = int(getattr(key, "value", key))
+        lo, hi = span if isinstance(span, tuple | list) and len(span) == 2 else (None, None)
+        rows.append(
+            {
+                "api_key": code,
+                "name": _api_name(key),
+                "min_version": int(lo) if isinstance(lo, int) else None,
+                "max_version": int(hi) if isinstance(hi, int) else None,
+            }
+        )
+    return sorted(rows, key=lambda r: r["api_key"])
+
+
+def _api_name(key) -> str | None:
+    """ApiKey.PUSH_TELEMETRY -> 'PushTelemetry' (Kafka's ApiKeys name)."""
+    name = getattr(key, "name", None)
+    if not isinstance(name, str):
+        return None
+    return "".join(part.capitalize() for part in name.split("_")) if name.isupper() else name
+
+
+def _list(value) -> list[str]:
+    return [v.strip() for v in str(value or "").split(",") if v.strip()]
+
+
+def client_metrics_rows(resources: dict) -> list[dict]:
+    """``describe_configs`` of CLIENT_METRICS resources ({name: {key: {"value": ...}}}) ->
+    ``client_metrics`` rows: the KIP-714 subscription's metrics, interval.ms and match
+    (ClientMetricsConfigs; an interval that is not a number is kept as null)."""
+    rows = []
+    for name in sorted(resources):
+        cfg = resources[name] or {}
+
+        def value(key, cfg=cfg):
+            entry = cfg.get(key)
+            return entry.get("value") if isinstance(entry, dict) else entry
+
+        interval = str(value("interval.ms") or "").strip()
+        rows.append(
+            {
+                "name": name,
+                "metrics": _list(value("metrics")),
+                "interval_ms": int(interval) if interval.isascii() and interval.isdigit() else None,
+                "match": _list(value("match")),
             }
         )
     return rows

@@ -22,6 +22,9 @@ What one provisioned cluster gives (``collect_msk(cluster_arn)``):
   ``msk-default-configuration``), standard brokers only; Express brokers get the values MSK
   fixes for them (EXPRESS_READ_ONLY, file ``msk-express-read-only-configuration``);
 * ``kafka:ListClusterOperationsV2``: operations still running (a patch, an upgrade).
+* ``kafka:GetCompatibleKafkaVersions``: the versions AWS offers this cluster for an in-place
+  upgrade (``msk.compatible_versions``: the upgrade preflight's next MSK hop); optional, as
+  ``ec2:DescribeSubnets``: a denial leaves it unknown with a note.
 * open monitoring: per broker ``http://<endpoint>:11001/metrics`` (JMX exporter) and ``:11002``
   (node exporter) when enabled, scraped by the metrics collector with no inventory entry.
 
@@ -284,9 +287,11 @@ def collect_msk(
         lambda: _bootstrap(out, kafka, cluster_arn, security),
         lambda: _configuration(out, kafka, info, cluster_arn),
         lambda: _operations(out, kafka, cluster_arn),
+        lambda: _compatible_versions(out, kafka, cluster_arn),
     )
     names = ("kafka:ListNodes", "kafka:GetBootstrapBrokers", "kafka:DescribeConfigurationRevision")
-    for step, action in zip(steps, (*names, "kafka:ListClusterOperationsV2"), strict=True):
+    actions = (*names, "kafka:ListClusterOperationsV2", "kafka:GetCompatibleKafkaVersions")
+    for step, action in zip(steps, actions, strict=True):
         try:  # each failure is recorded; the others still run
             step()
         except _CallFailed:
@@ -344,6 +349,7 @@ def _describe(out: MskCollected, info: dict) -> None:
     if version:  # a cluster-level version: used when no broker reports its own (versions.py)
         out.result.meta.update(kafka_version=version, kafka_version_source="msk-api")
     monitoring = (prov.get("OpenMonitoring") or {}).get("Prometheus") or {}
+    public = ((group.get("ConnectivityInfo") or {}).get("PublicAccess") or {}).get("Type")
     auth = prov.get("ClientAuthentication") or {}
     sasl = auth.get("Sasl") or {}
     out.manifest.update(
@@ -354,6 +360,8 @@ def _describe(out: MskCollected, info: dict) -> None:
             "state_code": (info.get("StateInfo") or {}).get("Code"),
             "active_operation_arn": info.get("ActiveOperationArn"),
             "kafka_version": version,
+            # the cluster's version string UpdateClusterKafkaVersion needs (--current-version)
+            "current_version": info.get("CurrentVersion"),
             "instance_type": instance_type,
             "broker_count": prov.get("NumberOfBrokerNodes"),
             "client_subnets": subnets,
@@ -377,6 +385,8 @@ def _describe(out: MskCollected, info: dict) -> None:
             if auth
             else None,
             "zookeeper_connect": prov.get("ZookeeperConnectString"),
+            # AWS's KRaft migration refuses public access together with open monitoring (UPG005)
+            "public_access": (public == "SERVICE_PROVIDED_EIPS") if isinstance(public, str) else None,
             "enhanced_monitoring": prov.get("EnhancedMonitoring"),
             "customer_action_status": prov.get("CustomerActionStatus"),
         }
@@ -644,6 +654,26 @@ def _operations(out: MskCollected, kafka, arn: str) -> None:
                 }
             )
     out.manifest["operations_in_progress"] = running
+
+
+def _compatible_versions(out: MskCollected, kafka, arn: str) -> None:
+    """The versions AWS offers this cluster for an in-place upgrade (GetCompatibleKafkaVersions):
+    the upgrade preflight's next MSK hop. Optional: a denial or failure leaves the list unknown
+    with a note (the shipped table, auditor/data/msk_versions.json, stands in); never a source
+    error."""
+    try:
+        answer = kafka.get_compatible_kafka_versions(ClusterArn=arn)
+    except Exception as e:  # noqa: BLE001 (optional: a note, as ec2:DescribeSubnets)
+        out.manifest["compatible_versions"] = None
+        out.manifest["compatible_versions_note"] = (
+            "unknown: " + describe_failure(e, "kafka:GetCompatibleKafkaVersions", arn)[:300]
+        )
+        return
+    targets = []
+    for entry in answer.get("CompatibleKafkaVersions") or []:
+        if isinstance(entry, dict):
+            targets += [t for t in entry.get("TargetVersions") or [] if isinstance(t, str)]
+    out.manifest["compatible_versions"] = sorted(set(targets))
 
 
 def _open_monitoring(out: MskCollected, info: dict) -> None:

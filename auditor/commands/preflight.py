@@ -82,13 +82,10 @@ CONTROLLER_RULE = "MNT005"  # a KRaft voter whose restart leaves no caught-up ma
 # not for a small queued.max.requests alone.
 SATURATION_RULES = ("THR001", "THR002", "THR006", "MSK003", "DSK006")
 SATURATED_QUEUE_FILL = 0.8
-# --target-version 4.0: the upgrade preflight adds the rules that declare runs_in "upgrade" (the
-# Kafka 4.0 readiness rules: KIP-896 clients, requests at removed protocol versions, unidentified
-# clients; the version rules; the UPG rules of the 4.x path). Of those these block the upgrade:
-# UPG001 ZooKeeper mode, UPG002 a version 4.x does not upgrade from, UPG003 metadata.version not
-# finalized, UPG005 MSK's migration prerequisites unmet; UPG004 (removed configs) only warns.
-UPGRADE_BLOCKING = ("CLI002", "CLI004", "DSK003", "UPG001", "UPG002", "UPG003", "UPG005")
-TARGET_VERSIONS = ("4.0",)
+# --target-version 4.N: the upgrade preflight adds the rules that declare runs_in "upgrade" (KIP-896
+# clients, requests at removed protocol versions, unidentified clients; the version rules; the UPG
+# rules of the 4.x path), judged against the target's entry of the upgrade table; their findings at
+# error or above block the upgrade, and each cluster gets its path (auditor/commands/preflight_upgrade.py).
 PER_BROKER_RULES = ("MNT001", "MNT002", "MNT003", "MNT006")
 
 
@@ -273,7 +270,8 @@ class PreflightResult:
     result: AuditResult
     clusters: list[ClusterPreflight]
     selected_brokers: list[int] | None = None
-    target_version: str | None = None  # --target-version: an upgrade preflight
+    target_version: str | None = None  # --target-version: an upgrade preflight (a release line, "4.1")
+    upgrades: list = field(default_factory=list)  # preflight_upgrade.ClusterUpgrade per cluster
 
     @property
     def patch_rules(self) -> tuple[str, ...]:
@@ -285,12 +283,26 @@ class PreflightResult:
 
     @property
     def upgrade_blockers(self) -> list[Finding]:
-        """--target-version: the findings that make the upgrade unsafe (clients that stop
-        working, JBOD on an unsupported version). A finding at info is advice, never a
-        blocker (CLI002 for a client the brokers saw sending only versions 4.0 accepts)."""
+        """--target-version: the findings that make the upgrade unsafe: an upgrade rule's at
+        error or above (preflight_upgrade.blocks)."""
         if not self.target_version:
             return []
-        return [f for f in self.result.findings if f.rule in UPGRADE_BLOCKING and f.severity != "info"]
+        from auditor.commands.preflight_upgrade import blocks, upgrade_rule_codes
+
+        codes = upgrade_rule_codes()
+        return [f for f in self.result.findings if blocks(f, codes)]
+
+    @property
+    def upgrade_ready(self) -> bool | None:
+        """--target-version: every cluster is one hop from the target with nothing blocking
+        (False), or the snapshot cannot say (None); None without a target."""
+        if not self.target_version:
+            return None
+        if any(u.status == "not ready" for u in self.upgrades) or self.upgrade_blockers:
+            return False
+        if self.incomplete or any(u.status == "unknown" for u in self.upgrades):
+            return None
+        return True
 
     @property
     def any_unsafe(self) -> bool:
@@ -335,19 +347,21 @@ def preflight_config(config: AuditConfig, target_version: str | None = None) -> 
     from auditor.registry import rules_run_by
 
     commands = ("preflight", "upgrade") if target_version else ("preflight",)
-    return dataclasses.replace(config, select=tuple(r.code for c in commands for r in rules_run_by(c)))
+    config = dataclasses.replace(config, select=tuple(r.code for c in commands for r in rules_run_by(c)))
+    if target_version:
+        from auditor.commands.preflight_upgrade import with_target
+
+        config = with_target(config, target_version)
+    return config
 
 
 def check_target_version(target_version: str | None) -> str | None:
+    """--target-version as given -> its release line (4.0-4.4; latest: the newest released)."""
     if target_version is None:
         return None
-    v = target_version.strip()
-    if v in ("4", "4.0", "4.0.0"):
-        return "4.0"
-    raise UsageError(
-        f"--target-version {target_version}: only {', '.join(TARGET_VERSIONS)} is known (the shipped "
-        "Kafka 4.0 client table, auditor/data/kafka4_clients.json)"
-    )
+    from auditor.kafka_upgrades import resolve_target
+
+    return resolve_target(target_version)
 
 
 def broker_facts(tables: Tables):
@@ -621,11 +635,22 @@ def run_preflight(
         view.procedure = _procedure(view, ref)
         clusters.append(view)
     pre = PreflightResult(result, clusters, selected, target_version)
+    if target_version:
+        _plan_upgrades(pre, engine, tables, refs)
     if plan:
         from auditor.commands.preflight_plan import attach_plans
 
         attach_plans(engine, refs, config, pre, facts, states, simulate=run_preflight)
     return pre
+
+
+def _plan_upgrades(pre: PreflightResult, engine: Engine, tables: Tables, refs: Sequence[SnapshotRef]) -> None:
+    """--target-version: each cluster's path to the target (auditor/commands/preflight_upgrade.py)."""
+    from auditor.commands.preflight_upgrade import plan_upgrades, upgrade_facts
+
+    facts = engine.rows(tables.compile("preflight_upgrade_facts", lambda: upgrade_facts(tables)))
+    incomplete = {c.cluster_id for c in pre.clusters if c.incomplete}
+    pre.upgrades = plan_upgrades(pre.target_version, facts, pre.result.findings, refs, incomplete)
 
 
 MAX_LISTED = 20

@@ -14,6 +14,7 @@ COMMAND_WORDS = {
     "upgrade": "`preflight --target-version`",
     "lint": "`lint`",
     "lint-against": "`lint --against`",
+    "lint-upgrade": "`lint --target-version`",
 }
 
 

@@ -9,7 +9,8 @@ statement.
 
 Key: sha256 over (the source of the rules (checks/ and any plugin's package: registry.rule_sources),
 auditor/engine/ and the modules that shape the SQL
-(SHAPING_MODULES: table schemas and column types, finding columns, rule parameters), sqlframe
+(SHAPING_MODULES: table schemas and column types, finding columns, rule parameters; the data
+tables under auditor/data the rules read), sqlframe
 and sqlglot versions, the dialect, the entry's name and parameters). Editing a check,
 changing a column type, upgrading sqlframe or changing a parameter compiles afresh; nothing is
 ever stale.
@@ -62,7 +63,12 @@ SHAPING_MODULES = (
     "auditor/engine/root_causes.py",
     "auditor/commands/preflight.py",
     "auditor/commands/preflight_plan.py",
+    "auditor/commands/preflight_upgrade.py",
+    # the tables the rules turn into SQL literals (known keys, the 4.x upgrade table, MSK's versions)
+    "auditor/kafka_configs.py",
+    "auditor/kafka_upgrades.py",
 )
+SHAPING_DATA = "auditor/data"  # every *.json there: a regenerated table compiles afresh
 KEY_FILE = "plan-cache.key"
 
 
@@ -86,6 +92,9 @@ def code_fingerprint() -> str:
     for name in SHAPING_MODULES:
         h.update(name.encode())
         h.update((_ROOT / name).read_bytes())
+    for path in sorted((_ROOT / SHAPING_DATA).glob("*.json")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
     return h.hexdigest()
 
 

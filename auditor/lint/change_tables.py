@@ -102,8 +102,32 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
         for key, line in t.unevaluated.items():
             if key not in t.configs:
                 configs.append(config_row("topic", t.name, key, None, "TOPIC_CONFIG", file=t.file, line=line))
-    return {"configs": configs, "brokers": brokers, "topics": topics, "kraft_nodes": kraft_nodes}
+    features = []
+    facts = next((b.cluster for b in inputs.brokers if b.cluster is not None), None)
+    if facts is not None and facts.metadata_version:  # Strimzi spec.kafka.metadataVersion
+        from auditor.lint.versions import metadata_level_of
 
+        level = metadata_level_of(facts.metadata_version)
+        if level is not None:
+            from auditor.kafka_upgrades import metadata_versions
+
+            features.append(
+                {
+                    "feature": "metadata.version",
+                    "finalized_level": level,
+                    "version_name": metadata_versions().get(level),
+                    "supported_min": None,
+                    "supported_max": None,
+                    "finalized_epoch": None,
+                }
+            )
+    return {
+        "configs": configs,
+        "brokers": brokers,
+        "topics": topics,
+        "kraft_nodes": kraft_nodes,
+        "features": features,
+    }
 
 class _Entry:
     """A value as auditor.collectors.files.kraft_node_row reads an entry."""
@@ -212,7 +236,10 @@ def expand_templates(inputs: LintInputs, ref: SnapshotRef) -> None:
 
 
 def lint_manifest(
-    against: SnapshotRef | None, clusters: list[ClusterFacts] | None = None, cluster_id: str = LINT_CLUSTER
+    against: SnapshotRef | None,
+    clusters: list[ClusterFacts] | None = None,
+    cluster_id: str = LINT_CLUSTER,
+    brokers=(),
 ) -> Manifest:
     """The snapshot's manifest with --against; else a cluster named ``lint``, with what the
     files say of it when they declare one MSK cluster (platform, instance type, AZ count,
@@ -230,8 +257,21 @@ def lint_manifest(
             "metadata_mode": facts.metadata_mode,
         }
         cluster.update({k: v for k, v in fields.items() if v is not None})
+    elif brokers:  # broker properties files: the mode their keys say (process.roles, zookeeper.connect)
+        mode = mode_of_files(brokers)
+        if mode:
+            cluster["metadata_mode"] = mode
     return Manifest(
         cluster=cluster,
         collected_at=now_iso(),
         sources=[{"source": "lint", "status": "ok"}],
     )
+
+
+def mode_of_files(brokers) -> str | None:
+    """kraft when a broker file sets process.roles, zookeeper when one sets zookeeper.connect (and
+    none sets process.roles: a 3.x broker in migration has both), else None."""
+    keys = {k for b in brokers if b.group is None for k in b.entries}
+    if "process.roles" in keys:
+        return "kraft"
+    return "zookeeper" if "zookeeper.connect" in keys else None

@@ -80,6 +80,13 @@ class ClusterFacts:
     kafka_version: str | None = None
     storage_mode: str | None = None
     configuration: str | None = None  # the configuration_info.arn expression as written
+    metadata_version: str | None = None  # Strimzi spec.kafka.metadataVersion ("3.9-IV0")
+    version_source: str | None = (
+        None  # where kafka_version was read: "spec.kafka.version", "image bitnami/kafka:3.9.0"
+    )
+    # field -> the line it was read at (kafka_version, metadata_mode, metadata_version): where an
+    # upgrade finding about the cluster points (the rule's lint_key, auditor/lint/run.py Locator)
+    lines: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -100,10 +100,28 @@ class Locator:
                 return [(broker.file, line, (line,))]
         return [(broker.file, broker.line, (broker.line,))]
 
+    def _cluster(self, rule: str) -> list[tuple[str, int, tuple[int, ...]]]:
+        """A cluster finding (the UPG rules): the line of the field the rule is about (its lint_key:
+        kafka_version, metadata_mode, metadata_version, recorded by the format), else of that
+        setting in the configuration, else the cluster resource's line."""
+        key = self.keys.get(rule)
+        facts = next((b.cluster for b in self.by_file if b.cluster is not None), None)
+        if facts is not None and key in facts.lines:
+            at = facts.lines[key]
+            return [(facts.file, at, (at, facts.line))]
+        for b in self.by_file:
+            if key and key in b.entries:
+                return self._broker_key(b, key)
+        if facts is not None:
+            return [(facts.file, facts.line, (facts.line,))]
+        return []
+
     def locate(self, f: Finding, topics: list[str] | None = None) -> list[tuple[str, int, tuple[int, ...]]]:
         """Where ``f`` shows in the files; ``topics``: every topic inheriting the default ``f``
         is about, when the rule listed fewer than it counted (auditor/lint/placement.py)."""
         rt, name = f.resource_type, f.resource_name
+        if rt == "cluster":
+            return self._cluster(f.rule)
         if rt == "topic" and name in self.topics:
             return [(t.file, t.line, t.anchors) for t in self.topics[name]]
         if rt == "broker" and name in self.brokers:
@@ -112,12 +130,6 @@ class Locator:
             bid = name.split(":", 1)[0]
             if bid in self.brokers:
                 return self._broker_key(self.brokers[bid], "log.dirs")
-        if rt == "cluster" and self.keys.get(f.rule):  # a cluster finding about a setting (CTL006)
-            key = self.keys[f.rule]
-            for b in self.by_file:
-                if key in b.entries:
-                    line = b.entries[key][1]
-                    return [(b.file, line, (line,))]
         if rt == "config":
             entity, sep, key = name.partition(": ")
             if sep and entity.startswith("controller ") and entity[11:] in self.controllers:
@@ -150,6 +162,33 @@ class Locator:
                     if b.group:
                         return [(b.file, b.line, (b.line,))]
         return []
+
+
+def upgrade_notes(inputs: LintInputs, target: str) -> list[str]:
+    """One line per cluster resource the files declare: its path to ``target`` (the hops of
+    auditor/kafka_upgrades.path), or what it lacks for one."""
+    from auditor.kafka_upgrades import Facts, path
+    from auditor.lint.versions import metadata_level_of
+
+    out = []
+    for c in inputs.clusters:
+        where = f"{c.file}:{c.lines.get('kafka_version', c.line)}: {c.address}"
+        if not c.kafka_version:
+            out.append(f"{where}: no Kafka version declared: its path to {target} is not judged")
+            continue
+        hops = path(
+            Facts(
+                c.kafka_version,
+                c.metadata_mode,
+                metadata_level_of(c.metadata_version),
+                platform=c.platform if c.platform == "msk" else None,
+            ),
+            target,
+        )
+        mode = c.metadata_mode or "mode not declared"
+        steps = "; ".join(f"{i}. {h.title}" for i, h in enumerate(hops, 1))
+        out.append(f"{where}: Kafka {c.kafka_version} ({mode}) -> {target}: {steps}")
+    return out
 
 
 def _check_suppression_codes(inputs: LintInputs, known: set[str]) -> None:
@@ -267,7 +306,7 @@ def _partitions(inputs: LintInputs, against: SnapshotRef | None, manifest):
             controllers=inputs.controllers if key == plain else [],  # with the properties files
         )
         # the same cluster name (fingerprints and baselines as for one cluster), an id of its own
-        out.append((part, lint_manifest(None, facts, cluster_id=f"{LINT_CLUSTER}#{n}")))
+        out.append((part, lint_manifest(None, facts, cluster_id=f"{LINT_CLUSTER}#{n}", brokers=brokers)))
     return out
 
 
@@ -301,14 +340,25 @@ def run_lint(
     baseline: Baseline | None = None,
     strict: bool = False,
     stdin=None,
+    target_version: str | None = None,
 ) -> AuditResult:
-    """Lint ``paths`` (``-``: standard input, read from ``stdin`` when given, a binary stream)."""
+    """Lint ``paths`` (``-``: standard input, read from ``stdin`` when given, a binary stream).
+    ``target_version`` (4.0-4.4, latest): also run the rules that declare runs_in "lint-upgrade"
+    (what the files alone decide of an upgrade to that release: the clusters' declared version,
+    metadata mode and metadata.version, removed keys, ELR and per-broker min.insync.replicas ...),
+    each set to the target's entry of the upgrade table; a note per cluster gives its path."""
     from auditor.engine.runner import incomplete_sources
     from auditor.engine.tables import Tables
     from auditor.registry import load_rules, rule_docs
 
     cfg = config or AuditConfig()
     rules = load_rules()
+    target = None
+    if target_version is not None:
+        from auditor.kafka_upgrades import resolve_target, target_params
+
+        target = resolve_target(target_version)
+        cfg = replace(cfg, params=target_params(cfg.params, target, rules.values()))
     inputs = read_inputs(paths, stdin=stdin)
     refused = inputs.unreadable + inputs.unrecognised  # --strict: the first is the error
     if strict and refused:
@@ -320,13 +370,19 @@ def run_lint(
     ref_against: SnapshotRef | None = open_snapshot(against) if against else None
     if ref_against is not None:
         expand_templates(inputs, ref_against)
-    manifest = lint_manifest(ref_against, inputs.clusters)
+    manifest = lint_manifest(ref_against, inputs.clusters, brokers=inputs.brokers)
 
     commands = ("lint", "lint-against") if ref_against else ("lint",)
+    if target is not None:
+        commands += ("lint-upgrade",)
     wanted = {
         code for code, r in rules.items() if r.produced_by == "engine" and set(commands) & set(r.commands)
     }
-    selected = cfg.rules(("cluster", "change"))
+    # The upgrade rules are "maintenance" rules (preflight's): lint --target-version runs those of them
+    # that declare "lint-upgrade".
+    selected = cfg.rules(
+        ("cluster", "change", "maintenance") if target is not None else ("cluster", "change")
+    )
     engine_rules = [r for r in selected if r.code in wanted]
     report_unused = any(r.code == SUPPRESSION_RULE for r in selected)
     keys = {
@@ -455,6 +511,8 @@ def run_lint(
         notes.append(f"{suppressed} finding(s) suppressed inline")
     if outcome is not None:
         notes.append(outcome.line())
+    if target is not None:
+        notes += upgrade_notes(inputs, target)
     if outside:
         notes.append(
             f"{len(outside)} finding(s) about parts of {manifest.cluster_name} these files do not touch "

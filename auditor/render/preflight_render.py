@@ -1,4 +1,5 @@
-"""Renderers of `kafka-audit preflight`: text, JSON and a self-contained HTML page.
+"""Renderers of `kafka-audit preflight`: text, JSON, Markdown (auditor/render/preflight_markdown.py)
+and a self-contained HTML page.
 
 JSON (schema_version 2) is check's document (auditor/render/json_render.py: schema_version,
 tool, clusters, incomplete, summary, findings, same finding shape) plus a ``preflight`` key:
@@ -41,7 +42,20 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
                      "topic_count": 4, "topics": [...], "partitions": [...],   # sorted, capped
                      "coordinator_partitions": 50, "consumer_group_count": 5, "consumer_groups": [...],
                      "reasons": ["MNT001", "MNT003"]}]
-      }]
+      }],
+      "target_version": "4.1" | null,           # --target-version, as its release line
+      "upgrade_ready": true | false | null,     # null: not asked, or the snapshot cannot say
+      "upgrade_blockers": [fingerprint],        # upgrade rules' findings at error or above
+      "upgrade": null | {"target", "target_status": "released" | "unreleased", "target_release",
+                         "upgrade_notes", "upgrades_from",
+                         "ready": true | false | null,
+                         "clusters": [{"cluster", "cluster_id", "target", "running_version", "metadata_mode",
+                                       "metadata_version", "platform",
+                                       "status": "ready" | "not ready" | "unknown",
+                                       "hops": [{"number", "kind", "to", "title", "steps", "cite", "blocked",
+                                                 "blocking": [finding], "notes": [finding]}],
+                                       "now": ["..."],          # what can be done now
+                                       "other": [finding], "notes": ["..."]}]}
     }
 
 ``pre`` is an auditor.commands.preflight.PreflightResult, not imported: the preflight modules may use
@@ -58,9 +72,10 @@ import shlex
 
 from auditor.escape import neutralise, neutralise_lines
 from auditor.render import json_render
+from auditor.render.preflight_upgrade_render import upgrade_document, upgrade_headline, upgrade_lines
 from auditor.render.text_render import MARK, counts_line
 
-FORMATS = ("text", "json", "html")
+FORMATS = ("text", "json", "markdown", "html")
 
 
 def render(fmt: str, pre) -> str:
@@ -68,6 +83,10 @@ def render(fmt: str, pre) -> str:
         return json.dumps(document(pre), indent=2, ensure_ascii=False) + "\n"
     if fmt == "html":
         return render_html(pre)
+    if fmt == "markdown":
+        from auditor.render.preflight_markdown import render_markdown
+
+        return render_markdown(pre)
     return render_text(pre)
 
 
@@ -78,9 +97,10 @@ def document(pre) -> dict:
         "safe_to_roll": pre.safe_to_roll,
         "verdict": pre.verdict,
         "target_version": pre.target_version,
-        "upgrade_ready": (not pre.upgrade_blockers and not pre.incomplete) if pre.target_version else None,
+        "upgrade_ready": pre.upgrade_ready,
         "upgrade_blockers": [f.fingerprint for f in pre.upgrade_blockers],
         "clusters": [c.to_json() for c in pre.clusters],
+        "upgrade": upgrade_document(pre),
     }
     return doc
 
@@ -379,15 +399,10 @@ def render_text(pre) -> str:
             )
         lines.append("")
     if pre.target_version:
-        blocking = pre.upgrade_blockers
-        unknown = [f for f in res.findings if f.rule == "CLI003"]
-        state = "NOT ready" if blocking else ("unknown" if pre.incomplete else "ready")
-        lines.append(
-            f"upgrade to Kafka {pre.target_version}: {state}: {len(blocking)} blocking finding(s) "
-            f"(UPG001-UPG003/UPG005 the upgrade path: ZooKeeper mode, version, metadata.version, MSK's KRaft "
-            f"migration; CLI002/CLI004 clients that stop working; DSK003), {len(unknown)} cluster(s) with unidentified "
-            "clients (CLI003)"
-        )
+        lines.extend(upgrade_lines(pre))
+        lines.append("")
+        unknown = {f.cluster for f in res.findings if f.rule == "CLI003"}
+        lines.append(f"{upgrade_headline(pre)}, {len(unknown)} cluster(s) with unidentified clients (CLI003)")
     s = res.summary()
     counts = counts_line(s)
     status = "INCOMPLETE" if res.is_incomplete else "complete"
@@ -426,6 +441,10 @@ def render_html(pre) -> str:
         selected=pre.selected_brokers,
         target_version=pre.target_version,
         upgrade_blockers=pre.upgrade_blockers,
+        upgrade_ready=pre.upgrade_ready,
+        upgrade_headline=upgrade_headline(pre) if pre.target_version else None,
+        upgrade_paths=pre.upgrades,
+        upgrade_notes=upgrade_document(pre),
         patch_rules=[r for r in pre.patch_rules if r != "AUD001"],
         controller_label=controller_label,
         controller_lines=controller_lines,

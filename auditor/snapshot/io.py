@@ -69,10 +69,19 @@ def _msk_columns(msk) -> dict:
         if isinstance(op, dict)
     ]
     state = msk.get("state")
+    monitoring = msk.get("open_monitoring")
+    compatible = msk.get("compatible_versions")
     return {
         "msk_state": str(state) if state else None,
         "msk_operations": "; ".join(ops) or None,
         "msk_iam_auth": _iam_auth(msk),
+        "msk_public_access": msk["public_access"] if isinstance(msk.get("public_access"), bool) else None,
+        "msk_open_monitoring": any(v is True for v in monitoring.values())
+        if isinstance(monitoring, dict)
+        else None,
+        "msk_compatible_versions": ",".join(str(v) for v in compatible if isinstance(v, str))
+        if isinstance(compatible, list)
+        else None,
     }
 
 

@@ -82,6 +82,23 @@ TABLES: dict[str, Table] = {
                 "MSK: IAM client authentication enabled (DescribeClusterV2 ClientAuthentication.Sasl.Iam); "
                 "null: unknown",
             ),
+            (
+                "msk_public_access",
+                "boolean",
+                "MSK: public access on (DescribeClusterV2 ConnectivityInfo.PublicAccess.Type "
+                "SERVICE_PROVIDED_EIPS); null: unknown",
+            ),
+            (
+                "msk_open_monitoring",
+                "boolean",
+                "MSK: open monitoring on (the JMX or node exporter enabled in the brokers); null: unknown",
+            ),
+            (
+                "msk_compatible_versions",
+                "string",
+                "MSK: the versions AWS lists for an in-place upgrade of this cluster "
+                "(GetCompatibleKafkaVersions TargetVersions), comma-separated; null: not collected",
+            ),
             from_manifest=True,
         ),
         _t(
@@ -309,6 +326,28 @@ TABLES: dict[str, Table] = {
             ("state", "string"),
             ("members", "int"),
             ("coordinator_partition", "int", "abs(String.hashCode(group_id)) % offsets.topic.num.partitions"),
+            (
+                "group_type",
+                "string",
+                "classic | consumer (ListGroups v5 GroupType, KIP-848); null: not reported (brokers before 4.0)",
+            ),
+        ),
+        _t(
+            "client_metrics",
+            "KIP-714 client metrics subscriptions: the CLIENT_METRICS config resources "
+            "(ListClientMetricsResources, ListConfigResources since 4.1; DescribeConfigs of each)",
+            ("name", "string", "the subscription (config resource) name"),
+            ("metrics", "array<string>", "metric name prefixes; '*' is every metric, none is no metric"),
+            ("interval_ms", "int", "push interval (interval.ms; default 300000)"),
+            ("match", "array<string>", "client selectors name=regex; none: every client"),
+        ),
+        _t(
+            "api_versions",
+            "the protocol APIs the answering broker advertises (ApiVersions): what it serves",
+            ("api_key", "int"),
+            ("name", "string", "the API's name (Produce, PushTelemetry ...)"),
+            ("min_version", "int"),
+            ("max_version", "int"),
         ),
     )
 }

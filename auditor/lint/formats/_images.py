@@ -142,7 +142,7 @@ KNOWN_IMAGES = (
 # 3.0-5.5: docs.confluent.io/legacy/platform/5.5.15/installation/versions-interoperability.html;
 # 6.x-7.x: the Kafka Streams upgrade guide's "7.6.x / 3.6.x" matrix; 8.x: "Confluent Platform
 # 8.4.1 (Kafka Streams 4.4.0)"). A cp-kafka/cp-server tag is the Confluent Platform version.
-_CP_TO_AK = {
+CP_TO_AK = {
     (3, 0): "0.10.0",
     (3, 1): "0.10.1",
     (3, 2): "0.10.2",
@@ -156,6 +156,7 @@ _CP_TO_AK = {
 }
 
 _REF = re.compile(r"^(?P<name>[^@]+?)(?::(?P<tag>[^:/@]*))?(?:@(?P<digest>.+))?$")
+_STRIMZI_TAG = re.compile(r"-kafka-(\d{1,3}\.\d{1,3}\.\d{1,4})$")  # the operator's images
 _SEMVER = re.compile(r"^v?(\d{1,6})\.(\d{1,6})(?:\.(\d{1,6}))?")
 
 
@@ -209,12 +210,15 @@ def kafka_version(image: Image, conv: str | None) -> str | None:
     tag = image.tag or ""
     if conv in (CONFLUENT, CONFLUENT_SERVER):
         m = _SEMVER.match(tag)
-        return _CP_TO_AK.get((int(m.group(1)), int(m.group(2)))) if m else None
+        return CP_TO_AK.get((int(m.group(1)), int(m.group(2)))) if m else None
     if conv == WURSTMEISTER:
         tag = tag.split("-", 1)[1] if "-" in tag else tag
     if conv in (APACHE, BITNAMI, WURSTMEISTER):
         m = _SEMVER.match(tag)
         return m.group(0).lstrip("v") if m else None
+    if image.basename == "kafka" and image.namespace == "strimzi":  # 0.45.0-kafka-3.9.0
+        m = _STRIMZI_TAG.search(tag)
+        return m.group(1) if m else None
     return None
 
 

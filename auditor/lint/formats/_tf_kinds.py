@@ -33,6 +33,7 @@ from auditor.collectors.files import BROKER
 from auditor.lint.formats._msk import inherit_defaults, msk_default_brokers
 from auditor.lint.key_rules import rules_reading
 from auditor.lint.model import BrokerFile, ClusterFacts, FileRows, Refusal, TopicDef
+from auditor.lint.versions import declare_msk_mode, declare_version
 
 TOPIC_RULES = "REP001-REP004"
 GIB = 1024**3
@@ -224,7 +225,13 @@ def read_msk_configuration(body: Body, out: Out) -> None:
 def read_msk_cluster(body: Body, out: Out) -> None:
     facts = ClusterFacts(address=body.address, file=body.file, line=body.line)
     facts.brokers = body.integer("number_of_broker_nodes", "the broker-count rules (CFG004)")
-    facts.kafka_version = body.text("kafka_version", "the version-aware rules")
+    if body.has("kafka_version"):  # where lint --target-version points (auditor/lint/versions.py)
+        declare_version(
+            facts,
+            body.text("kafka_version", "the version-aware rules"),
+            line=body.attr_line("kafka_version"),
+            source="kafka_version",
+        )
     facts.storage_mode = body.text("storage_mode", "the storage rules")
     group = body.block("broker_node_group_info")
     if group is not None:
@@ -233,6 +240,7 @@ def read_msk_cluster(body: Body, out: Out) -> None:
         if isinstance(subnets, list):
             facts.azs = len(subnets)
     facts.configuration = body.reference("configuration_info", "arn")
+    declare_msk_mode(facts)  # MSK's version string says the mode (``.kraft``, 4.x)
     out.msk_clusters.append(facts)
     out.rows.clusters.append(facts)
 
@@ -292,7 +300,13 @@ def read_aiven_kafka(body: Body, out: Out) -> None:
     unevaluated: dict[str, int] = {}
     at = body.line
     if user_config is not None:
-        facts.kafka_version = user_config.text("kafka_version", "the version-aware rules (CFG002)")
+        if user_config.has("kafka_version"):
+            declare_version(
+                facts,
+                user_config.text("kafka_version", "the version-aware rules (CFG002)"),
+                line=user_config.attr_line("kafka_version"),
+                source="kafka_user_config.kafka_version",
+            )
         kafka = user_config.block("kafka")
         if kafka is not None:
             entries, unevaluated = kafka.entries("", "broker", underscore=True)

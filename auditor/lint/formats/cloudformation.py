@@ -26,6 +26,7 @@ from auditor.lint.formats._msk import inherit_defaults, msk_default_brokers
 from auditor.lint.key_rules import rules_reading
 from auditor.lint.model import BrokerFile, ClusterFacts, FileRows, LintInputError, Source
 from auditor.lint.suppressions import find_suppressions
+from auditor.lint.versions import declare_msk_mode, declare_version
 from auditor.lint.yaml_fields import YamlFile, line, mapping, read_yaml_documents
 
 NAME = "cloudformation"
@@ -225,7 +226,8 @@ def _cluster(tpl: _Template, rows: FileRows, logical: str, props: dict, at: int)
             f"{ctx.file}:{line(props['NumberOfBrokerNodes'])}: NumberOfBrokerNodes must be an integer"
         ) from None
     version = get(props.get("KafkaVersion"), "KafkaVersion", "the version-aware rules")
-    facts.kafka_version = None if version is None else str(version)
+    if version is not None:
+        declare_version(facts, str(version), line=line(props["KafkaVersion"]), source="KafkaVersion")
     mode = get(props.get("StorageMode"), "StorageMode", "the storage rules")
     facts.storage_mode = None if mode is None else str(mode)
     group = mapping(props.get("BrokerNodeGroupInfo")) or {}
@@ -236,6 +238,7 @@ def _cluster(tpl: _Template, rows: FileRows, logical: str, props: dict, at: int)
         facts.azs = len(subnets.value)  # the count is known even when each id is a Ref
     elif subnets is not None:
         get(subnets, "ClientSubnets", "the AZ rule (REP009)")
+    declare_msk_mode(facts)
     info = props.get("ConfigurationInfo")
     if info is not None:
         im = mapping(info)

@@ -34,6 +34,7 @@ from auditor.collectors.files import BROKER, parse_properties
 from auditor.lint.formats import _images
 from auditor.lint.model import BrokerFile, ClusterFacts, FileRows, LintInputError, Source, TopicDef
 from auditor.lint.suppressions import find_suppressions
+from auditor.lint.versions import declare_mode, declare_version, image_version
 from auditor.lint.yaml_fields import YamlFile, key_line, line, mapping, source_documents
 
 NAME = "helm"
@@ -223,13 +224,8 @@ def read(src: Source) -> FileRows:
         key_line(m.get("broker"), "replicaCount", 0) if mapping(m.get("broker")) is not None else 0,
     )
     group = f"Helm values {src.file}"
-    facts = ClusterFacts(
-        address=group,
-        file=src.file,
-        line=count_line or 1,
-        platform="helm",
-        kafka_version=_version(ctx, m, cp_kafka),
-    )
+    facts = ClusterFacts(address=group, file=src.file, line=count_line or 1, platform="helm")
+    _declare_cluster(ctx, root, cp_kafka, facts)
     rows.brokers.append(
         BrokerFile(
             src.file,
@@ -258,19 +254,30 @@ def read(src: Source) -> FileRows:
     return rows
 
 
-def _version(ctx: YamlFile, m: dict, cp_kafka: bool) -> str | None:
-    """The Kafka version the chart's image implies: cp-kafka's ``image`` + ``imageTag``,
-    Bitnami's ``image.repository`` + ``image.tag`` (formats/_images.py)."""
+def _declare_cluster(ctx: YamlFile, root, cp_kafka: bool, facts: ClusterFacts) -> None:
+    """What the values say of the cluster they deploy (auditor/lint/versions.py): its Kafka version
+    from the image tag (Bitnami ``image.repository``/``image.tag``, default bitnami/kafka;
+    cp-helm-charts ``image``/``imageTag``, default confluentinc/cp-kafka, Confluent Platform's
+    numbering) and its metadata mode (Bitnami ``kraft.enabled`` / ``zookeeper.enabled``; cp-kafka
+    always runs on cp-zookeeper)."""
+    m = mapping(root) or {}
     image = m.get("image")
-    if cp_kafka and mapping(image) is None:
-        ref = f"{ctx.text(image) or 'confluentinc/cp-kafka'}:{ctx.text(m.get('imageTag')) or ''}"
-    else:
-        spec = mapping(image) or {}
-        ref = f"{ctx.text(spec.get('repository')) or 'bitnami/kafka'}:{ctx.text(spec.get('tag')) or ''}"
-    if "{{" in ref:
-        return None
-    parsed = _images.parse_image(ref)
-    return _images.kafka_version(parsed, _images.convention(parsed))
+    im = mapping(image)
+    if cp_kafka and im is None:  # cp-helm-charts: image: confluentinc/cp-server, imageTag: 6.1.0
+        repo, tag = ctx.text(image) or "confluentinc/cp-kafka", ctx.text(m.get("imageTag"))
+        at = key_line(root, "imageTag", key_line(root, "image", facts.line))
+        declare_mode(facts, "zookeeper", line=key_line(root, "image", facts.line))
+    else:  # Bitnami: image: {registry, repository, tag}
+        spec = im or {}
+        repo, tag = ctx.text(spec.get("repository")) or "bitnami/kafka", ctx.text(spec.get("tag"))
+        at = key_line(image, "tag", facts.line) if im is not None else facts.line
+    found = image_version(repo, tag)
+    if found:
+        declare_version(facts, found[0], line=at, source=f"image {repo}:{tag}")
+    for key, mode in (("kraft", "kraft"), ("zookeeper", "zookeeper")):
+        node = m.get(key)
+        if mapping(node) is not None and ctx.scalar((mapping(node) or {}).get("enabled")) is True:
+            declare_mode(facts, mode, line=key_line(node, "enabled", key_line(root, key, 1)))
 
 
 def _provisioning(ctx: YamlFile, p: dict) -> list[TopicDef]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from auditor.collectors.files import BROKER
 from auditor.lint.formats._topics import topic_from_resource
 from auditor.lint.model import BrokerFile, ClusterFacts, FileRows, NodePool
+from auditor.lint.versions import declare_mode, declare_version
 from auditor.lint.yaml_fields import YamlDoc, YamlFile, key_line, mapping
 
 NAME = "strimzi"
@@ -66,14 +67,25 @@ def _kafka(doc: YamlDoc) -> FileRows:
     )
     mode = "zookeeper" if "zookeeper" in spec else "kraft" if kraft_marks else None
     address = f"Kafka/{name}"
-    facts = ClusterFacts(
-        address=address,
-        file=ctx.file,
-        line=doc.line,
-        platform="strimzi",
-        kafka_version=ctx.text(kafka.get("version")),
-        metadata_mode=mode,
+    facts = ClusterFacts(address=address, file=ctx.file, line=doc.line, platform="strimzi")
+    kafka_node = spec.get("kafka")
+    declare_version(
+        facts,
+        ctx.text(kafka.get("version")),
+        line=key_line(kafka_node, "version", doc.line),
+        source="spec.kafka.version",
     )
+    mode_line = (
+        key_line(m.get("spec"), "zookeeper", doc.line)
+        if mode == "zookeeper"
+        else key_line(kafka_node, "metadataVersion", doc.line)
+        if "metadataVersion" in kafka
+        else doc.line
+    )
+    declare_mode(facts, mode, line=mode_line)
+    if ctx.text(kafka.get("metadataVersion")):
+        facts.metadata_version = ctx.text(kafka.get("metadataVersion"))
+        facts.lines["metadata_version"] = key_line(kafka_node, "metadataVersion", doc.line)
     broker = BrokerFile(
         ctx.file,
         -1,
@@ -131,6 +143,11 @@ def link_node_pools(brokers: list[BrokerFile], pools: list[NodePool]) -> list[st
             continue
         name = b.group[len("Kafka/") :]
         mine = [p for p in pools if p.cluster == name and "broker" in p.roles]
+        linked = [p for p in pools if p.cluster == name]
+        if linked and not any("controller" in p.roles for p in linked) and b.cluster.metadata_mode is None:
+            # Node pools with the broker role only: Strimzi's node pools of a ZooKeeper-based
+            # cluster (0.36-0.45); KRaft needs a pool with the controller role.
+            declare_mode(b.cluster, "zookeeper", line=b.cluster.line)
         if b.brokers is None and mine:
             b.brokers = sum(p.replicas or 0 for p in mine) or None
         if b.log_dirs is None and mine and mine[0].log_dirs:

@@ -47,6 +47,7 @@ from auditor.lint.model import (
     Source,
 )
 from auditor.lint.suppressions import find_suppressions
+from auditor.lint.versions import declare_msk_mode, declare_version
 
 NAME = "terraform"
 UNIT = "file"
@@ -570,6 +571,9 @@ def _module(src: Source, block: _hcl.Block, ev: _hcl.Evaluator, out: Out, depth:
                         raise LintInputError(
                             f"{src.file}:{block.attributes[attr].line}: {address} {attr} must be an integer"
                         ) from None
+                elif setter == "kafka_version":
+                    line = block.attributes[attr].line
+                    declare_version(facts, _text(v), line=line, source=f"{address} kafka_version")
                 else:
                     setattr(facts, setter, _text(v))
     for attr in ("broker_node_client_subnets", "client_subnets"):
@@ -578,6 +582,8 @@ def _module(src: Source, block: _hcl.Block, ev: _hcl.Evaluator, out: Out, depth:
             if isinstance(v, list):
                 facts.azs = len(v)
     msk = "msk" in source.lower() or bool(msk_args & set(_MODULE_CLUSTER))
+    if msk:
+        declare_msk_mode(facts)
     for attr in _MODULE_PROPERTIES:
         props = body.properties(attr) if attr in block.attributes else None
         if props is None:
