@@ -10,7 +10,7 @@ import re
 import threading
 from pathlib import Path
 
-from auditor.engine.base import Engine
+from auditor.engine.base import Engine, fused_by_default
 from auditor.engine.jobs import SMALL_DATA_PARTITIONS, Jobs
 from auditor.engine.plans import PlanCache
 from auditor.engine.tables import VIEW_PREFIX
@@ -177,7 +177,14 @@ class SparkEngine(Engine):
     name = "spark"
     rules_per_table = 16
 
-    def __init__(self, master: str | None = None, conf: dict | None = None, plan_cache: bool = True):
+    def __init__(
+        self,
+        master: str | None = None,
+        conf: dict | None = None,
+        plan_cache: bool = True,
+        fused: bool | None = None,
+    ):
+        self.fused = fused_by_default() if fused is None else fused
         if master is None or master.startswith("local"):
             # Otherwise Spark binds to the external interface.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

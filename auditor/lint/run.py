@@ -277,7 +277,7 @@ def run_lint(
     baseline: Baseline | None = None,
     strict: bool = False,
 ) -> AuditResult:
-    from auditor.engine.runner import incomplete_sources
+    from auditor.engine.runner import failure_notes, incomplete_sources
     from auditor.engine.tables import Tables
     from auditor.registry import load_rules, rule_docs
 
@@ -315,6 +315,7 @@ def run_lint(
     anchors: dict[tuple, tuple] = {}
     exempted: set[str] = set()
     outside: set[str] = set()
+    failed: set[str] = set()
     # Every cluster the files describe, in one engine run (each under a cluster id of its own,
     # all named as lint names its cluster); one run more per extra definition of a topic.
     parts = _partitions(inputs, ref_against, manifest)
@@ -334,7 +335,9 @@ def run_lint(
             try:
                 engine.register_clusters(loaded)
                 ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
-                raw, run_exempted = _run_rules(Tables(engine, [ref]), engine_rules, cfg)
+                run_tables = Tables(engine, [ref])
+                raw, run_exempted = _run_rules(run_tables, engine_rules, cfg)
+                failed.update(failure_notes(run_tables))
             finally:
                 engine.close()
             exempted.update(run_exempted)
@@ -411,6 +414,7 @@ def run_lint(
     # Warnings first (files lint could not read as anything, topics defined differently), then
     # the notes: files passed over, identical duplicates, what was suppressed or left out.
     notes = [f"{WARNING_PREFIX}{w}" for w in inputs.unrecognised + inputs.unevaluated + conflicts]
+    notes += sorted(failed)  # rules the engine could not compile or run
     if outcome is not None and outcome.foreign:  # loud: every finding would fail otherwise, unexplained
         notes.append(f"{WARNING_PREFIX}{outcome.foreign}")
     notes += inputs.notes + duplicate_notes
