@@ -272,3 +272,23 @@ def _table(data: dict, key: str, where: str) -> dict:
     if not isinstance(value, dict):
         raise UsageError(f"{where}: [{key}] must be a table")
     return value
+
+
+def with_rule_choice(
+    cfg: AuditConfig, select: list[str] | None, ignore: list[str] | None, where: str
+) -> AuditConfig:
+    """The config with --select / --ignore applied as ruff does: --select replaces the config
+    file's select, --ignore adds to its ignore (ignore wins over select). Values are
+    comma-separated codes, names or code prefixes, as in the config file. The command line's
+    options and the MCP server's arguments go through this."""
+    import dataclasses
+
+    def refs(values):
+        return tuple(r.strip() for v in values or () for r in v.split(",") if r.strip())
+
+    chosen, dropped = refs(select), refs(ignore)
+    for ref in chosen + dropped:
+        resolve(ref, where)  # an unknown code or name: one usage line
+    if not (chosen or dropped):
+        return cfg
+    return dataclasses.replace(cfg, select=chosen or cfg.select, ignore=tuple(cfg.ignore) + dropped)

@@ -12,18 +12,26 @@ socket. Every reader of such a path goes through :func:`open_regular`:
 * a file larger than the limit is refused, and reading stops at the limit even if the file
   grows meanwhile.
 
+* inside :func:`confined_to` (the MCP server reading paths a model named), the path must
+  resolve, symlinks followed, under one of the given directories: a symlink leading out of
+  them, or a Terraform sibling file that is one, is refused like a FIFO is.
+
 A refusal raises :class:`FileRefused` (an ``OSError``, so a generic ``except OSError`` still
 catches it), whose message names the file::
 
     FILE: not a regular file (a FIFO): refused
     FILE: larger than N bytes: refused
+    FILE: outside the directories this server reads: refused
 """
 
 from __future__ import annotations
 
+import contextvars
 import io
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 DEFAULT_LIMIT = 64 * 1024 * 1024
 
@@ -57,7 +65,48 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+# The directories reads are confined to (real paths), in this thread's context; None: anywhere.
+_CONFINED: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar(
+    "kafka_audit_confined_to", default=None
+)
+OUTSIDE = "outside the directories this server reads: refused"
+
+
+def is_within(real: str, directories) -> bool:
+    """Whether the real path ``real`` is one of ``directories`` (real paths) or below one."""
+    return any(real == d or real.startswith(d.rstrip(os.sep) + os.sep) for d in directories)
+
+
+@contextmanager
+def confined_to(directories) -> Iterator[None]:
+    """Within the block (this thread and context only), every path checked here must resolve,
+    symlinks followed, under one of ``directories``."""
+    token = _CONFINED.set(tuple(os.path.realpath(d) for d in directories))
+    try:
+        yield
+    finally:
+        _CONFINED.reset(token)
+
+
+@contextmanager
+def own_directory(path) -> Iterator[None]:
+    """Within a confined block, ``path`` (a directory this process just made: a temporary copy of
+    a snapshot) is readable too."""
+    confined = _CONFINED.get()
+    if confined is None:
+        yield
+        return
+    token = _CONFINED.set((*confined, os.path.realpath(path)))
+    try:
+        yield
+    finally:
+        _CONFINED.reset(token)
+
+
 def _check(path, st: os.stat_result, limit: int | None) -> None:
+    confined = _CONFINED.get()
+    if confined is not None and not is_within(os.path.realpath(path), confined):
+        raise FileRefused(path, OUTSIDE)
     if not stat.S_ISREG(st.st_mode):
         raise FileRefused(path, f"not a regular file ({_kind(st.st_mode)}): refused")
     if limit is not None and st.st_size > limit:

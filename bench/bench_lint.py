@@ -2,6 +2,7 @@
 
     python bench/bench_lint.py [--files 200] [--runs 7] [--against SNAPSHOT_DIR] [--keep DIR]
     python bench/bench_lint.py --monorepo --files 2000 [--runs 5]   # issue 33: mixed formats, ratio to --version
+    python bench/bench_lint.py --monorepo --sizes 650,1300,2600 --runs 3  # issue 49: seconds per file, size by size
 
 Generates a realistic repository of Kafka configuration: 20% server.properties files (one
 per broker), the rest topic definitions, a third each plain YAML topic lists, Strimzi
@@ -78,9 +79,15 @@ def generate_monorepo(root: Path, files: int) -> None:
     module (Mongey kafka_topic resources, one with RF 1; an aws_msk_configuration heredoc
     and an aws_msk_cluster linked to it), a Strimzi Kafka CR and its node pool,
     a CFK KafkaTopic, Bitnami Helm values, a CloudFormation MSK template, plain topic lists and
-    server.properties files; plus what a real repository also holds and lint must pass over:
-    READMEs, scripts, unrelated Terraform, GitHub workflows (hidden: not walked)."""
-    kinds = ("tf", "strimzi", "cfk", "helm", "cfn", "topics", "props", "readme", "script", "s3tf")
+    server.properties files; since issue 49 also a compose file (three Bitnami brokers from a
+    YAML anchor, an env_file, interpolation), a cp-ansible inventory with group_vars/, a Strimzi
+    KafkaTopic kept as a templatefile (``*.yaml.tpl``) and an umbrella chart's values; plus what a
+    real repository also holds and lint must pass over: READMEs, scripts, unrelated Terraform,
+    GitHub workflows (hidden: not walked)."""
+    kinds = (
+        "tf", "strimzi", "cfk", "helm", "cfn", "topics", "props",
+        "compose", "ansible", "tpl", "umbrella", "readme", "script", "s3tf",
+    )  # fmt: skip
     for i in range(files):
         kind = kinds[i % len(kinds)]
         team = root / f"team-{i // len(kinds)}"
@@ -149,6 +156,43 @@ def generate_monorepo(root: Path, files: int) -> None:
                 f"broker.id={i}\nlog.dirs=/data/a,/data/b\nnum.network.threads=6\nnum.io.threads=12\n"
                 "default.replication.factor=3\nmin.insync.replicas=2\n"
             )
+        elif kind == "compose":
+            (team / "kafka.env").write_text("KAFKA_CFG_NUM_IO_THREADS=16\nKAFKA_CFG_LOG_RETENTION_HOURS=72\n")
+            services = "".join(
+                f"  kafka-{n}:\n    <<: *kafka\n    environment:\n      <<: *env\n      KAFKA_CFG_NODE_ID: {n}\n"
+                for n in (1, 2, 3)
+            )
+            (team / "docker-compose.yml").write_text(
+                "x-kafka: &kafka\n  image: bitnami/kafka:3.7.0\n  env_file: [kafka.env]\n  environment: &env\n"
+                "    KAFKA_CFG_PROCESS_ROLES: broker,controller\n"
+                "    KAFKA_CFG_CONTROLLER_QUORUM_VOTERS: 1@kafka-1:9093,2@kafka-2:9093,3@kafka-3:9093\n"
+                "    KAFKA_CFG_DEFAULT_REPLICATION_FACTOR: 3\n    KAFKA_CFG_MIN_INSYNC_REPLICAS: ${MIN_ISR:-2}\n"
+                f"    KAFKA_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR: {1 if i % 3 == 0 else 3}\n"
+                f"services:\n{services}  ui:\n    image: provectuslabs/kafka-ui:latest\n"
+            )
+        elif kind == "ansible":
+            inv = team / "ansible"
+            (inv / "group_vars").mkdir(parents=True, exist_ok=True)
+            (inv / "hosts.yml").write_text(
+                "all:\n  vars:\n    confluent_package_version: 7.6.1\nkafka_broker:\n  hosts:\n"
+                + "".join(f"    b{n}.example.com:\n      broker_id: {n}\n" for n in (1, 2, 3))
+            )
+            (inv / "group_vars" / "kafka_broker.yml").write_text(
+                "kafka_broker_custom_properties:\n  default.replication.factor: 3\n"
+                f'  min.insync.replicas: {3 if i % 4 == 0 else 2}\n  num.io.threads: "{{{{ io_threads }}}}"\n'
+            )
+        elif kind == "tpl":
+            (team / "topic.yaml.tpl").write_text(
+                f"apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaTopic\nmetadata:\n  name: ${{prefix}}.events{i}\n"
+                "  labels:\n    strimzi.io/cluster: ${cluster}\nspec:\n  partitions: 12\n"
+                f"  replicas: 3\n  config:\n    min.insync.replicas: {3 if i % 5 == 0 else 2}\n"
+            )
+        elif kind == "umbrella":
+            (team / "values.yaml").write_text(
+                "cp-zookeeper:\n  servers: 3\ncp-kafka:\n  enabled: true\n  brokers: 3\n  image: confluentinc/cp-kafka\n"
+                "  imageTag: 7.6.1\n  configurationOverrides:\n    default.replication.factor: 3\n"
+                "    min.insync.replicas: 2\ncp-schema-registry:\n  enabled: true\n"
+            )
         elif kind == "readme":
             (team / "README.md").write_text(f"# team {i}\n\nKafka topics for team {i}.\n")
         elif kind == "script":
@@ -177,12 +221,19 @@ def main() -> None:
     ap.add_argument("--against", help="also time lint --against this snapshot directory")
     ap.add_argument("--keep", help="write the generated files here and keep them")
     ap.add_argument(
+        "--sizes",
+        help="with --monorepo: comma-separated file counts, each generated and timed, to show how lint "
+        "scales (seconds per file should not grow with the size)",
+    )
+    ap.add_argument(
         "--monorepo",
         action="store_true",
         help="a mixed config-as-code monorepo (Terraform, Strimzi, CFK, Helm, CloudFormation, "
         "topic lists, properties, and files to pass over) instead; also times --version in the same run",
     )
     a = ap.parse_args()
+    if a.sizes:
+        return scaling([int(n) for n in a.sizes.split(",")], a.runs)
 
     work = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="bench-lint-"))
     try:
@@ -211,6 +262,29 @@ def main() -> None:
             print(f"lint / --version (medians): {medians['lint'] / medians['--version']:.2f}")
     finally:
         if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def scaling(sizes: list[int], runs: int) -> None:
+    """lint of a generated monorepo at each size: median seconds and milliseconds per file."""
+    exe = shutil.which("kafka-audit") or sys.executable
+    base = [exe] if exe.endswith("kafka-audit") else [exe, "-m", "auditor.cli.main"]
+    env = dict(os.environ)
+    start_up = statistics.median(time_runs([*base, "--version"], runs, env))
+    print(f"--version: median {start_up:.2f} s")
+    for size in sizes:
+        work = Path(tempfile.mkdtemp(prefix="bench-lint-"))
+        try:
+            generate_monorepo(work, size)
+            cmd = [*base, "lint", str(work)]
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env)  # warm-up
+            summary = next((x for x in p.stdout.splitlines() if "file(s) linted" in x), p.stderr.strip())
+            median = statistics.median(time_runs(cmd, runs, env))
+            print(
+                f"{size} files: median {median:.2f} s, {1000 * (median - start_up) / size:.2f} ms per file "
+                f"beyond start-up (load average {os.getloadavg()[0]:.2f}); {summary}"
+            )
+        finally:
             shutil.rmtree(work, ignore_errors=True)
 
 

@@ -205,13 +205,17 @@ def kafka4_incompatible_client(tables, params):
     client software) names this client, a request at a version 4.0 removed is CLI004's
     finding and this one is not repeated, and requests only at versions 4.0 accepts make
     it info, with the requests seen as evidence (a client absent from the meter is judged
-    by the table alone). The rule runs in the upgrade preflight, not in `check`.
+    by the table alone). What the brokers saw it send then outranks its release number, so
+    the info finding does not block the upgrade (preflight blocks on CLI002 at warning or
+    above, never at info): it is advice to upgrade the library, since a request the client
+    did not make while the meter counted (an admin call, a rarely used API) may still use
+    a removed version. The rule runs in the upgrade preflight, not in `check`.
 
     Remediation: upgrade the listed library in the applications that use it (the finding
     names the brokers they connect to and how many connections) to at least the listed
     release, preferably a current one, before upgrading the cluster to Kafka 4.0; for
     sarama also set `Config.Version` to at least `sarama.V2_1_0_0`. Upgrade the cluster
-    only when `kafka-audit preflight --target-version 4.0` reports none.
+    only when `kafka-audit preflight --target-version 4.0` reports none above info.
 
     Example: sarama 1.27.0 with 120 connections on brokers [1,2] (first safe: 1.30.1,
     https://cwiki.apache.org/confluence/display/KAFKA/KIP-896), apache-kafka-java 2.0.1
@@ -277,7 +281,8 @@ def kafka4_incompatible_client(tables, params):
             text(
                 ", but the brokers' DeprecatedRequestsPerSec shows it sending only versions Kafka 4.0 accepts (",
                 F.array_join(F.col("sent"), ", "),
-                "): upgrade it all the same, it is not known to be safe",
+                "): what it sent does not block the upgrade; upgrade the library when you can, since a request "
+                "it did not make while counted may still use a removed version",
             ),
         ).otherwise(
             F.lit(

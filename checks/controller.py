@@ -5,13 +5,15 @@ from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     broker_counts,
     cluster_brokers,
+    controller_nodes,
     degraded_partitions,
     int_list,
+    kraft_settings,
     metric_per_node,
     partition_name,
     registered_as,
     replica_lists,
-    try_int,
+    topic_settings,
     version_key,
     with_version_number,
 )
@@ -56,7 +58,10 @@ def no_active_controller(tables, params):
 
     Remediation: ZooKeeper mode: check the brokers' ZooKeeper sessions and logs; deleting
     `/controller` (`zookeeper-shell Z delete /controller`) forces a new election among
-    the live brokers. KRaft: check the controller quorum with `kafka-metadata-quorum
+    the live brokers, and the new controller loads every partition's state from ZooKeeper:
+    first check CTL002 and CTL003, since a partition whose ZooKeeper ISR holds no registered
+    broker goes offline on that reload (PartitionStateMachine offlinePartitionLeaderElection,
+    unclean election off) even while a broker serves it. KRaft: check the controller quorum with `kafka-metadata-quorum
     --bootstrap-server B describe --status`; a majority of `controller.quorum.voters` must
     be up and reachable. On KRaft the leader is read from DescribeQuorum (KIP-595), not
     from DescribeCluster, whose "controller" is an arbitrary broker there (KIP-590).
@@ -68,6 +73,7 @@ def no_active_controller(tables, params):
     - Kafka documentation: KRaft controllers <https://kafka.apache.org/39/documentation.html#kraft_voter>
     - KIP-595: A Raft Protocol for the Metadata Quorum <https://cwiki.apache.org/confluence/display/KAFKA/KIP-595%3A+A+Raft+Protocol+for+the+Metadata+Quorum>
     - KIP-590: Redirect Zookeeper Mutation Protocols to The Controller <https://cwiki.apache.org/confluence/display/KAFKA/KIP-590%3A+Redirect+Zookeeper+Mutation+Protocols+to+The+Controller>
+    - Kafka 3.9 source: PartitionStateMachine.scala (initializePartitionState, offlinePartitionLeaderElection) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/PartitionStateMachine.scala>
     """
     # On KRaft the controller is the quorum leader (DescribeQuorum, auditor/collectors/kraft.py), never
     # DescribeCluster's controller id (an arbitrary broker there): only rows of the cluster's own
@@ -160,72 +166,329 @@ def no_active_controller(tables, params):
     return emit(d, "cluster", F.col("cluster"), msg, evidence)
 
 
+def failover_outcome(tables, d):
+    """What a controller failover does to each partition of ``d`` (cluster_id, topic, partition,
+    zk_leader, zk_isr): a new ZooKeeper-mode controller loads every partition's state from ZooKeeper
+    (KafkaController.onControllerFailover, initializeControllerContext), marks a partition whose
+    leader is not a live broker OfflinePartition (PartitionStateMachine.initializePartitionState), and
+    elects its leader with offlinePartitionLeaderElection: the first replica of the assignment that
+    is live and in ZooKeeper's ISR, else, only with unclean.leader.election.enable on for the topic,
+    the first live replica, else none: the partition stays offline, and the metadata every broker is
+    sent names the dead leader (clients get LEADER_NOT_AVAILABLE).
+
+    Adds: zk_isr_live (ZooKeeper's ISR members that are registered brokers, sorted), failover
+    ("keeps" ZooKeeper's live leader, "elects" a live ISR member, "unclean" an out-of-sync live
+    replica, "offline"; null when no broker registrations were collected) and failover_leader (the
+    leader it ends with; null when offline)."""
+    keys = PARTITION_KEYS
+    live = tables.brokers.groupBy("cluster_id").agg(F.collect_set("broker_id").alias("_live"))
+    unclean = tables.derived(topic_settings).select(
+        "cluster_id",
+        "topic",
+        F.coalesce(F.col("unclean_leader_election_enable"), F.lit(False)).alias("_unclean"),
+    )
+    assignment = tables.partitions.select(*keys, F.col("replicas").alias("_assignment"))
+    base = join(
+        join(join(d, assignment, keys, "left"), unclean, ["cluster_id", "topic"], "left"),
+        live,
+        "cluster_id",
+        "left",
+    )
+    # The assignment's live replicas, by position; whether each is in ZooKeeper's ISR.
+    cand = base.select(*keys, "zk_isr", "_live", "_assignment", F.explode("_assignment").alias("_c"))
+    cand = (
+        cand.where(F.array_contains(F.col("_live"), F.col("_c")))
+        .select(
+            *keys,
+            F.array_position(F.col("_assignment"), F.col("_c")).alias("_pos"),
+            F.coalesce(F.array_contains(F.col("zk_isr"), F.col("_c")), F.lit(False)).alias("_in_isr"),
+            "_c",
+        )
+        .groupBy(*keys)
+        .agg(
+            F.min(F.when(F.col("_in_isr"), F.col("_pos"))).alias("_isr_pos"),
+            F.min("_pos").alias("_any_pos"),
+            F.sort_array(F.collect_set(F.when(F.col("_in_isr"), F.col("_c")))).alias("_isr_live"),
+        )
+    )
+    d = join(base, cand, keys, "left")
+    zk_leader_live = F.coalesce(F.array_contains(F.col("_live"), F.col("zk_leader")), F.lit(False)) & (
+        F.col("zk_leader") >= 0
+    )
+    outcome = (
+        F.when(F.col("_live").isNull(), F.lit(None).cast("string"))
+        .when(zk_leader_live, F.lit("keeps"))
+        .when(F.col("_isr_pos").isNotNull(), F.lit("elects"))
+        .when(F.col("_unclean") & F.col("_any_pos").isNotNull(), F.lit("unclean"))
+        .otherwise(F.lit("offline"))
+    )
+    leader = (
+        F.when(zk_leader_live, F.col("zk_leader"))
+        .when(
+            F.col("_isr_pos").isNotNull(), F.element_at(F.col("_assignment"), F.col("_isr_pos").cast("int"))
+        )
+        .when(
+            F.col("_unclean") & F.col("_any_pos").isNotNull(),
+            F.element_at(F.col("_assignment"), F.col("_any_pos").cast("int")),
+        )
+    )
+    return d.select(
+        *[c for c in d.columns if not c.startswith("_")],
+        F.coalesce(
+            F.filter(F.col("_isr_live"), lambda x: x.isNotNull()),
+            F.filter(F.array(F.lit(-1)), lambda x: x >= 0),  # no live replica: an empty list, not null
+        ).alias("zk_isr_live"),
+        outcome.alias("failover"),
+        leader.alias("failover_leader"),
+    )
+
+
+def failover_consequence():
+    """What a controller failover would do, as a phrase (after "a controller failover now"), from
+    failover_outcome's columns and the leader the brokers serve (``leader``)."""
+    zk_isr = int_list(F.sort_array(F.col("zk_isr")))
+    return (
+        F.when(
+            F.col("failover") == "offline",
+            text(
+                "takes the partition offline: the new controller loads leader ",
+                F.col("zk_leader"),
+                " and ISR ",
+                zk_isr,
+                " from ZooKeeper, none of whose ISR is a registered broker, and with unclean leader election "
+                "off elects no one (PartitionStateMachine initializePartitionState, offlinePartitionLeaderElection); "
+                "the metadata it sends every broker names the dead leader, so clients get LEADER_NOT_AVAILABLE",
+                F.when(
+                    F.col("leader") >= 0, text(" and broker ", F.col("leader"), " stops serving it")
+                ).otherwise(F.lit("")),
+            ),
+        )
+        .when(
+            F.col("failover") == "unclean",
+            text(
+                "elects broker ",
+                F.col("failover_leader"),
+                ", an out-of-sync replica (unclean.leader.election.enable is on and ZooKeeper's ISR ",
+                zk_isr,
+                " has no registered broker): acknowledged writes are lost",
+            ),
+        )
+        .when(
+            (F.col("failover_leader") != F.col("leader")) & (F.col("leader") >= 0),
+            text(
+                "makes broker ",
+                F.col("failover_leader"),
+                " the leader (from ZooKeeper's ISR ",
+                zk_isr,
+                ") instead of broker ",
+                F.col("leader"),
+                ", which serves it now: what broker ",
+                F.col("leader"),
+                " accepted that broker ",
+                F.col("failover_leader"),
+                " lacks is truncated",
+            ),
+        )
+        .otherwise(text("keeps broker ", F.col("failover_leader"), " as the leader"))
+    )
+
+
+def state_znode_command(leader_col, isr_col, leader_epoch_col, controller_epoch_col):
+    """The zookeeper-shell line that writes a partition's state znode (ZkData TopicPartitionStateZNode,
+    version 1) as given: the step that makes ZooKeeper hold what the brokers serve."""
+    return text(
+        "`zookeeper-shell ZK set /brokers/topics/",
+        F.col("topic"),
+        "/partitions/",
+        F.col("partition"),
+        '/state \'{"controller_epoch":',
+        controller_epoch_col,
+        ',"leader":',
+        leader_col,
+        ',"version":1,"leader_epoch":',
+        leader_epoch_col,
+        ',"isr":',
+        int_list(F.sort_array(isr_col)),
+        "}'`",
+    )
+
+
 @rule(
     "CTL002",
     "partition-state-divergence",
     "critical",
     needs=("partitions", "zk_state"),
-    uses=(degraded_partitions,),
+    uses=(degraded_partitions, topic_settings),
 )
 def partition_state_divergence(tables, params):
     """The leader or ISR that ZooKeeper holds for a partition differs from what the brokers serve in metadata.
 
     Why: in ZooKeeper mode the controller writes each partition's leader and ISR to
-    `/brokers/topics/T/partitions/P/state` and then pushes the same state to the brokers
-    (UpdateMetadata). When the leaders disagree, some controller acted on a stale view:
-    after a session expiry two brokers may both believe they are controller (a
-    split-brain), and clients, brokers and the real controller then act on different
-    leaders (one such split-brain left a `__consumer_offsets` partition at leader -1 and
-    stopped the consumer groups mapped to it). Every leader election bumps the leader
-    epoch (LeaderAndIsr), so when the two leader epochs differ the lower one is the stale
-    view: that finding is critical and names it. A different leader at the same (or an
-    unknown) epoch is an error: the snapshot cannot tell which view is stale. An ISR-only
-    difference (same leader) is what a normal ISR shrink or expand looks like between the
-    znode write and the metadata update reaching every broker: a warning, that matters only
-    when it persists across snapshots.
+    `/brokers/topics/T/partitions/P/state` (with its own controller epoch) and then pushes the same
+    state to the brokers (LeaderAndIsr, UpdateMetadata). When the leaders disagree, some controller
+    acted on a stale view: after a session expiry two brokers may both believe they are controller
+    (a split-brain), and clients, brokers and the real controller then act on different leaders
+    (one such split-brain left a `__consumer_offsets` partition at leader -1 and stopped the consumer
+    groups mapped to it). Which view is stale is decided by controller epochs first: the brokers
+    follow the current controller (they refuse requests of an older controller epoch), and a
+    controller that changes a leader writes the znode at its own epoch, so a znode whose controller
+    epoch is not the current `/controller_epoch` was not written by the current controller: a write
+    from another controller's timeline (a zombie; before Kafka 2.1 ZooKeeper writes were not fenced
+    by controller epoch, KAFKA-6082; CTL004 names an epoch above the current one). Then ZooKeeper's
+    is the stale view. When the znode was written at the current epoch (or the epochs are unknown),
+    the leader epochs decide: every election bumps it (LeaderAndIsr), so the lower one is the stale
+    view. Critical when the stale view is known; a different leader at the same (or an unknown)
+    leader epoch is an error (snapshot again); an ISR-only difference (same leader) is what an ISR
+    shrink or expand looks like between the znode write and the metadata update (the leader itself
+    writes ISR changes, keeping the controller epoch it was elected at): a warning that matters only
+    when it persists.
 
-    Remediation: snapshot both sources again first: a divergence seen once can be a race
-    with an ongoing election or ISR change; one that persists is not. For a persisting
-    leader divergence, force a controller failover so a single controller reloads the state
-    from ZooKeeper: delete `/controller` (`zookeeper-shell Z delete /controller`) or
-    restart the active controller broker. Then verify with `kafka-topics --describe
-    --unavailable-partitions` and compare `get /brokers/topics/T/partitions/P/state`.
+    Remediation: the usual fix, a controller failover (delete `/controller` or restart the active
+    controller), makes a new controller reload every partition from ZooKeeper. That is right only
+    when ZooKeeper holds the live state. Each finding says what a failover would do to its partition
+    (the same decision Kafka makes: a live ZooKeeper leader stays; else the first live replica of
+    ZooKeeper's ISR; else, with unclean election on, any live replica; else none, and the partition
+    goes offline) and gives the order of steps that keeps it served. ZooKeeper stale: never fail the
+    controller over first: rewrite the state znode to what the brokers serve (leader, ISR, a leader
+    epoch above both views, the current controller epoch: the finding gives the `zookeeper-shell set`
+    line), check it with `get`, then fail the controller over so one controller reloads it, and
+    check `kafka-topics --describe --unavailable-partitions`. Brokers stale, ZooKeeper's ISR holding
+    a registered broker: a failover makes the controller resend ZooKeeper's state. Brokers stale and
+    no registered broker in ZooKeeper's ISR: a failover takes the partition offline; bring a broker of
+    that ISR back first (once registered the controller can elect it), or decide on an unclean
+    election (`kafka-leader-election --election-type unclean`, loses data). Snapshot again first in
+    every case: a divergence seen once can be a race with an ongoing election.
 
-    Example: `ads.impressions-4`: ZooKeeper says leader 5 with ISR [5] at leader epoch 12,
-    the brokers serve leader 1 with ISR [1, 2] at leader epoch 11 (the brokers' view is
-    stale: critical); leader 1 in both with ISR [1, 2] against [1, 2, 3] is a warning.
+    Example: `ads.impressions-4`: ZooKeeper says leader 5 (not registered) with ISR [5] at controller
+    epoch 42, `/controller_epoch` is 41, the brokers serve leader 4 with ISR [1, 4]: ZooKeeper's
+    view is stale (a write from another controller's timeline), and a failover now would take the
+    partition offline, so the finding gives the znode write first. Leader 1 in both with ISR
+    [1, 2] against [1, 2, 3] is a warning.
 
     References:
     - Kafka documentation: ZooKeeper broker topic registry (partition state znode) <https://kafka.apache.org/39/documentation.html#impl_zktopic>
-    - Kafka 3.9 source: ZkData.scala (ZooKeeper znode layout) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/ZkData.scala>
+    - Kafka 3.9 source: ZkData.scala (TopicPartitionStateZNode: version, leader, leader_epoch, controller_epoch, isr) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/ZkData.scala>
     - Kafka 3.9 source: LeaderAndIsr.java (each new leader bumps the leader epoch) <https://github.com/apache/kafka/blob/3.9/metadata/src/main/java/org/apache/kafka/metadata/LeaderAndIsr.java>
+    - KAFKA-6082: consider fencing zookeeper updates with controller epoch zkVersion <https://issues.apache.org/jira/browse/KAFKA-6082>
+    - Kafka 3.9 source: PartitionStateMachine.scala (initializePartitionState: a leader that is not live is OfflinePartition; triggerOnlinePartitionStateChange, offlinePartitionLeaderElection: the first live replica in the ISR, else unclean only if enabled for the topic) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/PartitionStateMachine.scala>
+    - Kafka 3.9 source: KafkaController.scala (onControllerFailover: initializeControllerContext from ZooKeeper, then UpdateMetadata to every broker) and ZkMetadataCache.scala (a leader that is not alive: LEADER_NOT_AVAILABLE, leader -1) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/KafkaController.scala>
     """
     # degraded_partitions joins the brokers' view with ZooKeeper's once, for PAR001 too.
-    d = tables.derived(degraded_partitions).where(F.col("zk_diverged"))
+    current = (
+        tables.controller.where(
+            (F.lower(F.coalesce(F.col("mode"), F.lit("zookeeper"))) == "zookeeper")
+            & F.col("controller_epoch").isNotNull()
+        )
+        .groupBy("cluster_id")
+        .agg(F.max("controller_epoch").alias("current_epoch"), F.max("controller_id").alias("controller_id"))
+    )
+    d = join(tables.derived(degraded_partitions).where(F.col("zk_diverged")), current, "cluster_id", "left")
+    d = failover_outcome(tables, d)
     isr, zk_isr = int_list(F.sort_array(F.col("isr"))), int_list(F.sort_array(F.col("zk_isr")))
     leader_differs = F.coalesce(F.col("leader"), F.lit(-2)) != F.coalesce(F.col("zk_leader"), F.lit(-2))
+    foreign = leader_differs & F.coalesce(
+        F.col("zk_controller_epoch") != F.col("current_epoch"), F.lit(False)
+    )
     epochs_differ = F.coalesce(F.col("leader_epoch") != F.col("zk_leader_epoch"), F.lit(False))
-    stale = F.when(
+    stale = F.when(foreign, F.lit("zookeeper")).when(
         leader_differs & epochs_differ,
         F.when(F.col("zk_leader_epoch") < F.col("leader_epoch"), F.lit("zookeeper")).otherwise(
             F.lit("brokers")
         ),
     )
+    stale_by = F.when(foreign, F.lit("controller_epoch")).when(stale.isNotNull(), F.lit("leader_epoch"))
+    d = d.select(
+        "*", leader_differs.alias("leader_differs"), stale.alias("stale"), stale_by.alias("stale_by")
+    )
+    new_epoch = (
+        F.greatest(
+            F.coalesce(F.col("leader_epoch"), F.lit(0)), F.coalesce(F.col("zk_leader_epoch"), F.lit(0))
+        )
+        + 1
+    )
+    controller = F.coalesce(F.col("controller_id").cast("string"), F.lit("?"))
+    failover_ok = F.col("failover").isin("keeps", "elects") & (F.col("failover_leader") == F.col("leader"))
+    failover_now = text(
+        "a controller failover now (deleting /controller or restarting controller ", controller, ") "
+    )
     verdict = (
         F.when(
             F.col("stale") == "zookeeper",
-            F.lit(": ZooKeeper's state is stale (lower leader epoch): a controller acted on a stale view"),
+            text(
+                ": ZooKeeper's state is the stale view (",
+                F.when(
+                    F.col("stale_by") == "controller_epoch",
+                    text(
+                        "written at controller epoch ",
+                        F.col("zk_controller_epoch"),
+                        ", not by the current controller: /controller_epoch is ",
+                        F.col("current_epoch"),
+                        "; a write from another controller's timeline, which the brokers, following the current "
+                        "controller, never applied",
+                    ),
+                ).otherwise(F.lit("lower leader epoch: a controller acted on a stale view")),
+                "). Do not fail the controller over first: ",
+                failover_now,
+                failover_consequence(),
+                ". Safe order: 1. make ZooKeeper hold what the brokers serve: ",
+                state_znode_command(
+                    F.col("leader"),
+                    F.col("isr"),
+                    new_epoch,
+                    F.coalesce(F.col("current_epoch"), F.col("zk_controller_epoch")),
+                ),
+                " (leader ",
+                F.col("leader"),
+                ", ISR ",
+                isr,
+                ", a leader epoch above both views, the current controller epoch), and check it with `get`; "
+                "2. then fail the controller over so that one controller reloads it; 3. check "
+                "`kafka-topics --describe --unavailable-partitions` prints nothing",
+            ),
         )
         .when(
             F.col("stale") == "brokers",
-            F.lit(
-                ": the brokers serve a stale leader (lower leader epoch): they missed a controller's update"
+            text(
+                ": the brokers serve a stale leader (lower leader epoch, ZooKeeper written by the current "
+                "controller): they missed its update. ",
+                F.when(
+                    F.col("failover") == "offline",
+                    text(
+                        "But ",
+                        failover_now,
+                        failover_consequence(),
+                        ". First bring back a broker of ZooKeeper's ISR ",
+                        zk_isr,
+                        " (once registered the controller can elect it), or, if none can return, decide on an "
+                        "unclean election (`kafka-leader-election --election-type unclean`, loses data); fail the "
+                        "controller over only then",
+                    ),
+                )
+                .when(
+                    F.col("failover").isNotNull(),
+                    text(
+                        "Snapshot again; if it persists, ",
+                        failover_now,
+                        failover_consequence(),
+                        " and resends that state to every broker",
+                    ),
+                )
+                .otherwise(
+                    F.lit("Snapshot again; no broker registrations were collected to judge a failover")
+                ),
             ),
         )
         .when(
             F.col("leader_differs"),
-            F.lit(
-                ": the leaders differ and the leader epochs do not tell which view is stale; snapshot again"
+            text(
+                ": the leaders differ and the epochs do not tell which view is stale; snapshot again. Before any "
+                "controller failover: it ",
+                F.when(F.col("failover").isNotNull(), failover_consequence()).otherwise(
+                    F.lit("cannot be judged (no broker registrations collected)")
+                ),
+                F.when(
+                    ~failover_ok, F.lit(", so make ZooKeeper hold the leader the brokers serve first")
+                ).otherwise(F.lit("")),
             ),
         )
         .otherwise(
@@ -235,7 +498,6 @@ def partition_state_divergence(tables, params):
             )
         )
     )
-    d = d.withColumn("leader_differs", leader_differs).withColumn("stale", stale)
     msg = text(
         "ZooKeeper state says leader ",
         F.col("zk_leader"),
@@ -262,8 +524,13 @@ def partition_state_divergence(tables, params):
         zookeeper_isr=F.sort_array(F.col("zk_isr")),
         zookeeper_leader_epoch=F.col("zk_leader_epoch"),
         zookeeper_controller_epoch=F.col("zk_controller_epoch"),
+        controller_epoch=F.col("current_epoch"),
         leader_differs=F.col("leader_differs"),
         stale_view=F.col("stale"),
+        stale_by=F.col("stale_by"),
+        zookeeper_isr_registered=F.col("zk_isr_live"),
+        failover=F.when(F.col("leader_differs"), F.col("failover")),
+        failover_leader=F.when(F.col("leader_differs"), F.col("failover_leader")),
     )
     severity = (
         F.when(F.col("stale").isNotNull(), F.lit("critical"))
@@ -278,7 +545,7 @@ def partition_state_divergence(tables, params):
     "leader-not-registered",
     "critical",
     needs=("zk_state", "brokers"),
-    uses=(broker_counts, degraded_partitions),
+    uses=(broker_counts, degraded_partitions, topic_settings),
 )
 def leader_not_registered(tables, params):
     """ZooKeeper's partition state names a leader that is not a registered broker, and no re-election happened.
@@ -292,10 +559,15 @@ def leader_not_registered(tables, params):
     sent to that leader fail with NOT_LEADER_OR_FOLLOWER or cannot connect. Judged only
     when the registered brokers were collected.
 
-    Remediation: bring the named broker back, or force a controller failover (delete
-    `/controller`) so a fresh controller re-elects leaders for the partitions of the dead
-    broker; if no other replica is in sync, decide between waiting for the broker and an
-    unclean election (`kafka-leader-election --election-type unclean`, loses data).
+    Remediation: bring the named broker back, or fail the controller over (delete `/controller`)
+    so a fresh controller re-elects leaders for the partitions of the dead broker, but only where
+    ZooKeeper's ISR holds a registered broker: the new controller elects the first live replica of
+    ZooKeeper's ISR (PartitionStateMachine offlinePartitionLeaderElection), and with none, and
+    unclean election off, the partition goes offline, even while the brokers still serve another
+    leader. The finding says which: where the failover would take a served partition offline, make
+    ZooKeeper hold the state the brokers serve first (CTL002 gives the znode write), or bring a
+    broker of ZooKeeper's ISR back; decide on an unclean election (`kafka-leader-election
+    --election-type unclean`, loses data) only when no in-sync replica can come back.
 
     Example: `/brokers/topics/ads.impressions/partitions/4/state` says leader 5, and
     `/brokers/ids` lists 1, 2, 3, 4.
@@ -303,6 +575,7 @@ def leader_not_registered(tables, params):
     References:
     - Kafka documentation: ZooKeeper broker node registry <https://kafka.apache.org/39/documentation.html#impl_zkbroker>
     - Kafka documentation: ZooKeeper broker topic registry (partition state znode) <https://kafka.apache.org/39/documentation.html#impl_zktopic>
+    - Kafka 3.9 source: PartitionStateMachine.scala (initializePartitionState, offlinePartitionLeaderElection) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/PartitionStateMachine.scala>
     """
     zk = tables.zk_state.where(F.col("leader") >= 0).select(
         "cluster_id",
@@ -329,7 +602,8 @@ def leader_not_registered(tables, params):
         .select(*PARTITION_KEYS, F.col("leader").alias("served_leader"))
         .distinct()
     )
-    d = join(zk, served, PARTITION_KEYS, "left")
+    d = failover_outcome(tables, join(zk, served, PARTITION_KEYS, "left"))
+    d = d.withColumn("leader", F.coalesce(F.col("served_leader"), F.lit(-1)))
     msg = text(
         "ZooKeeper state names leader ",
         F.col("zk_leader"),
@@ -337,17 +611,31 @@ def leader_not_registered(tables, params):
         int_list(F.col("zk_isr")),
         "), which is not registered in /brokers/ids; the brokers serve leader ",
         F.col("served_leader"),
+        "; a controller failover now ",
+        failover_consequence(),
+        F.when(
+            (F.col("failover") == "offline") & (F.col("served_leader") >= 0),
+            F.lit(": make ZooKeeper hold the state the brokers serve first (CTL002), then fail over"),
+        )
+        .when(
+            F.col("failover") == "offline",
+            F.lit(": bring a broker of ZooKeeper's ISR back first (an unclean election loses data)"),
+        )
+        .otherwise(F.lit("")),
     )
     evidence = ev(
         zookeeper_leader=F.col("zk_leader"),
         zookeeper_isr=F.col("zk_isr"),
         zookeeper_controller_epoch=F.col("zk_controller_epoch"),
         served_leader=F.col("served_leader"),
+        zookeeper_isr_registered=F.col("zk_isr_live"),
+        failover=F.col("failover"),
+        failover_leader=F.col("failover_leader"),
     )
     return emit(d, "partition", partition_name(), msg, evidence)
 
 
-@rule("CTL004", "controller-epoch-anomaly", "error", needs=("controller", "zk_state"))
+@rule("CTL004", "controller-epoch-anomaly", "error", needs=("controller", "zk_state"), uses=(topic_settings,))
 def controller_epoch_anomaly(tables, params):
     """A partition state was written with a controller epoch greater than the current `/controller_epoch`: a write from a zombie controller.
 
@@ -358,10 +646,15 @@ def controller_epoch_anomaly(tables, params):
     not fence ZooKeeper writes by controller epoch (KAFKA-6082), so a zombie controller
     can overwrite partition state; the message says when such brokers are present.
 
-    Remediation: force a controller failover (delete `/controller`) so one controller
-    reloads and rewrites the state, check for brokers with long GC pauses or expired
-    ZooKeeper sessions, and upgrade brokers older than 2.1 (controller epoch fencing,
-    KAFKA-6082).
+    Remediation: the state in that znode is not the current controller's: a controller failover
+    (delete `/controller`) would make a new controller load it as the truth
+    (KafkaController.onControllerFailover reads every partition's state from ZooKeeper). Where the
+    brokers serve another leader, make the znode hold what they serve first (CTL002 gives the
+    `zookeeper-shell set` line); the finding says what a failover would do now (where ZooKeeper's
+    ISR holds no registered broker: the partition goes offline, PartitionStateMachine
+    offlinePartitionLeaderElection). Then fail the controller over, check for brokers with long GC
+    pauses or expired ZooKeeper sessions, and upgrade brokers older than 2.1 (controller epoch
+    fencing, KAFKA-6082).
 
     Example: `/brokers/topics/ads.impressions/partitions/4/state` has controller_epoch 42,
     `/controller_epoch` is 41, brokers run 2.0.1.
@@ -369,6 +662,7 @@ def controller_epoch_anomaly(tables, params):
     References:
     - KAFKA-6082: consider fencing zookeeper updates with controller epoch zkVersion <https://issues.apache.org/jira/browse/KAFKA-6082>
     - Kafka 3.9 source: ZkData.scala (ZooKeeper znode layout) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/ZkData.scala>
+    - Kafka 3.9 source: PartitionStateMachine.scala (initializePartitionState, offlinePartitionLeaderElection) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/PartitionStateMachine.scala>
     """
     ctl = tables.controller.where(F.col("controller_epoch").isNotNull()).select(
         "cluster_id", F.col("controller_epoch").alias("current_epoch")
@@ -379,6 +673,7 @@ def controller_epoch_anomaly(tables, params):
         "partition",
         F.col("controller_epoch").alias("state_epoch"),
         F.col("leader").alias("zk_leader"),
+        F.col("isr").alias("zk_isr"),
     )
     versions = tables.brokers.select("cluster_id", "version").unionByName(
         tables.clusters.select("cluster_id", F.col("kafka_version").alias("version"))
@@ -392,7 +687,11 @@ def controller_epoch_anomaly(tables, params):
     d = join(join(zk, ctl, "cluster_id"), old, "cluster_id", "left").where(
         F.col("state_epoch") > F.col("current_epoch")
     )
+    served = tables.partitions.select(*PARTITION_KEYS, F.col("leader").alias("served_leader"))
+    d = failover_outcome(tables, join(d, served, PARTITION_KEYS, "left"))
+    d = d.withColumn("leader", F.coalesce(F.col("served_leader"), F.lit(-1)))
     unfenced = F.col("unfenced_versions").isNotNull()
+    diverged = F.coalesce(F.col("served_leader") != F.col("zk_leader"), F.lit(False))
     msg = text(
         "partition state written at controller epoch ",
         F.col("state_epoch"),
@@ -407,13 +706,31 @@ def controller_epoch_anomaly(tables, params):
                 ", before 2.1 there is no controller epoch fencing (KAFKA-6082)",
             ),
         ).otherwise(F.lit("")),
+        F.when(
+            F.col("failover").isNotNull(),
+            text(
+                "; a controller failover now would load it: it ",
+                failover_consequence(),
+                F.when(
+                    diverged,
+                    text(
+                        " (the brokers serve leader ",
+                        F.col("served_leader"),
+                        "): make ZooKeeper hold what they serve first (CTL002)",
+                    ),
+                ).otherwise(F.lit("")),
+            ),
+        ).otherwise(F.lit("")),
     )
     evidence = ev(
         state_controller_epoch=F.col("state_epoch"),
         controller_epoch=F.col("current_epoch"),
         zookeeper_leader=F.col("zk_leader"),
+        served_leader=F.col("served_leader"),
         epoch_fencing=~unfenced,
         versions_without_fencing=F.col("unfenced_versions"),
+        failover=F.col("failover"),
+        failover_leader=F.col("failover_leader"),
     )
     return emit(d, "partition", partition_name(), msg, evidence)
 
@@ -551,54 +868,8 @@ def kraft_quorum_size(tables, params):
 
 # --- KRaft (auditor/collectors/kraft.py, the kraft_nodes rows of properties files) -------------------
 
-QUORUM_KEYS = ("process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers")
 # metadata.version level 17 (3.7-IV2) adds JBOD to KRaft (KIP-858): DSK003 reads it too.
 MV_JBOD_LEVEL = 17
-
-
-def kraft_settings(tables):
-    """Per KRaft node (cluster_id, node_id): roles (comma-separated, lowercase), quorum_voters and
-    quorum_bootstrap_servers as configured; from kraft_nodes (properties files, controllers
-    included) and from the brokers' configs (DescribeConfigs or files). Unset or empty values
-    (DescribeConfigs reports unset keys as DEFAULT_CONFIG "") are null."""
-    files = tables.kraft_nodes.select(
-        "cluster_id",
-        "node_id",
-        F.array_join(F.col("process_roles"), ",").alias("roles"),
-        "quorum_voters",
-        "quorum_bootstrap_servers",
-    )
-    c = tables.configs.where(
-        (F.col("entity_type") == "broker")
-        & F.col("key").isin(*QUORUM_KEYS)
-        & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
-        & (F.trim(F.coalesce(F.col("value"), F.lit(""))) != "")
-    )
-    cfg = (
-        c.groupBy("cluster_id", "entity_name")
-        .agg(
-            *[
-                F.max(F.when(F.col("key") == k, F.trim(F.col("value")))).alias(a)
-                for k, a in zip(
-                    QUORUM_KEYS, ("roles", "quorum_voters", "quorum_bootstrap_servers"), strict=True
-                )
-            ]
-        )
-        .select(
-            "cluster_id",
-            try_int("entity_name").alias("node_id"),
-            F.lower(F.regexp_replace(F.col("roles"), " ", "")).alias("roles"),
-            "quorum_voters",
-            "quorum_bootstrap_servers",
-        )
-    )
-    both = files.unionByName(cfg).where(F.col("node_id").isNotNull())
-    empty = lambda c: F.when(F.trim(F.col(c)) != "", F.col(c))  # noqa: E731
-    return both.groupBy("cluster_id", "node_id").agg(
-        F.max(empty("roles")).alias("roles"),
-        F.max(empty("quorum_voters")).alias("quorum_voters"),
-        F.max(empty("quorum_bootstrap_servers")).alias("quorum_bootstrap_servers"),
-    )
 
 
 def _features(tables):
@@ -627,7 +898,7 @@ def _features(tables):
             "comma-separated environment labels (case-insensitive) that mark a production cluster",
         ),
     ),
-    uses=(kraft_settings,),
+    uses=(controller_nodes,),
 )
 def kraft_combined_mode(tables, params):
     """KRaft controllers run in combined mode, on the same nodes as brokers (`process.roles=broker,controller`), in a production cluster.
@@ -658,18 +929,9 @@ def kraft_combined_mode(tables, params):
     - Kafka documentation: KRaft process roles <https://kafka.apache.org/39/documentation.html#kraft_role>
     """
     prod = [e.strip().lower() for e in str(params["production_environments"]).split(",") if e.strip()]
-    roles = F.split(F.coalesce(F.col("roles"), F.lit("")), ",")
-    by_roles = (
-        tables.derived(kraft_settings)
-        .where(F.array_contains(roles, "broker") & F.array_contains(roles, "controller"))
-        .select("cluster_id", "node_id")
-    )
-    voters = tables.quorum.where(F.col("role") == "voter").select("cluster_id", "node_id")
-    by_quorum = join(
-        voters, registered_as(tables, "node_id", "registered"), ["cluster_id", "node_id"]
-    ).select("cluster_id", "node_id")
     nodes = (
-        by_roles.unionByName(by_quorum)
+        tables.derived(controller_nodes)
+        .where(F.col("combined"))
         .groupBy("cluster_id")
         .agg(F.sort_array(F.collect_set("node_id")).alias("nodes"))
     )

@@ -12,12 +12,14 @@ from checks._api import F, Window, emit, ev, join, rows_frame, text
 from checks.storage import topic_log_settings
 from checks.transforms import (
     KAFKA_DEFAULT,
+    LEADER_REBALANCE,
     SOURCE_NAMES,
     broker_settings,
     cluster_settings,
     cluster_versions,
     int_list,
     kafka_defaults,
+    leader_rebalance_nodes,
     registered_as,
     replica_lists,
     try_bool,
@@ -68,8 +70,12 @@ def config_entries(tables):
     """Config entries set by a user or a file (not Kafka's reported defaults), with:
     scope (broker|topic), base_key (the key without a ``listener.name.X.`` prefix),
     entity (a label: 'broker 1', 'topic orders', 'cluster default')."""
+    # A KRaft controller-only node's settings (entity_type controller) are read by the rules
+    # about controllers (CFG006), not judged as a broker's entries.
     c = tables.configs.where(
-        F.col("key").isNotNull() & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
+        F.col("key").isNotNull()
+        & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
+        & (F.coalesce(F.col("entity_type"), F.lit("")) != "controller")
     )
     topic = F.col("entity_type") == "topic"
     entity = (
@@ -726,11 +732,11 @@ def controlled_shutdown_disabled(tables, params):
             "(Kafka's leader.imbalance.per.broker.percentage default)",
         ),
     ),
-    uses=(broker_settings, cluster_versions, replica_lists),
+    uses=(leader_rebalance_nodes, replica_lists),
     runs_in=("lint-against",),
 )
 def auto_leader_rebalance_disabled(tables, params):
-    """auto.leader.rebalance.enable=false while live brokers do not lead the partitions they are preferred for: the imbalance stays until someone runs an election.
+    """auto.leader.rebalance.enable=false on the nodes that balance leadership while live brokers do not lead the partitions they are preferred for: the imbalance stays until someone runs an election.
 
     Why: after a broker restarts it leads none of its partitions; the controller moves
     leadership back to preferred replicas (the first in each replica list) only when
@@ -741,14 +747,18 @@ def auto_leader_rebalance_disabled(tables, params):
     an overloaded broker moves even more. The rule fires when the setting is false and at
     least one registered broker does not lead more than `max_imbalance_percent` (default
     10, as PAR007) of the partitions it is the preferred leader of: the imbalance a
-    snapshot shows then persists, because nothing will correct it. Which node's value
-    counts depends on the mode: in ZooKeeper mode the active controller is a broker and
-    uses its own setting, so a broker with it false stops the balancing whenever it is the
-    controller; in KRaft mode the controllers read it (ControllerServer: no leader
-    balancing is scheduled when it is false), so a broker's value only counts on a
-    combined node: the message says to check the controllers. Down brokers are not
+    snapshot shows then persists, because nothing will correct it. Whose value counts
+    depends on the mode. In ZooKeeper mode the active controller is a broker and reads its
+    own setting (KafkaController.onControllerFailover schedules the balancing only when it
+    is true), so a broker with it false stops the balancing whenever it is the controller.
+    On KRaft only the controllers read it (ControllerServer gives the QuorumController a
+    leader imbalance check interval only when it is true): a broker-only node's value is
+    inert and not judged; a combined node's (process.roles=broker,controller, or a quorum
+    voter that is a registered broker) and a controller-only node's from its collected
+    properties file are. A KRaft cluster whose controllers' configuration was not collected
+    (MSK, or brokers read through the Admin API only) is not judged. Down brokers are not
     counted: an election cannot move leadership to them. One finding per cluster when
-    every broker has it false, else one per broker that has.
+    every such node has it false, else one per node that has.
 
     Remediation: set auto.leader.rebalance.enable=true (ZooKeeper mode: on every broker;
     KRaft: in the controllers' configuration; it is read-only, so restart them one at a
@@ -756,16 +766,68 @@ def auto_leader_rebalance_disabled(tables, params):
     --bootstrap-server B --election-type preferred --all-topic-partitions`. If it is off
     on purpose (a tool such as Cruise Control balances leaders), run that tool.
 
-    Example: auto.leader.rebalance.enable=false on a cluster where broker 4 leads 2 of the
-    60 partitions it is the preferred leader of, a day after its restart.
+    Example: auto.leader.rebalance.enable=false on the three KRaft controllers of a cluster
+    where broker 4 leads 2 of the 60 partitions it is the preferred leader of, a day after
+    its restart.
 
     References:
     - Kafka documentation: balancing leadership <https://kafka.apache.org/39/documentation.html#basic_ops_leader_balancing>
     - Kafka broker config auto.leader.rebalance.enable <https://kafka.apache.org/39/documentation.html#brokerconfigs_auto.leader.rebalance.enable>
-    - apache/kafka core/src/main/scala/kafka/controller/KafkaController.scala, checkAndTriggerAutoLeaderRebalance (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/KafkaController.scala>
-    - apache/kafka core/src/main/scala/kafka/server/ControllerServer.scala, setLeaderImbalanceCheckIntervalNs (KRaft: empty when false) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/ControllerServer.scala>
+    - apache/kafka core/src/main/scala/kafka/controller/KafkaController.scala, onControllerFailover (ZooKeeper mode: the balancing task only when the setting is true) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/KafkaController.scala>
+    - apache/kafka core/src/main/scala/kafka/server/ControllerServer.scala, setLeaderImbalanceCheckIntervalNs (KRaft: empty when false) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/ControllerServer.scala>
+    - apache/kafka metadata/src/main/java/org/apache/kafka/controller/QuorumController.java, maybeScheduleNextBalancePartitionLeaders (KRaft: no balancing without the interval) <https://github.com/apache/kafka/blob/3.9/metadata/src/main/java/org/apache/kafka/controller/QuorumController.java>
     """
-    setting = _brokers_with(tables, "auto.leader.rebalance.enable", try_bool("value") == F.lit(False))
+    nodes = tables.derived(leader_rebalance_nodes).withColumn(
+        "flagged", F.coalesce(try_bool("value") == F.lit(False), F.lit(False))
+    )
+    per_cluster = (
+        nodes.groupBy("cluster_id")
+        .agg(
+            F.count(F.lit(1)).alias("node_total"),
+            F.sum(F.when(F.col("flagged"), F.lit(1)).otherwise(F.lit(0))).alias("flagged_count"),
+            F.sort_array(F.array_compact(F.collect_list(F.when(F.col("flagged"), F.col("node_id"))))).alias(
+                "nodes"
+            ),
+            F.min(F.when(F.col("flagged"), F.col("prec"))).alias("prec"),
+            F.max(F.when(F.col("role") == "broker", F.lit("brokers")).otherwise(F.lit("controllers"))).alias(
+                "kind"
+            ),
+        )
+        .where(F.col("flagged_count") > 0)
+    )
+    whole = per_cluster.where(F.col("flagged_count") == F.col("node_total")).select(
+        "cluster_id",
+        F.lit(LEADER_REBALANCE).alias("resource"),
+        F.lit(None).cast("string").alias("label"),
+        "nodes",
+        "prec",
+        "node_total",
+        "kind",
+    )
+    some = join(
+        per_cluster.where(F.col("flagged_count") < F.col("node_total")).select(
+            "cluster_id", "node_total", "kind"
+        ),
+        nodes.where(F.col("flagged")).select("cluster_id", "node_id", "role", "prec"),
+        "cluster_id",
+    ).select(
+        "cluster_id",
+        text(
+            F.when(F.col("role") == "controller", F.lit("controller ")).otherwise(F.lit("broker ")),
+            F.col("node_id"),
+            ": " + LEADER_REBALANCE,
+        ).alias("resource"),
+        text(
+            F.when(F.col("role") == "combined", F.lit("node "))
+            .when(F.col("role") == "controller", F.lit("controller "))
+            .otherwise(F.lit("broker ")),
+            F.col("node_id"),
+        ).alias("label"),
+        F.array(F.col("node_id")).alias("nodes"),
+        "prec",
+        "node_total",
+        "kind",
+    )
     lists = tables.derived(replica_lists).where(F.col("replicas").isNotNull() & (F.size("replicas") > 0))
     per_broker = (
         lists.select(
@@ -785,14 +847,26 @@ def auto_leader_rebalance_disabled(tables, params):
             F.sum("preferred").alias("preferred"),
         )
     )
-    mode = tables.derived(cluster_versions).select("cluster_id", "mode")
-    d = join(join(setting, imbalanced, "cluster_id"), mode, "cluster_id", "left")
+    d = join(whole.unionByName(some), imbalanced, "cluster_id")
     source = _source_name(F.col("prec"))
+    on_nodes = F.when(
+        F.size("nodes") == F.col("node_total"),
+        text("every one of the ", F.col("kind"), " that balance leadership (", int_list(F.col("nodes")), ")"),
+    ).otherwise(
+        text(
+            F.col("label"),
+            " (of ",
+            F.col("node_total"),
+            " ",
+            F.col("kind"),
+            " that balance leadership)",
+        )
+    )
     msg = text(
         "auto.leader.rebalance.enable=false (",
         source,
         ") on ",
-        _on_brokers(),
+        on_nodes,
         " while live broker(s) ",
         int_list(F.col("imbalanced")),
         " do not lead ",
@@ -803,14 +877,14 @@ def auto_leader_rebalance_disabled(tables, params):
         str(threshold),
         "% each): ",
         F.when(
-            F.size("brokers") == F.col("broker_total"),
+            F.size("nodes") == F.col("node_total"),
             F.lit(
                 "nothing moves leadership back, so the imbalance persists until a preferred leader election"
             ),
-        ).otherwise(F.lit("while such a broker is the active controller, nothing moves leadership back")),
+        ).otherwise(F.lit("while that node is the active controller, nothing moves leadership back")),
         F.when(
-            F.col("mode") == "kraft",
-            F.lit(" (KRaft: the controllers' own setting decides; check it on the controller nodes)"),
+            F.col("kind") == "controllers",
+            F.lit(" (KRaft: only the controllers' setting acts; the brokers' is inert)"),
         ).otherwise(F.lit("")),
     )
     return emit(
@@ -820,12 +894,12 @@ def auto_leader_rebalance_disabled(tables, params):
         msg,
         ev(
             source=source,
-            brokers=F.col("brokers"),
+            nodes=F.col("nodes"),
+            balancing_by=F.col("kind"),
             imbalanced_brokers=F.col("imbalanced"),
             not_led_by_preferred=F.col("not_led"),
             preferred_partitions=F.col("preferred"),
             threshold_percent=F.lit(threshold),
-            metadata_mode=F.col("mode"),
         ),
     )
 

@@ -25,12 +25,15 @@ The scope is "maintenance": `kafka-audit check` does not run these rules, `prefl
 from auditor.declarations import Category, Param, rule
 from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
+    SHARE_STATE_TOPIC,
     UNCLEAN_IN_KRAFT_SINCE,
     cluster_versions,
     int_list,
     partition_name,
     registered_as,
     topic_settings,
+    try_int,
+    try_long,
     with_effective_min_isr,
 )
 
@@ -571,9 +574,13 @@ def no_safe_roll(tables, params):
 _FETCH_TIMEOUT = Param(
     "fetch_timeout_ms",
     2000,
-    "a voter counts as caught up when its last caught-up time is within this many ms of the "
-    "leader's (Strimzi's KafkaQuorumCheck uses controller.quorum.fetch.timeout.ms, Kafka's default 2000)",
+    "controller.quorum.fetch.timeout.ms where the restarted controller's own is not known: a voter counts as "
+    "caught up when its last caught-up time is within this many ms of the leader's (Strimzi's KafkaQuorumCheck; "
+    "Kafka's default 2000)",
 )
+# A quorum smaller than this cannot lose a voter: every restart of one of its controllers is a metadata
+# outage, whatever the order (KIP-595: a majority of voters must fetch for anything to commit).
+SMALLEST_SAFE_QUORUM = 3
 
 
 def quorum_restart_impact(tables):
@@ -612,6 +619,44 @@ def quorum_restart_impact(tables):
     )
 
 
+def controller_fetch_timeouts(tables):
+    """Per KRaft node (cluster_id, node_id): its own controller.quorum.fetch.timeout.ms where a
+    source says it (fetch_timeout_ms) and where from (fetch_timeout_source): its controller
+    properties file (kraft_nodes), else its broker configuration (a combined node: server.properties
+    or DescribeConfigs)."""
+    files = tables.kraft_nodes.where(F.col("quorum_fetch_timeout_ms").isNotNull()).select(
+        "cluster_id",
+        "node_id",
+        F.col("quorum_fetch_timeout_ms").cast("bigint").alias("file_ms"),
+        F.lit(None).cast("bigint").alias("config_ms"),
+    )
+    configs = (
+        tables.configs.where(
+            (F.col("entity_type") == "broker") & (F.col("key") == "controller.quorum.fetch.timeout.ms")
+        )
+        .select(
+            "cluster_id",
+            try_int("entity_name").alias("node_id"),
+            F.lit(None).cast("bigint").alias("file_ms"),
+            try_long("value").alias("config_ms"),
+        )
+        .where(F.col("node_id").isNotNull() & F.col("config_ms").isNotNull())
+    )
+    d = (
+        files.unionByName(configs)
+        .groupBy("cluster_id", "node_id")
+        .agg(F.max("file_ms").alias("file_ms"), F.max("config_ms").alias("config_ms"))
+    )
+    return d.select(
+        "cluster_id",
+        "node_id",
+        F.coalesce(F.col("file_ms"), F.col("config_ms")).alias("fetch_timeout_ms"),
+        F.when(F.col("file_ms").isNotNull(), F.lit("controller properties file"))
+        .otherwise(F.lit("broker configuration"))
+        .alias("fetch_timeout_source"),
+    )
+
+
 @rule(
     "MNT005",
     "restart-breaks-controller-quorum",
@@ -619,7 +664,7 @@ def quorum_restart_impact(tables):
     scope="maintenance",
     params=(_FETCH_TIMEOUT,),
     needs=("quorum",),
-    uses=(quorum_restart_impact,),
+    uses=(quorum_restart_impact, controller_fetch_timeouts),
     runs_in=("preflight",),
 )
 def restart_breaks_controller_quorum(tables, params):
@@ -632,63 +677,129 @@ def restart_breaks_controller_quorum(tables, params):
     fails meanwhile leaves its partitions leaderless), no ISR change, no topic or config
     change, no broker registration (a broker restarted meanwhile cannot rejoin). Restarting
     the quorum leader itself also triggers an election, which needs a caught-up majority too.
-    This is Strimzi's KafkaQuorumCheck (a controller is rolled only when a majority of the
-    voters, excluding it, have caught up with the leader within
-    controller.quorum.fetch.timeout.ms; parameter `fetch_timeout_ms`), with one difference:
-    Strimzi rolls a quorum of one or two controllers anyway with a warning; this rule
-    reports them, because metadata stops while one of them is down. With no quorum leader
-    every voter is reported. Preflight simulates these with the brokers; on MSK KRaft the
-    controllers are AWS's ("included at no additional cost ... and require no additional
-    setup or management from you"): they are not in the snapshot and preflight says so.
+    This is Strimzi's KafkaQuorumCheck: a controller is rolled only when a majority of the
+    voters, excluding it, have caught up with the leader within controller.quorum.fetch.timeout.ms,
+    the restarted controller's own value (KafkaRoller.quorumCheck reads the configuration of the
+    node it rolls; from its controller properties file, or for a combined node its broker
+    configuration), else the parameter `fetch_timeout_ms` (Kafka's default 2000).
 
-    Remediation: restart the lagging voter first, or find why it lags (CTL010:
-    `kafka-metadata-quorum --bootstrap-server B describe --replication`, its disk, GC and
-    network), and restart no other controller until every voter is caught up. Run three
-    or five dedicated controllers (CTL006). Restart the quorum leader last (Strimzi's
-    roller defers the active controller, which it takes from DescribeQuorum's leader id,
-    not from DescribeCluster, whose "controller" is an arbitrary broker on KRaft).
+    Two cases, two severities. A voter that is behind (critical): some voter has not caught up
+    within that timeout, so the quorum cannot lose another one now; waiting helps, since once
+    the voter catches up every controller can restart in turn. A quorum of one or two voters
+    (warning): it cannot lose a voter however caught up it is (one voter is its own majority;
+    two need both), so no order and no wait makes a restart safe: each controller restart is a
+    planned metadata outage for as long as it is down. Strimzi rolls such quorums anyway, with a
+    warning ("It is recommended that a minimum of three controllers are used"); preflight
+    reports the outage (its verdict "outage", exit 1) and names the fix: more controllers
+    (KIP-853 dynamic quorums, Kafka 3.9+; CTL006). With no quorum leader every voter is reported
+    (critical). On MSK KRaft the controllers are AWS's ("included at no additional cost ... and
+    require no additional setup or management from you"): they are not in the snapshot and
+    preflight says so.
+
+    Remediation: a voter behind: find why it lags (CTL010: `kafka-metadata-quorum
+    --bootstrap-server B describe --replication`, its disk, GC and network), restart no other
+    controller until every voter is caught up, and restart the lagging one first. A quorum of
+    one or two voters: add controllers to reach three (or five) before the roll (CTL006):
+    on a dynamic quorum (kraft.version 1, Kafka 3.9+, KIP-853) format each new controller with
+    `kafka-storage format --no-initial-controllers`, start it, and add it with
+    `kafka-metadata-quorum --bootstrap-controller C add-controller`; a static quorum
+    (controller.quorum.voters) changes only by reconfiguring every node. Until then, announce
+    each controller restart as a metadata outage: keep it short and restart no broker meanwhile.
+    Restart the quorum leader last (Strimzi's roller defers the active controller, which it takes
+    from DescribeQuorum's leader id, not from DescribeCluster, whose "controller" is an arbitrary
+    broker on KRaft).
 
     Example: voters 3001 (leader), 3002 and 3003, where 3003 last caught up 5 minutes before
-    the leader: restarting 3002 leaves only the leader caught up, 1 of the 2 needed.
+    the leader: restarting 3002 leaves only the leader caught up, 1 of the 2 needed (critical).
+    A dev cluster with the one controller 9990: restarting it stops metadata until it is back
+    (warning: a planned outage; add controllers).
 
     References:
     - KIP-595: A Raft Protocol for the Metadata Quorum <https://cwiki.apache.org/confluence/display/KAFKA/KIP-595%3A+A+Raft+Protocol+for+the+Metadata+Quorum>
-    - Strimzi KafkaQuorumCheck (strimzi/strimzi-kafka-operator, cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaQuorumCheck.java) <https://github.com/strimzi/strimzi-kafka-operator/blob/main/cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaQuorumCheck.java>
-    - Strimzi KafkaRoller deferController / controller (the KRaft active controller from DescribeQuorum, restarted last) <https://github.com/strimzi/strimzi-kafka-operator/blob/main/cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaRoller.java>
+    - KIP-853: KRaft Controller Membership Changes (add-controller, remove-controller) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-853%3A+KRaft+Controller+Membership+Changes>
+    - Strimzi KafkaQuorumCheck (strimzi/strimzi-kafka-operator, cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaQuorumCheck.java: isQuorumHealthyWithoutNode, the one- and two-controller warnings) <https://github.com/strimzi/strimzi-kafka-operator/blob/main/cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaQuorumCheck.java>
+    - Strimzi KafkaRoller quorumCheck (controller.quorum.fetch.timeout.ms of the node rolled, default 2000), deferController (the KRaft active controller from DescribeQuorum, restarted last) <https://github.com/strimzi/strimzi-kafka-operator/blob/main/cluster-operator/src/main/java/io/strimzi/operator/cluster/operator/resource/KafkaRoller.java>
     - Kafka broker config controller.quorum.fetch.timeout.ms <https://kafka.apache.org/39/documentation.html#brokerconfigs_controller.quorum.fetch.timeout.ms>
+    - Kafka documentation: KRaft controller membership changes (kafka-metadata-quorum add-controller) <https://kafka.apache.org/39/documentation.html#kraft_reconfig>
     - Amazon MSK: metadata management, KRaft mode (controllers managed by AWS) <https://docs.aws.amazon.com/msk/latest/developerguide/metadata-management.html>
     """
+    default_ms = params["fetch_timeout_ms"]
     q = tables.derived(quorum_restart_impact)
-    caught = F.col("is_leader") | F.when(
-        F.col("caught_up_age_ms").isNotNull(), F.col("behind_leader_ms") < F.lit(params["fetch_timeout_ms"])
-    ).otherwise(F.coalesce(F.col("lag") <= 0, F.lit(False)))
-    q = q.withColumn("caught_up", (F.col("leader_count") > 0) & caught)
-    per_cluster = q.groupBy("cluster_id").agg(
+    timeouts = tables.derived(controller_fetch_timeouts)
+    # The restarted controller C (with its own fetch timeout) against every other voter V.
+    c = join(
+        q.select("cluster_id", "node_id", "is_leader", "leader_count"),
+        timeouts,
+        ["cluster_id", "node_id"],
+        "left",
+    ).select(
+        "cluster_id",
+        "node_id",
+        "is_leader",
+        "leader_count",
+        F.coalesce(F.col("fetch_timeout_ms"), F.lit(default_ms)).alias("timeout_ms"),
+        F.coalesce(F.col("fetch_timeout_source"), F.lit("default")).alias("timeout_source"),
+    )
+    v = q.select(
+        "cluster_id",
+        F.col("node_id").alias("voter"),
+        F.col("is_leader").alias("voter_is_leader"),
+        F.col("lag").alias("voter_lag"),
+        F.col("caught_up_age_ms").alias("voter_age"),
+        F.col("behind_leader_ms").alias("voter_behind_ms"),
+    )
+    pairs = join(c, v, "cluster_id")
+    caught = (F.col("leader_count") > 0) & (
+        F.col("voter_is_leader")
+        | F.when(F.col("voter_age").isNotNull(), F.col("voter_behind_ms") < F.col("timeout_ms")).otherwise(
+            F.coalesce(F.col("voter_lag") <= 0, F.lit(False))
+        )
+    )
+    pairs = pairs.withColumn("voter_caught_up", caught)
+    d = pairs.groupBy(
+        "cluster_id", "node_id", "is_leader", "leader_count", "timeout_ms", "timeout_source"
+    ).agg(
         F.count(F.lit(1)).alias("voters"),
-        F.sum(F.when(F.col("caught_up"), F.lit(1)).otherwise(F.lit(0))).alias("caught_up_count"),
-        F.sort_array(F.collect_list(F.when(~F.col("caught_up"), F.col("node_id")))).alias("lagging"),
+        F.sum(
+            F.when(F.col("voter_caught_up") & (F.col("voter") != F.col("node_id")), F.lit(1)).otherwise(
+                F.lit(0)
+            )
+        ).alias("others"),
+        F.sort_array(F.collect_list(F.when(~F.col("voter_caught_up"), F.col("voter")))).alias("lagging"),
     )
-    d = join(q, per_cluster, "cluster_id").select(
-        "*",
-        (F.floor(F.col("voters") / 2) + 1).cast("int").alias("majority"),
-        (F.col("caught_up_count") - F.when(F.col("caught_up"), F.lit(1)).otherwise(F.lit(0))).alias("others"),
+    d = d.withColumn("majority", (F.floor(F.col("voters") / 2) + 1).cast("int")).where(
+        F.col("others") < F.col("majority")
     )
-    d = d.where(F.col("others") < F.col("majority"))
     lagging = F.filter(F.col("lagging"), lambda x: x.isNotNull())
+    outage = (F.col("voters") < F.lit(SMALLEST_SAFE_QUORUM)) & (F.col("leader_count") > 0)
+    behind = text(
+        "voter(s) ",
+        F.array_join(lagging.cast("array<string>"), ", "),
+        " have not caught up with the leader within controller.quorum.fetch.timeout.ms ",
+        F.col("timeout_ms"),
+        " ms",
+    )
+    planned = text(
+        "restarting controller ",
+        F.col("node_id"),
+        F.when(F.col("is_leader"), F.lit(" (the quorum leader)")).otherwise(F.lit("")),
+        " stops metadata commits until it is back: a quorum of ",
+        F.col("voters"),
+        " voter(s) needs ",
+        F.when(F.col("voters") == 1, F.lit("its only voter")).otherwise(text("all ", F.col("voters"))),
+        " for a majority, so no restart order and no wait avoids it",
+        F.when(F.size(lagging) > 0, text(" (", behind, ")")).otherwise(F.lit("")),
+        ": plan each controller restart as a metadata outage (no partition leader election for a broker "
+        "that fails meanwhile, no ISR, topic or config change, no broker registration), or first add "
+        "controllers to reach 3 (KIP-853 `kafka-metadata-quorum add-controller` on a dynamic quorum, Kafka "
+        "3.9+; CTL006)",
+    )
     why = (
         F.when(F.col("leader_count") == 0, F.lit("the quorum has no leader now"))
-        .when(F.col("voters") == 1, F.lit("it is the only voter"))
-        .when(
-            F.size(lagging) > 0,
-            text(
-                "voter(s) ",
-                F.array_join(lagging.cast("array<string>"), ", "),
-                " have not caught up with the leader",
-            ),
-        )
+        .when(F.size(lagging) > 0, behind)
         .otherwise(text("a quorum of ", F.col("voters"), " cannot lose a voter"))
     )
-    msg = text(
+    blocked = text(
         "restarting controller ",
         F.col("node_id"),
         F.when(F.col("is_leader"), F.lit(" (the quorum leader)")).otherwise(F.lit("")),
@@ -701,7 +812,8 @@ def restart_breaks_controller_quorum(tables, params):
         " (",
         why,
         "): no metadata change commits while it is down (no leader election for partitions of a "
-        "failed broker, no ISR change, no topic or config change, no broker registration)",
+        "failed broker, no ISR change, no topic or config change, no broker registration); wait until "
+        "every voter has caught up, then restart one controller at a time",
     )
     evidence = ev(
         voters=F.col("voters"),
@@ -709,18 +821,48 @@ def restart_breaks_controller_quorum(tables, params):
         caught_up_without_it=F.col("others"),
         lagging_voters=lagging,
         is_leader=F.col("is_leader"),
-        fetch_timeout_ms=F.lit(params["fetch_timeout_ms"]),
+        fetch_timeout_ms=F.col("timeout_ms"),
+        fetch_timeout_source=F.col("timeout_source"),
+        planned_outage=outage,
     )
-    return emit(d, "node", F.col("node_id").cast("string"), msg, evidence)
+    severity = F.when(outage, F.lit("warning")).otherwise(F.lit("critical"))
+    return emit(
+        d,
+        "node",
+        F.col("node_id").cast("string"),
+        F.when(outage, planned).otherwise(blocked),
+        evidence,
+        severity,
+    )
 
 
 _MAX_LAG = Param(
     "max_lag",
     0,
-    "messages: the elected follower lags the leader when what it lacks is above this: the leader's log end offset "
-    "minus the follower's (both scraped), else the follower's ConsumerLag behind the leader's high watermark. "
-    "Scrapes of different brokers are taken moments apart, so on a busy partition the log end difference moves "
-    "by the records appended in between; raise it to absorb that",
+    "messages a follower may lack beyond the in-flight allowance and still count as caught up: its ConsumerLag "
+    "above this fires; so does a log end gap above this plus the records appended in `in_flight_ms` (and in the "
+    "time between the two brokers' scrapes), in both of two scrapes",
+)
+_IN_FLIGHT_MS = Param(
+    "in_flight_ms",
+    5000,
+    "ms of the leader's appends an in-sync follower may trail by in a scrape without lagging: a follower fetches "
+    "continuously (an idle fetch waits replica.fetch.wait.max.ms, 500 ms by default), and a JMX exporter reads "
+    "a busy broker's per-partition gauges over seconds, so one scrape is not one instant; 5 s covers both and "
+    "stays well below replica.lag.time.max.ms (30 s), past which the leader drops the follower from the ISR. "
+    "The gap allowed is this times the leader's append rate measured between its two scrapes",
+)
+# Internal topics whose writes Kafka never acknowledges before the whole ISR has them, so a leader
+# change cannot lose an acknowledged write there: __consumer_offsets (GroupMetadataManager appends with
+# offsets.commit.required.acks, default -1 and fixed at -1 in 4.0; the KIP-848 coordinator runtime
+# completes a write only once the high watermark passes it), __transaction_state
+# (TransactionLog.EnforcedRequiredAcks = -1), __share_group_state (the share coordinator runs on that
+# runtime) and __remote_log_metadata (TopicBasedRemoteLogMetadataManager's producer, acks=all).
+ACKS_ALL_INTERNAL_TOPICS = (
+    "__consumer_offsets",
+    "__transaction_state",
+    SHARE_STATE_TOPIC,
+    "__remote_log_metadata",
 )
 
 
@@ -768,18 +910,38 @@ def leadership_successors(tables):
     return join(parts, chosen, ["cluster_id", "topic", "partition"], "left")
 
 
+def _log_ends_per_scrape(tables, role: str):
+    """Per (cluster, broker as ``role``, topic, partition): the broker's log end offset in its last
+    two scrapes (``{role}_leo_1`` the latest, ``_2`` the one before) and when each was taken
+    (``{role}_at_1``, ``{role}_at_2``). A scrape is one distinct scraped_at_ms of the broker; rows
+    without a time (one scrape, or a snapshot from before the column) are left out."""
+    leo = tables.log_end_offsets.where(F.col("scraped_at_ms").isNotNull())
+    w = Window.partitionBy("cluster_id", "broker_id").orderBy(F.col("scraped_at_ms").desc())
+    leo = leo.withColumn("_scrape", F.dense_rank().over(w)).where(F.col("_scrape") <= 2)
+
+    def at(k: int, col: str):
+        return F.max(F.when(F.col("_scrape") == k, F.col(col)))
+
+    return leo.groupBy("cluster_id", F.col("broker_id").alias(role), "topic", "partition").agg(
+        at(1, "log_end_offset").alias(f"{role}_leo_1"),
+        at(1, "scraped_at_ms").alias(f"{role}_at_1"),
+        at(2, "log_end_offset").alias(f"{role}_leo_2"),
+        at(2, "scraped_at_ms").alias(f"{role}_at_2"),
+    )
+
+
 @rule(
     "MNT006",
     "restart-loses-acks1-writes",
-    "error",
+    "warning",
     scope="maintenance",
-    params=(_MAX_LAG, _MAX_LISTED),
+    params=(_MAX_LAG, _IN_FLIGHT_MS, _MAX_LISTED),
     needs=("partitions", ("replica_lag", "log_end_offsets")),
     uses=(leadership_successors,),
     runs_in=("preflight",),
 )
 def restart_loses_acks1_writes(tables, params):
-    """Restarting this broker hands partitions it leads to a follower that lags it: the records that follower lacks, acks=1 writes among them, are truncated.
+    """Restarting this broker hands partitions it leads to a follower that lags it persistently: the records that follower lacks, acks=1 writes among them, are truncated.
 
     Why: when a broker B shuts down (controlled or not) the controller moves the leadership
     of every partition B leads to the first replica in replica order that is alive and in the
@@ -787,80 +949,76 @@ def restart_loses_acks1_writes(tables, params):
     That replica becomes the log of record: whatever B holds beyond its log end is truncated
     from B when B rejoins as its follower (the leader-epoch truncation of KIP-101/KIP-279). A
     producer using acks=1 was acknowledged as soon as B appended its records, before any
-    follower had them, so those acknowledged writes are lost; acks=all producers are
-    acknowledged only once the whole ISR has a record (the high watermark), and retry the rest.
-    How far an in-sync follower may trail B's log end is bounded only by
-    replica.lag.time.max.ms (30 s since Kafka 2.5): the leader removes a follower
-    that has not caught up to its log end within that time. This is the fourth class of
-    Redpanda's pre-restart probe (`acks1_data_loss`: no other replica caught up).
-    The window is measured, where it is scraped, as B's log end offset minus the elected
-    follower's, each broker's own gauge kafka.log:type=Log,name=LogEndOffset,topic=T,partition=P
-    (UnifiedLog.newMetrics; a future replica's gauge, tagged is-future, is not read): exactly the
-    records B holds that the follower does not, acknowledged acks=1 writes above the high
-    watermark among them. Caveats: the brokers' scrapes are taken at different moments, so on a
-    busy partition the difference moves by what was appended in between (`max_lag` absorbs it;
-    re-collect to confirm); what a clean (controlled) shutdown loses is what the follower lacks
-    at the moment of the election, after B has stopped taking writes; acks=all writes are never
-    lost this way while the follower is in sync, since they are acknowledged only once the whole
-    ISR has them (Partition.checkEnoughReplicasReachOffset) and only records above the high
-    watermark are missing. Where a log end offset is not scraped, the follower's own
-    gauge kafka.server:type=FetcherLagMetrics,name=ConsumerLag,
-    clientId=ReplicaFetcherThread-<fetcher>-<leader>,topic=T,partition=P is read instead: the
-    leader's high watermark minus the follower's next fetch offset at its last fetch
-    (AbstractFetcherThread.processFetchRequest). It cannot see the acks=1 window: a follower in
-    the leader's ISR reads 0 by construction (Partition.maybeIncrementLeaderHW takes the lowest
-    log end offset of the ISR); what it does show, a positive lag on the follower the
-    controller would elect, means that follower is not caught up at all: the leader is
-    about to drop it from the ISR, or the collected metadata is older than the metric. Elected
-    now, it lacks at least that many records B has, committed ones included if the controller
-    still counts it in the ISR. Where both log ends are scraped their difference is used (at one
-    moment it is at least the ConsumerLag). DescribeLogDirs' OffsetLag cannot serve: for a
-    replica that is not a future one it is max(HW - LEO, 0) on the broker holding it
-    (ReplicaManager.getLogEndOffsetLag), about 0 everywhere. Parameter `max_lag` (messages,
-    default 0). Partitions with neither both log ends nor the successor's lag (not scraped, or
-    its fetcher not yet started: the gauge's -1) are not judged; with neither table collected
-    the rule is reported not evaluated.
+    follower had them; acks=all producers are acknowledged only once the whole ISR has a record
+    (Partition.checkEnoughReplicasReachOffset) and retry the rest. On a busy, healthy cluster
+    every follower trails its leader by the records of the last fetch round trip: losing those
+    on a leader change is what acks=1 means (the producer documentation: "the record will be
+    lost" if the leader fails before followers replicate it), on every leader change, so it is
+    not reported. This rule reports a follower that lags beyond that, persistently, because
+    then a restart loses far more than the writes in flight. Redpanda's pre-restart probe has
+    the same class (`acks1_data_loss`). Warning, not blocking: the loss is of acks=1 writes,
+    which their producers accepted; preflight reports it beside the broker and restarts it
+    anyway.
+
+    What counts as persistent lag of the follower the controller would elect, F:
+    - F's own fetcher from B reports ConsumerLag above `max_lag` (default 0):
+      kafka.server:type=FetcherLagMetrics,name=ConsumerLag,clientId=ReplicaFetcherThread-<fetcher>-<B>
+      is B's high watermark minus F's next fetch offset at F's last fetch
+      (AbstractFetcherThread.processFetchRequest). B's high watermark never passes the log end
+      of a follower B counts in sync (Partition.maybeIncrementLeaderHW), so an in-sync follower
+      reads 0; above 0, F is not keeping up: B is about to drop it from the ISR, or the metadata
+      collected is older than the metric. A gauge of a fetcher from another broker is about an
+      older leadership and is not read.
+    - or F's log end is behind B's by more than the in-flight allowance in each of two scrapes:
+      each broker's own gauge kafka.log:type=Log,name=LogEndOffset,topic=T,partition=P
+      (UnifiedLog.newMetrics; a future replica's is-future gauge is not read), B's minus F's, in
+      B's and F's latest scrapes and again in the scrapes before (log_end_offsets rows told
+      apart by scraped_at_ms: the collector scrapes a metrics URL twice, seconds apart, or two
+      files of a broker are given). The allowance of a scrape is `max_lag` plus B's append rate
+      (its log end's rise between its two scrapes, per ms) times `in_flight_ms` (default 5000)
+      plus the time between B's and F's scrapes. One scrape alone never fires: a gap in it is
+      replication in flight as often as lag.
+    DescribeLogDirs' OffsetLag cannot serve: for a replica that is not a future one it is
+    max(HW - LEO, 0) on the broker holding it (ReplicaManager.getLogEndOffsetLag), about 0
+    everywhere. Internal topics whose writes are never acknowledged before the whole ISR has
+    them are skipped: `__consumer_offsets` (GroupMetadataManager appends with
+    offsets.commit.required.acks, default -1, fixed at -1 in Kafka 4.0; the KIP-848 coordinator
+    runtime completes a write only once the high watermark passes it), `__transaction_state`
+    (TransactionLog.EnforcedRequiredAcks = -1), `__share_group_state` (the share coordinator runs
+    on the same runtime) and `__remote_log_metadata` (TopicBasedRemoteLogMetadataManager's
+    producer, acks=all). Partitions with neither signal for F are not judged; with neither
+    table collected the rule is reported not evaluated, and preflight says when the log end
+    offsets are of one scrape only.
 
     Remediation: before restarting B, let its followers catch up: look at the followers'
     fetchers (kafka.server:type=FetcherLagMetrics, ReplicaFetcherManager MaxLag), their
-    disks and network, num.replica.fetchers; move leadership off B first with
+    disks and network, num.replica.fetchers; or move leadership off B first with
     `kafka-leader-election --election-type PREFERRED` (or a reassignment) only to caught-up
     replicas. Producers that cannot lose data use acks=all (with enable.idempotence, the
-    default since Kafka 3.0) and min.insync.replicas >= 2.
+    default since Kafka 3.0) and min.insync.replicas >= 2. Restarting B anyway loses the acks=1
+    writes the follower lacks, no more: it blocks nothing else.
 
-    Example: broker 1 leads `orders-0` with replicas [1, 2, 3] and ISR [1, 2, 3]; broker 1's
-    LogEndOffset for `orders-0` is 5125 and broker 2's, the replica the controller elects, 5120:
-    restarting broker 1 loses the 5 records broker 2 lacks (without the log end offsets: broker 2
-    reporting ConsumerLag 1250 fetching from broker 1).
+    Example: broker 1 leads `orders-0` with replicas [1, 2, 3] and ISR [1, 2, 3]; broker 2, the
+    replica the controller elects, reports ConsumerLag 1250 fetching from broker 1; or broker 1's
+    log end is 90,000 and 96,000 in two scrapes 5 s apart (1.2 records/ms) while broker 2's is
+    60,000 and 61,000: 30,000 and 35,000 behind, far above the 6,000 or so in flight.
 
     References:
-    - apache/kafka core/src/main/scala/kafka/server/AbstractFetcherThread.scala (FetcherLagMetrics ConsumerLag: max(0, highWatermark - nextOffset)) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/AbstractFetcherThread.scala>
+    - apache/kafka core/src/main/scala/kafka/server/AbstractFetcherThread.scala (FetcherLagMetrics ConsumerLag: max(0, highWatermark - nextOffset)) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/AbstractFetcherThread.scala>
     - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (3.x newMetrics: gauge LogEndOffset, tags topic, partition, is-future) and storage/src/main/java/org/apache/kafka/storage/internals/log/UnifiedLog.java (4.x: KafkaMetricsGroup("kafka.log", "Log"), kept under `Log` for compatibility) <https://github.com/apache/kafka/blob/trunk/storage/src/main/java/org/apache/kafka/storage/internals/log/UnifiedLog.java>
     - prometheus/jmx_exporter example_configs/kafka-2_0_0.yml and strimzi/strimzi-kafka-operator packaging/examples/metrics/kafka-metrics.yaml (generic two-pair gauge rule: kafka_log_log_logendoffset{topic,partition}) <https://github.com/prometheus/jmx_exporter/blob/main/example_configs/kafka-2_0_0.yml>
-    - apache/kafka core/src/main/scala/kafka/server/ReplicaFetcherManager.scala (thread name ReplicaFetcherThread-fetcherId-leaderId, the gauge's clientId) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/ReplicaFetcherManager.scala>
-    - apache/kafka core/src/main/scala/kafka/cluster/Partition.scala (maybeIncrementLeaderHW, checkEnoughReplicasReachOffset, getOutOfSyncReplicas) and Replica.scala (isCaughtUp: replica.lag.time.max.ms) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/cluster/Partition.scala>
-    - apache/kafka core/src/main/scala/kafka/controller/PartitionStateMachine.scala (controlledShutdownPartitionLeaderElection) and metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java (electAnyLeader) <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java>
-    - Kafka documentation: producer config acks <https://kafka.apache.org/39/documentation.html#producerconfigs_acks>
-    - Kafka upgrade notes, notable changes in 2.5.0 (replica.lag.time.max.ms default 10 s -> 30 s) <https://kafka.apache.org/25/documentation.html#upgrade_250_notable>
+    - apache/kafka core/src/main/scala/kafka/server/ReplicaFetcherManager.scala (thread name ReplicaFetcherThread-fetcherId-leaderId, the gauge's clientId) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/ReplicaFetcherManager.scala>
+    - apache/kafka core/src/main/scala/kafka/cluster/Partition.scala (maybeIncrementLeaderHW, checkEnoughReplicasReachOffset, getOutOfSyncReplicas) and Replica.scala (isCaughtUp: replica.lag.time.max.ms) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/cluster/Partition.scala>
+    - apache/kafka core/src/main/scala/kafka/controller/PartitionStateMachine.scala (controlledShutdownPartitionLeaderElection) and metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java (electAnyLeader) <https://github.com/apache/kafka/blob/3.9/metadata/src/main/java/org/apache/kafka/controller/PartitionChangeBuilder.java>
+    - apache/kafka core/src/main/scala/kafka/coordinator/group/GroupMetadataManager.scala (appendForGroup: requiredAcks = offsetCommitRequiredAcks, default -1) and core/src/main/scala/kafka/coordinator/transaction/TransactionLog.scala (EnforcedRequiredAcks = -1) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/coordinator/group/GroupMetadataManager.scala>
+    - apache/kafka coordinator-common/src/main/java/org/apache/kafka/coordinator/common/runtime/CoordinatorRuntime.java (HighWatermarkListener: deferred writes complete once the high watermark passes them; the group and share coordinators run on it) <https://github.com/apache/kafka/blob/trunk/coordinator-common/src/main/java/org/apache/kafka/coordinator/common/runtime/CoordinatorRuntime.java>
+    - apache/kafka storage/src/main/java/org/apache/kafka/server/log/remote/metadata/storage/TopicBasedRemoteLogMetadataManagerConfig.java (the __remote_log_metadata producer: acks=all) <https://github.com/apache/kafka/blob/3.9/storage/src/main/java/org/apache/kafka/server/log/remote/metadata/storage/TopicBasedRemoteLogMetadataManagerConfig.java>
+    - Kafka broker configs replica.fetch.wait.max.ms and replica.lag.time.max.ms (30 s since Kafka 2.5) <https://kafka.apache.org/39/documentation.html#brokerconfigs_replica.lag.time.max.ms>
+    - Kafka documentation: producer config acks (acks=1: the record is lost if the leader fails before the followers replicate it) <https://kafka.apache.org/39/documentation.html#producerconfigs_acks>
     - KIP-101: leader epoch for log truncation <https://cwiki.apache.org/confluence/display/KAFKA/KIP-101+-+Alter+Replication+Protocol+to+use+Leader+Epoch+rather+than+High+Watermark+for+Truncation>
     - Redpanda health_monitor_backend.cc record_risks_in_report (acks1_data_loss) <https://github.com/redpanda-data/redpanda/blob/dev/src/v/cluster/health_monitor_backend.cc>
     """
-    n = params["max_listed"]
-    leo = tables.log_end_offsets
-    leader_leo = leo.select(
-        "cluster_id",
-        F.col("broker_id").alias("leader"),
-        "topic",
-        "partition",
-        F.col("log_end_offset").alias("leader_leo"),
-    )
-    successor_leo = leo.select(
-        "cluster_id",
-        F.col("broker_id").alias("successor"),
-        "topic",
-        "partition",
-        F.col("log_end_offset").alias("successor_leo"),
-    )
+    n, max_lag, in_flight = params["max_listed"], params["max_lag"], params["in_flight_ms"]
     lag = tables.replica_lag.select(
         "cluster_id",
         F.col("broker_id").alias("successor"),
@@ -869,27 +1027,54 @@ def restart_loses_acks1_writes(tables, params):
         F.col("leader_id").alias("fetches_from"),
         "lag",
     )
-    d = tables.derived(leadership_successors).where(F.col("successor").isNotNull())
-    d = join(d, leader_leo, ["cluster_id", "leader", "topic", "partition"], "left")
-    d = join(d, successor_leo, ["cluster_id", "successor", "topic", "partition"], "left")
+    d = (
+        tables.derived(leadership_successors)
+        .where(F.col("successor").isNotNull())
+        .where(~F.col("topic").isin(*ACKS_ALL_INTERNAL_TOPICS))
+    )
+    d = join(
+        d, _log_ends_per_scrape(tables, "leader"), ["cluster_id", "leader", "topic", "partition"], "left"
+    )
+    d = join(
+        d,
+        _log_ends_per_scrape(tables, "successor"),
+        ["cluster_id", "successor", "topic", "partition"],
+        "left",
+    )
     d = join(d, lag, ["cluster_id", "topic", "partition", "successor"], "left")
-    # Both log ends scraped: their difference is the window; else the successor's ConsumerLag (a gauge
-    # of a fetcher from another broker is about an older leadership: not this one).
-    window = F.col("leader_leo") - F.col("successor_leo")
+    # The successor's own fetcher from this leader (a gauge of a fetcher from another broker is about an
+    # older leadership: not this one).
     consumer_lag = F.when(
         F.col("fetches_from").isNull() | (F.col("fetches_from") == F.col("leader")), F.col("lag")
     )
-    d = d.select(
+    # The leader's append rate between its two scrapes (records per ms), and per scrape k the gap and
+    # what is in flight: the rate times in_flight_ms plus the time between the two brokers' scrapes.
+    rate = F.greatest(
+        (F.col("leader_leo_1") - F.col("leader_leo_2")) / (F.col("leader_at_1") - F.col("leader_at_2")),
+        F.lit(0.0),
+    )
+
+    def allowed(k: int):
+        skew = F.abs(F.col(f"leader_at_{k}") - F.col(f"successor_at_{k}"))
+        return F.lit(max_lag) + rate * (F.lit(in_flight) + skew)
+
+    gap_1 = F.col("leader_leo_1") - F.col("successor_leo_1")
+    gap_2 = F.col("leader_leo_2") - F.col("successor_leo_2")
+    persists = F.coalesce((gap_1 > allowed(1)) & (gap_2 > allowed(2)), F.lit(False))
+    fetcher_lags = F.coalesce(consumer_lag > F.lit(max_lag), F.lit(False))
+    d = d.where(persists | fetcher_lags).select(
         "cluster_id",
         F.col("leader").alias("broker_id"),
         "topic",
         "successor",
-        F.coalesce(window, consumer_lag).alias("behind"),
-        F.when(window.isNotNull(), F.lit("LogEndOffset"))
-        .when(consumer_lag.isNotNull(), F.lit("ConsumerLag"))
-        .alias("source"),
+        F.when(persists, F.least(gap_1, gap_2)).alias("window"),
+        F.when(fetcher_lags, consumer_lag).alias("consumer_lag"),
+        F.when(persists, F.ceil(allowed(1))).alias("allowance"),
         partition_name().alias("name"),
-    ).where(F.col("behind") > F.lit(params["max_lag"]))
+    )
+    d = d.withColumn(
+        "behind", F.greatest(F.coalesce("window", F.lit(0)), F.coalesce("consumer_lag", F.lit(0)))
+    )
     d = _ranked(_ranked(d, "name", "_pr"), "topic", "_tr")
     d = d.groupBy("cluster_id", "broker_id").agg(
         F.count(F.lit(1)).alias("partition_count"),
@@ -897,28 +1082,54 @@ def restart_loses_acks1_writes(tables, params):
         F.countDistinct("topic").alias("topic_count"),
         _capped("topic", "_tr", n).alias("topics"),
         F.max("behind").alias("max_lag"),
-        F.max(F.when(F.col("source") == F.lit("LogEndOffset"), F.col("behind"))).alias("max_window"),
-        F.sort_array(F.collect_set("source")).alias("sources"),
+        F.max("window").alias("max_window"),
+        F.max("consumer_lag").alias("max_consumer_lag"),
+        F.max("allowance").alias("max_allowance"),
         F.sort_array(F.collect_set("successor")).alias("successors"),
+    )
+    sources = F.filter(
+        F.array(
+            F.when(F.col("max_consumer_lag").isNotNull(), F.lit("ConsumerLag")),
+            F.when(F.col("max_window").isNotNull(), F.lit("LogEndOffset")),
+        ),
+        lambda x: x.isNotNull(),
+    )
+    how = F.array_join(
+        F.filter(
+            F.array(
+                F.when(
+                    F.col("max_consumer_lag").isNotNull(),
+                    text("the follower's own fetcher reports ConsumerLag up to ", F.col("max_consumer_lag")),
+                ),
+                F.when(
+                    F.col("max_window").isNotNull(),
+                    text(
+                        "its log end is behind by up to ",
+                        F.col("max_window"),
+                        " record(s) in each of two scrapes, above the ",
+                        F.col("max_allowance"),
+                        " in flight at the leader's append rate",
+                    ),
+                ),
+            ),
+            lambda x: x.isNotNull(),
+        ),
+        "; ",
     )
     msg = text(
         "restarting broker ",
         F.col("broker_id"),
         " hands ",
         F.col("partition_count"),
-        " partition(s) it leads to a follower that lacks up to ",
-        F.col("max_lag"),
-        " message(s) it holds (",
-        F.array_join(F.col("sources"), ", "),
-        "; LogEndOffset: the leader's log end offset minus the elected follower's, from scrapes taken moments "
-        "apart, so a busy partition's window moves; ConsumerLag: the follower behind the high watermark): what "
-        "that follower lacks when the controller elects it is truncated from broker ",
+        " partition(s) it leads to a follower that lags persistently (",
+        how,
+        "): the records that follower lacks when the controller elects it are truncated from broker ",
         F.col("broker_id"),
-        " when it rejoins, so writes acknowledged with acks=1 are lost (acks=all writes are acknowledged only "
-        "below the high watermark and are lost only while the controller counts a follower behind it in sync); "
-        "followers ",
+        " when it rejoins, so acks=1 writes acknowledged beyond them are lost (acks=all writes are not; "
+        "the few acks=1 writes in flight on a healthy follower are lost on any leader change and are not "
+        "counted here); it blocks nothing else: restart it once the followers ",
         int_list(F.col("successors")),
-        ": ",
+        " catch up, or accept that loss: ",
         _listing(F.col("partitions"), F.col("partition_count"), n),
     )
     evidence = ev(
@@ -928,8 +1139,11 @@ def restart_loses_acks1_writes(tables, params):
         topics=F.col("topics"),
         max_lag=F.col("max_lag"),
         max_window=F.col("max_window"),
-        sources=F.col("sources"),
+        max_consumer_lag=F.col("max_consumer_lag"),
+        in_flight_allowance=F.col("max_allowance"),
+        sources=sources,
         lagging_successors=F.col("successors"),
-        lag_threshold=F.lit(params["max_lag"]),
+        lag_threshold=F.lit(max_lag),
+        in_flight_ms=F.lit(in_flight),
     )
     return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)

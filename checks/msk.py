@@ -43,6 +43,21 @@ def _limit_for(entries, where: str):
     return out if out is not None else F.lit(None).cast("int")
 
 
+def _family_rate(entries, where: str):
+    """A Column: the count for the cluster's instance family (kafka.FAMILY.SIZE), from
+    "FAMILY=COUNT" entries; null for an unknown family or a non-standard type."""
+    itype = _instance_type()
+    out = None
+    for entry in entries:
+        family, sep, count = str(entry).partition("=")
+        family = family.strip().lower().removeprefix("kafka.")
+        if not sep or not family or not (count.strip().isascii() and count.strip().isdigit()):
+            raise UsageError(f"{where}: entry {entry!r} must look like 'm5=100'")
+        cond = itype.startswith("kafka." + family + ".")
+        out = F.when(cond, F.lit(int(count))) if out is None else out.when(cond, F.lit(int(count)))
+    return out if out is not None else F.lit(None).cast("int")
+
+
 def msk_broker_partitions(tables):
     """Per broker of an MSK cluster: partition replicas it hosts (leaders and followers, as
     MSK counts them), with the cluster's instance type."""
@@ -290,7 +305,10 @@ IAM_MAX_CONNECTIONS_KEYS = (
     "listener.name.client_iam.max.connections",
     "listener.name.client_iam_public.max.connections",
 )
-CONNECTION_RATES = ("t3.small=4", "large=20", "xlarge=20", "2xlarge=20", *(f"{s}=20" for s in _BIG))
+# AWS's Amazon MSK quota page, Standard brokers: "Maximum TCP connection rate per broker (IAM)",
+# 100 per second on M5 and M7g brokers, 4 per second on T3 (an archived copy of the page said 20
+# and 4). Per instance family: "FAMILY=COUNT" entries matched against kafka.FAMILY.SIZE.
+CONNECTION_RATES = ("t3=4", "m5=100", "m7g=100")
 
 
 def msk_iam_connections(tables):
@@ -376,36 +394,39 @@ def msk_iam_connections(tables):
         Param(
             "near_fraction",
             0.8,
-            "fraction of the limit at which a broker is near it (a heuristic)",
+            "fraction of the limit at which a broker is near it: a warning (a heuristic)",
         ),
         Param(
             "connection_rates",
             CONNECTION_RATES,
-            "new IAM connections per second per broker MSK accepts, per broker size ('SUFFIX=COUNT' "
-            "entries matched against the end of msk_instance_type): for the reconnect estimate",
+            "new IAM connections per second per broker MSK accepts, per instance family ('FAMILY=COUNT' "
+            "entries matched against kafka.FAMILY.SIZE): for the reconnect estimate",
         ),
     ),
     uses=(msk_iam_connections, broker_settings),
     runs_in=("preflight",),
 )
 def iam_connection_limit(tables, params):
-    """A broker of an MSK cluster with IAM authentication is near its IAM connection limit, or a rolling restart would push it over.
+    """A broker of an MSK cluster with IAM authentication is near its IAM connection limit (a warning), or a rolling restart could push it over (info: an upper bound).
 
     Why: with IAM access control MSK accepts at most 3000 TCP connections per broker
-    (parameter `max_connections`; a broker's `listener.name.client_iam.max.connections`
-    override wins) and only a few new connections per second per broker (AWS: 20 per
-    second for every size but kafka.t3.small, 4 per second there; newer quota pages list
-    higher rates for M5/M7g: parameter `connection_rates`). Connections above the limit
-    are refused. During a rolling restart (every MSK patch) each restarting broker's
-    clients reconnect to the others, so a broker's count rises by up to the other
-    busiest other broker's connections divided by the brokers left up (`moved_by_roll` in
-    the evidence); the ~4,000-connection surge of a connection storm alone is above the limit. The rule fires
-    when a broker is at `near_fraction` of its limit or when its count plus that share is
-    above it. The counts are the connection_count metric (open monitoring, per listener:
-    the IAM listeners CLIENT_IAM / CLIENT_IAM_PUBLIC when named, else all listeners, which
-    overstates; CloudWatch ConnectionCount has no listener). Only Standard brokers
-    (kafka.*) of clusters whose DescribeClusterV2 shows IAM client authentication enabled
-    are judged; Express brokers have their own quotas.
+    (AWS's quota page; parameter `max_connections`; a broker's
+    `listener.name.client_iam.max.connections` override wins) and a limited number of new
+    connections per second per broker: 100 on M5 and M7g brokers, 4 on T3 (parameter
+    `connection_rates`, per instance family). Connections above the limit are refused. A
+    broker holding `near_fraction` (default 0.8) of its limit is a warning: little growth,
+    or a reconnect storm, takes it over. During a rolling restart (every MSK patch) each
+    restarting broker's clients reconnect to the brokers left up; the rule estimates what
+    this broker takes as the busiest other broker's connections divided by the brokers left
+    up (`moved_by_roll` in the evidence). That is an upper bound: a client keeps one
+    connection per broker it talks to, and producers and consumers of many partitions
+    already hold one to nearly every broker (the leaders of their partitions move there),
+    so most of the restarting broker's clients open nothing new. When only that upper bound
+    goes over the limit, the finding is info. The counts are the connection_count metric
+    (open monitoring, per listener: the IAM listeners CLIENT_IAM / CLIENT_IAM_PUBLIC when
+    named, else all listeners, which overstates; CloudWatch ConnectionCount has no
+    listener). Only Standard brokers (kafka.*) of clusters whose DescribeClusterV2 shows IAM
+    client authentication enabled are judged; Express brokers are not.
 
     Remediation: reduce connections (share one producer per process, pool consumers,
     close idle clients: `connections.max.idle.ms`), spread clients over more brokers
@@ -414,19 +435,19 @@ def iam_connection_limit(tables, params):
     `listener.name.client_iam.max.connections` with care (AWS: a high value can make the
     broker unavailable).
 
-    Example: kafka.m5.large broker 2 with 2,700 IAM connections in a 3-broker cluster whose
-    busiest other broker holds 2,650: its restart moves about 1,325 onto broker 2 (4,025,
-    above 3,000).
+    Example: kafka.m5.large broker 2 with 2,700 IAM connections (90% of 3,000: a warning);
+    broker 1 with 2,000 in a 3-broker cluster whose busiest other broker holds 2,650: a
+    roll moves at most about 1,325 onto it (3,325, above 3,000 at most: info).
 
     References:
-    - Amazon MSK quota <https://docs.aws.amazon.com/msk/latest/developerguide/limits.html>
-    - Amazon MSK developer guide (archived), doc_source/limits.md: 3000 IAM connections per broker, 20 new connections per second (kafka.t3.small: 4) <https://github.com/awsdocs/amazon-msk-developer-guide/blob/main/doc_source/limits.md>
+    - Amazon MSK quota: Standard broker quota (maximum TCP connections and connection rate per broker with IAM access control) <https://docs.aws.amazon.com/msk/latest/developerguide/limits.html#msk-provisioned-quota>
     - KIP-612: limit connection creation rate on brokers <https://cwiki.apache.org/confluence/display/KAFKA/KIP-612%3A+Ability+to+Limit+Connection+Creation+Rate+on+Brokers>
+    - Kafka client config reconnect.backoff.max.ms <https://kafka.apache.org/39/documentation.html#producerconfigs_reconnect.backoff.max.ms>
     """
     base = tables.derived(msk_iam_connections).where(F.col("msk_instance_type").startswith("kafka."))
     d = (
         base.withColumn("limit", F.coalesce(F.col("configured_limit"), F.lit(params["max_connections"])))
-        .withColumn("rate", _limit_for(params["connection_rates"], "MSK005 connection_rates"))
+        .withColumn("rate", _family_rate(params["connection_rates"], "MSK005 connection_rates"))
         .withColumn("peak", F.col("connections") + F.col("moved"))
     )
     near = F.col("connections") >= F.col("limit") * F.lit(params["near_fraction"])
@@ -444,18 +465,31 @@ def iam_connection_limit(tables, params):
         F.col("limit"),
         " MSK accepts per broker with IAM authentication on ",
         F.col("msk_instance_type"),
-        "; a rolling restart moves up to ",
+        F.when(
+            near,
+            text(
+                " (",
+                F.round(F.col("connections") * F.lit(100.0) / F.col("limit"), 0).cast("bigint"),
+                "%, near it)",
+            ),
+        ).otherwise(F.lit("")),
+        "; a rolling restart moves at most ",
         F.round(F.col("moved"), 0).cast("bigint"),
-        " more onto it (",
+        " more onto it (up to ",
         F.round(F.col("peak"), 0).cast("bigint"),
-        F.when(F.col("peak") > F.col("limit"), F.lit(", above the limit: connections are refused")).otherwise(
-            F.lit(", within the limit")
-        ),
-        ")",
+        F.when(
+            F.col("peak") > F.col("limit"), F.lit(", above the limit: connections may be refused")
+        ).otherwise(F.lit(", within the limit")),
+        "; an upper bound: clients that already hold a connection to it, as producers and consumers of many "
+        "partitions do, open none)",
         F.when(
             reconnect.isNotNull(),
             text(
-                "; at ", F.col("rate"), " new connections/s they need at least ", reconnect, " s to reconnect"
+                "; at ",
+                F.col("rate"),
+                " new connections/s they need up to ",
+                reconnect,
+                " s to reconnect",
             ),
         ).otherwise(F.lit("")),
     )
@@ -472,5 +506,7 @@ def iam_connection_limit(tables, params):
             peak_during_roll=F.round(F.col("peak"), 0).cast("bigint"),
             new_connections_per_second=F.col("rate"),
             instance_type=F.col("msk_instance_type"),
+            near_limit=near,
         ),
+        F.when(near, F.lit("warning")).otherwise(F.lit("info")),
     )

@@ -9,6 +9,7 @@ from checks.transforms import (
     cluster_settings,
     degraded_partitions,
     int_list,
+    leader_rebalance_nodes,
     metric_per_node,
     min_isr_text,
     partition_name,
@@ -37,15 +38,19 @@ def leaderless_partition(tables, params):
 
     Remediation: find out why no replica could be elected: are the replicas' brokers up
     (`/brokers/ids`)? Is the ISR empty while unclean election is off? Bring a replica back,
-    run a preferred or (accepting data loss) unclean election with `kafka-leader-election`,
-    and when the controller's view diverges from ZooKeeper, restart the controller to
-    force a new one.
+    run a preferred or (accepting data loss) unclean election with `kafka-leader-election`.
+    When the controller's view diverges from ZooKeeper (CTL002), a controller failover makes a
+    new controller load ZooKeeper's state: do it only once ZooKeeper holds the live state, since
+    a partition whose ZooKeeper ISR has no registered broker stays offline after it
+    (PartitionStateMachine offlinePartitionLeaderElection, unclean election off); CTL002 and
+    CTL003 say, per partition, what a failover would do and the order of steps.
 
     Example: `__consumer_offsets-17` with leader -1, ISR [3], replicas [3, 1, 4].
 
     References:
     - Kafka documentation: monitoring (OfflinePartitionsCount) <https://kafka.apache.org/39/documentation.html#monitoring>
     - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
+    - Kafka 3.9 source: PartitionStateMachine.scala (initializePartitionState, offlinePartitionLeaderElection) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/PartitionStateMachine.scala>
     """
     d = _health(tables).where(F.col("leaderless"))
     no_leader = (F.col("leader") < 0) | (F.col("zk_leader") < 0)
@@ -147,8 +152,10 @@ def coordinator_unavailable(tables, params):
     Remediation: restore a leader first: check that the replicas' brokers are registered
     (`/brokers/ids`), run `kafka-leader-election --election-type preferred --topic
     __consumer_offsets --partition 17` (unclean only when no in-sync replica can come back),
-    and when ZooKeeper and the brokers disagree (CTL002) restart the active controller to
-    force a fresh election. Then restart the stalled consumers of the listed groups.
+    and when ZooKeeper and the brokers disagree (CTL002) follow CTL002's order of steps: a
+    controller failover forces a fresh election from ZooKeeper's state, which takes the
+    partition offline when ZooKeeper's ISR holds no registered broker. Then restart the stalled
+    consumers of the listed groups.
 
     Example: `__consumer_offsets-17` with leader -1 and ISR [3]; groups `bid-optimizer-12`
     and `budget-pacer-40` map to partition 17.
@@ -160,6 +167,7 @@ def coordinator_unavailable(tables, params):
     - apache/kafka share-coordinator/src/main/java/org/apache/kafka/coordinator/share/ShareCoordinatorService.java (partitionFor) <https://github.com/apache/kafka/blob/trunk/share-coordinator/src/main/java/org/apache/kafka/coordinator/share/ShareCoordinatorService.java>
     - apache/kafka server/src/main/java/org/apache/kafka/server/config/ShareCoordinatorConfig.java (share.coordinator.state.topic.num.partitions) <https://github.com/apache/kafka/blob/trunk/server/src/main/java/org/apache/kafka/server/config/ShareCoordinatorConfig.java>
     - KIP-932: Queues for Kafka <https://cwiki.apache.org/confluence/display/KAFKA/KIP-932%3A+Queues+for+Kafka>
+    - Kafka 3.9 source: PartitionStateMachine.scala (initializePartitionState, offlinePartitionLeaderElection) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/controller/PartitionStateMachine.scala>
     """
     h = _health(tables).where(
         F.col("topic").isin(*COORDINATOR_TOPICS)
@@ -631,10 +639,10 @@ def _percent(part, whole):
             "partitions with a leader in a rack a cluster needs before it is judged (fewer spread unevenly by chance)",
         ),
     ),
-    uses=(replica_lists,),
+    uses=(replica_lists, leader_rebalance_nodes),
 )
 def leaders_concentrated_in_one_rack(tables, params):
-    """One rack (zone) leads far more partitions than its share of the brokers: an outage of that zone moves most leaders at once.
+    """One rack (zone) leads far more partitions than its share of the brokers: an outage of that zone moves most leaders at once (a warning when the assignment concentrates them or nothing moves them back; info for drift that automatic rebalancing heals).
 
     Why: every produce and every consumer fetch (without follower fetching) goes to a
     partition's leader. Kafka spreads leadership by spreading preferred leaders, the first
@@ -657,7 +665,15 @@ def leaders_concentrated_in_one_rack(tables, params):
     `min_partitions` (default 100) such partitions are not judged: with 100 partitions
     placed at random over 3 equal racks, the chance that one rack leads more than half of
     them is about 0.06%. The finding also gives the rack's share of preferred leaders,
-    which tells the two causes apart.
+    which tells the two causes apart, and that decides its severity: a warning when the
+    preferred leaders themselves are concentrated (the assignment; no election fixes it) or
+    when auto.leader.rebalance.enable is false on a node whose value acts (CFG006: every
+    broker in ZooKeeper mode, the controllers on KRaft), since then nothing moves the
+    leaders back; info when the leaders only drifted and automatic rebalancing is on
+    (Kafka's default): right after a restart or a zone's roll the controller moves them back
+    to their preferred replicas once those are in the ISR, at the next check
+    (leader.imbalance.check.interval.seconds, default 300; PAR007 reports the same drift per
+    broker at info).
 
     Remediation: when the rack's share of preferred leaders is near its broker share, the
     leaders only drifted: run a preferred leader election (`kafka-leader-election
@@ -733,6 +749,15 @@ def leaders_concentrated_in_one_rack(tables, params):
     preferred_concentrated = preferred_count.cast("double") * F.col("racked_brokers").cast("double") > F.lit(
         float(ratio)
     ) * F.col("rack_brokers").cast("double") * F.coalesce(F.col("total_preferred"), F.lit(0)).cast("double")
+    # Nodes whose auto.leader.rebalance.enable acts and have it false: drift does not heal.
+    off = (
+        tables.derived(leader_rebalance_nodes)
+        .where(F.lower(F.col("value")) == "false")
+        .groupBy("cluster_id")
+        .agg(F.sort_array(F.collect_set("node_id")).alias("rebalance_off_nodes"))
+    )
+    d = join(d, off, "cluster_id", "left")
+    rebalance_off = F.col("rebalance_off_nodes").isNotNull()
     msg = text(
         "rack ",
         F.col("rack"),
@@ -758,7 +783,22 @@ def leaders_concentrated_in_one_rack(tables, params):
         F.when(
             preferred_concentrated,
             F.lit(" (the assignment concentrates them: reassign first replicas across racks)"),
-        ).otherwise(F.lit(" (leaders drifted there: a preferred leader election moves them back)")),
+        )
+        .when(
+            rebalance_off,
+            text(
+                " (leaders drifted there and auto.leader.rebalance.enable=false on node(s) ",
+                int_list(F.col("rebalance_off_nodes")),
+                " keeps them there: run a preferred leader election)",
+            ),
+        )
+        .otherwise(
+            F.lit(
+                " (leaders drifted there, after restarts or a failover; with auto.leader.rebalance.enable on, the "
+                "controller moves them back to their preferred replicas once those are in the ISR, within "
+                "leader.imbalance.check.interval.seconds)"
+            )
+        ),
     )
     evidence = ev(
         leaders=F.col("led"),
@@ -771,8 +811,11 @@ def leaders_concentrated_in_one_rack(tables, params):
         preferred_share_percent=preferred_share,
         racks=F.col("rack_count"),
         max_share_ratio=F.lit(float(ratio)),
+        assignment_concentrated=preferred_concentrated,
+        auto_rebalance_off_on=F.col("rebalance_off_nodes"),
     )
-    return emit(d, "rack", F.col("rack"), msg, evidence)
+    severity = F.when(preferred_concentrated | rebalance_off, F.lit("warning")).otherwise(F.lit("info"))
+    return emit(d, "rack", F.col("rack"), msg, evidence, severity)
 
 
 # -- PAR009..PAR011: broker metrics against the metadata ----------------------------
@@ -968,7 +1011,7 @@ def offline_partitions_reported(tables, params):
     runs_in=("preflight",),
 )
 def isr_churn(tables, params):
-    """A broker's ISRs shrink and expand repeatedly: followers keep dropping out of sync and rejoining.
+    """A broker's ISRs shrink, alone or with expands (flapping): followers are dropping out of sync (expands alone, a recovery, are info).
 
     Why: kafka.server:type=ReplicaManager,name=IsrShrinksPerSec and IsrExpandsPerSec count the
     ISR changes of the partitions this broker leads (ReplicaManager.scala). The Kafka
@@ -979,7 +1022,12 @@ def isr_churn(tables, params):
     GC pauses, saturated network or request threads, too few num.replica.fetchers), each
     shrink momentarily lowering the ISR toward min.insync.replicas (acks=all writes fail at
     the bottom) and making a rolling restart now a gamble. Shrinks alone: followers are
-    leaving (a broker down or stuck); expands alone: recovery after a restart. The rate is the
+    leaving (a broker down or stuck). Both are warnings, so the rule warns only when the
+    shrink rate is above the threshold. Expands alone are a recovery: the followers of a
+    broker that restarted (between two restarts of a roll, say) are catching up and
+    rejoining, which is how a healthy cluster returns to full ISRs; that is info, a note
+    not to restart the next broker until they are back (preflight's MNT rules judge the
+    ISRs themselves). The rate is the
     meters' one-minute rate (else five, else fifteen): jmx_exporter configurations that export
     only the meter's Count (kafka-2_0_0.yml, Strimzi) give no rate in one scrape, and this rule
     cannot judge them. The threshold is the parameter `max_rate` (per second, a heuristic). The
@@ -1031,7 +1079,12 @@ def isr_churn(tables, params):
             F.lit("followers keep dropping out of the ISR and rejoining it (flapping)"),
         )
         .when(high_shrinks, F.lit("followers are dropping out of the ISR (a follower down, slow or stuck)"))
-        .otherwise(F.lit("followers are rejoining the ISR (recovery, e.g. after a restart)"))
+        .otherwise(
+            F.lit(
+                "followers are rejoining the ISR while shrinks stay at or below the threshold: a recovery (e.g. "
+                "after a restart); let them catch up before restarting another broker"
+            )
+        )
     )
     msg = text(
         "broker ",
@@ -1052,4 +1105,6 @@ def isr_churn(tables, params):
         under_replicated_in_metadata=F.col("under_replicated"),
         max_rate=F.lit(limit),
     )
-    return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence)
+    # Followers leaving (with or without rejoining) are a warning; only rejoining is a recovery.
+    severity = F.when(high_shrinks, F.lit("warning")).otherwise(F.lit("info"))
+    return emit(d, "broker", F.col("broker_id").cast("string"), msg, evidence, severity)

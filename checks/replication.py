@@ -305,7 +305,7 @@ def min_isr_equals_rf(tables, params):
     "single-replica",
     "error",
     needs=("topics",),
-    uses=(topic_durability,),
+    uses=(broker_counts, topic_durability),
     runs_in=("preflight", "lint"),
 )
 def single_replica(tables, params):
@@ -318,20 +318,34 @@ def single_replica(tables, params):
     (a reassignment JSON listing three replicas per partition), and set
     default.replication.factor=3 so new topics do not repeat it.
 
+    A single-broker cluster (a development compose file, a quickstart) gets its own
+    judgement, as in REP006: one replica is the most it can hold (Kafka refuses a larger
+    factor with INVALID_REPLICATION_FACTOR), so the finding is `info` there, saying so, and
+    does not fail a change review; the same topic on a cluster of several brokers is an
+    `error`. A cluster whose brokers are unknown (topic files alone) is judged as one of
+    several.
+
     Example: topic `clickstream-raw` created with --replication-factor 1.
 
     References:
     - Kafka documentation: increasing replication factor <https://kafka.apache.org/39/documentation.html#basic_ops_increase_replication_factor>
     - AWS Knowledge Center: avoid disruption during MSK security patching <https://repost.aws/knowledge-center/msk-avoid-disruption-during-patching>
+    - apache/kafka server-common AdminUtils.assignReplicasToBrokers: "Replication factor: N larger than available brokers" (InvalidReplicationFactorException) <https://github.com/apache/kafka/blob/trunk/server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java>
     """
-    d = _durability(tables).where(F.col("rf_min") == 1)
+    single = _durability(tables).where(F.col("rf_min") == 1)
+    d = join(single, cluster_brokers(tables).select("cluster_id", "broker_count"), "cluster_id", "left")
+    alone = F.coalesce(F.col("broker_count") == 1, F.lit(False))
     msg = text(
         F.col("single_replica_partitions"),
         " of ",
         F.col("partition_count"),
         " partition(s) have a single replica: offline whenever their broker restarts",
+        F.when(alone, F.lit(" (a single-broker cluster: one replica is the most it can hold)")).otherwise(
+            F.lit("")
+        ),
     )
-    return emit(d, "topic", F.col("topic"), msg, _evidence())
+    severity = F.when(alone, F.lit("info"))
+    return emit(d, "topic", F.col("topic"), msg, _evidence(brokers=F.col("broker_count")), severity)
 
 
 # -- REP004-REP010 -------------------------------------------------------------------------
@@ -464,8 +478,8 @@ def min_isr_one(tables, params):
         Param(
             "msk_unset_is_true",
             True,
-            "on MSK, treat a value that only Kafka's default supplies as true: MSK's default configuration "
-            "sets unclean.leader.election.enable=true on clusters without tiered storage",
+            "on MSK Standard brokers (kafka.*), treat a value that only Kafka's default supplies as true: MSK's "
+            "default configuration sets unclean.leader.election.enable=true on clusters without tiered storage",
         ),
         _MAX_LISTED,
     ),
@@ -480,11 +494,16 @@ def unclean_leader_election(tables, params):
     elects a replica that is behind. The partition comes back sooner, but every write it
     had not replicated (acknowledged ones included) is truncated away, and consumers may
     see offsets go backwards. Kafka's default is false since 0.11.0 (KIP-106). Amazon MSK's
-    default configuration (a cluster created without a custom configuration) sets it to
-    true for clusters without tiered storage, so on MSK a value that only Kafka's default
-    supplies (the snapshot did not read the MSK configuration) is read as true (a
-    parameter; turn it off for a tiered-storage cluster, whose column of AWS's table this
-    rule does not read).
+    default configuration for Standard brokers (a cluster created without a custom
+    configuration) sets it to true for clusters without tiered storage, so on MSK Standard
+    brokers (instance types kafka.*) a value that only Kafka's default supplies (the
+    snapshot did not read the MSK configuration) is read as true (a parameter; turn it off
+    for a tiered-storage cluster, whose column of AWS's table this rule does not read).
+    That default is not read into other MSK clusters: Express brokers run
+    unclean.leader.election.enable=false, read-only (AWS, Express broker read-only
+    configurations), and on MSK Serverless AWS sets the broker configuration without
+    documenting this value, so there (and where the broker type is unknown) only values
+    the snapshot shows are judged.
 
     Where the value comes from decides the finding: a topic override gets one finding
     per topic; a broker-level value (server.properties, a dynamic broker or cluster
@@ -508,13 +527,19 @@ def unclean_leader_election(tables, params):
     - Kafka documentation: unclean leader election <https://kafka.apache.org/39/documentation.html#design_uncleanleader>
     - KIP-106: Change default unclean.leader.election.enabled from true to false <https://cwiki.apache.org/confluence/display/KAFKA/KIP-106+-+Change+Default+unclean.leader.election.enabled+from+True+to+False>
     - Amazon MSK: default configuration ("Default value for non-tiered storage cluster") <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
+    - Amazon MSK: Express broker read-only configurations (unclean.leader.election.enable FALSE) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-configuration-express-read-only.html>
+    - Amazon MSK: configuration properties of MSK Serverless clusters (broker properties set by AWS) <https://docs.aws.amazon.com/msk/latest/developerguide/serverless-config.html>
     """
     clusters = tables.clusters.select(
-        "cluster_id", F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform")
+        "cluster_id",
+        F.lower(F.coalesce(F.col("platform"), F.lit(""))).alias("platform"),
+        F.lower(F.trim(F.coalesce(F.col("msk_instance_type"), F.lit("")))).alias("instance_type"),
     )
     d = join(_durability(tables), clusters, "cluster_id", "left")
     from_default = F.col("unclean_leader_election_enable_source") == "Kafka default"
-    msk_default = F.lit(params["msk_unset_is_true"]) & (F.col("platform") == "msk") & from_default
+    # MSK's default configuration is the Standard brokers' (kafka.*); Express runs false, read-only.
+    standard = (F.col("platform") == "msk") & F.col("instance_type").startswith("kafka.")
+    msk_default = F.lit(params["msk_unset_is_true"]) & standard & from_default
     d = d.where(F.coalesce(F.col("unclean_leader_election_enable"), F.lit(False)) | msk_default)
     source = F.when(msk_default, F.lit("MSK default configuration")).otherwise(
         F.col("unclean_leader_election_enable_source")
@@ -996,20 +1021,25 @@ def rf_below_az_count(tables, params):
     "rf-exceeds-brokers",
     "error",
     needs=("topics", "brokers"),
-    uses=(broker_counts, replica_lists, topic_replication),
+    uses=(broker_counts, cluster_versions, replica_lists, topic_replication),
     runs_in=("lint-against",),
 )
 def rf_exceeds_brokers(tables, params):
-    """A topic's replication factor is greater than the number of registered brokers: it cannot be fully replicated now.
+    """A topic's replication factor is greater than the number of live brokers (registered; on KRaft, registered and unfenced): it cannot be fully replicated now.
 
     Why: each replica needs its own broker. With fewer registered brokers than replicas the
     partitions stay under-replicated, min.insync.replicas may be unreachable, and a
     reassignment or a new topic with that factor fails with INVALID_REPLICATION_FACTOR
     (the controller places replicas on registered brokers only). What it means depends on
-    what the snapshot knows: registered brokers (the live ones), and the broker ids the
-    cluster's assignments name. When replicas are assigned to brokers that are not
-    registered, those brokers are down or were removed without a reassignment (REP008
-    names them): the topic is fully replicated again when they rejoin. When no other
+    what the snapshot knows: the live brokers the metadata lists, and the broker ids the
+    cluster's assignments name. When replicas are assigned to brokers that are not listed,
+    those brokers are down or were removed without a reassignment (REP008 names them): the
+    topic is fully replicated again when they rejoin. In ZooKeeper mode a broker that is down
+    is not registered (its /brokers/ids znode is ephemeral); on KRaft a broker stays
+    registered with the controller when it stops and is fenced once its heartbeats stop
+    (broker.session.timeout.ms), and the metadata the brokers serve lists unfenced brokers
+    only (KRaftMetadataCache.getAliveBrokerNodes), so the message says "not registered or
+    fenced" there. When no other
     broker holds a replica, the cluster is smaller than the factor: it stays so until
     brokers are added or the factor is lowered. It follows from shrinking a cluster,
     losing brokers, or copying topic definitions from a bigger cluster. Only judged for
@@ -1024,8 +1054,21 @@ def rf_exceeds_brokers(tables, params):
     References:
     - Kafka documentation: custom partition assignment and migration <https://kafka.apache.org/39/documentation.html#basic_ops_partitionassignment>
     - Kafka broker config default.replication.factor <https://kafka.apache.org/39/documentation.html#brokerconfigs_default.replication.factor>
+    - apache/kafka core/src/main/scala/kafka/server/metadata/KRaftMetadataCache.scala (getAliveBrokerNodes: unfenced brokers only) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/metadata/KRaftMetadataCache.scala>
+    - Kafka broker config broker.session.timeout.ms (KRaft: fenced when heartbeats stop) <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.session.timeout.ms>
     """
-    brokers = cluster_brokers(tables).select("cluster_id", "broker_count", "broker_ids")
+    brokers = join(
+        cluster_brokers(tables).select("cluster_id", "broker_count", "broker_ids"),
+        tables.derived(cluster_versions).select("cluster_id", "mode"),
+        "cluster_id",
+        "left",
+    )
+    kraft = F.coalesce(F.col("mode") == "kraft", F.lit(False))
+    live = F.when(kraft, F.lit(" live (unfenced) broker(s)")).otherwise(F.lit(" registered broker(s)"))
+    missing_words = F.when(
+        kraft,
+        F.lit(" hold replicas but are not registered or fenced (down, or removed without a reassignment)"),
+    ).otherwise(F.lit(" hold replicas but are not registered (down, or removed without a reassignment)"))
     # The broker ids the cluster's assignments name (its distinct replica lists), and of
     # them those not registered: down, or removed without a reassignment.
     assigned = (
@@ -1057,13 +1100,13 @@ def rf_exceeds_brokers(tables, params):
         F.col("rf_max"),
         " exceeds the ",
         F.col("broker_count"),
-        " registered broker(s)",
+        live,
         F.when(
             F.size(missing) > 0,
             text(
                 "; broker(s) ",
                 int_list(missing),
-                " hold replicas but are not registered (down, or removed without a reassignment)",
+                missing_words,
                 F.when(
                     known >= F.col("rf_max"),
                     F.lit(": the topic is under-replicated until they rejoin"),
@@ -1089,6 +1132,7 @@ def rf_exceeds_brokers(tables, params):
             assigned_brokers=F.col("assigned_count"),
             unregistered_assigned_brokers=missing,
             partitions=F.col("partition_count"),
+            metadata_mode=F.col("mode"),
         ),
     )
 
@@ -1114,17 +1158,23 @@ def _brokers_by_rack(tables):
     lint_key="broker.rack",
 )
 def broker_without_rack(tables, params):
-    """A broker has no broker.rack in a cluster whose other brokers have one, or in a multi-AZ cluster none of whose brokers has one.
+    """A broker has no broker.rack in a cluster whose other brokers have one (an error in ZooKeeper mode, where topic creation then fails), or in a multi-AZ cluster none of whose brokers has one.
 
     Why: Kafka spreads a partition's replicas over racks only as far as it knows them.
     In ZooKeeper mode a cluster whose brokers are partly rack-aware refuses rack-aware
-    placement: creating a topic or adding partitions without an explicit assignment
-    (CreateTopics, CreatePartitions, auto-creation) fails with "Not all brokers have rack
-    information for replica rack aware assignment" (AdminUtils.assignReplicasToBrokers,
-    used by ZkAdminManager and AdminZkClient.addPartitions). The KRaft controller's
-    placer puts every broker without broker.rack into one rack of its own (an empty
-    rack name), so a replica on it can sit in the same zone as another replica of its
-    partition. REP007 judges partitions only by the racks brokers declare: it counts a
+    placement: creating a topic without an explicit assignment (CreateTopics, and
+    auto-creation, which goes through it) fails with "Not all brokers have rack information
+    for replica rack aware assignment" (ZkAdminManager.createTopics passes the live brokers
+    and their racks to AdminUtils.assignReplicasToBrokers, which goes rack-aware as soon as
+    one broker has a rack and then throws for a broker without), and adding partitions with
+    "Not all brokers have rack information. Add --disable-rack-aware ..."
+    (ZkAdminManager.createPartitions, AdminZkClient.getBrokerMetadatas in its default
+    Enforced mode). New topics and partitions fail until the broker has a rack: an error.
+    The KRaft controller's placer puts every broker without broker.rack into one rack of
+    its own (StripedReplicaPlacer.RackList keys racks by Optional<String>; every rack-less
+    broker shares the empty one), so creation works but a replica on such a broker can sit
+    in the same zone as another replica of its partition: a warning (also where the mode is
+    unknown). REP007 judges partitions only by the racks brokers declare: it counts a
     replica on a rack-less broker as in no rack (so it flags such partitions without
     knowing whether they really share a zone), and it judges nothing in a cluster with
     no racks at all; this rule reports the cause, the broker. In a cluster of several zones (the
@@ -1147,7 +1197,8 @@ def broker_without_rack(tables, params):
     - Kafka documentation: balancing replicas across racks <https://kafka.apache.org/39/documentation.html#basic_ops_racks>
     - Kafka broker config broker.rack <https://kafka.apache.org/39/documentation.html#brokerconfigs_broker.rack>
     - apache/kafka server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java, assignReplicasToBrokersRackAware ("Not all brokers have rack information") <https://github.com/apache/kafka/blob/3.9/server-common/src/main/java/org/apache/kafka/admin/AdminUtils.java>
-    - apache/kafka core/src/main/scala/kafka/server/ZkAdminManager.scala, createTopics (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/ZkAdminManager.scala>
+    - apache/kafka core/src/main/scala/kafka/server/ZkAdminManager.scala, createTopics and createPartitions (ZooKeeper mode) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/server/ZkAdminManager.scala>
+    - apache/kafka core/src/main/scala/kafka/zk/AdminZkClient.scala, getBrokerMetadatas ("Not all brokers have rack information. Add --disable-rack-aware") <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/zk/AdminZkClient.scala>
     - apache/kafka metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java, RackList (KRaft: rack-less brokers are one rack) <https://github.com/apache/kafka/blob/trunk/metadata/src/main/java/org/apache/kafka/metadata/placement/StripedReplicaPlacer.java>
     - AWS Big Data Blog: reduce network traffic costs of your Amazon MSK consumers with rack awareness (MSK sets broker.rack to the AZ id) <https://aws.amazon.com/blogs/big-data/reduce-network-traffic-costs-of-your-amazon-msk-consumers-with-rack-awareness/>
     """
@@ -1218,6 +1269,7 @@ def broker_without_rack(tables, params):
             racks=F.col("racks"),
             metadata_mode=F.col("mode"),
         ),
+        F.when(F.col("mode") == "zookeeper", F.lit("error")),
     )
     none = c.where((F.size("racked") == 0) & (F.col("az_count") >= 2))
     whole = emit(
@@ -1236,6 +1288,7 @@ def broker_without_rack(tables, params):
             availability_zones=F.col("az_count"),
             metadata_mode=F.col("mode"),
         ),
+        F.lit(None).cast("string"),
     )
     return per_broker.unionByName(whole)
 
@@ -1276,8 +1329,15 @@ def replica_lag_time_far_from_default(tables, params):
     blip, a busy leader) drops out of the ISR and rejoins: ISR shrink/expand churn,
     partitions under min.insync.replicas refusing acks=all writes, more leader-election
     candidates lost. At or below replica.fetch.wait.max.ms (default 500) followers of
-    low-throughput partitions fall out of the ISR between two fetches, which Kafka's
-    documentation of that setting warns against. Too high, and a follower that died or
+    low-throughput partitions can be dropped from the ISR, which Kafka's documentation of
+    that setting warns against: the leader keeps a follower in sync while its log end
+    matches the leader's, or while it caught up within replica.lag.time.max.ms
+    (Replica.isCaughtUp). A follower's fetch with nothing to return waits up to
+    replica.fetch.wait.max.ms, and it last caught up when that fetch arrived; when a record
+    arrives and the leader's ISR check runs before the follower fetches it, its log end is
+    behind and its last catch-up can be older than the limit: it is removed. A partition
+    that receives no writes keeps its followers in the ISR (their log ends match), and a
+    busy one's followers catch up at every fetch. Too high, and a follower that died or
     stopped fetching stays in the ISR that long: the high watermark waits for it, so
     acks=all writes are not acknowledged and consumers see nothing new until it is
     removed, and the ISR claims a copy that is not there. Only an explicitly set value is
@@ -1298,6 +1358,7 @@ def replica_lag_time_far_from_default(tables, params):
     - KIP-537: Increase default zookeeper session timeout (and replica.lag.time.max.ms) <https://cwiki.apache.org/confluence/display/KAFKA/KIP-537%3A+Increase+default+zookeeper+session+timeout>
     - apache/kafka server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java (defaults and docs) <https://github.com/apache/kafka/blob/trunk/server/src/main/java/org/apache/kafka/server/config/ReplicationConfigs.java>
     - apache/kafka core/src/main/scala/kafka/server/DynamicBrokerConfig.scala (the dynamic broker settings; this is not one) <https://github.com/apache/kafka/blob/trunk/core/src/main/scala/kafka/server/DynamicBrokerConfig.scala>
+    - apache/kafka core/src/main/scala/kafka/cluster/Replica.scala (isCaughtUp: log ends equal, or caught up within replica.lag.time.max.ms; updateFetchStateOrThrow sets lastCaughtUpTimeMs) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/cluster/Replica.scala>
     """
     s = tables.derived(cluster_settings).where(F.col("key").isin(LAG_TIME, FETCH_WAIT))
     wide = s.groupBy("cluster_id").agg(
@@ -1330,7 +1391,9 @@ def replica_lag_time_far_from_default(tables, params):
             text(
                 ": not above replica.fetch.wait.max.ms (",
                 F.col("wait"),
-                " ms), so followers of quiet partitions drop out of the ISR between two fetches",
+                " ms): a follower of a low-throughput partition that waited that long in a fetch with nothing "
+                "to return is dropped from the ISR when a record arrives before it fetches again (a partition "
+                "with no new writes keeps its followers: their log ends match, Replica.isCaughtUp)",
             ),
         )
         .when(

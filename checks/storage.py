@@ -6,13 +6,14 @@ A log directory is named "<broker id>:<path>" (resource type ``log_dir``).
 """
 
 from auditor.declarations import Category, Param, rule
-from checks._api import F, emit, ev, join, text
+from checks._api import F, Window, emit, ev, join, text
 from checks.transforms import (
     broker_log_dirs,
     cluster_settings,
     failed_log_dir,
     int_list,
     metric_per_node,
+    replica_lists,
     topic_replication,
     topic_settings,
     try_bool,
@@ -797,43 +798,70 @@ def tiered_storage_misconfigured(tables, params):
     )
 
 
+_MAX_LISTED = Param(
+    "max_listed", 20, "how many topics the cluster's time-retention finding names (all are counted)"
+)
+# The rate below which a partition rolls its segments by time (segment.ms) rather than by size
+# (segment.bytes), at Kafka's defaults: 1 GiB per 7 days, ~1.8 KB/s.
+_KB = 1000.0
+
+
+def _declared():
+    """A finding at the rule's declared severity, in a check that gives others their own."""
+    return F.lit(None).cast("string")
+
+
 @rule(
     "DSK008",
     "segment-vs-retention",
     "warning",
     needs=(("topics", "configs"),),
+    params=(_MAX_LISTED,),
     uses=(topic_log_settings,),
     runs_in=("lint",),
 )
 def segment_vs_retention(tables, params):
-    """A topic's segments outlast its retention: segment.ms above retention.ms, or segment.bytes above retention.bytes.
+    """A topic's segments outlast its retention: segment.bytes above retention.bytes (a warning), or segment.ms above retention.ms (info, once per cluster).
 
-    Why: Kafka deletes whole segments, never part of one. Time retention deletes a segment
-    once its newest record is older than `retention.ms`; a partition written continuously
-    keeps its newest record in the active segment, which rolls only after `segment.ms` or
-    at `segment.bytes` (UnifiedLog.deleteRetentionMsBreachedSegments / deletableSegments).
-    So with `segment.ms` above `retention.ms`, a record can stay up to segment.ms +
-    retention.ms, far beyond the retention a team set for disk or data-protection reasons.
-    (A partition that stops receiving writes is not held: once its active segment's newest
-    record is past retention, Kafka rolls a new segment and deletes it: deleteSegments.)
+    Why: Kafka deletes whole segments, never part of one, and never the active segment.
     Size retention deletes the oldest segments only while what is left stays at or above
-    `retention.bytes`, and never the active segment (deleteRetentionSizeBreachedSegments):
-    with `segment.bytes` above `retention.bytes`, a partition holds up to retention.bytes +
-    segment.bytes, more than twice its limit. Only topics with the delete policy are judged;
-    per topic where the topic overrides one of the four settings, and once per cluster
-    (resource: the broker retention setting) where the brokers' own defaults conflict.
+    `retention.bytes` (UnifiedLog.deleteRetentionSizeBreachedSegments): with `segment.bytes`
+    above `retention.bytes`, a partition holds up to retention.bytes + segment.bytes, more
+    than twice its limit, however fast it is written. That is a warning, per topic where
+    the topic overrides one of the two settings, and once per cluster (resource:
+    log.retention.bytes) where the brokers' defaults conflict.
+    Time retention deletes a segment once its newest record is older than `retention.ms`
+    (deleteRetentionMsBreachedSegments / deletableSegments); the active segment rolls after
+    `segment.ms` or when it reaches `segment.bytes`, whichever comes first. A partition
+    writing more than segment.bytes per segment.ms (Kafka's defaults: 1 GiB per 7 days,
+    about 1.8 KB/s) rolls by size, within hours on a busy topic, and holds at most one
+    segment more than its retention. Only a slower partition that keeps receiving writes
+    rolls by time, and there a record can stay up to segment.ms + retention.ms (a partition
+    that stops receiving writes is not held: once its active segment's newest record is
+    past retention, Kafka rolls a new segment and deletes it: deleteSegments). A
+    `retention.ms` below the 7-day default `segment.ms` is one of the most common topic
+    overrides and harmless on busy topics, so this branch is info: one finding per cluster
+    (resource: segment.ms) with how many topics have it, the first of them by name (a
+    parameter) and how many inherit both settings from the brokers. Only topics with the
+    delete policy are judged.
 
-    Remediation: set `segment.ms` at or below `retention.ms` (Kafka's docs: segment.ms
-    forces a roll "to ensure that retention can delete or compact old data"), and
-    `segment.bytes` well below `retention.bytes`, on the topic (or `log.roll.ms` /
-    `log.segment.bytes` on the brokers).
+    Remediation: for segment.bytes above retention.bytes, set `segment.bytes` well below
+    `retention.bytes` on the topic (or `log.segment.bytes` on the brokers). For segment.ms
+    above retention.ms, nothing is needed unless the time bound itself matters (data
+    protection, a disk sized by time) on partitions that receive few writes: then lower
+    `segment.ms` on those topics towards `retention.ms`. Not for a very short retention (an
+    hour or less): each segment is a log file with its index files, opened and memory-mapped
+    by the broker, and rolling every few minutes multiplies them; accept the longer bound
+    there.
 
     Example: topic `audit` with retention.ms=7200000 (2 h) and the default segment.ms of 7
-    days: a partition that receives a few records a minute (never filling segment.bytes)
-    keeps its records for up to 7 days and 2 h.
+    days: a partition receiving a few records a minute (never filling segment.bytes) keeps
+    its records for up to 7 days and 2 h (info); topic `replay` with retention.bytes=100 MB
+    and the default segment.bytes of 1 GiB holds up to 1.1 GB per partition (a warning).
 
     References:
     - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (deletableSegments, deleteRetentionMsBreachedSegments, deleteRetentionSizeBreachedSegments) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/UnifiedLog.scala>
+    - apache/kafka storage/src/main/java/org/apache/kafka/storage/internals/log/LogSegment.java (shouldRoll: segment.bytes or segment.ms, whichever first) <https://github.com/apache/kafka/blob/3.9/storage/src/main/java/org/apache/kafka/storage/internals/log/LogSegment.java>
     - Kafka topic config segment.ms <https://kafka.apache.org/39/documentation.html#topicconfigs_segment.ms>
     - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
     """
@@ -847,129 +875,163 @@ def segment_vs_retention(tables, params):
             F.col(p + "segment_bytes") > F.col(p + "retention_bytes")
         )
 
-    def reasons(p=""):
-        return F.array_compact(
-            F.array(
-                F.when(
-                    time_conflict(p),
-                    text(
-                        "segment.ms=",
-                        _duration(F.col(p + "segment_ms")),
-                        " above retention.ms=",
-                        _duration(F.col(p + "retention_ms")),
-                        ": records can stay up to segment.ms + retention.ms",
-                    ),
-                ),
-                F.when(
-                    size_conflict(p),
-                    text(
-                        "segment.bytes=",
-                        F.col(p + "segment_bytes"),
-                        " above retention.bytes=",
-                        F.col(p + "retention_bytes"),
-                        ": a partition holds up to retention.bytes + segment.bytes",
-                    ),
-                ),
-            )
+    def size_reason(p=""):
+        return text(
+            "segment.bytes=",
+            F.col(p + "segment_bytes"),
+            " above retention.bytes=",
+            F.col(p + "retention_bytes"),
+            ": a partition holds up to retention.bytes + segment.bytes",
         )
 
-    own_time = F.col("retention_ms_set") | F.col("segment_ms_set")
     own_size = F.col("retention_bytes_set") | F.col("segment_bytes_set")
-    topics = d.where((time_conflict() & own_time) | (size_conflict() & own_size)).withColumn(
-        "reasons", reasons()
-    )
     topic_findings = emit(
-        topics,
+        d.where(size_conflict() & own_size),
         "topic",
         F.col("topic"),
-        F.array_join(F.col("reasons"), "; "),
+        size_reason(),
         ev(
-            problems=F.col("reasons"),
+            problems=F.array(size_reason()),
             retention_ms=F.col("retention_ms"),
             segment_ms=F.col("segment_ms"),
             retention_bytes=F.col("retention_bytes"),
             segment_bytes=F.col("segment_bytes"),
         ),
+        _declared(),
     )
-    cluster = (
+    size_default = (
         d.groupBy("cluster_id")
         .agg(
-            *[
-                F.first(F.col(c)).alias(c)
-                for c in (
-                    "cluster_retention_ms",
-                    "cluster_segment_ms",
-                    "cluster_retention_bytes",
-                    "cluster_segment_bytes",
-                    "retention_time_key",
-                    "roll_time_key",
-                )
-            ],
-            F.sum(
-                F.when(~(F.col("retention_ms_set") | F.col("segment_ms_set")), F.lit(1)).otherwise(F.lit(0))
-            ).alias("inheriting_time"),
-            F.sum(
-                F.when(~(F.col("retention_bytes_set") | F.col("segment_bytes_set")), F.lit(1)).otherwise(
-                    F.lit(0)
-                )
-            ).alias("inheriting_size"),
+            F.first(F.col("cluster_retention_bytes")).alias("cluster_retention_bytes"),
+            F.first(F.col("cluster_segment_bytes")).alias("cluster_segment_bytes"),
+            F.sum(F.when(~own_size, F.lit(1)).otherwise(F.lit(0))).alias("inheriting"),
         )
-        .where(
-            (time_conflict("cluster_") & (F.col("inheriting_time") > 0))
-            | (size_conflict("cluster_") & (F.col("inheriting_size") > 0))
-        )
-        .withColumn("reasons", reasons("cluster_"))
-        .withColumn(
-            "key",
-            F.when(time_conflict("cluster_"), F.col("retention_time_key")).otherwise(
-                F.lit("log.retention.bytes")
-            ),
-        )
+        .where(size_conflict("cluster_") & (F.col("inheriting") > 0))
     )
     cluster_findings = emit(
-        cluster,
+        size_default,
         "config",
-        F.col("key"),
+        F.lit("log.retention.bytes"),
         text(
             "the brokers' defaults: ",
-            F.array_join(F.col("reasons"), "; "),
+            size_reason("cluster_"),
             " (topics inheriting them: ",
-            F.greatest(F.col("inheriting_time"), F.col("inheriting_size")),
+            F.col("inheriting"),
             ")",
         ),
         ev(
-            problems=F.col("reasons"),
-            retention_ms=F.col("cluster_retention_ms"),
-            segment_ms=F.col("cluster_segment_ms"),
+            problems=F.array(size_reason("cluster_")),
             retention_bytes=F.col("cluster_retention_bytes"),
             segment_bytes=F.col("cluster_segment_bytes"),
-            topics_inheriting=F.greatest(F.col("inheriting_time"), F.col("inheriting_size")),
+            topics_inheriting=F.col("inheriting"),
         ),
+        _declared(),
     )
-    return topic_findings.unionByName(cluster_findings)
+    return topic_findings.unionByName(cluster_findings).unionByName(
+        _time_retention_by_cluster(d.where(time_conflict()), params["max_listed"])
+    )
 
 
-def broker_retention_bytes(tables):
-    """Per broker of a cluster whose log-dir capacities are known (log_dirs.total_bytes,
-    DescribeLogDirs v4+ since KIP-827): ``capacity`` (the sum over its log dirs),
-    ``bounded_bytes``, the most its replicas of topics with a finite retention.bytes can hold
-    (per replica retention.bytes + segment.bytes: size retention never deletes the active
-    segment, see DSK008), ``bounded_replicas`` and ``topics`` (how many such topics)."""
-    capacity = (
-        tables.log_dirs.where(F.col("total_bytes") > 0)
-        .groupBy("cluster_id", "broker_id")
-        .agg(F.sum("total_bytes").alias("capacity"), F.sum("used_bytes").alias("used"))
+def _time_retention_by_cluster(d, max_listed: int):
+    """DSK008's time branch: one info finding per cluster over the topics ``d`` (segment.ms
+    above retention.ms), the first ``max_listed`` by name. The rate below which a partition
+    rolls by time is segment.bytes per segment.ms; the message gives the highest among the
+    topics (the most partitions it can concern)."""
+    inheriting = ~(F.col("retention_ms_set") | F.col("segment_ms_set"))
+    rows = d.withColumn("_rn", F.row_number().over(Window.partitionBy("cluster_id").orderBy("topic")))
+    per_cluster = rows.groupBy("cluster_id").agg(
+        F.count(F.lit(1)).alias("topics"),
+        # array_compact: DuckDB's collect_list keeps the nulls Spark's drops.
+        F.sort_array(
+            F.array_compact(F.collect_list(F.when(F.col("_rn") <= max_listed, F.col("topic"))))
+        ).alias("listed"),
+        F.sum(F.when(inheriting, F.lit(1)).otherwise(F.lit(0))).alias("inheriting"),
+        F.max(F.col("segment_ms") + F.col("retention_ms")).alias("longest_ms"),
+        F.max(
+            F.col("segment_bytes").cast("double") * F.lit(1000.0) / F.col("segment_ms").cast("double")
+        ).alias("roll_rate"),
+        F.first(F.col("retention_time_key")).alias("retention_time_key"),
+    )
+    more = F.when(F.col("topics") > max_listed, F.lit(", ...")).otherwise(F.lit(""))
+    kb = F.round(F.col("roll_rate") / F.lit(_KB), 1)
+    msg = text(
+        F.col("topics"),
+        " topic(s) keep records for less time than a segment lasts (segment.ms above retention.ms: ",
+        F.array_join(F.col("listed"), ", "),
+        more,
+        F.when(
+            F.col("inheriting") > 0,
+            text("; ", F.col("inheriting"), " inherit both from the brokers' ", F.col("retention_time_key")),
+        ).otherwise(F.lit("")),
+        "): on partitions writing less than ~",
+        kb,
+        " KB/s (segment.bytes per segment.ms), records can stay up to segment.ms + retention.ms (at most ",
+        _duration(F.col("longest_ms")),
+        "); faster partitions roll by size and keep at most one segment more than their retention",
+    )
+    return emit(
+        per_cluster,
+        "config",
+        F.lit("segment.ms"),
+        msg,
+        ev(
+            topics_affected=F.col("topics"),
+            topics=F.col("listed"),
+            topics_inheriting=F.col("inheriting"),
+            longest_retention_ms=F.col("longest_ms"),
+            rolls_by_time_below_bytes_per_second=F.round(F.col("roll_rate"), 0).cast("bigint"),
+        ),
+        F.lit("info"),
+    )
+
+
+def log_dir_retention_bytes(tables):
+    """Per live log dir of known capacity (log_dirs.total_bytes, DescribeLogDirs v4+ since
+    KIP-827; no error): ``capacity``, ``used``, and the most the broker's replicas placed in it
+    can retain (``bounded_bytes``). Per replica of a delete-policy topic with a finite size
+    bound: retention.bytes + segment.bytes (size retention never deletes the active segment,
+    see DSK008), local.retention.bytes in place of retention.bytes for a tiered topic
+    (UnifiedLog.localRetentionSize; -2 means retention.bytes: LogConfig.localRetentionBytes).
+    Kafka puts each new replica in the broker's live log dir holding the fewest
+    (LogManager.nextLogDirs), so a dir holds about ``per_dir`` = ceil(replicas / log dirs) of
+    them; ``bounded_bytes`` sums the ``per_dir`` largest bounds among the broker's replicas.
+    Also ``log_dir_count``, ``replicas`` (all of the broker's), ``bounded_replicas``, ``topics``
+    (with a bound)."""
+    dirs = tables.log_dirs.where(
+        F.col("broker_id").isNotNull() & (F.col("error").isNull() | (F.trim(F.col("error")) == ""))
+    )
+    capacity = dirs.where(F.col("total_bytes") > 0).select(
+        "cluster_id",
+        "broker_id",
+        "path",
+        F.col("total_bytes").alias("capacity"),
+        F.col("used_bytes").alias("used"),
+    )
+    dir_count = dirs.groupBy("cluster_id", "broker_id").agg(F.countDistinct("path").alias("log_dir_count"))
+    tiered = F.col("remote_storage") & (
+        F.col("remote_system") | (F.coalesce(F.col("platform"), F.lit("")) == "msk")
+    )
+    local = F.when(tiered & (F.col("local_retention_bytes") != -2), F.col("local_retention_bytes")).otherwise(
+        F.col("retention_bytes")
     )
     bounded = (
         tables.derived(topic_log_settings)
-        .where((F.col("retention_bytes") >= 0) & _has_policy("delete"))
+        .where(_has_policy("delete"))
+        .select("cluster_id", "topic", local.alias("bound"), "segment_bytes")
+        .where(F.col("bound") >= 0)
         .select(
             "cluster_id",
             "topic",
-            (F.col("retention_bytes") + F.greatest(F.col("segment_bytes"), F.lit(0))).alias("per_replica"),
+            (F.col("bound") + F.greatest(F.col("segment_bytes"), F.lit(0))).alias("per_replica"),
         )
     )
     clusters = capacity.select("cluster_id").distinct()
+    lists = join(tables.derived(replica_lists), clusters, "cluster_id", "left_semi")
+    all_replicas = (
+        lists.select("cluster_id", "partitions", F.explode(F.col("replicas")).alias("broker_id"))
+        .groupBy("cluster_id", "broker_id")
+        .agg(F.sum("partitions").alias("replicas"))
+    )
     parts = join(
         tables.partitions.select("cluster_id", "topic", "replicas"), clusters, "cluster_id", "left_semi"
     )
@@ -978,94 +1040,168 @@ def broker_retention_bytes(tables):
         join(parts, bounded, ["cluster_id", "topic"])
         .groupBy("cluster_id", "topic", "replicas", "per_replica")
         .agg(F.count(F.lit(1)).alias("n"))
+        .select("cluster_id", "topic", "per_replica", "n", F.explode(F.col("replicas")).alias("broker_id"))
     )
-    per_broker = (
-        per_list.select(
-            "cluster_id", "topic", "per_replica", "n", F.explode(F.col("replicas")).alias("broker_id")
-        )
-        .groupBy("cluster_id", "broker_id")
-        .agg(
-            F.sum(F.col("per_replica") * F.col("n")).alias("bounded_bytes"),
-            F.sum("n").alias("bounded_replicas"),
-            F.countDistinct("topic").alias("topics"),
-        )
+    per_broker = per_list.groupBy("cluster_id", "broker_id").agg(
+        F.sum("n").alias("bounded_replicas"), F.countDistinct("topic").alias("topics")
     )
-    return join(per_broker, capacity, ["cluster_id", "broker_id"])
+    by_bound = per_list.groupBy("cluster_id", "broker_id", "per_replica").agg(F.sum("n").alias("n"))
+    brokers = join(
+        join(all_replicas, dir_count, ["cluster_id", "broker_id"]), per_broker, ["cluster_id", "broker_id"]
+    )
+    per_dir = F.ceil(F.col("replicas").cast("double") / F.col("log_dir_count").cast("double")).cast("bigint")
+    ranked = join(by_bound, brokers.withColumn("per_dir", per_dir), ["cluster_id", "broker_id"])
+    before = F.coalesce(
+        F.sum("n").over(
+            Window.partitionBy("cluster_id", "broker_id")
+            .orderBy(F.col("per_replica").desc())
+            .rowsBetween(Window.unboundedPreceding, -1)
+        ),
+        F.lit(0),
+    )
+    taken = F.least(F.col("n"), F.greatest(F.col("per_dir") - F.col("_before"), F.lit(0)))
+    top = (
+        ranked.withColumn("_before", before)
+        .groupBy(
+            "cluster_id", "broker_id", "per_dir", "log_dir_count", "replicas", "bounded_replicas", "topics"
+        )
+        .agg(F.sum(F.col("per_replica") * taken).alias("bounded_bytes"))
+    )
+    return join(top, capacity, ["cluster_id", "broker_id"])
 
 
 @rule(
     "DSK009",
     "retention-exceeds-disk",
-    "warning",
+    "info",
     needs=("log_dirs",),
     params=(
         Param(
             "headroom",
             0.15,
-            "fraction of a broker's log-dir capacity to keep free (reassignments, catch-up, "
-            "compaction); the retained bytes may use the rest",
+            "fraction of a log dir's capacity to keep free (reassignments, catch-up, compaction); "
+            "the retained bytes may use the rest",
+        ),
+        Param(
+            "high_usage",
+            0.85,
+            "fraction of a log dir used now at or above which the finding is a warning (DSK006's max_used)",
         ),
     ),
-    uses=(broker_retention_bytes,),
-    runs_in=("preflight",),
+    uses=(log_dir_retention_bytes,),
 )
 def retention_exceeds_disk(tables, params):
-    """The topics a broker hosts may retain more bytes than its log dirs hold.
+    """The size bounds of the replicas a log dir holds add up to more than the dir can take (a warning only when the dir is also nearly full).
 
     Why: a topic with a finite `retention.bytes` may keep that much per partition replica,
     plus its active segment (size retention never deletes the active segment:
-    UnifiedLog.deleteRetentionSizeBreachedSegments), so a broker's replicas of such topics
-    can grow to sum(retention.bytes + segment.bytes) over them. When that sum exceeds the
-    capacity of the broker's log dirs (DescribeLogDirs total bytes, KIP-827) minus the
-    headroom `headroom` (a fraction, default 0.15, a heuristic matching DSK006's 85%),
-    retention will not stop the disk from filling: a full log dir goes offline (DSK001).
-    Only topics with the delete policy and a finite retention.bytes are counted (time-only
-    retention has no byte bound), so the real need can be higher; where capacities are
-    unknown (older brokers, MSK without DescribeLogDirs) the rule is not evaluated; MSK
-    Express brokers (managed storage) are not judged.
+    UnifiedLog.deleteRetentionSizeBreachedSegments); a tiered topic keeps its
+    `local.retention.bytes` on the broker (UnifiedLog.localRetentionSize; -2, the default,
+    means retention.bytes). Each replica lives in one log dir, and Kafka puts each new
+    replica in the live log dir holding the fewest (LogManager.nextLogDirs), so with JBOD a
+    dir holds about its share of the broker's replicas, not all of them: the rule sums, per
+    log dir, the largest bounds among as many of the broker's replicas as the dir holds
+    (ceil(replicas / log dirs)), and compares that with the dir's capacity (DescribeLogDirs
+    total bytes, KIP-827) minus the headroom `headroom` (a fraction, default 0.15, matching
+    DSK006's 85%). Above it, size retention alone does not keep the dir from filling, and a
+    full log dir goes offline (DSK001). But a `retention.bytes` is often a generous safety
+    cap under a time retention that binds first, so a sum above the disk is a plan, not a
+    fault: the finding is info, and a warning only when the dir is also at or above
+    `high_usage` (default 0.85) used now. Only delete-policy topics with a size bound are
+    counted (time-only retention has no byte bound); where capacities are unknown (older
+    brokers, MSK without DescribeLogDirs) the rule is not evaluated; MSK Express brokers
+    (managed storage) are not judged. It says nothing about a restart and is not a
+    preflight rule.
 
-    Remediation: lower `retention.bytes` of the largest topics, spread their partitions
-    over more brokers (`kafka-reassign-partitions`), or add disk (MSK: `aws kafka
-    update-broker-storage` or storage auto-scaling).
+    Remediation: when the dir is filling (a warning), act now: lower `retention.bytes` (or
+    `local.retention.bytes`) of the largest topics, move partitions to other brokers or log
+    dirs (`kafka-reassign-partitions`, with log dirs in the reassignment JSON), or add disk
+    (MSK: `aws kafka update-broker-storage` or storage auto-scaling). As info, check that
+    the time retention keeps the topics well below their size caps, or size the caps to the
+    disk.
 
-    Example: broker 2 with 1 TB of log dirs hosting 400 replicas of topics with
-    retention.bytes=5 GB (2 TB at most).
+    Example: broker 2's single 1 TB log dir hosts 400 replicas of topics with
+    retention.bytes=5 GB (2 TB at most) while it is 40% used (info; a warning at 85%).
 
     References:
     - KIP-827: Expose log dirs total and usable space via Kafka API <https://cwiki.apache.org/confluence/display/KAFKA/KIP-827%3A+Expose+log+dirs+total+and+usable+space+via+Kafka+API>
-    - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (deleteRetentionSizeBreachedSegments) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/UnifiedLog.scala>
+    - apache/kafka core/src/main/scala/kafka/log/UnifiedLog.scala (deleteRetentionSizeBreachedSegments, localRetentionSize) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/UnifiedLog.scala>
+    - apache/kafka core/src/main/scala/kafka/log/LogManager.scala (nextLogDirs: the live log dir with the fewest logs first) <https://github.com/apache/kafka/blob/3.9/core/src/main/scala/kafka/log/LogManager.scala>
+    - apache/kafka storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java (localRetentionBytes: -2 is retention.bytes) <https://github.com/apache/kafka/blob/3.9/storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java>
     - Kafka topic config retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_retention.bytes>
+    - Kafka topic config local.retention.bytes <https://kafka.apache.org/39/documentation.html#topicconfigs_local.retention.bytes>
     """
-    usable = F.col("capacity") * F.lit(1.0 - params["headroom"])
-    d = without_express(tables, tables.derived(broker_retention_bytes).where(F.col("bounded_bytes") > usable))
-    gb = lambda c: F.round(c / F.lit(1e9), 1)  # noqa: E731
+    # floor, not round: a value on a rounding tie (0.85 GB) rounds apart on Spark and DuckDB
+    usable = F.floor(F.col("capacity") * F.lit(1.0 - params["headroom"]))
+    d = without_express(
+        tables, tables.derived(log_dir_retention_bytes).where(F.col("bounded_bytes") > usable)
+    )
+    used_fraction = F.col("used").cast("double") / F.col("capacity").cast("double")
+    filling = F.coalesce(used_fraction >= F.lit(params["high_usage"]), F.lit(False))
+    # GB with one decimal, floored; a double on both engines (Spark reads 10.0 as a decimal)
+    gb = lambda c: (F.floor(c / F.lit(1e8)).cast("double") / F.lit(10.0)).cast("double")  # noqa: E731
+    whose = F.when(
+        F.col("log_dir_count") > 1,
+        text(
+            "the ",
+            F.col("per_dir"),
+            " largest of the broker's ",
+            F.col("replicas"),
+            " replicas (",
+            F.col("bounded_replicas"),
+            " with a size bound), as many as the dir holds (Kafka puts each new replica in the live log dir "
+            "holding the fewest, of ",
+            F.col("log_dir_count"),
+            ")",
+        ),
+    ).otherwise(
+        text(
+            "the broker's ",
+            F.col("replicas"),
+            " replicas (",
+            F.col("bounded_replicas"),
+            " with a size bound)",
+        )
+    )
     msg = text(
-        "broker ",
+        "log dir ",
+        F.col("path"),
+        " of broker ",
         F.col("broker_id"),
-        " hosts ",
-        F.col("bounded_replicas"),
-        " replicas of ",
-        F.col("topics"),
-        " topic(s) whose retention.bytes (+ one segment each) add up to ",
+        " may retain up to ",
         gb(F.col("bounded_bytes")),
         " GB, above the ",
         gb(usable),
-        " GB its log dirs give after "
-        + str(round(params["headroom"] * 100, 1)).removesuffix(".0")
-        + "% headroom (",
+        " GB it gives after " + str(round(params["headroom"] * 100, 1)).removesuffix(".0") + "% headroom (",
         gb(F.col("capacity")),
-        " GB): retention cannot keep the disk from filling",
+        " GB): the size bounds (retention.bytes, or local.retention.bytes for tiered topics, + one segment "
+        "each) of ",
+        whose,
+        "; it is ",
+        F.floor(used_fraction * F.lit(100.0)).cast("bigint"),
+        "% used",
+        F.when(
+            filling,
+            F.lit(" now: size retention does not stop it filling, and a full log dir goes offline"),
+        ).otherwise(
+            F.lit(": a plan, not a fault, while time retention keeps the topics below their size caps")
+        ),
     )
     return emit(
         d,
-        "broker",
-        F.col("broker_id").cast("string"),
+        "log_dir",
+        _dir_name(),
         msg,
         ev(
             retained_bytes_bound=F.col("bounded_bytes"),
             capacity_bytes=F.col("capacity"),
             used_bytes=F.col("used"),
-            replicas=F.col("bounded_replicas"),
+            used_percent=F.round(used_fraction * F.lit(100.0), 1),
+            log_dirs=F.col("log_dir_count"),
+            replicas=F.col("replicas"),
+            replicas_per_dir=F.col("per_dir"),
+            bounded_replicas=F.col("bounded_replicas"),
             topics=F.col("topics"),
         ),
+        F.when(filling, F.lit("warning")),
     )

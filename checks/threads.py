@@ -329,14 +329,16 @@ def network_threads_low(tables, params):
     them long before the CPU is busy (a broker with 6 network threads on 48 cores took
     ~4000 extra connections, and its network-processor idle fell to ~0). The rule fires
     when the busiest listener has more than `max_connections_per_thread` (default 500)
-    connections per processor of its own pool: a warning, the connections being the load.
-    It fires too when num.network.threads < cores / `cores_per_network_thread` (default
-    4): a core count alone says nothing of the load, so that is a warning only when
+    connections per processor of its own pool, or when num.network.threads < cores /
+    `cores_per_network_thread` (default 4). Neither count says whether the processors keep
+    up (idle connections cost a processor little), so either is a warning only when
     NetworkProcessorAvgIdlePercent is below `busy_idle` (default 0.5; Kafka's monitoring
     documentation wants it above 0.3), and info otherwise (no metrics, as in lint, or idle
-    processors). All three are heuristic parameters: neither Kafka nor AWS publishes a
-    per-core rule for network threads (MSK's default configuration sets 5 whatever the
-    broker size).
+    processors). All three are heuristic parameters. Kafka publishes no per-core rule.
+    AWS sizes the network threads of its Express brokers by instance size (Express broker
+    read-only configurations: num.network.threads = max(8, vCPUs), 8 on m7g.large up to 64
+    on m7g.16xlarge), while MSK's default configuration for Standard brokers sets 5 whatever
+    the size: the rule's cores/4 asks for less than Express runs.
 
     Remediation: raise num.network.threads (or the busy listener's
     `listener.name.<listener>.num.network.threads`) towards the suggested value (the
@@ -354,7 +356,8 @@ def network_threads_low(tables, params):
     - KIP-788: Allow configuring num.network.threads per listener <https://cwiki.apache.org/confluence/display/KAFKA/KIP-788%3A+Allow+configuring+num.network.threads+per+listener>
     - Kafka documentation: monitoring (NetworkProcessorAvgIdlePercent ideally > 0.3) <https://kafka.apache.org/39/documentation.html#monitoring>
     - Kafka documentation: updating broker configs (read-only, per-broker and cluster-wide modes) <https://kafka.apache.org/39/documentation.html#dynamicbrokerconfigs>
-    - Amazon MSK default configuration (num.io.threads 8, num.network.threads 5, whatever the broker size) <https://github.com/awsdocs/amazon-msk-developer-guide/blob/master/doc_source/msk-default-configuration.md>
+    - Amazon MSK: Express broker read-only configurations (num.io.threads and num.network.threads by instance size) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-configuration-express-read-only.html>
+    - Amazon MSK default configuration (num.io.threads 8, num.network.threads 5, whatever the broker size) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
     """
     per_core, per_thread = params["cores_per_network_thread"], params["max_connections_per_thread"]
     d = _view(tables).where(F.col("network_threads") > 0)
@@ -382,7 +385,7 @@ def network_threads_low(tables, params):
                 _fmt(per_thread) + ")",
             ),
         ),
-        F.when(~few_for_conns, load_words),
+        load_words,
     )
     msg = text(
         "num.network.threads=",
@@ -397,7 +400,7 @@ def network_threads_low(tables, params):
         step.cast("bigint"),
         " first)",
     )
-    severity = F.when(few_for_conns | loaded, F.lit("warning")).otherwise(F.lit("info"))
+    severity = F.when(loaded, F.lit("warning")).otherwise(F.lit("info"))
     return emit(
         d,
         "broker",
@@ -433,8 +436,11 @@ def io_threads_low(tables, params):
     of the load, so the finding is a warning only when RequestHandlerAvgIdlePercent is
     below `busy_idle` (default 0.5; Kafka's monitoring documentation wants it above 0.3),
     and info otherwise (no metrics, as in lint, or idle handlers). Both are heuristic
-    parameters: neither Kafka nor AWS publishes a per-core rule for I/O threads (MSK's
-    default configuration sets 8 whatever the broker size).
+    parameters. Kafka publishes no per-core rule. AWS sizes the I/O threads of its Express
+    brokers by instance size (Express broker read-only configurations: num.io.threads =
+    max(8, 2 x vCPUs), 8 on m7g.large up to 128 on m7g.16xlarge), while MSK's default
+    configuration for Standard brokers sets 8 whatever the size: the rule's cores/2 asks
+    for a quarter of what Express runs.
 
     Remediation: raise num.io.threads to at least max(cores/2, log dirs): `kafka-configs
     --bootstrap-server B --alter --entity-type brokers --entity-default --add-config
@@ -447,7 +453,8 @@ def io_threads_low(tables, params):
     References:
     - Kafka broker config num.io.threads <https://kafka.apache.org/39/documentation.html#brokerconfigs_num.io.threads>
     - Kafka documentation: monitoring (RequestHandlerAvgIdlePercent ideally > 0.3) <https://kafka.apache.org/39/documentation.html#monitoring>
-    - Amazon MSK default configuration (num.io.threads 8, num.network.threads 5, whatever the broker size) <https://github.com/awsdocs/amazon-msk-developer-guide/blob/master/doc_source/msk-default-configuration.md>
+    - Amazon MSK: Express broker read-only configurations (num.io.threads and num.network.threads by instance size) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-configuration-express-read-only.html>
+    - Amazon MSK default configuration (num.io.threads 8, num.network.threads 5, whatever the broker size) <https://docs.aws.amazon.com/msk/latest/developerguide/msk-default-configuration.html>
     """
     per_core = params["cores_per_io_thread"]
     d = _view(tables).where(F.col("io_threads") > 0)
@@ -566,13 +573,14 @@ def network_above_io(tables, params):
         Param(
             "max_queue_fill", 0.8, "fires when RequestQueueSize is above this fraction of queued.max.requests"
         ),
+        _BUSY_IDLE,
     ),
     uses=(broker_threads,),
     runs_in=("preflight", "lint"),
     lint_key="queued.max.requests",
 )
 def request_queue_small(tables, params):
-    """queued.max.requests is small for the broker's connections, or the request queue is nearly full.
+    """queued.max.requests is small for the broker's connections (a warning only under load), or the request queue is nearly full.
 
     Why: queued.max.requests bounds the request queue between the network and I/O
     threads. Each connection has at most one request in it at a time, so with many
@@ -581,7 +589,12 @@ def request_queue_small(tables, params):
     extra connections; raising it to 1000 along with doubled thread counts fixed it). The
     rule fires when queued.max.requests < connections /
     `connections_per_slot` (default 4), or when the RequestQueueSize metric is above
-    `max_queue_fill` (default 0.8) of it. Both are heuristic parameters.
+    `max_queue_fill` (default 0.8) of it. A nearly full queue is a warning. A connection
+    count alone says nothing of how many requests are in flight (a busy cluster's idle
+    connections queue nothing), so a small queue for many connections is a warning only
+    with a load signal, the request handlers' RequestHandlerAvgIdlePercent below
+    `busy_idle` (default 0.5, as THR003/THR004), and info otherwise. All are heuristic
+    parameters.
 
     Remediation: raise queued.max.requests in server.properties (for example 500 -> 1000)
     and do a rolling restart: it is a static (read-only) setting and cannot be changed with
@@ -634,7 +647,16 @@ def request_queue_small(tables, params):
         target,
         " in server.properties (static setting: a rolling restart is needed)",
     )
-    return _broker(d, msg, suggested_queued_max_requests=target)
+    loaded, _words = _load("io_idle", params["busy_idle"], "RequestHandlerAvgIdlePercent")
+    filling = F.coalesce(full, F.lit(False))
+    return emit(
+        d,
+        "broker",
+        F.col("broker_id").cast("string"),
+        msg,
+        _evidence(suggested_queued_max_requests=target, queue_filling=filling, load_signal=loaded),
+        F.when(filling | loaded, F.lit("warning")).otherwise(F.lit("info")),
+    )
 
 
 # -- THR008: replica fetcher threads against the partitions they fetch -----------------------

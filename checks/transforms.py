@@ -557,6 +557,165 @@ def registered_as(tables, as_name: str, flag: str):
     return tables.brokers.select("cluster_id", F.col("broker_id").alias(as_name), F.lit(True).alias(flag))
 
 
+# KRaft: the settings that say what a node runs and how it finds the quorum.
+QUORUM_KEYS = ("process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers")
+
+
+def kraft_settings(tables):
+    """Per KRaft node (cluster_id, node_id): roles (comma-separated, lowercase), quorum_voters and
+    quorum_bootstrap_servers as configured; from kraft_nodes (properties files, controllers
+    included) and from the brokers' configs (DescribeConfigs or files). Unset or empty values
+    (DescribeConfigs reports unset keys as DEFAULT_CONFIG "") are null."""
+    files = tables.kraft_nodes.select(
+        "cluster_id",
+        "node_id",
+        F.array_join(F.col("process_roles"), ",").alias("roles"),
+        "quorum_voters",
+        "quorum_bootstrap_servers",
+    )
+    c = tables.configs.where(
+        (F.col("entity_type") == "broker")
+        & F.col("key").isin(*QUORUM_KEYS)
+        & (F.coalesce(F.col("source"), F.lit("")) != "DEFAULT_CONFIG")
+        & (F.trim(F.coalesce(F.col("value"), F.lit(""))) != "")
+    )
+    cfg = (
+        c.groupBy("cluster_id", "entity_name")
+        .agg(
+            *[
+                F.max(F.when(F.col("key") == k, F.trim(F.col("value")))).alias(a)
+                for k, a in zip(
+                    QUORUM_KEYS, ("roles", "quorum_voters", "quorum_bootstrap_servers"), strict=True
+                )
+            ]
+        )
+        .select(
+            "cluster_id",
+            try_int("entity_name").alias("node_id"),
+            F.lower(F.regexp_replace(F.col("roles"), " ", "")).alias("roles"),
+            "quorum_voters",
+            "quorum_bootstrap_servers",
+        )
+    )
+    both = files.unionByName(cfg).where(F.col("node_id").isNotNull())
+    empty = lambda c: F.when(F.trim(F.col(c)) != "", F.col(c))  # noqa: E731
+    return both.groupBy("cluster_id", "node_id").agg(
+        F.max(empty("roles")).alias("roles"),
+        F.max(empty("quorum_voters")).alias("quorum_voters"),
+        F.max(empty("quorum_bootstrap_servers")).alias("quorum_bootstrap_servers"),
+    )
+
+
+def controller_nodes(tables):
+    """Per KRaft node that runs the controller: cluster_id, node_id, ``combined`` (it is a
+    broker too). From process.roles (kraft_settings: properties files and DescribeConfigs) and
+    the quorum's voters (DescribeQuorum): a voter that is a registered broker is a combined
+    node (node ids are unique across a KRaft cluster), any other voter a controller-only one."""
+    roles = F.split(F.coalesce(F.col("roles"), F.lit("")), ",")
+    by_roles = (
+        tables.derived(kraft_settings)
+        .where(F.array_contains(roles, "controller"))
+        .select("cluster_id", "node_id", F.array_contains(roles, "broker").alias("combined"))
+    )
+    voters = join(
+        tables.quorum.where(F.col("role") == "voter").select("cluster_id", "node_id"),
+        registered_as(tables, "node_id", "registered"),
+        ["cluster_id", "node_id"],
+        "left",
+    ).select("cluster_id", "node_id", F.col("registered").isNotNull().alias("combined"))
+    return (
+        by_roles.unionByName(voters)
+        .where(F.col("node_id").isNotNull())
+        .groupBy("cluster_id", "node_id")
+        .agg(F.max(F.col("combined").cast("int")).alias("_combined"))
+        .select("cluster_id", "node_id", (F.col("_combined") == 1).alias("combined"))
+    )
+
+
+LEADER_REBALANCE = "auto.leader.rebalance.enable"
+
+
+def leader_rebalance_nodes(tables):
+    """The nodes whose auto.leader.rebalance.enable acts, with their effective value: cluster_id,
+    node_id, role (broker | combined | controller), value, prec (the config layer, SOURCE_NAMES).
+    In ZooKeeper mode (and where the mode is unknown) every broker: the active controller is a
+    broker and reads its own value (KafkaController.onControllerFailover). On KRaft only the
+    controllers read it (ControllerServer: no leader balancing is scheduled in the
+    QuorumController when it is false); a broker-only node's value is inert and left out: a
+    combined node's effective broker-level value, and a controller-only node's value from its
+    collected properties file (configs of entity_type controller), else Kafka's default; a
+    controller known only from the quorum or its roles has value null (not collected)."""
+    mode = tables.derived(cluster_versions).select("cluster_id", "mode")
+    controllers = tables.derived(controller_nodes)
+    kraft = (
+        mode.where(F.col("mode") == "kraft")
+        .select("cluster_id")
+        .unionByName(controllers.select("cluster_id"))
+        .distinct()
+        .withColumn("kraft", F.lit(True))
+    )
+    brokers = join(
+        tables.derived(broker_settings).where(
+            (F.col("key") == LEADER_REBALANCE) & F.col("broker_id").isNotNull()
+        ),
+        kraft,
+        "cluster_id",
+        "left",
+    )
+    zookeeper = brokers.where(F.col("kraft").isNull()).select(
+        "cluster_id", F.col("broker_id").alias("node_id"), F.lit("broker").alias("role"), "value", "prec"
+    )
+    combined = join(
+        brokers.where(F.col("kraft")).select(
+            "cluster_id", F.col("broker_id").alias("node_id"), "value", "prec"
+        ),
+        controllers.where(F.col("combined")).select("cluster_id", "node_id"),
+        ["cluster_id", "node_id"],
+        "left_semi",
+    ).select("cluster_id", "node_id", F.lit("combined").alias("role"), "value", "prec")
+    files = tables.configs.where(F.col("entity_type") == "controller").select(
+        "cluster_id", try_int("entity_name").alias("node_id"), "key", F.trim(F.col("value")).alias("value")
+    )
+    collected = files.select("cluster_id", "node_id").distinct()
+    own = files.where(F.col("key") == LEADER_REBALANCE).select(
+        "cluster_id", "node_id", F.col("value").alias("own")
+    )
+    default = (
+        tables.derived(kafka_defaults)
+        .where(F.col("key") == LEADER_REBALANCE)
+        .select("cluster_id", F.col("value").alias("default"))
+    )
+    controller_only = join(
+        join(collected, own, ["cluster_id", "node_id"], "left"), default, "cluster_id", "left"
+    ).select(
+        "cluster_id",
+        "node_id",
+        F.lit("controller").alias("role"),
+        F.coalesce(F.col("own"), F.col("default"), F.lit("true")).alias("value"),
+        F.when(F.col("own").isNotNull(), F.lit(STATIC)).otherwise(F.lit(KAFKA_DEFAULT)).alias("prec"),
+    )
+    # Controllers known from the quorum or their roles whose configuration was not collected:
+    # counted (value unknown), so a finding never calls the ones it read "every controller".
+    unknown = join(
+        controllers.where(~F.col("combined")).select("cluster_id", "node_id"),
+        collected,
+        ["cluster_id", "node_id"],
+        "left_anti",
+    ).select(
+        "cluster_id",
+        "node_id",
+        F.lit("controller").alias("role"),
+        F.lit(None).cast("string").alias("value"),
+        F.lit(None).cast("int").alias("prec"),
+    )
+    return (
+        zookeeper.unionByName(combined)
+        .unionByName(controller_only)
+        .unionByName(unknown)
+        .where(F.col("node_id").isNotNull())
+    )
+
+
 def cluster_brokers(tables):
     """``broker_counts``, the shared transform (built once per run)."""
     return tables.derived(broker_counts)

@@ -44,6 +44,8 @@ class ClusterBuilder:
                 "consumer_groups",
                 "quorum",
                 "features",
+                "replica_lag",
+                "log_end_offsets",
             )
         }
         self.sources = []
@@ -517,7 +519,10 @@ def search_ingest(fixed=False):
         ("search.query-log", 24),
         ("search.click-feedback", 12),
     ):
-        b.topic(tname, parts, 3)
+        # the query log keeps a day (a short retention under the 7-day segment.ms: DSK008 info)
+        b.topic(
+            tname, parts, 3, configs={"retention.ms": "86400000"} if tname == "search.query-log" else None
+        )
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.groups(["indexer", "query-log-sink", "feedback-trainer"])
     # ~3900 connections per broker (RULES.md: "~4000 connections"): 500 queue slots are too
@@ -595,7 +600,13 @@ def inventory_prod():
         ("inventory.sku-catalog", 6),
         ("inventory.replenishment-orders", 12),
     ):
-        b.topic(tname, parts, 3)
+        # reservations expire within a day: a short retention, as healthy clusters carry (issue 43)
+        b.topic(
+            tname,
+            parts,
+            3,
+            configs={"retention.ms": "86400000"} if tname == "inventory.reservations" else None,
+        )
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.topic("__transaction_state", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.groups(["stock-projector", "reservation-expirer", "replenishment-planner"])
@@ -614,7 +625,17 @@ def inventory_prod():
     # so that CTL008-CTL010 are evaluated in the quick start, not "not evaluated".
     b.quorum(leader=3001, voters=[3001, 3002, 3003], observers=[1, 2, 3, 4, 5, 6], high_watermark=912044)
     b.features(metadata_level=19, metadata_name="3.7-IV4", epoch=1180)
-    b.metrics(std_metrics(16, 0.74, 0.7, 2, 700))
+    # A recovery in progress: broker 4 restarted minutes ago (a rolling patch). Its replicas are
+    # back in every ISR, the leaders they rejoined report ISR expands (one-minute rate, no
+    # shrinks), and the controller has not yet moved leadership back to it (auto leader
+    # rebalancing runs every leader.imbalance.check.interval.seconds).
+    for r in b.t["partitions"]:
+        if r["leader"] == 4:
+            r["leader"], r["leader_epoch"] = r["replicas"][1], r["leader_epoch"] + 1
+    rejoined = {r["leader"] for r in b.t["partitions"] if 4 in r["replicas"]}
+    expands = [("isr_expand_rate", 0.4, "{}"), ("isr_shrink_rate", 0.0, "{}")]
+    base = std_metrics(16, 0.74, 0.7, 2, 700)
+    b.metrics(lambda bid: base(bid) + (expands if bid in rejoined else []))
     return b, [
         ("admin", "kafka-1.inventory.internal:9092"),
         ("kraft", "kafka-1.inventory.internal:9092"),
@@ -650,8 +671,14 @@ def notifications_msk():
             "unclean.leader.election.enable": "false",
         },
     )
+    # push notifications are stale after 3 hours; email keeps a generous 100 GB size cap per
+    # partition under its 7-day retention (a guard, more than the disk: DSK009 info)
+    topic_configs = {
+        "notifications.push": {"retention.ms": "10800000"},
+        "notifications.email": {"retention.bytes": "100000000000"},
+    }
     for tname, parts in (("notifications.email", 12), ("notifications.push", 24), ("notifications.sms", 6)):
-        b.topic(tname, parts, 3)
+        b.topic(tname, parts, 3, configs=topic_configs.get(tname))
     b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
     b.groups(["email-sender", "push-dispatcher", "sms-gateway"])
     b.clients([("apache-kafka-java", "3.7.1", 45)])
@@ -675,7 +702,223 @@ def notifications_msk():
     ]
 
 
-BUILDERS = (payments_msk, logistics_jbod, ads_zk_legacy, search_ingest, inventory_prod, notifications_msk)
+# When the busy cluster's brokers were scraped twice (collect scrapes a URL that exports log end
+# offsets a second time, SECOND_SCRAPE_AFTER seconds later): broker b's scrapes are taken 0.8 s after
+# broker b-1's, as a scraper works through the brokers.
+SCRAPES_MS = (1795327195000, 1795327200000)
+
+
+def replication_in_flight(b, rates, *, lag=None, scrapes=SCRAPES_MS, skew_ms=800):
+    """Each replica's log end offset in two scrapes (log_end_offsets rows) and each follower's
+    ConsumerLag (replica_lag rows) of a busy, healthy cluster: every partition appends
+    ``rates[topic]`` records/s; the leader's log end is where the partition is at its broker's scrape
+    time; a follower is 0-5 records behind it at its own (later) scrape: replication in flight, the
+    records of its last fetch round trip. ``lag``: {(topic, partition, follower): records} behind for
+    good (none in a healthy cluster). Every in-sync follower's ConsumerLag is 0: the leader's high
+    watermark never passes it (Partition.maybeIncrementLeaderHW)."""
+    lag = lag or {}
+    for r in b.t["partitions"]:
+        rate = rates[r["topic"]]
+        base = b.rng.randrange(50_000, 5_000_000)
+        for start in scrapes:
+            for n, bid in enumerate(r["replicas"]):
+                at = start + skew_ms * (bid - 1)
+                leo = base + int(rate * (at - scrapes[0]) / 1000)  # the partition's log end at that moment
+                behind = (
+                    0 if n == 0 else b.rng.randrange(0, 6) + lag.get((r["topic"], r["partition"], bid), 0)
+                )
+                b.t["log_end_offsets"].append(
+                    {
+                        "broker_id": bid,
+                        "topic": r["topic"],
+                        "partition": r["partition"],
+                        "log_end_offset": max(leo - behind, 0),
+                        "scraped_at_ms": at,
+                    }
+                )
+        for bid in r["replicas"][1:]:
+            b.t["replica_lag"].append(
+                {
+                    "broker_id": bid,
+                    "topic": r["topic"],
+                    "partition": r["partition"],
+                    "leader_id": r["leader"],
+                    "lag": lag.get((r["topic"], r["partition"], bid), 0),
+                }
+            )
+
+
+def checkout_prod():
+    """Healthy and busy: KRaft 3.7, 6 brokers over 3 racks, 3 dedicated controllers caught up; every
+    follower a few records behind its leader in two scrapes seconds apart (replication in flight);
+    broker 6 restarted minutes ago and is back in every ISR (its leaders' ISRs expanded, none shrank);
+    busy threads (idle near 0.4, still above saturation); short-retention topics; transactions."""
+    b = ClusterBuilder(
+        "Ch3ck0utPr0dKr4ftBusyQ",
+        "checkout-prod",
+        seed=7,
+        environment="prod",
+        tier="tier-1",
+        platform="apache",
+        kafka_version="3.7.1",
+        metadata_mode="kraft",
+        az_count=3,
+    )
+    b.brokers(
+        [1, 2, 3, 4, 5, 6],
+        racks=["euw1-az1", "euw1-az2", "euw1-az3"],
+        cores=16,
+        version="3.7.1",
+        host_fmt="kafka-{id}.checkout.internal",
+        static={
+            "num.network.threads": "8",
+            "num.io.threads": "16",
+            "queued.max.requests": "500",
+            "num.replica.fetchers": "4",
+            "default.replication.factor": "3",
+            "min.insync.replicas": "2",
+            "auto.create.topics.enable": "false",
+            "offsets.topic.replication.factor": "3",
+            "transaction.state.log.replication.factor": "3",
+            "transaction.state.log.min.isr": "2",
+        },
+    )
+    rates = {  # records per second per partition
+        "checkout.orders": 40,
+        "checkout.payments": 25,
+        "checkout.cart-events": 220,  # a 1 h replay buffer for the cart service
+        "checkout.clickstream": 450,
+        "checkout.order-state": 30,  # compacted: the latest state per order id
+        "__consumer_offsets": 12,  # offset commits
+        "__transaction_state": 3,
+    }
+    b.topic("checkout.orders", 24, 3, configs={"retention.ms": "604800000"})
+    b.topic("checkout.payments", 12, 3, configs={"retention.ms": "1209600000"})
+    b.topic("checkout.cart-events", 24, 3, configs={"retention.ms": "3600000", "segment.ms": "600000"})
+    b.topic("checkout.clickstream", 24, 3, configs={"retention.ms": "21600000", "segment.ms": "3600000"})
+    b.topic(
+        "checkout.order-state", 12, 3, configs={"cleanup.policy": "compact", "min.compaction.lag.ms": "60000"}
+    )
+    b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
+    b.topic("__transaction_state", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
+    b.groups(
+        [
+            "order-fulfilment",
+            "payment-reconciler",
+            "cart-abandonment",
+            "clickstream-sessionizer",
+            "order-state-api",
+        ]
+    )
+    b.clients([("apache-kafka-java", "3.7.1", 260), ("librdkafka", "2.6.1", 140)])
+    b.t["controller"].append(
+        {
+            "mode": "kraft",
+            "controller_id": 4001,
+            "controller_epoch": 9,
+            "voters": [4001, 4002, 4003],
+            "reassignment_pending": False,
+        }
+    )
+    # Three dedicated controllers, all caught up: the followers a few records behind the high watermark.
+    b.quorum(
+        leader=4001,
+        voters=[4001, 4002, 4003],
+        observers=[1, 2, 3, 4, 5, 6],
+        high_watermark=2413920,
+        behind={4002: 2, 4003: 4, 6: 9},
+    )
+    b.features(metadata_level=19, metadata_name="3.7-IV4", epoch=2204)
+    replication_in_flight(b, rates)
+    # Broker 6 restarted a few minutes ago and rejoined every ISR it belongs to: the leaders of the
+    # partitions it follows expanded their ISRs (the meters' one-minute rate, decaying), none shrank.
+    follows_6 = {r["leader"] for r in b.t["partitions"] if 6 in r["replicas"] and r["leader"] != 6}
+    busy = std_metrics(16, 0.41, 0.37, 9, 1400, cpu=48.0)
+
+    def per_broker(bid):
+        return [
+            *busy(bid),
+            ("isr_shrink_rate", 0.0, "{}"),
+            ("isr_expand_rate", 0.11 if bid in follows_6 else 0.0, "{}"),
+            ("under_min_isr_partition_count", 0, "{}"),
+        ]
+
+    b.metrics(per_broker)
+    # The controllers' own gauges (QuorumControllerMetrics): 1 on the quorum leader, 0 on the others.
+    for node in (4001, 4002, 4003):
+        for name, value in (
+            ("active_controller_count", 1 if node == 4001 else 0),
+            ("offline_partitions_count", 0),
+        ):
+            b.t["metrics"].append({"broker_id": node, "name": name, "labels": "{}", "value": float(value)})
+    return b, [
+        ("admin", "kafka-1.checkout.internal:9092"),
+        ("kraft", "kafka-1.checkout.internal:9092"),
+        ("metrics", "kafka-1.checkout.internal:7071"),
+    ]
+
+
+def sandbox_dev():
+    """A dev KRaft cluster with one controller (node 9990) and three brokers: the brokers can restart
+    one at a time, the controller only as a metadata outage (MNT005 at warning, preflight "outage")."""
+    b = ClusterBuilder(
+        "S4ndb0xD3vKr4ft1Ctl0Az",
+        "sandbox-dev",
+        seed=8,
+        environment="dev",
+        tier="tier-3",
+        platform="apache",
+        kafka_version="3.9.0",
+        metadata_mode="kraft",
+        az_count=1,
+    )
+    b.brokers(
+        [1, 2, 3],
+        racks=[],
+        cores=4,
+        version="3.9.0",
+        host_fmt="sandbox-kafka-{id}.dev.internal",
+        static={
+            "num.network.threads": "3",
+            "num.io.threads": "8",
+            "default.replication.factor": "3",
+            "min.insync.replicas": "2",
+        },
+    )
+    b.topic("sandbox.orders", 6, 3)
+    b.topic("sandbox.events", 6, 3)
+    b.topic("__consumer_offsets", 50, 3, internal=True, configs={"cleanup.policy": "compact"})
+    b.groups(["sandbox-orders-dev", "sandbox-events-dev"])
+    b.clients([("apache-kafka-java", "3.9.0", 8)])
+    b.t["controller"].append(
+        {
+            "mode": "kraft",
+            "controller_id": 9990,
+            "controller_epoch": 2,
+            "voters": [9990],
+            "reassignment_pending": False,
+        }
+    )
+    b.quorum(leader=9990, voters=[9990], observers=[1, 2, 3], high_watermark=48211)
+    b.features(metadata_level=21, metadata_name="3.9-IV0", epoch=31)
+    b.metrics(std_metrics(4, 0.92, 0.9, 0, 12, cpu=6.0))
+    return b, [
+        ("admin", "sandbox-kafka-1.dev.internal:9092"),
+        ("kraft", "sandbox-kafka-1.dev.internal:9092"),
+        ("metrics", "sandbox-kafka-1.dev.internal:7071"),
+    ]
+
+
+BUILDERS = (
+    payments_msk,
+    logistics_jbod,
+    ads_zk_legacy,
+    search_ingest,
+    inventory_prod,
+    notifications_msk,
+    checkout_prod,
+    sandbox_dev,
+)
 
 
 def main(root: Path = ROOT) -> None:

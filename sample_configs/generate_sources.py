@@ -16,9 +16,13 @@ Per cluster (``sources/<cluster>/``):
   (in ads-zk-legacy that includes broker 5, which is down: its registration is gone from
   ZooKeeper, so the snapshot's ``brokers`` table lists only 1-4).
 * ``metrics.prom``: one scrape per broker in JMX exporter text (the jmx_exporter example
-  config's lowercased Kafka names, the JVM's ``java_lang_OperatingSystem_*``), each sample
+  config's lowercased Kafka names, the JVM's ``java_lang_OperatingSystem_*``, the
+  ReplicaManager ISR meters' one-minute rates in jmx_exporter's default naming), each sample
   labelled ``broker_id`` as a Prometheus relabel rule adds it. Connection counts are split
-  over the broker's network processors, as Kafka reports them.
+  over the broker's network processors, as Kafka reports them. Where the snapshot has the
+  replicas' log end offsets and the followers' ConsumerLag (checkout-prod), they are in it
+  too, the log end offsets with the scrape's timestamp; ``metrics-2.prom`` holds the second
+  scrape's log end offsets, so that collecting both files gives the two scrapes MNT006 reads.
 * ``zookeeper.json`` (ZooKeeper-mode clusters only: payments-msk, logistics-jbod,
   ads-zk-legacy): the cluster's ZooKeeper tree as that Kafka version writes it, so that
   collecting it reproduces the snapshot's brokers (registration), topics, partitions,
@@ -120,7 +124,54 @@ _SAMPLES = {
         "untyped",
         "SystemCpuLoad (java.lang<type=OperatingSystem><>SystemCpuLoad)",
     ),
+    # jmx_exporter's example config: the meter's OneMinuteRate, the bean's name as a label.
+    "isr_shrink_rate": (
+        "kafka_server_replicamanager_oneminuterate",
+        "gauge",
+        "Attribute exposed for management kafka.server:name=IsrShrinksPerSec,type=ReplicaManager,"
+        "attribute=OneMinuteRate",
+        {"name": "IsrShrinksPerSec"},
+    ),
+    "isr_expand_rate": (
+        "kafka_server_replicamanager_oneminuterate",
+        "gauge",
+        "Attribute exposed for management kafka.server:name=IsrExpandsPerSec,type=ReplicaManager,"
+        "attribute=OneMinuteRate",
+        {"name": "IsrExpandsPerSec"},
+    ),
+    # kafka-2_0_0.yml / Strimzi's generic gauge rule (lowercased)
+    "under_min_isr_partition_count": (
+        "kafka_server_replicamanager_underminisrpartitioncount",
+        "gauge",
+        "Attribute exposed for management kafka.server:name=UnderMinIsrPartitionCount,type=ReplicaManager,"
+        "attribute=Value",
+    ),
+    "active_controller_count": (
+        "kafka_controller_kafkacontroller_activecontrollercount",
+        "gauge",
+        "Attribute exposed for management kafka.controller:name=ActiveControllerCount,type=KafkaController,"
+        "attribute=Value",
+    ),
+    "offline_partitions_count": (
+        "kafka_controller_kafkacontroller_offlinepartitionscount",
+        "gauge",
+        "Attribute exposed for management kafka.controller:name=OfflinePartitionsCount,type=KafkaController,"
+        "attribute=Value",
+    ),
 }
+# Each replica's log end offset and each follower's fetcher lag (kafka-2_0_0.yml / Strimzi naming): the
+# samples carry the scrape's timestamp (ms), as a saved or federated scrape does, so that the two scrapes
+# of the busy sample cluster (metrics.prom, metrics-2.prom) stay two scrapes when collected.
+_LOG_END_OFFSET = (
+    "kafka_log_log_logendoffset",
+    "gauge",
+    "Attribute exposed for management kafka.log:name=LogEndOffset,type=Log,attribute=Value",
+)
+_CONSUMER_LAG = (
+    "kafka_server_fetcherlagmetrics_consumerlag",
+    "gauge",
+    "Attribute exposed for management kafka.server:name=ConsumerLag,type=FetcherLagMetrics,attribute=Value",
+)
 _CONNECTIONS = (
     "kafka_server_socketservermetrics_connection_count",
     "gauge",
@@ -171,9 +222,11 @@ def metrics_text(t: dict[str, list[dict]], threads: dict[int, int]) -> str:
                     + _num(n)
                 )
             continue
-        sample, _typ, _help = _SAMPLES[m["name"]]
+        sample, _typ, _help, *extra = _SAMPLES[m["name"]]
         value = m["value"] / 100.0 if m["name"] == "cpu_user_system_percent" else m["value"]
-        by_metric[m["name"]].append(sample + _labels({"broker_id": bid, **labels}) + " " + _num(value))
+        by_metric[m["name"]].append(
+            sample + _labels({"broker_id": bid, **(extra[0] if extra else {}), **labels}) + " " + _num(value)
+        )
     for c in t["client_software"]:
         bid = c["broker_id"]
         for proc, n in enumerate(_split(c["connections"], threads.get(bid, 1))):
@@ -192,16 +245,59 @@ def metrics_text(t: dict[str, list[dict]], threads: dict[int, int]) -> str:
                     + " "
                     + _num(n)
                 )
+    for r in t.get("replica_lag", []):
+        by_metric["replica_lag"].append(
+            _CONSUMER_LAG[0]
+            + _labels(
+                {
+                    "broker_id": r["broker_id"],
+                    "clientId": f"ReplicaFetcherThread-0-{r['leader_id']}",
+                    "topic": r["topic"],
+                    "partition": r["partition"],
+                }
+            )
+            + " "
+            + _num(r["lag"])
+        )
+    by_metric.update(log_end_offset_lines(t, first=True))
+    return family_text(by_metric)
+
+
+def log_end_offset_lines(t: dict[str, list[dict]], *, first: bool) -> dict[str, list[str]]:
+    """The log end offset samples of each broker's first (or second) scrape, each with its timestamp."""
+    scrapes: dict[int, list[int]] = defaultdict(list)
+    for r in t.get("log_end_offsets", []):
+        if r["scraped_at_ms"] not in scrapes[r["broker_id"]]:
+            scrapes[r["broker_id"]].append(r["scraped_at_ms"])
+    lines = [
+        _LOG_END_OFFSET[0]
+        + _labels({"broker_id": r["broker_id"], "topic": r["topic"], "partition": r["partition"]})
+        + f" {_num(r['log_end_offset'])} {r['scraped_at_ms']}"
+        for r in t.get("log_end_offsets", [])
+        if r["scraped_at_ms"] == sorted(scrapes[r["broker_id"]])[0 if first else -1]
+    ]
+    return {"log_end_offsets": lines} if lines else {}
+
+
+def family_text(by_metric: dict[str, list[str]]) -> str:
     out = []
+    seen = set()
     for name, lines in by_metric.items():
-        sample, typ, help_ = (
+        sample, typ, help_, *_ = (
             _CONNECTIONS
             if name == "connection_count"
             else _SOFTWARE
             if name == "client_software"
+            else _CONSUMER_LAG
+            if name == "replica_lag"
+            else _LOG_END_OFFSET
+            if name == "log_end_offsets"
             else _SAMPLES[name]
         )
-        out += [f"# HELP {sample} {help_}", f"# TYPE {sample} {typ}", *lines]
+        if sample not in seen:  # one HELP/TYPE per family (the two ISR meters share one)
+            out += [f"# HELP {sample} {help_}", f"# TYPE {sample} {typ}"]
+            seen.add(sample)
+        out += lines
     return "\n".join(out) + "\n"
 
 
@@ -380,6 +476,8 @@ def cluster_files(build) -> tuple[str, dict[str, str]]:
     }
     if t["metrics"]:
         files["metrics.prom"] = metrics_text(t, threads)
+    if t.get("log_end_offsets"):  # the second scrape of each broker: its log end offsets (MNT006)
+        files["metrics-2.prom"] = family_text(log_end_offset_lines(t, first=False))
     if builder.cluster.get("metadata_mode") == "zookeeper":
         files["zookeeper.json"] = dump_text(zookeeper_dump(builder, sources))
     return name, files

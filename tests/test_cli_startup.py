@@ -35,7 +35,18 @@ print(json.dumps([code, sorted(set(sys.modules) - before)]), file=sys.stderr)
 # What every command imports: the CLI framework (typer vendors click; rich formats --help).
 FRAMEWORK = {"typer", "rich", "shellingham", "annotated_doc", "auditor"}
 # Never on a path that does not start Spark, call AWS or read ZooKeeper, nor for options.
-HEAVY = {"pyspark", "py4j", "boto3", "botocore", "kazoo", "pydantic", "pydantic_core", "jinja2"}
+HEAVY = {
+    "pyspark",
+    "py4j",
+    "boto3",
+    "botocore",
+    "kazoo",
+    "pydantic",
+    "pydantic_core",
+    "jinja2",
+    "mcp",
+    "mcp_types",
+}
 NETWORK_COLLECTORS = (
     "auditor.collectors.zookeeper",
     "auditor.collectors.admin",
@@ -97,6 +108,7 @@ def test_lint_imports_what_it_uses_and_nothing_else(tmp_path):
     assert not ours & _other_commands("lint")
     assert not {m for m in ours if m.startswith(NETWORK_COLLECTORS)}
     assert "auditor.engine.spark_engine" not in ours and "auditor.commands" not in ours
+    assert not {m for m in ours if m.startswith("auditor.mcp")}
 
 
 def test_check_and_rules_import_no_option_machinery_nor_what_they_do_not_run(tmp_path):

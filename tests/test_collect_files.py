@@ -113,14 +113,23 @@ def test_directory_and_kraft_node_id(tmp_path):
     r = collect_broker_configs([str(tmp_path)])
     assert r.errors == []
     assert sorted(b["broker_id"] for b in r.tables["brokers"]) == [1, 2, 3]
-    assert {c["entity_name"] for c in r.tables["configs"]} == {"1", "2", "3"}
+    assert {c["entity_name"] for c in r.tables["configs"] if c["entity_type"] == "broker"} == {"1", "2", "3"}
+    # the controller's settings are its own (CFG006 reads auto.leader.rebalance.enable there), never a broker's
+    assert {
+        (c["entity_type"], c["entity_name"], c["key"])
+        for c in r.tables["configs"]
+        if c["entity_name"] == "3001"
+    } == {
+        ("controller", "3001", "process.roles"),
+        ("controller", "3001", "node.id"),
+    }
     assert [(s["status"], s["kind"]) for s in r.sources] == [
         ("ok", "broker"),
         ("ok", "broker"),
         ("ok", "combined"),
         ("ok", "controller"),
     ]
-    # The controller is read for its quorum settings only (tests/test_collect_kraft.py).
+    # The controller's quorum settings (tests/test_collect_kraft.py).
     assert sorted((n["node_id"], n["process_roles"]) for n in r.tables["kraft_nodes"]) == [
         (2, ["broker"]),
         (3, ["broker", "controller"]),

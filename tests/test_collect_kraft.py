@@ -517,6 +517,7 @@ def test_controller_files_give_kraft_nodes_not_brokers(tmp_path):
     dynamic.write_text(
         "process.roles = controller\nnode.id: 3002\n"
         "controller.quorum.bootstrap.servers=c1:9093,c2:9093,c3:9093\n"
+        "controller.quorum.fetch.timeout.ms=4000\n"
     )
     combined = tmp_path / "server.properties"
     combined.write_text(
@@ -532,6 +533,7 @@ def test_controller_files_give_kraft_nodes_not_brokers(tmp_path):
             "quorum_voters": "3001@c1:9093,3002@c2:9093,3003@c3:9093",
             "quorum_bootstrap_servers": None,
             "file": str(static),
+            "quorum_fetch_timeout_ms": None,  # not set: Kafka's default 2000
         },
         {
             "node_id": 3002,
@@ -539,6 +541,7 @@ def test_controller_files_give_kraft_nodes_not_brokers(tmp_path):
             "quorum_voters": None,
             "quorum_bootstrap_servers": "c1:9093,c2:9093,c3:9093",
             "file": str(dynamic),
+            "quorum_fetch_timeout_ms": 4000,  # the node's own (MNT005 judges its restart with it)
         },
         {
             "node_id": 1,
@@ -546,10 +549,15 @@ def test_controller_files_give_kraft_nodes_not_brokers(tmp_path):
             "quorum_voters": "1@k1:9093",
             "quorum_bootstrap_servers": None,
             "file": str(combined),
+            "quorum_fetch_timeout_ms": None,
         },
     ]
     assert [b["broker_id"] for b in r.tables["brokers"]] == [1]  # controllers are never brokers
-    assert {c["entity_name"] for c in r.tables["configs"]} == {"1"}
+    assert {c["entity_name"] for c in r.tables["configs"] if c["entity_type"] == "broker"} == {"1"}
+    assert {c["entity_name"] for c in r.tables["configs"] if c["entity_type"] == "controller"} == {
+        "3001",
+        "3002",
+    }
     assert [e["message"] for e in r.errors] == [f"{noid}: no broker.id (or node.id for KRaft) set"]
     kinds = {s["target"]: (s["status"], s.get("kind")) for s in r.sources}
     assert kinds[str(static)] == ("ok", "controller") and kinds[str(combined)] == ("ok", "combined")
@@ -560,7 +568,8 @@ def test_stock_kafka_kraft_files():
     ctl = collect_broker_configs(
         [str(real_input("properties/apache-kafka-3.7.0-kraft-controller.properties"))]
     )
-    assert ctl.errors == [] and not ctl.tables.get("brokers") and not ctl.tables.get("configs")
+    assert ctl.errors == [] and not ctl.tables.get("brokers")
+    assert {c["entity_type"] for c in ctl.tables["configs"]} == {"controller"}  # never a broker's settings
     assert [(n["node_id"], n["process_roles"], n["quorum_voters"]) for n in ctl.tables["kraft_nodes"]] == [
         (1, ["controller"], "1@localhost:9093")
     ]

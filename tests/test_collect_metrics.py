@@ -798,3 +798,100 @@ def test_log_sizes_alone_are_not_a_usable_scrape():
     )
     r = parse_metrics(text, "b.prom", broker_hint=1)
     assert "log_end_offsets" not in r.tables and len(r.errors) == 1
+
+
+# Two scrapes (MNT006: a follower's gap is lag only when it persists into a second scrape).
+def test_a_url_with_log_end_offsets_is_scraped_twice_and_both_are_kept():
+    """A real HTTP server whose log end offset advances between requests: the first round scrapes
+    every URL once, then the URLs that had log end offsets are scraped once more after
+    SECOND_SCRAPE_AFTER seconds (here a recorded sleep), and both scrapes' rows are kept, each
+    with its own time. A URL without log end offsets is not scraped again."""
+    served = {"/leo": 0, "/plain": 0}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            served[self.path] += 1
+            leo = 5000 + 40 * served[self.path]
+            body = (
+                f'kafka_log_Log_Value{{name="LogEndOffset",topic="orders",partition="0",}} {leo}.0\n'
+                if self.path == "/leo"
+                else "kafka_network_requestchannel_requestqueuesize{} 3\n"
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    slept = []
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        r = collect_metrics(
+            [f"broker_id=1:{base}/leo", f"broker_id=2:{base}/plain"], timeout=5, sleep=slept.append
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert served == {"/leo": 2, "/plain": 1} and slept == [5.0]
+    rows = sorted(r.tables["log_end_offsets"], key=lambda x: x["scraped_at_ms"])
+    assert [x["log_end_offset"] for x in rows] == [5040, 5080]
+    assert rows[0]["scraped_at_ms"] <= rows[1]["scraped_at_ms"]
+    assert len(_rows(r, "metrics")) == 1  # the second scrape's other samples are not read again
+    (leo_source,) = [s for s in r.sources if s["target"].endswith("/leo")]
+    assert leo_source["status"] == "ok" and leo_source["scrapes"] == 2
+
+
+def test_a_failed_second_scrape_is_a_warning_and_the_first_stands():
+    calls = []
+
+    def fetcher(url, timeout):
+        calls.append(url)
+        if len(calls) > 1:
+            raise TimeoutError("slow")
+        return 'kafka_log_Log_Value{name="LogEndOffset",topic="t",partition="0",} 9.0\n'
+
+    r = collect_metrics(
+        ["broker_id=3:http://kafka-3.test:7071/metrics"], fetcher=fetcher, sleep=lambda s: None
+    )
+    assert len(calls) == 2 and r.errors == []
+    assert [x["log_end_offset"] for x in r.tables["log_end_offsets"]] == [9]
+    assert "second scrape failed (timed out" in r.warnings[0] and r.sources[0]["status"] == "warning"
+
+
+def test_two_files_of_one_broker_are_two_scrapes_by_their_modification_times(tmp_path):
+    import os
+
+    first, second = tmp_path / "b1-0600.prom", tmp_path / "b1-0601.prom"
+    first.write_text('kafka_log_Log_Value{name="LogEndOffset",topic="t",partition="0",} 100.0\n')
+    second.write_text('kafka_log_Log_Value{name="LogEndOffset",topic="t",partition="0",} 160.0\n')
+    os.utime(first, ns=(1_795_327_200_000_000_000, 1_795_327_200_000_000_000))
+    os.utime(second, ns=(1_795_327_260_000_000_000, 1_795_327_260_000_000_000))
+    slept = []
+    r = collect_metrics([f"broker_id=1:{first}", f"broker_id=1:{second}"], sleep=slept.append)
+    assert slept == []  # files are never scraped again
+    assert sorted((x["scraped_at_ms"], x["log_end_offset"]) for x in r.tables["log_end_offsets"]) == [
+        (1_795_327_200_000, 100),
+        (1_795_327_260_000, 160),
+    ]
+    # The collect step keeps each scrape's rows (its key includes the scrape time).
+    from auditor.collectors.collect import collect
+
+    _manifest, tables = collect(Sources(metrics=(f"broker_id=1:{first}", f"broker_id=1:{second}")))
+    assert sorted(x["log_end_offset"] for x in tables["log_end_offsets"]) == [100, 160]
+
+
+def test_a_log_end_offsets_own_timestamp_is_its_scrape_time(tmp_path):
+    """A saved or federated scrape carries each sample's timestamp (ms in the text format): it wins
+    over the file's modification time, so two saved scrapes of a broker stay two scrapes."""
+    first, second = tmp_path / "a.prom", tmp_path / "b.prom"
+    first.write_text('kafka_log_log_logendoffset{topic="t",partition="0",} 100.0 1795327200000\n')
+    second.write_text('kafka_log_log_logendoffset{topic="t",partition="0",} 160.0 1795327205000\n')
+    r = collect_metrics([f"broker_id=4:{first}", f"broker_id=4:{second}"])
+    assert sorted((x["scraped_at_ms"], x["log_end_offset"]) for x in r.tables["log_end_offsets"]) == [
+        (1_795_327_200_000, 100),
+        (1_795_327_205_000, 160),
+    ]

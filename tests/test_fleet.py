@@ -142,7 +142,7 @@ def test_sample_fleet_on_duckdb_writes_partitioned_findings_and_summary(tmp_path
     by_name = {c["name"]: c for c in summary["clusters"]}
     assert by_name["inventory-prod"]["grade"] == "A" and by_name["ads-zk-legacy"]["counts"]["critical"] >= 1
     assert summary["totals"]["total"] == len(rows)
-    assert "fleet audit 2026-11-15 on duckdb: 6 cluster(s)" in p.stdout
+    assert "fleet audit 2026-11-15 on duckdb: 8 cluster(s)" in p.stdout
     # The text summary names the first findings of each rule (the README's main job).
     assert "payments-msk  topic __consumer_offsets: min.insync.replicas=3" in p.stdout
     assert "ads-zk-legacy  partition __consumer_offsets-17: no leader" in p.stdout
@@ -152,7 +152,7 @@ def test_fleet_html_report_counts_every_finding_but_lists_the_top(tmp_path):
     html = tmp_path / "fleet.html"
     p = _cli("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--top", "2", "--html", html, "--format", "json")
     assert p.returncode == 1, p.stderr
-    assert f"kafka-audit: {html}: fleet HTML report of 6 cluster(s) written" in p.stderr  # issue 38
+    assert f"kafka-audit: {html}: fleet HTML report of 8 cluster(s) written" in p.stderr  # issue 38
     doc = json.loads(p.stdout)
     page = html.read_text()
     # PAR005 is 12 findings (6 topics of ads-zk-legacy under broker 5, 6 of logistics-jbod under
@@ -419,7 +419,7 @@ def test_fleet_job_on_a_standalone_spark_cluster_via_spark_submit(tmp_path):
             timeout=600,
         )
         assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-4000:]
-        assert "fleet audit 2026-11-22 on spark: 6 cluster(s)" in p.stdout
+        assert "fleet audit 2026-11-22 on spark: 8 cluster(s)" in p.stdout
         rows = _read_findings(out / "run_date=2026-11-22")
         assert {r[:4] for r in rows} == {("ads-zk-legacy", "CTL004", "partition", "ads.impressions-4")}
         # The job ran on the cluster: the worker launched an executor for it.

@@ -140,6 +140,7 @@ def test_findings_and_reports_never_reach_the_engine_or_the_rules():
         "auditor.registry",
         "auditor.collectors",
         "auditor.cli",
+        "auditor.mcp",
         "auditor.commands",
         "auditor.lint",
         "auditor.commands.preflight",
@@ -155,10 +156,13 @@ def test_findings_and_reports_never_reach_the_engine_or_the_rules():
 # The floors above the engine, top to bottom: a module may import its own floor and those below,
 # never one above (commands on top; collectors -> snapshot -> engine/checks -> findings -> render).
 ABOVE = {
-    "auditor.commands": ("auditor.cli",),
-    "auditor.lint": ("auditor.cli", "auditor.commands"),
+    # the two faces of the commands, side by side: neither imports the other
+    "auditor.mcp": ("auditor.cli",),
+    "auditor.commands": ("auditor.cli", "auditor.mcp"),
+    "auditor.lint": ("auditor.cli", "auditor.mcp", "auditor.commands"),
     "auditor.engine": (
         "auditor.cli",
+        "auditor.mcp",
         "auditor.commands",
         "auditor.lint",
         "auditor.collectors",
@@ -166,6 +170,7 @@ ABOVE = {
     ),
     "auditor.collectors": (
         "auditor.cli",
+        "auditor.mcp",
         "auditor.commands",
         "auditor.lint",
         "auditor.engine",
@@ -175,12 +180,20 @@ ABOVE = {
     ),
     "auditor.snapshot": (
         "auditor.cli",
+        "auditor.mcp",
         "auditor.commands",
         "auditor.lint",
         "auditor.engine",
         "auditor.collectors",
     ),
-    "checks": ("auditor.cli", "auditor.commands", "auditor.lint", "auditor.engine", "auditor.collectors"),
+    "checks": (
+        "auditor.cli",
+        "auditor.mcp",
+        "auditor.commands",
+        "auditor.lint",
+        "auditor.engine",
+        "auditor.collectors",
+    ),
 }
 
 

@@ -43,6 +43,8 @@ def test_the_fleet_and_variant_are_all_there(fired):
         "search-ingest",
         "inventory-prod",
         "notifications-msk",
+        "checkout-prod",
+        "sandbox-dev",
         "search-ingest-fixed",
     }
 
@@ -80,7 +82,7 @@ def test_incident_1_payments_msk_is_not_a_broker_problem(fired):
     assert fired["payments-msk"] == {}
 
 
-@pytest.mark.parametrize("cluster", ["inventory-prod", "notifications-msk"])
+@pytest.mark.parametrize("cluster", ["inventory-prod", "notifications-msk", "checkout-prod"])
 def test_healthy_clusters_fire_none(fired, cluster):
     """Healthy clusters have single log dirs too, but DSK005 stays quiet when every topic has
     RF >= 3 and the brokers span several racks (RULES.md: acceptable then)."""

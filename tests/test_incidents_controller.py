@@ -37,6 +37,8 @@ CLUSTERS = (
     "search-ingest",
     "inventory-prod",
     "notifications-msk",
+    "checkout-prod",
+    "sandbox-dev",
 )
 
 
@@ -106,15 +108,37 @@ def test_incident3_fires_the_split_brain_rules(audit):
         assert not fired[(c, rule)], rule
 
 
-def test_incident3_divergence_is_critical_because_the_epochs_name_the_stale_view(audit):
-    """ZooKeeper holds leader 5 at leader epoch 5, the brokers serve leader 4 at epoch 4: the
-    leaders differ and the lower epoch is the brokers', so CTL002 is critical (an ISR-only
-    difference would be a warning: checks/cases/CTL002.yaml)."""
+def test_incident3_zookeeper_is_the_stale_view_and_no_failover_comes_first(audit):
+    """Issue 42's named case: ZooKeeper holds leader 5 (not registered), ISR [5], written at
+    controller epoch 42 while /controller_epoch is 41; the brokers serve leader 4, ISR [1, 4]. The
+    znode was not written by the current controller, so ZooKeeper is the stale view (its higher
+    leader epoch does not make the brokers stale). A controller failover would load ISR [5], find
+    no live member and, unclean election off, take the partition offline: CTL002, CTL003 and CTL004
+    each say so, and none recommends a failover before the znode holds what the brokers serve."""
     _, by_key = audit
     finding = by_key[("ads-zk-legacy", "CTL002", "ads.impressions-4")]
     assert finding.severity == "critical"
-    assert finding.evidence["stale_view"] == "brokers"
-    assert "the brokers serve a stale leader" in finding.message
+    e = finding.evidence
+    assert (e["stale_view"], e["stale_by"], e["zookeeper_controller_epoch"], e["controller_epoch"]) == (
+        "zookeeper",
+        "controller_epoch",
+        42,
+        41,
+    )
+    assert e["zookeeper_isr_registered"] == [] and e["failover"] == "offline"
+    m = finding.message
+    assert "ZooKeeper's state is the stale view" in m and "the brokers serve a stale leader" not in m
+    assert "Do not fail the controller over first" in m and "takes the partition offline" in m
+    # The safe order: the znode first (the served leader 4 and ISR [1,4], current controller epoch 41),
+    # the failover only after it.
+    write = m.index(
+        'set /brokers/topics/ads.impressions/partitions/4/state \'{"controller_epoch":41,"leader":4,'
+    )
+    assert '"isr":[1,4]}' in m and write < m.index("2. then fail the controller over")
+    for rule in ("CTL003", "CTL004"):
+        f = by_key[("ads-zk-legacy", rule, "ads.impressions-4")]
+        assert f.evidence["failover"] == "offline" and "takes the partition offline" in f.message, rule
+        assert "first (CTL002)" in f.message, rule
 
 
 def test_incident3_lists_the_groups_that_lost_their_coordinator(audit):
@@ -184,18 +208,35 @@ def test_incident2_failed_disk_shows_offline_and_under_replicated_partitions(aud
 # ---- everything else stays quiet --------------------------------------------------------
 
 
-@pytest.mark.parametrize("cluster", ["inventory-prod", "notifications-msk", "payments-msk", "search-ingest"])
+@pytest.mark.parametrize("cluster", ["notifications-msk", "payments-msk", "search-ingest"])
 def test_other_clusters_fire_none_of_these_rules(audit, cluster):
     fired, _ = audit
     assert {rule: fired[(cluster, rule)] for rule in RULES if fired[(cluster, rule)]} == {}
 
 
+def test_inventory_prod_recovering_from_a_restart_is_only_told_about_leadership(audit):
+    """Healthy, with a recovery in progress: broker 4 restarted minutes ago, its replicas are back
+    in every ISR and the controller has not moved leadership back yet. PAR007 says so at info
+    (Kafka's default auto.leader.rebalance.enable heals it); nothing else of these rules fires."""
+    fired, by_key = audit
+    c = "inventory-prod"
+    assert {rule: fired[(c, rule)] for rule in RULES if fired[(c, rule)]} == {"PAR007": {"broker:4"}}
+    par007 = by_key[(c, "PAR007", "4")]
+    assert par007.severity == "info" and par007.evidence["not_led_by_preferred"] == 26
+
+
 def test_only_the_incident_clusters_fire(audit):
     fired, _ = audit
-    assert {c for (c, rule), hits in fired.items() if hits and rule in MINE} == {
+    assert {
+        c
+        for (c, rule), hits in fired.items()
+        if hits and rule in MINE and (c, rule) != ("inventory-prod", "PAR007")
+    } == {
         "ads-zk-legacy",
         "logistics-jbod",
+        "sandbox-dev",  # CTL006: its quorum is one controller (a dev cluster, the planned outage of issue 42)
     }
+    assert {rule for (c, rule), hits in fired.items() if hits and c == "sandbox-dev"} == {"CTL006"}
 
 
 def test_par006_says_when_an_offline_replica_is_on_a_down_broker(tmp_path):

@@ -34,6 +34,8 @@ CLUSTERS = (
     "search-ingest",
     "inventory-prod",
     "notifications-msk",
+    "checkout-prod",
+    "sandbox-dev",
 )
 HEALTHY = ("inventory-prod", "notifications-msk")
 

@@ -280,7 +280,7 @@ def test_the_sample_inventory_collects_and_audits(tmp_path):
     p = _cli("fleet", root, "--engine", "duckdb", "--format", "json", "--run-date", RUN_DATE)
     assert p.returncode in (0, 1), p.stderr
     summary = json.loads(p.stdout)
-    assert len(summary["clusters"]) == 6 and not summary["incomplete"]
+    assert len(summary["clusters"]) == 8 and not summary["incomplete"]
     # FLT003 compares versions within an environment and tier: the labels came from the inventory
     assert any(r["rule"] == "FLT003" for r in summary["rules"]), summary["rules"]
 

@@ -227,9 +227,10 @@ def test_real_scrapes_without_request_metrics_give_no_request_rows():
 # -- CLI004 in the upgrade preflight ----------------------------------------------------------------
 
 
-def _collect(tmp_path, scrapes: dict[int, str], name: str) -> Path:
+def _collect(tmp_path, scrapes: dict[int, str], name: str, clients=()) -> Path:
     """A healthy 2-broker cluster (one topic, RF 2, full ISR: safe to roll) whose metrics are what the
-    collector reads from ``scrapes`` ({broker_id: Prometheus text})."""
+    collector reads from ``scrapes`` ({broker_id: Prometheus text}), with ``clients`` ((broker, name,
+    version, connections)) as its KIP-511 client inventory."""
     sources = []
     for broker, text in scrapes.items():
         scrape = tmp_path / f"{name}-{broker}.prom"
@@ -270,6 +271,11 @@ def _collect(tmp_path, scrapes: dict[int, str], name: str) -> Path:
             for b in (1, 2)
         ],
     }
+    if clients:
+        tables["client_software"] = [
+            {"broker_id": b, "listener": "CLIENT", "client_name": n, "client_version": v, "connections": c}
+            for b, n, v, c in clients
+        ]
     manifest = Manifest(
         cluster={"id": name, "name": name, "metadata_mode": "kraft"}, collected_at="2026-11-22T00:00:00Z"
     )
@@ -303,3 +309,32 @@ def test_preflight_target_40_is_ready_when_only_current_versions_are_seen(tmp_pa
     doc = json.loads(r.stdout)
     assert not [f for f in doc["findings"] if f["rule"] == "CLI004"]
     assert doc["preflight"]["upgrade_ready"] is True, r.stdout
+
+
+# librdkafka 1.6.0 is older than the first release KIP-896 analysed as safe (1.8.2), but the
+# brokers' KIP-896 meter (3.7-3.9) shows it sending only Produce v5, which Kafka 4.0 accepts.
+RDKAFKA_ACCEPTED_SCRAPE = (
+    _HELP.format(a="OneMinuteRate", n="DeprecatedRequestsPerSec")
+    + 'kafka_network_RequestMetrics_OneMinuteRate{name="DeprecatedRequestsPerSec",request="Produce",version="5",'
+    'clientSoftwareName="librdkafka",clientSoftwareVersion="1.6.0",} 3.0\n'
+)
+
+
+def test_cli002_at_info_does_not_block_the_upgrade_and_at_error_does(tmp_path):
+    """CLI002's info finding (the brokers saw the old client send only versions 4.0 accepts) is advice:
+    the upgrade preflight is ready (exit 0). Without the meter the release table judges it: an error that
+    blocks (exit 1)."""
+    clients = [(1, "librdkafka", "1.6.0", 12)]
+    seen = _collect(tmp_path, {1: RDKAFKA_ACCEPTED_SCRAPE}, "rdkafka-seen", clients)
+    r = cli("preflight", seen, "--target-version", "4.0", "-f", "json")
+    doc = json.loads(r.stdout)
+    (cli002,) = [f for f in doc["findings"] if f["rule"] == "CLI002"]
+    assert cli002["severity"] == "info" and cli002["resource"]["name"] == "librdkafka 1.6.0"
+    assert "does not block the upgrade" in cli002["message"]
+    assert doc["preflight"]["upgrade_ready"] is True and r.returncode == 0, r.stdout + r.stderr
+    unseen = _collect(tmp_path, {1: CURRENT_CLIENTS_SCRAPE}, "rdkafka-unseen", clients)
+    r = cli("preflight", unseen, "--target-version", "4.0", "-f", "json")
+    doc = json.loads(r.stdout)
+    (cli002,) = [f for f in doc["findings"] if f["rule"] == "CLI002"]
+    assert cli002["severity"] == "error" and cli002["fingerprint"] in doc["preflight"]["upgrade_blockers"]
+    assert doc["preflight"]["upgrade_ready"] is False and r.returncode == 1

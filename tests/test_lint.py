@@ -517,10 +517,12 @@ def test_change_rules_do_not_run_in_check():
 def test_sample_change_review(capsys):
     code, out, _err = cli(capsys, "lint", SAMPLE, "--against", SEARCH_INGEST, "--format", "json")
     assert code == 1
-    got = {
-        (x["rule"], Path(x["location"]["file"]).name, x["location"]["line"])
-        for x in json.loads(out)["findings"]
-    }
+    findings = json.loads(out)["findings"]
+    got = {(x["rule"], Path(x["location"]["file"]).name, x["location"]["line"]) for x in findings}
+    # the 1 h replay buffer under the 7-day segment.ms: info (issue 43), no segment.ms advice
+    (dsk008,) = [x for x in findings if x["rule"] == "DSK008"]
+    assert dsk008["severity"] == "info" and dsk008["resource"] == {"type": "config", "name": "segment.ms"}
+    assert "segment.ms <=" not in dsk008["message"] and "~1.8 KB/s" in dsk008["message"]
     assert got == {
         ("THR007", "broker-1.properties", 8),
         ("THR007", "broker-1.properties", 9),

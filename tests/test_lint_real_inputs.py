@@ -297,15 +297,17 @@ def test_my_topic_in_four_strimzi_files_is_linted_per_definition():
     files = [real_input(f"topics/{n}") for n in STRIMZI_MY_TOPIC]
     result = run_lint(files)
     assert where(result) == [
-        # retention.ms 2 h under the default segment.ms of 7 days (the scram file sets the same)
-        ("DSK008", "my-topic", "strimzi-v1-kafka-topic.yaml", 4),
-        ("DSK008", "my-topic", "strimzi-v1-scram-topic.yaml", 4),
-        ("DSK008", "my-topic", "strimzi-v1beta2-0.45.0-kafka-topic.yaml", 4),
+        # retention.ms 2 h under the default segment.ms of 7 days (the scram file sets the same):
+        # DSK008's one finding per cluster about segment.ms (info), at each definition it names
+        ("DSK008", "segment.ms", "strimzi-v1-kafka-topic.yaml", 4),
+        ("DSK008", "segment.ms", "strimzi-v1-scram-topic.yaml", 4),
+        ("DSK008", "segment.ms", "strimzi-v1beta2-0.45.0-kafka-topic.yaml", 4),
         ("REP003", "my-topic", "strimzi-v1-kafka-topic.yaml", 4),  # replicas 1
         ("REP003", "my-topic", "strimzi-v1beta2-0.45.0-kafka-topic.yaml", 4),  # the same definition
         # replicas 3 inheriting Kafka's min.insync.replicas 1: one finding about the setting
         ("REP004", "min.insync.replicas", "strimzi-v1-scram-topic.yaml", 4),
     ]
+    assert {f.severity for f in result.findings if f.rule == "DSK008"} == {"info"}
     warning = next(
         n for n in result.notes if n.startswith("warning: topic my-topic has 3 different definitions")
     )

@@ -82,3 +82,13 @@ def test_install_sh_installs_the_locked_versions_and_checks_them():
     body = (ROOT / "constraints.txt").read_text()
     assert body.startswith(lock.HEADER)
     assert lock.render(lock.read_lock()) == body
+
+
+def test_the_projects_own_requirements_come_from_the_checkout():
+    """Not from an installed copy's metadata, which keeps what it was installed with: a dependency
+    added to pyproject.toml (mcp, issue 44) is in the closure before anyone reinstalls."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = lock.project_requirements()
+    assert reqs[: len(project["dependencies"])] == project["dependencies"]
+    assert 'pytest>=8; extra == "dev"' in reqs
+    assert {"mcp", "mcp-types", "starlette", "uvicorn"} <= lock.closure().keys()

@@ -117,7 +117,7 @@ def test_check_and_fleet_grade_every_sample_cluster_alike():
     fleet = json.loads(run("fleet", SAMPLE_FLEET, "--engine", "duckdb", "--format", "json").stdout)
     by_check = {c["name"]: (c["score"], c["grade"]) for c in checked["clusters"]}
     by_fleet = {c["name"]: (c["score"], c["grade"]) for c in fleet["clusters"]}
-    assert len(by_check) == 6 and by_check == by_fleet
+    assert len(by_check) == 8 and by_check == by_fleet
     # payments-msk has fleet findings (FLT001, FLT003): counted, not graded
     payments = next(c for c in fleet["clusters"] if c["name"] == "payments-msk")
     assert payments["counts"]["warning"] > 0 and payments["grade"] == "C"

@@ -169,9 +169,13 @@ def test_inventory_prod_is_safe_for_every_broker():
     pre = preflight(cluster_dir("inventory-prod"))
     (c,) = pre.clusters
     assert c.unsafe == [] and not pre.any_unsafe and not c.unknown
-    assert all(b.safe and b.leaders > 0 for b in c.brokers) and len(c.brokers) == 6
-    assert not [f for f in pre.result.findings if f.rule.startswith("MNT")]
+    assert all(b.safe for b in c.brokers) and len(c.brokers) == 6
+    # broker 4 restarted minutes ago (a recovery in progress): back in every ISR, leading nothing
+    # until the controller's next leader rebalance, so it is safe and first in the order
     leaders = {b.broker_id: b.leaders for b in c.brokers}
+    assert leaders[4] == 0 and all(n > 0 for b, n in leaders.items() if b != 4)
+    assert not [f for f in pre.result.findings if f.rule.startswith("MNT")]
+    assert {f.severity for f in pre.result.findings} <= {"info"}  # the recovery's notes, no warning
     assert c.order == sorted(leaders, key=lambda i: (leaders[i], i))  # KRaft controller 3001 is not a broker
 
 
@@ -461,10 +465,12 @@ def order_rules_hold(c) -> list[str]:
 
 SAMPLES = [
     "ads-zk-legacy",
+    "checkout-prod",
     "inventory-prod",
     "logistics-jbod",
     "notifications-msk",
     "payments-msk",
+    "sandbox-dev",
     "search-ingest",
 ]
 
@@ -474,9 +480,18 @@ def test_order_rules_hold_on_every_sample_cluster(name):
     pre = preflight(cluster_dir(name))
     for c in pre.clusters:
         assert order_rules_hold(c) == []
-        assert c.safe_to_roll == (not c.unsafe and not c.blockers and not c.incomplete and not c.unknown)
-        if not c.safe_to_roll and not c.unknown:
+        assert c.safe_to_roll == (
+            not c.unsafe
+            and not c.unsafe_controllers
+            and not c.outage_controllers
+            and not c.blockers
+            and not c.incomplete
+            and not c.unknown
+        )
+        if not c.safe_to_roll and not c.unknown and c.verdict != "outage":
             assert c.plan is not None and c.plan.proof
+        if c.verdict == "outage":  # a small quorum: no change or wait fixes it, so no plan, and said why
+            assert c.plan is None and "add controllers" in c.outage_note
 
 
 def test_order_rule_checker_catches_violations(tmp_path):
@@ -941,12 +956,12 @@ def run_preflight_target(snap):
         return run_preflight(engine, [open_snapshot(snap)], AuditConfig(), target_version="4.0")
 
 
-def test_lagging_successor_makes_its_leader_unsafe_acks1_loss(tmp_path):
-    """MNT006: in rotation(6) broker 1 leads orders-0 ([1, 2, 3]) and orders-3; the follower the
-    controller would elect for orders-0 (broker 2, first in replica order after 1) reports
-    ConsumerLag 1250 from broker 1, every other follower 0. Broker 1 is unsafe (acks=1 writes
-    lost), 2 and 3 are not. Without the lag table the same cluster rolls, and MNT006 is reported
-    not evaluated (no followers' lag), not healthy."""
+def test_lagging_successor_warns_on_its_leader_and_blocks_nothing(tmp_path):
+    """MNT006 (issue 42): in rotation(6) broker 1 leads orders-0 ([1, 2, 3]); the follower the
+    controller would elect (broker 2) reports ConsumerLag 1250 from broker 1, every other follower
+    0. Broker 1 gets a warning (acks=1 writes it alone holds would be lost) and stays safe: the
+    cluster rolls, exit 0, no fix plan. Without the lag table the same cluster rolls too, and MNT006
+    is reported not evaluated (no followers' lag), never as 0 partitions at risk."""
     parts = rotation(6)
     lag = [
         {"broker_id": b, "topic": "orders", "partition": i, "leader_id": reps[0], "lag": 0}
@@ -954,25 +969,33 @@ def test_lagging_successor_makes_its_leader_unsafe_acks1_loss(tmp_path):
         for b in reps[1:]
     ]
     next(r for r in lag if r["partition"] == 0 and r["broker_id"] == 2)["lag"] = 1250
-    pre = preflight(snapshot(tmp_path, "acks1", parts, extra={"replica_lag": lag}))
+    snap = snapshot(tmp_path, "acks1", parts, extra={"replica_lag": lag})
+    pre = preflight(snap)
     (c,) = pre.clusters
     views = {b.broker_id: b for b in c.brokers}
-    assert c.unsafe == [1] and not c.safe_to_roll
+    assert c.unsafe == [] and c.safe_to_roll and c.verdict == "safe" and c.plan is None
+    assert c.acks1_at_risk == [1] and views[1].safe and views[1].verdict == "safe"
     assert views[1].acks1_loss_partitions == 1 and views[1].reasons == ["MNT006"]
-    assert views[1].partitions == ["orders-0"]
+    assert views[1].partitions == [] and views[1].topics == []  # not "hit": nothing blocks
+    assert c.order == sorted(views, key=lambda b: (views[b].leaders, b))  # broker 1 is in the order
     (finding,) = [f for f in pre.result.findings if f.rule == "MNT006"]
-    assert "acks=1 are lost" in finding.message and finding.evidence["max_lag"] == 1250
-    assert any("MNT006" in w.what for w in c.plan.waits)
-    assert "acks=1 loss" in render("text", pre) and "acks=1 loss" in render("html", pre)
-    brokers = json.loads(render("json", pre))["preflight"]["clusters"][0]["brokers"]
-    assert [b["acks1_loss_partitions"] for b in brokers] == [1, 0, 0]
+    assert finding.severity == "warning" and finding.resource_name == "1"
+    assert "acks=1 writes acknowledged beyond them are lost" in finding.message
+    assert "blocks nothing else" in finding.message and finding.evidence["max_consumer_lag"] == 1250
+    text = render("text", pre)
+    assert "acks=1 writes at risk (MNT006, warning, blocks nothing): restarting broker(s) 1" in text
+    assert "every broker can be restarted one at a time" in text and "preflight safe" in text
+    assert "MNT006" in render("html", pre) and "acks=1 writes at risk" in render("html", pre)
+    doc = json.loads(render("json", pre))["preflight"]["clusters"][0]
+    assert [b["acks1_loss_partitions"] for b in doc["brokers"]] == [1, 0, 0]
+    assert doc["acks1_loss_brokers"] == [1] and doc["verdict"] == "safe" and doc["safe_to_roll"] is True
     assert c.acks1_not_evaluated == ""
+    assert cli("preflight", snap).returncode == 0
     pre = preflight(snapshot(tmp_path, "acks1-no-lag", parts))
     (c,) = pre.clusters
     assert c.safe_to_roll
     (entries,) = pre.result.coverage.values()
     assert any("MNT006" in e["rules"] for e in entries)
-    # Not judged is said, never shown as 0 partitions at risk.
     assert "FetcherLagMetrics ConsumerLag" in c.acks1_not_evaluated
     text = render("text", pre)
     assert "acks=1 loss (MNT006) not evaluated (n/e): no followers' replication lag" in text
@@ -1010,22 +1033,306 @@ def test_upgrade_preflight_on_kafka_4_says_the_consumer_protocol_is_off_without_
     assert not [f for f in run_preflight_target(snap).result.findings if f.rule == "UPG006"]
 
 
-def test_log_end_offsets_alone_judge_acks1_loss_on_the_leader(tmp_path):
-    """MNT006 from each broker's own LogEndOffset, no ConsumerLag collected: every replica of
-    rotation(6) is at 100 but the follower the controller would elect for one partition broker 2
-    leads (its second replica, first in replica order after 2), at 90. Broker 2 is unsafe (the 10
-    records above the high watermark it alone holds are lost), the rule is evaluated."""
+def _leos(parts, behind=(), *, at=1_795_327_200_000, rate_per_s=200, step_s=5, skew_ms=700):
+    """Two scrapes of every replica's log end offset, ``step_s`` apart, broker b scraped
+    ``skew_ms`` x (b - 1) after broker 1 (one time per broker and scrape, as a collector takes
+    them), every partition appending ``rate_per_s``; followers 0-5 records behind (in flight),
+    except ``behind``: {(partition, broker): records} that persist."""
+    rows = []
+    for j, (replicas, _isr) in enumerate(parts):
+        for k, ts in enumerate((at, at + step_s * 1000)):
+            leo = 100_000 * (j + 1) + rate_per_s * step_s * k
+            for n, b in enumerate(replicas):
+                gap = 0 if n == 0 else (j + n + k) % 6  # 0-5 records in flight
+                rows.append(
+                    {
+                        "broker_id": b,
+                        "topic": "orders",
+                        "partition": j,
+                        "log_end_offset": leo - gap - dict(behind).get((j, b), 0),
+                        "scraped_at_ms": ts + skew_ms * (b - 1),
+                    }
+                )
+    return rows
+
+
+def test_log_end_offsets_judge_acks1_loss_only_when_the_gap_persists(tmp_path):
+    """MNT006 from each broker's own LogEndOffset (issue 42): followers 0-5 records behind their
+    leaders in one scrape are replication in flight, never a finding; with a single scrape the
+    column says the rule could not judge (never 0). A gap that persists over two scrapes, far above
+    what the leader appends in the in-flight allowance, is a warning on the leader, which stays
+    safe."""
     parts = rotation(6)
-    i, reps = next((i, reps) for i, (reps, _isr) in enumerate(parts) if reps[0] == 2)
-    leos = [
-        {"broker_id": b, "topic": "orders", "partition": j, "log_end_offset": 100}
-        for j, (replicas, _isr) in enumerate(parts)
-        for b in replicas
-    ]
-    next(r for r in leos if r["partition"] == i and r["broker_id"] == reps[1])["log_end_offset"] = 90
-    pre = preflight(snapshot(tmp_path, "acks1-leo", parts, extra={"log_end_offsets": leos}))
+    one = [r for r in _leos(parts) if r["scraped_at_ms"] < 1_795_327_205_000]
+    for r in one:
+        del r["scraped_at_ms"]
+    pre = preflight(snapshot(tmp_path, "leo-one-scrape", parts, extra={"log_end_offsets": one}))
     (c,) = pre.clusters
-    assert c.unsafe == [2] and c.acks1_not_evaluated == ""
+    assert c.safe_to_roll and not [f for f in pre.result.findings if f.rule == "MNT006"]
+    assert "of one scrape only" in c.acks1_not_evaluated and "n/e" in render("text", pre)
+
+    in_flight = _leos(parts)
+    pre = preflight(snapshot(tmp_path, "leo-in-flight", parts, extra={"log_end_offsets": in_flight}))
+    (c,) = pre.clusters
+    assert c.safe_to_roll and c.acks1_not_evaluated == "" and c.acks1_at_risk == []
+    assert not [f for f in pre.result.findings if f.rule == "MNT006"]
+
+    i, reps = next((i, reps) for i, (reps, _isr) in enumerate(parts) if reps[0] == 2)
+    lagging = _leos(parts, behind={(i, reps[1]): 20_000})
+    pre = preflight(snapshot(tmp_path, "leo-lagging", parts, extra={"log_end_offsets": lagging}))
+    (c,) = pre.clusters
+    assert c.safe_to_roll and c.unsafe == [] and c.acks1_at_risk == [2]
     (finding,) = [f for f in pre.result.findings if f.rule == "MNT006"]
-    assert finding.evidence["max_window"] == 10 and finding.evidence["sources"] == ["LogEndOffset"]
-    assert finding.evidence["partitions"] == [f"orders-{i}"]
+    assert finding.severity == "warning" and finding.evidence["sources"] == ["LogEndOffset"]
+    assert finding.evidence["partitions"] == [f"orders-{i}"] and finding.evidence["lagging_successors"] == [
+        reps[1]
+    ]
+    # the allowance: 0.2 records/ms x (5000 ms in flight + 700 ms between the two brokers' scrapes)
+    assert finding.evidence["max_window"] >= 20_000 and finding.evidence["in_flight_allowance"] == 1140
+
+
+def test_issue_42_a_busy_copy_of_inventory_prod_rolls(tmp_path):
+    """Issue 42's named case: inventory-prod with its followers 0-5 records behind their leaders in
+    the scrapes (brokers scraped seconds apart, twice), and the internal topics' followers reporting
+    ConsumerLag from a burst of offset commits: every broker and controller safe, no MNT finding,
+    exit 0. Before, MNT006 called 6 of 6 brokers unsafe and named __consumer_offsets and
+    __transaction_state, which Kafka writes with acks=-1."""
+    import shutil
+
+    snap = tmp_path / "inventory-busy"
+    shutil.copytree(cluster_dir("inventory-prod"), snap)
+    partitions = [json.loads(x) for x in (snap / "partitions.jsonl").read_text().splitlines() if x.strip()]
+    cid = partitions[0]["cluster_id"]
+    leos, lags = [], []
+    for j, p in enumerate(partitions):
+        for k, at in enumerate((1_795_327_200_000, 1_795_327_205_000)):
+            leo = 50_000 + 1_000 * j + 400 * k
+            for n, b in enumerate(p["replicas"]):
+                gap = 0 if n == 0 else (j + n + k) % 6
+                skew = 900 * (b - 1)  # broker b scraped 0.9 s after broker b-1
+                leos.append(
+                    {
+                        "cluster_id": cid,
+                        "broker_id": b,
+                        "topic": p["topic"],
+                        "partition": p["partition"],
+                        "log_end_offset": leo - gap,
+                        "scraped_at_ms": at + skew,
+                    }
+                )
+        for b in p["replicas"][1:]:
+            lag = 7 if p["topic"].startswith("__") else 0  # commits in flight, acks=-1 anyway
+            lags.append(
+                {
+                    "cluster_id": cid,
+                    "broker_id": b,
+                    "topic": p["topic"],
+                    "partition": p["partition"],
+                    "leader_id": p["leader"],
+                    "lag": lag,
+                }
+            )
+    for name, rows in (("log_end_offsets", leos), ("replica_lag", lags)):
+        (snap / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = json.loads((snap / "manifest.json").read_text())
+    manifest["tables"].update(
+        {"log_end_offsets": "log_end_offsets.jsonl", "replica_lag": "replica_lag.jsonl"}
+    )
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    assert c.safe_to_roll and c.verdict == "safe" and c.unsafe == [] and c.acks1_not_evaluated == ""
+    assert [b.verdict for b in c.brokers] == ["safe"] * 6 and len(c.order) == 6
+    assert [v.verdict for v in c.controllers] == ["safe"] * 3
+    assert not [f for f in pre.result.findings if f.rule.startswith("MNT")]
+    assert cli("preflight", snap).returncode == 0
+
+
+# -- issue 42 items 2 and 6: a quorum of one or two controllers is a planned outage, not "wait" --------
+
+
+def _small_quorum(n, lagging=()):
+    voters = [
+        {"node_id": 9000 + i, "role": "voter", "is_leader": i == 1, "lag": 0, "caught_up_age_ms": 60}
+        for i in range(1, n + 1)
+    ]
+    for v in voters:
+        if v["node_id"] in lagging:
+            v.update(lag=900, caught_up_age_ms=120_000)
+    return voters
+
+
+@pytest.mark.parametrize("voters", [1, 2])
+def test_a_quorum_of_one_or_two_controllers_is_a_planned_outage(tmp_path, voters):
+    """Strimzi rolls single-node and two-node quorums (with a warning). No order and no wait
+    makes their restart safe: preflight says "outage" (exit 1, as for unsafe: the roll must not
+    proceed as if safe), names the fix (more controllers, KIP-853, CTL006) and never says wait; the
+    brokers keep their verdicts and order."""
+    snap = snapshot(
+        tmp_path,
+        f"dev-{voters}",
+        rotation(6),
+        mode="kraft",
+        controller=1,
+        extra={"quorum": _small_quorum(voters)},
+    )
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    ids = [9000 + i for i in range(1, voters + 1)]
+    assert c.verdict == "outage" and pre.verdict == "outage" and not c.safe_to_roll and not pre.any_unsafe
+    assert c.outage_controllers == ids and c.unsafe_controllers == [] and c.controller_order == []
+    assert [v.verdict for v in c.controllers] == ["outage"] * voters and c.order == [1, 2, 3]
+    assert c.plan is None and c.blockers == []
+    findings = [f for f in pre.result.findings if f.rule == "MNT005"]
+    assert sorted(int(f.resource_name) for f in findings) == ids
+    assert all(f.severity == "warning" and f.evidence["planned_outage"] is True for f in findings)
+    assert all(
+        "KIP-853" in f.message and "CTL006" in f.message and "wait" not in f.message.replace("no wait", "")
+        for f in findings
+    )
+    text = render("text", pre)
+    assert (
+        f"can be rolled only as a planned outage: restarting controller(s) {', '.join(map(str, ids))}" in text
+    )
+    assert "OUTAGE: restarting controller" in text and "preflight outage" in text
+    assert "no controller order avoids the outage" in text and "wait for" not in text
+    doc = json.loads(render("json", pre))["preflight"]
+    assert doc["verdict"] == "outage" and doc["clusters"][0]["outage_controllers"] == ids
+    assert "add controllers to reach 3" in doc["clusters"][0]["outage_note"]
+    assert "Only as a planned metadata outage" in render("html", pre)
+    out = tmp_path / "plan.sh"
+    r = cli("preflight", snap, "--fix-plan", out)
+    assert r.returncode == 1 and "preflight outage" in r.stdout
+    assert "no plan: restarting controller(s)" in out.read_text() and "wait for" not in out.read_text()
+
+
+def test_a_voter_behind_in_a_quorum_of_three_is_unsafe_and_waits(tmp_path):
+    """The wait, and critical, stay for voters that are behind: waiting gives the quorum its voter
+    to spare back."""
+    snap = snapshot(
+        tmp_path,
+        "three-behind",
+        rotation(6),
+        mode="kraft",
+        controller=1,
+        extra={"quorum": _small_quorum(3, [9003])},
+    )
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    assert c.verdict == "unsafe" and c.unsafe_controllers == [9001, 9002] and c.outage_controllers == []
+    assert {f.severity for f in pre.result.findings if f.rule == "MNT005"} == {"critical"}
+    (wait,) = [w for w in c.plan.waits if w.what.startswith("the KRaft quorum")]
+    assert "controller(s) 9001, 9002" in wait.what and c.plan.notes == []
+
+
+def test_an_unsafe_broker_in_a_small_quorum_cluster_plans_the_broker_and_notes_the_outage(tmp_path):
+    """min.insync.replicas 3 on RF 3 (every broker unsafe) with one controller: the plan fixes the
+    topics (proven on a copy), notes the controller outage and adds no wait for it."""
+    snap = snapshot(
+        tmp_path,
+        "dev-unsafe",
+        rotation(6),
+        min_isr="3",
+        mode="kraft",
+        controller=1,
+        extra={"quorum": _small_quorum(1)},
+    )
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    assert c.verdict == "unsafe" and c.unsafe == [1, 2, 3] and c.outage_controllers == [9001]
+    assert not [w for w in c.plan.waits if "KRaft quorum" in w.what]
+    (note,) = c.plan.notes
+    assert "controller(s) 9001 is a metadata outage whatever the order or the wait" in note
+    assert c.plan.proof["outage_only"] is True and c.plan.proof["safe"] == 3
+    assert "stays a planned metadata outage" in c.plan.proof_line
+    assert "note: restarting controller(s) 9001" in render("text", pre)
+
+
+# Strimzi's KafkaQuorumCheckTest, case for case: (lastCaughtUpTimestamp per voter, the leader, the
+# controller considered, Strimzi's canRollController) -> our verdict for that controller. Strimzi's
+# timestamps are the leader's clock; ours are ages at collection (20000 - timestamp). A timestamp Strimzi
+# gives as -1 or empty is unknown to us too (no age): the leader then reports the voter's log end as
+# unknown, a lag above 0 (KIP-595), which is how we judge it. Deliberate differences (issue 42): a
+# quorum of one or two voters, which Strimzi rolls with a warning ("It is recommended that a minimum of
+# three controllers are used"), is a planned metadata outage here, whatever its voters' state.
+STRIMZI_QUORUM_CASES = {
+    "canRollActiveControllerOddSizedCluster": ({1: 10000, 2: 9500, 3: 9700}, 1, 1, True, "safe"),
+    "canRollActiveControllerEvenSizedCluster": ({1: 10000, 2: 9500, 3: 9700, 4: 9600}, 1, 1, True, "safe"),
+    "cannotRollActiveControllerWith1FollowerBehindOddSizedCluster": (
+        {1: 10000, 2: 7000, 3: 8200},
+        1,
+        1,
+        False,
+        "unsafe",
+    ),
+    "cannotRollActiveControllerWith1FollowerBehindEvenSizedCluster": (
+        {1: 10000, 2: 7000, 3: 8200, 4: 9000},
+        1,
+        1,
+        False,
+        "unsafe",
+    ),
+    "canRollControllerWhenItselfIsBehind": ({1: 10000, 2: 7000, 3: 10000}, 1, 2, True, "safe"),
+    "cannotRollControllerWhenAnotherFollowerBehind": ({1: 10000, 2: 7000, 3: 10000}, 1, 3, False, "unsafe"),
+    "cannotRollControllerWhenTimestampInvalid": ({1: 10000, 2: None, 3: None}, 1, 3, False, "unsafe"),
+    "shouldHandlePartiallyIncompleteQuorumData": ({1: 10000, 2: None, 3: 9500}, 1, 1, False, "unsafe"),
+    "shouldHandleNoLeaderQuorumScenario": ({1: 10000, 2: 12000, 3: 11000}, -1, 1, False, "unsafe"),
+    "canRollControllerSingleNodeQuorum": ({1: 10000}, 1, 1, True, "outage"),
+    "canRollController2NodesQuorum": ({1: 10000, 2: 9500}, 1, 1, True, "outage"),
+    "cannotRollController2NodeQuorumFollowerBehind": ({1: 10000, 2: 7000}, 1, 1, False, "outage"),
+}
+
+
+@pytest.mark.parametrize("name", STRIMZI_QUORUM_CASES)
+def test_strimzi_quorum_check_cases(tmp_path, name):
+    stamps, leader, considered, strimzi_rolls, ours = STRIMZI_QUORUM_CASES[name]
+    quorum = [
+        {
+            "node_id": node,
+            "role": "voter",
+            "is_leader": node == leader,
+            "lag": 0 if ts is not None else 40,
+            "caught_up_age_ms": None if ts is None else 20000 - ts,
+        }
+        for node, ts in stamps.items()
+    ]
+    snap = snapshot(tmp_path, name.lower(), rotation(6), mode="kraft", controller=1, extra={"quorum": quorum})
+    (c,) = preflight(snap).clusters
+    verdict = next(v.verdict for v in c.controllers if v.node_id == considered)
+    assert verdict == ours
+    assert (verdict == "safe") == strimzi_rolls or verdict == "outage"  # agree, but for the small quorums
+
+
+def test_strimzi_dynamic_timeout_is_the_restarted_controllers_own(tmp_path):
+    """Strimzi's shouldTestDynamicTimeoutValue: the controller considered runs with
+    controller.quorum.fetch.timeout.ms=100 (KafkaRoller.quorumCheck reads the rolled node's
+    configuration). In a quorum of three, a voter 50 ms behind counts as caught up with it and one
+    150 ms behind does not."""
+    quorum = [
+        {"node_id": 1, "role": "voter", "is_leader": True, "lag": 0, "caught_up_age_ms": 0},
+        {"node_id": 2, "role": "voter", "is_leader": False, "lag": 0, "caught_up_age_ms": 50},
+        {"node_id": 3, "role": "voter", "is_leader": False, "lag": 2, "caught_up_age_ms": 150},
+    ]
+    nodes = [
+        {"node_id": n, "process_roles": ["controller"], "quorum_voters": "1@c1:9093,2@c2:9093,3@c3:9093"}
+        for n in (1, 2, 3)
+    ]
+    nodes[0]["quorum_fetch_timeout_ms"] = 100
+    snap = snapshot(
+        tmp_path,
+        "dynamic-timeout",
+        rotation(6),
+        mode="kraft",
+        controller=1,
+        extra={"quorum": quorum, "kraft_nodes": nodes},
+    )
+    pre = preflight(snap)
+    (c,) = pre.clusters
+    # Restarting 1 (timeout 100): 2 is caught up, 3 is not: 1 of 2 needed. Restarting 2 or 3 (2000 ms):
+    # every other voter is caught up.
+    assert [(v.node_id, v.verdict) for v in c.controllers] == [(1, "unsafe"), (2, "safe"), (3, "safe")]
+    (f,) = [f for f in pre.result.findings if f.rule == "MNT005"]
+    assert (
+        f.evidence["fetch_timeout_ms"] == 100
+        and f.evidence["fetch_timeout_source"] == "controller properties file"
+    )

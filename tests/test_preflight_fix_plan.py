@@ -46,6 +46,8 @@ def test_payments_msk_plan_is_four_topic_overrides_and_resimulates_safe(tmp_path
         "unsafe": [],
         "blockers": [],
         "reached_safe": True,
+        "outage_only": False,
+        "outage_controllers": [],
         "order_after": plan.proof["order_after"],
     }
     assert plan.proof["order_after"][-1] == 2  # the controller last once safe

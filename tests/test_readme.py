@@ -36,6 +36,7 @@ EXTERNAL = {
     "--inventory fleet.yaml": "a user's inventory of real clusters",
     "snapshots/": "a snapshot collected from a user's cluster by the command before it",
     "spark-submit --master spark://": "a Spark cluster (tests/test_fleet.py submits to a real standalone one)",
+    "kafka-audit mcp": "a server that runs until stopped (tests/test_mcp_transports.py starts it over stdio and HTTP)",
 }
 SPARK_COMMANDS = ("kafka-audit fleet", "--engine spark")
 

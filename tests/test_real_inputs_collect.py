@@ -89,9 +89,13 @@ def test_a_stock_config_directory_is_one_broker_and_notes():
 
 def test_a_controller_only_node_is_never_a_broker():
     r = collect_broker_configs([str(real_input("properties/apache-kafka-3.7.0-kraft-controller.properties"))])
-    assert r.errors == [] and r.rows("brokers") == [] and r.rows("configs") == []
+    assert r.errors == [] and r.rows("brokers") == []
+    # its settings are a controller's (entity type controller: CFG006), never a broker's
+    controller = {(c["entity_type"], c["entity_name"]) for c in r.rows("configs")}
+    assert controller == {("controller", "1")}
+    assert ("process.roles", "controller") in {(c["key"], c["value"]) for c in r.rows("configs")}
     (source,) = r.sources
-    assert source["status"] == "ok" and source["kind"] == CONTROLLER  # read for its quorum settings only
+    assert source["status"] == "ok" and source["kind"] == CONTROLLER
     assert "process.roles=controller" in source["note"]
     assert [(n["node_id"], n["quorum_voters"]) for n in r.rows("kraft_nodes")] == [(1, "1@localhost:9093")]
     combined = collect_broker_configs(

@@ -22,6 +22,8 @@ CLUSTERS = [
     "search-ingest",
     "inventory-prod",
     "notifications-msk",
+    "checkout-prod",
+    "sandbox-dev",
 ]
 
 

@@ -151,6 +151,39 @@ def test_parquet_with_wrong_column_type_is_named(tmp_path):
         open_snapshot(snap)
 
 
+@pytest.mark.parametrize("engine_name", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_parquet_written_before_an_optional_column_was_added_reads_it_as_null(tmp_path, engine_name):
+    """log_end_offsets.scraped_at_ms came after the table first shipped: a Parquet file of an older
+    snapshot lacks it and is read with the column null (on both engines), where a missing required
+    column is still refused."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from auditor.engine import open_engine
+
+    rows = {
+        **ROWS,
+        "log_end_offsets": [{"broker_id": 1, "topic": "orders", "partition": 0, "log_end_offset": 7}],
+    }
+    snap = write_snapshot(tmp_path / "p", _manifest(), rows, fmt="parquet")
+    old = pa.table(
+        {
+            "cluster_id": ["c1"],
+            "broker_id": pa.array([1], pa.int32()),
+            "topic": ["orders"],
+            "partition": pa.array([0], pa.int32()),
+            "log_end_offset": pa.array([7], pa.int64()),
+        }
+    )
+    pq.write_table(old, snap / "log_end_offsets.parquet")
+    with open_engine(engine_name) as engine:
+        (row,) = engine.load([open_snapshot(snap)]).log_end_offsets.collect()
+    assert (row["log_end_offset"], row["scraped_at_ms"]) == (7, None)
+    pq.write_table(old.drop_columns(["log_end_offset"]), snap / "log_end_offsets.parquet")
+    with pytest.raises(SnapshotError, match=r"log_end_offsets.parquet: column 'log_end_offset' is missing"):
+        open_snapshot(snap)
+
+
 def test_discover_finds_every_cluster_of_the_sample_fleet():
     names = [
         json.loads((p / "manifest.json").read_text())["cluster"]["name"]
@@ -158,10 +191,12 @@ def test_discover_finds_every_cluster_of_the_sample_fleet():
     ]
     assert sorted(names) == [
         "ads-zk-legacy",
+        "checkout-prod",
         "inventory-prod",
         "logistics-jbod",
         "notifications-msk",
         "payments-msk",
+        "sandbox-dev",
         "search-ingest",
     ]
 

@@ -178,10 +178,12 @@ def test_fleet_audits_the_rest_when_one_snapshot_has_corrupt_pages_and_another_a
     clusters = _summary_clusters(out)
     assert set(clusters) == {
         "ads-zk-legacy",
+        "checkout-prod",
         "inventory-prod",
         "logistics-jbod",
         "notifications-msk",
         "payments-msk",
+        "sandbox-dev",
         "search-ingest",
     }
     assert clusters["logistics-jbod"]["incomplete"] and clusters["payments-msk"]["incomplete"]
@@ -243,7 +245,7 @@ def test_fleet_with_a_100000_deep_json_line_audits_the_rest(tmp_path):
     assert p.returncode == 3, p.stdout + p.stderr
     assert f"INCOMPLETE inventory-prod: snapshot {inventory}" in p.stdout and "topics.jsonl" in p.stdout
     clusters = _summary_clusters(out)
-    assert len(clusters) == 6 and clusters["inventory-prod"]["incomplete"]
+    assert len(clusters) == 8 and clusters["inventory-prod"]["incomplete"]
     assert not clusters["ads-zk-legacy"]["incomplete"]
 
 

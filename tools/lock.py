@@ -14,8 +14,11 @@ installed versions drift from it.
 
 What it holds: the dependency closure of ``kafka-auditor[dev]`` as installed here, each
 ``name==version``, found by walking the installed distributions' requirements (markers
-evaluated for this interpreter) from the project's own. Not the project itself, and not pip,
-setuptools or wheel (pip's own tools, and pyspark's sdist builds in pip's isolated build
+evaluated for this interpreter) from the project's own. The project's own requirements are read
+from this checkout's pyproject.toml, not from an installed copy's metadata: an editable install
+keeps the requirements it was installed with (a dependency added since would be missing), and
+the closure of a checkout does not need the checkout installed. Not the project itself, and not
+pip, setuptools or wheel (pip's own tools, and pyspark's sdist builds in pip's isolated build
 environment, which a pin here would not reach anyway).
 
 To move to newer releases: in a new virtual environment without system site packages
@@ -48,8 +51,22 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def project_requirements(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
+    """The checkout's own requirements, as installed metadata writes them: the dependencies, then
+    each optional dependency with its ``extra == NAME`` marker."""
+    import tomllib
+
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    out = list(project.get("dependencies", []))
+    for extra, reqs in project.get("optional-dependencies", {}).items():
+        marker = f'extra == "{extra}"'
+        out += [f"{r} and {marker}" if ";" in r else f"{r}; {marker}" for r in reqs]
+    return out
+
+
 def closure(project: str = PROJECT, extras: tuple[str, ...] = EXTRAS) -> dict[str, str]:
-    """{canonical name: installed version} of every distribution ``project[extras]`` needs here."""
+    """{canonical name: installed version} of every distribution ``project[extras]`` needs here
+    (the project's own requirements from this checkout's pyproject.toml)."""
     from packaging.requirements import Requirement
 
     found: dict[str, str] = {}
@@ -60,14 +77,18 @@ def closure(project: str = PROJECT, extras: tuple[str, ...] = EXTRAS) -> dict[st
         if (canonical(name), wanted) in seen:
             continue
         seen.add((canonical(name), wanted))
-        try:
-            dist = distribution(name)
-        except PackageNotFoundError:
-            raise SystemExit(
-                f"tools/lock.py: {name} is required but not installed: pip install -e '.[dev]' first"
-            ) from None
-        found[canonical(dist.metadata["Name"])] = dist.version
-        for text in dist.requires or []:
+        if canonical(name) == canonical(PROJECT):
+            requires = project_requirements()
+        else:
+            try:
+                dist = distribution(name)
+            except PackageNotFoundError:
+                raise SystemExit(
+                    f"tools/lock.py: {name} is required but not installed: pip install -e '.[dev]' first"
+                ) from None
+            found[canonical(dist.metadata["Name"])] = dist.version
+            requires = dist.requires or []
+        for text in requires:
             req = Requirement(text)
             # "" stands for no extra: a requirement without an `extra == ...` marker
             if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in ("", *wanted)):

@@ -36,7 +36,7 @@ def lint(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Broker properties files, topic YAML files (plain list, Strimzi or jikkou KafkaTopic, topicctl, kafka-gitops, JulieOps), Terraform (.tf, .tfvars, a plan as JSON), Strimzi Kafka/KafkaNodePool, Confluent for Kubernetes, Helm values, CloudFormation, or directories of them (recognised by content); non-broker properties files are skipped with a note."
+            help="Broker properties files, topic YAML files (plain list, Strimzi or jikkou KafkaTopic, topicctl, kafka-gitops, JulieOps), Terraform (.tf, .tfvars, a plan as JSON), Strimzi Kafka/KafkaNodePool, Confluent for Kubernetes, Helm values, CloudFormation, compose files, cp-ansible inventories, templates of these (.tpl, .j2), or directories of them (recognised by content); - reads a stream of YAML documents from standard input (helm template ... | kafka-audit lint -); non-broker properties files are skipped with a note."
         ),
     ],
     against: Annotated[

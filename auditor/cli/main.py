@@ -27,7 +27,7 @@ from auditor.errors import AuditorError
 from auditor.stderr import say
 
 # The commands, in the order --help lists them.
-COMMANDS = ("check", "fleet", "collect", "preflight", "wait", "lint", "rules")
+COMMANDS = ("check", "fleet", "collect", "preflight", "wait", "lint", "mcp", "rules")
 
 
 class LazyCommands(TyperGroup):

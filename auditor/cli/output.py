@@ -83,22 +83,10 @@ def statistics(command: str, rows, fmt: str, output: Path | None) -> None:
 
 
 def rule_choice(cfg, select: list[str] | None, ignore: list[str] | None, where: str):
-    """The config with --select / --ignore applied as ruff does: --select replaces the config
-    file's select, --ignore adds to its ignore (ignore wins over select). Values are
-    comma-separated codes, names or code prefixes, as in the config file."""
-    import dataclasses
+    """--select / --ignore applied to the config (auditor.config.with_rule_choice)."""
+    from auditor.config import with_rule_choice
 
-    from auditor.registry import resolve
-
-    def refs(values):
-        return tuple(r.strip() for v in values or () for r in v.split(",") if r.strip())
-
-    chosen, dropped = refs(select), refs(ignore)
-    for ref in chosen + dropped:
-        resolve(ref, where)  # an unknown code or name: one usage line
-    if not (chosen or dropped):
-        return cfg
-    return dataclasses.replace(cfg, select=chosen or cfg.select, ignore=tuple(cfg.ignore) + dropped)
+    return with_rule_choice(cfg, select, ignore, where)
 
 
 def read_baseline(path: Path | None, write_to: Path | None):

@@ -61,7 +61,8 @@ def preflight(
     sources: Sources,
 ):
     """Before a rolling restart (MSK patch): can each broker be restarted now, and what breaks if it is?
-    Exit 0 all safe, 1 a broker is unsafe, 2 usage error, 3 snapshot incomplete (or nothing to simulate)."""
+    Exit 0 all safe, 1 a broker or controller is unsafe or the roll is a planned metadata outage (a KRaft
+    quorum of one or two controllers), 2 usage error, 3 snapshot incomplete (or nothing to simulate)."""
     from auditor.commands.preflight import preflight_of
     from auditor.config import find_config
     from auditor.render.preflight_render import FORMATS as PREFLIGHT_FORMATS
@@ -81,4 +82,6 @@ def preflight(
             f"{fix_plan}: fix plan of {planned} of {len(pre.clusters)} cluster(s) written "
             "(a script to review; nothing was executed)"
         )
-    exit_with(failing=pre.any_unsafe or bool(pre.upgrade_blockers), incomplete=pre.incomplete)
+    exit_with(
+        failing=pre.any_unsafe or pre.any_outage or bool(pre.upgrade_blockers), incomplete=pre.incomplete
+    )

@@ -85,7 +85,7 @@ _KEYS = {
     "metrics": ("broker_id", "name", "labels"),
     "client_software": ("broker_id", "listener", "client_name", "client_version"),
     "replica_lag": ("broker_id", "topic", "partition"),
-    "log_end_offsets": ("broker_id", "topic", "partition"),
+    "log_end_offsets": ("broker_id", "topic", "partition", "scraped_at_ms"),  # each scrape's own rows
     "consumer_groups": ("group_id",),
     "log_dirs": ("broker_id", "path"),
     "log_dir_events": ("broker_id", "event"),

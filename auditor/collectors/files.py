@@ -14,8 +14,10 @@ Output: one ``configs`` row per setting (entity_type broker, entity_name the bro
 source STATIC_BROKER_CONFIG, file, line; secrets masked) and one partial ``brokers`` row per
 file (broker_id, rack, log_dirs) that :mod:`auditor.collectors.collect` merges with the
 brokers registered in ZooKeeper; for a KRaft file (process.roles set) one ``kraft_nodes`` row
-(node.id, roles, controller.quorum.voters / controller.quorum.bootstrap.servers), which is all a
-controller-only file gives. A malformed file gives one source error naming the file and line; it
+(node.id, roles, controller.quorum.voters / controller.quorum.bootstrap.servers,
+controller.quorum.fetch.timeout.ms). A controller-only file gives that row and its settings as
+``configs`` rows of entity_type controller (never a broker's). A malformed file gives one source
+error naming the file and line; it
 never raises.
 """
 
@@ -338,12 +340,18 @@ def kraft_node_row(node_id: int, by_key: dict[str, Entry], file: str) -> dict:
         e = by_key.get(key)
         return e.value if e is not None and e.value else None
 
+    timeout = (value("controller.quorum.fetch.timeout.ms") or "").strip()
     return {
         "node_id": node_id,
         "process_roles": sorted(roles_of(value("process.roles") or "")),
         "quorum_voters": value("controller.quorum.voters"),
         "quorum_bootstrap_servers": value("controller.quorum.bootstrap.servers"),
         "file": file,
+        # The node's own fetch timeout (MNT005 judges its restart with it, as Strimzi's roller does);
+        # not a plain number (a placeholder, a typo): unknown, as if not set.
+        "quorum_fetch_timeout_ms": int(timeout)
+        if timeout.isascii() and timeout.isdigit() and len(timeout) < 12
+        else None,
     }
 
 
@@ -462,6 +470,14 @@ def collect_broker_configs(paths) -> CollectResult:
                 result.sources.append({"source": SOURCE, "target": file, "status": "error"})
                 continue
             result.rows("kraft_nodes").append(kraft_node_row(bid, by_key, file))
+            # Its settings as a controller (auto.leader.rebalance.enable acts on the controllers
+            # of a KRaft cluster: CFG006), never as a broker's.
+            for e in entries:
+                result.rows("configs").append(
+                    config_row(
+                        CONTROLLER, str(bid), e.key, e.value, "STATIC_BROKER_CONFIG", file=file, line=e.line
+                    )
+                )
             result.sources.append(
                 {
                     "source": SOURCE,
@@ -470,7 +486,8 @@ def collect_broker_configs(paths) -> CollectResult:
                     "kind": kind,
                     "note": f"{file}: a KRaft controller (process.roles="
                     f"{by_key['process.roles'].value}), not a broker: read for its "
-                    "quorum settings only (kraft_nodes)",
+                    "quorum settings (kraft_nodes) and its controller settings (configs of entity type "
+                    "controller)",
                 }
             )
             continue

@@ -145,7 +145,16 @@ a family typed ``counter`` is cumulative too.
   default naming ``kafka_log_Log_Value{name="LogEndOffset",topic,partition}`` (the real jmx_exporter 0.6
   scrape in shared/real-inputs has it, lowercased); kafka-2_0_0.yml / Strimzi (their generic two-pair
   gauge rule ``kafka_$1_$2_$3``, lowercased) ``kafka_log_log_logendoffset{topic,partition}``. Duplicate
-  samples (federation) give the highest.
+  samples (federation) give the highest. Each row carries ``scraped_at_ms``, when its scrape was taken:
+  the sample's own timestamp where the text gives one (a saved or federated scrape), else a URL's fetch
+  time or a file's modification time. One scrape is one moment, and scrapes of different
+  brokers are seconds apart, so a follower a few records behind its leader in one scrape is only
+  replication in flight; what MNT006 calls lag must persist into a second scrape. So a URL whose scrape
+  had log end offsets is scraped a second time, SECOND_SCRAPE_AFTER seconds after the first round (once
+  for all such URLs), and the second scrape's log end offsets are kept beside the first's (its other
+  samples are not read again); a failed second scrape is a warning, the first stands. Files are
+  moments already recorded: give two scrapes of a broker as two files (``broker_id=1:b1-0600.prom``,
+  ``broker_id=1:b1-0601.prom``), told apart by their samples' timestamps or modification times.
 * KRaft ``raft_current_leader``, ``raft_current_epoch``, ``raft_high_watermark``,
   ``raft_log_end_offset`` (kafka.server:type=raft-metrics, on controllers and brokers): default
   naming ``kafka_server_raft_metrics_current_leader`` ..., Strimzi's kafka-metrics.yaml
@@ -174,6 +183,7 @@ import http.client
 import ipaddress
 import json
 import math
+import os
 import re
 import socket
 import threading
@@ -193,6 +203,10 @@ from auditor.collectors.urls import redact_url, scrub, split_credentials
 SOURCE = "metrics"
 MAX_BYTES = 64 * 1024 * 1024  # a scrape (or file) larger than this is a source error
 _CHUNK = 64 * 1024
+# Seconds between the two scrapes of a URL that exports log end offsets (see the module docstring):
+# long enough that an in-flight gap has been fetched (a follower fetches continuously; an idle fetch
+# waits replica.fetch.wait.max.ms, 500 ms by default), short beside replica.lag.time.max.ms (30 s).
+SECOND_SCRAPE_AFTER = 5.0
 
 _HINT = re.compile(r"^broker_id=([0-9]+):(.+)$", re.DOTALL)
 _MSK_HOST = re.compile(r"^b-([0-9]{1,9})(?:-public)?\.", re.IGNORECASE)
@@ -1037,15 +1051,18 @@ def parse_metrics(
     broker_hint: int | None = None,
     *,
     broker_hosts: BrokerHosts | Iterable[tuple[int, str | None, int | None]] | None = None,
+    scraped_at_ms: int | None = None,
 ) -> MetricsResult:
     """Map one scrape's samples to ``metrics`` and ``client_software`` rows; never raises.
 
     ``broker_hint``: the source's ``broker_id=N:`` prefix. ``broker_hosts``: the registered
     brokers' ``(broker_id, host, port)``, to attribute a scrape by its URL host or its samples'
-    ``instance`` label (see the module docstring)."""
+    ``instance`` label (see the module docstring). ``scraped_at_ms``: when the scrape was taken,
+    stored with its log end offsets (None: not stored)."""
     target = redact_url(target)  # credentials in a URL are never shown or stored
     hosts = broker_hosts if isinstance(broker_hosts, BrokerHosts) else BrokerHosts(broker_hosts or ())
     scrape = _Scrape(target, broker_hint, hosts, _counters(text) if "counter" in text else frozenset())
+    scrape.scraped_at_ms = scraped_at_ms
     try:
         for family in _iter_families(text):
             scrape.read_family(family)
@@ -1076,7 +1093,8 @@ class _Scrape:
         self.clients: dict[tuple[int, str, str, str], float] = defaultdict(float)
         # (follower, topic, partition) -> (leader from the clientId or None, lag)
         self.lags: dict[tuple[int, str, int], tuple[int | None, float]] = {}
-        self.leos: dict[tuple[int, str, int], float] = {}
+        self.leos: dict[tuple[int, str, int, int | None], float] = {}  # + the sample's own time (ms)
+        self.scraped_at_ms: int | None = None  # when the scrape was taken (its log end offsets carry it)
         self.cpus: dict[int, set[str]] = defaultdict(set)
         self.versions: dict[int, set[str]] = defaultdict(set)
         self.samples = self.usable = 0
@@ -1208,7 +1226,7 @@ class _Scrape:
         elif name in _FETCHER_LAG:
             self._replica_lag(labels, value, broker)
         elif name in _LOG_END_OFFSET:
-            self._log_end_offset(labels, value, broker)
+            self._log_end_offset(labels, value, broker, s.timestamp)
         else:
             self._mapped(s, labels, value, broker, uses)
 
@@ -1260,8 +1278,9 @@ class _Scrape:
         previous = self.lags.get(key)
         self.lags[key] = (leader, max(value, previous[1]) if previous else value)
 
-    def _log_end_offset(self, labels: dict, value: float, broker: int) -> None:
-        """Log LogEndOffset: broker ``broker``'s own log end on one partition replica."""
+    def _log_end_offset(self, labels: dict, value: float, broker: int, timestamp=None) -> None:
+        """Log LogEndOffset: broker ``broker``'s own log end on one partition replica; ``timestamp``:
+        the sample's own (seconds, a saved or federated scrape carries it), else the scrape's time."""
         topic = _label(labels, "topic")
         partition = (_label(labels, "partition") or "").strip()
         if (_label(labels, "isfuture") or "").lower() == "true" or not topic:
@@ -1271,7 +1290,10 @@ class _Scrape:
             or not 0 <= value <= INT64_MAX
         ):
             return
-        key = (broker, topic, int(partition))
+        at = None
+        if isinstance(timestamp, int | float) and math.isfinite(timestamp) and 0 < timestamp < 1e11:
+            at = int(round(timestamp * 1000))
+        key = (broker, topic, int(partition), at)
         self.leos[key] = max(value, self.leos.get(key, value))
 
     def _mapped(self, s, labels: dict, value: float, broker: int, uses: list[tuple[Mapping, int]]) -> None:
@@ -1334,9 +1356,13 @@ class _Scrape:
                     "lag": int(lag),
                 }
             )
-        for (broker, topic, partition), leo in sorted(self.leos.items()):
+        for (broker, topic, partition, at), leo in sorted(
+            self.leos.items(), key=lambda kv: (kv[0][:3], kv[0][3] or 0)
+        ):
+            when = at if at is not None else self.scraped_at_ms
             result.rows("log_end_offsets").append(
                 {"broker_id": broker, "topic": topic, "partition": partition, "log_end_offset": int(leo)}
+                | ({} if when is None else {"scraped_at_ms": when})
             )
         for (broker, listener, sw, version), conns in sorted(self.clients.items()):
             if not 0 <= conns <= CONNECTIONS_MAX:  # a sum of samples that each fit
@@ -1414,18 +1440,56 @@ def _nothing_read(
     )
 
 
+def _is_url(target: str) -> bool:
+    return target.lower().startswith(("http://", "https://"))
+
+
+def _scrape_time_ms(raw: str) -> int:
+    """When a scrape was taken: now for a URL (just fetched), a file's modification time."""
+    if not _is_url(raw):
+        try:
+            return os.stat(raw).st_mtime_ns // 1_000_000
+        except (OSError, ValueError):
+            pass
+    return time.time_ns() // 1_000_000
+
+
+def _fetch_error(e: BaseException, timeout: float) -> str:
+    if isinstance(e, urllib.error.HTTPError):
+        return f"HTTP {e.code} {one_line(e.reason, 200)}"
+    if isinstance(e, urllib.error.URLError):
+        return f"cannot fetch ({one_line(e.reason, 200)})"
+    if isinstance(e, TimeoutError):
+        return f"timed out after {timeout:g} s (the whole fetch)"
+    if isinstance(e, OSError):
+        return f"unreadable ({e.strerror or one_line(e, 200)})"
+    return one_line(e, 200) or type(e).__name__
+
+
+_FETCH_ERRORS = (
+    OSError,
+    ValueError,
+    http.client.HTTPException,
+)  # URLError, HTTPError, TimeoutError: OSErrors
+
+
 def collect_metrics(
     sources,
     *,
     timeout: float = DEFAULT_TIMEOUT,
     fetcher: Callable[[str, float], str] = fetch,
     broker_hosts: Iterable[tuple[int, str | None, int | None]] = (),
+    second_scrape_after: float = SECOND_SCRAPE_AFTER,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> MetricsResult:
     """Collect every metrics source (``[broker_id=N:]FILE_OR_URL``); failures become source
     errors, and so is a source that gives nothing the audit reads.
-    ``broker_hosts``: the registered brokers' ``(broker_id, host, port)`` (see parse_metrics)."""
+    ``broker_hosts``: the registered brokers' ``(broker_id, host, port)`` (see parse_metrics).
+    A URL whose scrape had log end offsets is scraped again ``second_scrape_after`` seconds after
+    the first round (0: never): its second log end offsets are kept (see the module docstring)."""
     result = MetricsResult()
     hosts = BrokerHosts(broker_hosts)
+    again: list[tuple[str, str, int | None, dict]] = []  # (raw, target, hint, source entry)
     for source in [sources] if isinstance(sources, str) else sources:
         try:
             hint, raw = split_hint(source)
@@ -1439,23 +1503,11 @@ def collect_metrics(
         target = redact_url(raw)
         try:
             text = fetcher(raw, timeout)
-        except urllib.error.HTTPError as e:
-            err = f"HTTP {e.code} {one_line(e.reason, 200)}"
-        except urllib.error.URLError as e:
-            err = f"cannot fetch ({one_line(e.reason, 200)})"
-        except TimeoutError:
-            err = f"timed out after {timeout:g} s (the whole fetch)"
-        except OSError as e:
-            err = f"unreadable ({e.strerror or one_line(e, 200)})"
-        except (ValueError, http.client.HTTPException) as e:
-            err = one_line(e, 200) or type(e).__name__
-        else:
-            err = None
-        if err is not None:  # the exception's text may quote the URL or pieces of it
-            result.error(SOURCE, target, f"{target}: {scrub(err, raw)}")
+        except _FETCH_ERRORS as e:  # the exception's text may quote the URL or pieces of it
+            result.error(SOURCE, target, f"{target}: {scrub(_fetch_error(e, timeout), raw)}")
             result.sources.append({"source": SOURCE, "target": target, "status": "error"})
             continue
-        one = parse_metrics(text, target, hint, broker_hosts=hosts)
+        one = parse_metrics(text, target, hint, broker_hosts=hosts, scraped_at_ms=_scrape_time_ms(raw))
         result.merge(one)
         for b, mounts in one.filesystems.items():
             result.filesystems.setdefault(b, {}).update(mounts)
@@ -1472,8 +1524,34 @@ def collect_metrics(
         if one.attribution:
             entry["attribution"] = {str(b): how for b, how in sorted(one.attribution.items())}
         result.sources.append(entry)
+        if _is_url(raw) and one.tables.get("log_end_offsets") and not one.errors:
+            again.append((raw, target, hint, entry))
+    if again and second_scrape_after > 0:
+        _second_scrape(result, again, hosts, timeout, fetcher, second_scrape_after, sleep)
     _dedupe(result)
     return result
+
+
+def _second_scrape(result: MetricsResult, again, hosts, timeout, fetcher, after: float, sleep) -> None:
+    """Scrape the URLs whose first scrape had log end offsets once more, ``after`` seconds later,
+    and keep only their log end offsets (each row with the second scrape's time)."""
+    sleep(after)
+    for raw, target, hint, entry in again:
+        try:
+            text = fetcher(raw, timeout)
+        except _FETCH_ERRORS as e:
+            problem = f"{target}: second scrape failed ({scrub(_fetch_error(e, timeout), raw)}): its log end offsets are of one scrape only"
+        else:
+            one = parse_metrics(text, target, hint, broker_hosts=hosts, scraped_at_ms=_scrape_time_ms(raw))
+            rows = one.tables.get("log_end_offsets", [])
+            if rows and not one.errors:
+                result.rows("log_end_offsets").extend(rows)
+                entry["scrapes"] = 2
+                continue
+            problem = f"{target}: the second scrape gave no log end offsets: they are of one scrape only"
+        result.warnings.append(problem)
+        entry["status"] = "warning" if entry["status"] == "ok" else entry["status"]
+        entry["reason"] = one_line("; ".join(filter(None, [entry.get("reason"), problem])))
 
 
 def _dedupe(result: MetricsResult) -> None:

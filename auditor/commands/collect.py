@@ -146,6 +146,32 @@ def plan_inventory(
     return inv, entries, run_date, discovery_errors
 
 
+def inventory_clusters(inv):
+    """(the inventory's clusters with those its msk_discovery finds, the discovery errors)."""
+    return _discover_msk(inv)
+
+
+def inventory_entry(inv, name: str):
+    """The inventory's cluster called ``name`` (among those its msk_discovery finds too); a usage
+    error naming the inventory and its clusters otherwise."""
+    clusters, _errors = _discover_msk(inv)
+    for entry in clusters:
+        if entry.name == name:
+            return entry
+    known = ", ".join(sorted(e.name for e in clusters)[:20]) or "none"
+    raise UsageError(f"{inv.path}: no cluster named '{name}' (its clusters: {known})")
+
+
+def collect_named(inv, name: str, root: Path):
+    """Collect the inventory's cluster ``name`` now, as `collect --inventory` does (its sources, its
+    declared fields and labels, its timeouts and deadline), into ``ROOT/dt=TODAY/cluster=NAME/``:
+    the ClusterOutcome (its ``directory``; ``errors`` when a source failed, the snapshot is then
+    incomplete and audits say so)."""
+    entry = inventory_entry(inv, name)
+    (outcome,) = collect_inventory(inv, [entry], root, dt.date.today().isoformat(), 1, "parquet")
+    return outcome
+
+
 def _discover_msk(inv):
     """The inventory's clusters plus those its msk_discovery finds; a region that cannot be
     listed is one line on stderr and makes the run incomplete (exit 3)."""

@@ -766,12 +766,53 @@ def summary_json(result: FleetResult) -> dict:
     }
 
 
+SUMMARY = "_summary.json"
+
+
+def read_summary(findings: Path, run_date: str | None = None) -> tuple[Path, dict, list[str]]:
+    """A fleet run's summary as `fleet --format json` printed it and `fleet --out` wrote it beside
+    the findings (``_summary.json``), read without an engine: (its path, the document, the run
+    dates found). ``findings`` is a findings directory (``OUT``: the run of ``run_date``, else the
+    latest) or one run's directory (``OUT/run_date=...``). A usage error naming the file or
+    directory when there is no such run or the file is not a summary this tool writes."""
+    from auditor import safe_io, safe_json
+
+    if (findings / SUMMARY).is_file():
+        runs = [findings.name.removeprefix("run_date=")]
+        path = findings / SUMMARY
+    else:
+        by_date = {p.parent.name.removeprefix("run_date="): p for p in findings.glob(f"run_date=*/{SUMMARY}")}
+        runs = sorted(by_date)
+        if not runs:
+            raise UsageError(
+                f"{findings}: no fleet run here (expected run_date=YYYY-MM-DD/{SUMMARY}, written by fleet --out)"
+            )
+        if run_date is not None and run_date not in by_date:
+            raise UsageError(f"{findings}: no run of {run_date} (runs: {', '.join(runs)})")
+        path = by_date[run_date or runs[-1]]
+    try:
+        doc = safe_json.loads(safe_io.read_text(path), str(path))
+    except (OSError, ValueError) as e:  # FileRefused, JSONTooDeep, a decode error: one line naming it
+        raise UsageError(f"{path}: unreadable fleet summary ({' '.join(str(e).split())})") from None
+    if not (
+        isinstance(doc, dict)
+        and doc.get("schema_version") == 1
+        and isinstance(doc.get("clusters"), list)
+        and isinstance(doc.get("rules"), list)
+        and isinstance(doc.get("totals"), dict)
+    ):
+        raise UsageError(
+            f"{path}: not a fleet summary this tool writes (schema_version 1, clusters, rules, totals)"
+        )
+    return path, doc, runs
+
+
 def write_summary(result: FleetResult) -> None:
     """summary.json beside the findings (local output directories only; Spark-side paths get
     the Parquet findings, and the summary is printed)."""
     if result.out and not REMOTE.match(result.out):
         # A leading underscore: Spark's and Hive's Parquet readers skip the file.
-        path = Path(_run_dir(result.out, result.run_date)) / "_summary.json"
+        path = Path(_run_dir(result.out, result.run_date)) / SUMMARY
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(summary_json(result), indent=2) + "\n", encoding="utf-8")
 

@@ -23,8 +23,10 @@ facts per broker (host, rack, partitions it leads now, the active controller). F
   offline is never in it;
 * on KRaft, the controllers (the quorum table's voters): each safe unless MNT005 (its
   restart leaves no caught-up majority, Strimzi's KafkaQuorumCheck) names it, ordered
-  followers first and the quorum leader last; on MSK KRaft AWS runs them, and the report
-  says so instead of simulating them;
+  followers first and the quorum leader last; a quorum of one or two voters cannot lose one
+  however caught up it is, so its controllers' verdict is "outage" (no order and no wait
+  makes the restart safe; the fix is more controllers, KIP-853), not "unsafe"; on MSK KRaft
+  AWS runs them, and the report says so instead of simulating them;
 * load headroom: saturated brokers (SATURATION_RULES) block the roll of the whole cluster,
   since each restart moves leadership and connections onto the others;
 * the procedure: the order holds one restart at a time; before the next, the restarted
@@ -33,8 +35,13 @@ facts per broker (host, rack, partitions it leads now, the active controller). F
   changes that makes every broker safe, proven by re-running this simulation on a copy of
   the snapshot with the changes applied.
 
-A broker is safe when no (non-exempted) MNT001, MNT002 or MNT006 finding names it; a controller when
-no MNT005 finding does. A partition
+A broker is safe when no (non-exempted) MNT001 or MNT002 finding names it; MNT006 (a lagging follower
+takes over its partitions: acks=1 writes lost) is a warning shown beside it and blocks nothing. A
+controller is safe when no MNT005 finding names it, "outage" when the finding is a planned outage (its
+evidence ``planned_outage``), else unsafe. The cluster's verdict: "unsafe" (a broker or controller
+unsafe, or a blocker), "outage" (only a small quorum's planned metadata outage stands between it and a
+roll), "unknown" (not simulated, incomplete, not evaluated), else "safe"; exit 1 for unsafe and outage
+(auditor/exitcodes.py), 3 for unknown. A partition
 already below min.insync.replicas (or leaderless) makes every broker holding a replica of
 it unsafe, in the ISR or not (checks/maintenance.py). A cluster is safe to roll when every
 broker is safe and nothing blocks it. The
@@ -61,9 +68,12 @@ from auditor.findings import AuditResult, Finding
 from auditor.snapshot.io import SnapshotRef
 from auditor.sources import Sources
 
-# MNT006: the follower elected on the broker's shutdown lags it, acks=1 writes are lost (a data loss
-# blocks like an outage; Redpanda's pre-restart probe blocks on acks1_data_loss too).
-UNSAFE_RULES = ("MNT001", "MNT002", "MNT006")
+# What makes a broker's restart unsafe: writes blocked (MNT001), partitions offline (MNT002).
+UNSAFE_RULES = ("MNT001", "MNT002")
+# The follower elected on the broker's shutdown lags it persistently: acks=1 writes it lacks are lost.
+# A warning beside the broker, never a block: losing acks=1 writes on a leader change is what acks=1
+# means (issue 42), and the rule fires only where the loss exceeds the writes in flight.
+ACKS1_RULE = "MNT006"
 CONTROLLER_RULE = "MNT005"  # a KRaft voter whose restart leaves no caught-up majority
 # Load headroom: findings that make the whole cluster unsafe to roll. Restarting one broker
 # moves its partition leadership and its client connections onto the others; when those are
@@ -107,6 +117,11 @@ class BrokerView:
     unknown_min_isr_partitions: int = 0
 
     @property
+    def acks1_at_risk(self) -> bool:
+        """MNT006 names it: a warning, not a block."""
+        return ACKS1_RULE in self.reasons
+
+    @property
     def verdict(self) -> str:
         """ "unsafe" holds whatever min.insync.replicas is (unsafe at 1 is unsafe at any higher
         value); "safe" only when every partition it hosts has a known min.insync.replicas."""
@@ -127,9 +142,16 @@ class ControllerView:
     is_broker: bool = False  # combined mode: the node is also a registered broker
     safe: bool = True
     reason: str = ""  # MNT005's message when unsafe
+    # A quorum of one or two voters: its restart is a metadata outage whatever the order or the
+    # wait (MNT005's planned_outage); the fix is more controllers, not waiting.
+    outage: bool = False
+
+    @property
+    def verdict(self) -> str:
+        return "safe" if self.safe else "outage" if self.outage else "unsafe"
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        return {**dataclasses.asdict(self), "verdict": self.verdict}
 
 
 @dataclass
@@ -159,12 +181,38 @@ class ClusterPreflight:
     acks1_not_evaluated: str = ""
 
     @property
+    def outage_note(self) -> str:
+        """What a quorum of one or two voters means for the roll ("" when it is not one)."""
+        from auditor.commands.preflight_plan import outage_note
+
+        return outage_note(self, self.outage_controllers) if self.outage_controllers else ""
+
+    @property
     def unsafe(self) -> list[int]:
         return [b.broker_id for b in self.brokers if not b.safe]
 
     @property
     def unsafe_controllers(self) -> list[int]:
-        return [c.node_id for c in self.controllers if not c.safe]
+        return [c.node_id for c in self.controllers if c.verdict == "unsafe"]
+
+    @property
+    def outage_controllers(self) -> list[int]:
+        """Controllers whose restart is a planned metadata outage (a quorum of one or two voters)."""
+        return [c.node_id for c in self.controllers if c.verdict == "outage"]
+
+    @property
+    def acks1_at_risk(self) -> list[int]:
+        """Brokers MNT006 names (a warning: a lagging follower takes over, acks=1 writes lost)."""
+        return [b.broker_id for b in self.brokers if b.acks1_at_risk]
+
+    @property
+    def verdict(self) -> str:
+        """safe | unsafe | outage | unknown: what the report says first, per cluster."""
+        if self.unsafe or self.unsafe_controllers or self.blockers:
+            return "unsafe"
+        if self.unknown or self.incomplete or self.not_evaluated:
+            return "unknown"
+        return "outage" if self.outage_controllers else "safe"
 
     @property
     def not_evaluated(self) -> list[int]:
@@ -177,6 +225,7 @@ class ClusterPreflight:
         return (
             not self.unsafe
             and not self.unsafe_controllers
+            and not self.outage_controllers
             and not self.unknown
             and not self.blockers
             and not self.incomplete
@@ -195,6 +244,7 @@ class ClusterPreflight:
             "controller_id": self.controller_id,
             "metadata_mode": self.metadata_mode,
             "safe_to_roll": self.safe_to_roll,
+            "verdict": self.verdict,
             "unsafe_brokers": self.unsafe,
             "not_evaluated_brokers": self.not_evaluated,
             "simulated": not self.unknown,
@@ -207,9 +257,12 @@ class ClusterPreflight:
             "order": self.order,
             "controllers": [c.to_json() for c in self.controllers],
             "unsafe_controllers": self.unsafe_controllers,
+            "outage_controllers": self.outage_controllers,
+            "outage_note": self.outage_note or None,
             "controller_order": self.controller_order,
             "controllers_managed_by_aws": self.controllers_managed,
             "procedure": self.procedure,
+            "acks1_loss_brokers": self.acks1_at_risk,
             "acks1_loss_not_evaluated": self.acks1_not_evaluated or None,
             "fix_plan": self.plan.to_json() if self.plan is not None else None,
         }
@@ -233,10 +286,11 @@ class PreflightResult:
     @property
     def upgrade_blockers(self) -> list[Finding]:
         """--target-version: the findings that make the upgrade unsafe (clients that stop
-        working, JBOD on an unsupported version)."""
+        working, JBOD on an unsupported version). A finding at info is advice, never a
+        blocker (CLI002 for a client the brokers saw sending only versions 4.0 accepts)."""
         if not self.target_version:
             return []
-        return [f for f in self.result.findings if f.rule in UPGRADE_BLOCKING]
+        return [f for f in self.result.findings if f.rule in UPGRADE_BLOCKING and f.severity != "info"]
 
     @property
     def any_unsafe(self) -> bool:
@@ -244,8 +298,28 @@ class PreflightResult:
         return any(c.unsafe or c.unsafe_controllers or c.blockers for c in self.clusters)
 
     @property
+    def any_outage(self) -> bool:
+        """A cluster's roll is a planned metadata outage: a KRaft quorum of one or two voters (exit 1,
+        as unsafe: the roll cannot go ahead as if it were safe; the verdict says which)."""
+        return any(c.outage_controllers for c in self.clusters)
+
+    @property
+    def verdict(self) -> str:
+        """The run's verdict line: unsafe > unknown (incomplete) > outage > safe."""
+        if self.any_unsafe:
+            return "unsafe"
+        if self.incomplete:
+            return "unknown"
+        return "outage" if self.any_outage else "safe"
+
+    @property
     def safe_to_roll(self) -> bool:
-        return not self.any_unsafe and not self.incomplete and all(c.safe_to_roll for c in self.clusters)
+        return (
+            not self.any_unsafe
+            and not self.any_outage
+            and not self.incomplete
+            and all(c.safe_to_roll for c in self.clusters)
+        )
 
     @property
     def incomplete(self) -> bool:
@@ -364,6 +438,51 @@ def partition_state(tables: Tables):
     return p.where(risky)
 
 
+def lag_inputs(tables: Tables):
+    """Per cluster, what MNT006 can judge from: followers' ConsumerLag rows (lag_rows), log end offset
+    rows (leo_rows) and the most timed scrapes of one broker's log end offsets (leo_scrapes: a gap is
+    lag only when it persists into a second scrape). DataFrame only."""
+    from checks._api import F
+
+    zero = F.lit(0).cast("bigint")
+    lag = tables.replica_lag.groupBy("cluster_id").agg(
+        F.count(F.lit(1)).alias("lag_rows"), zero.alias("leo_rows"), zero.alias("leo_scrapes")
+    )
+    per_broker = tables.log_end_offsets.groupBy("cluster_id", "broker_id").agg(
+        F.count(F.lit(1)).alias("rows"), F.countDistinct("scraped_at_ms").alias("scrapes")
+    )
+    leo = per_broker.groupBy("cluster_id").agg(
+        zero.alias("lag_rows"), F.sum("rows").alias("leo_rows"), F.max("scrapes").alias("leo_scrapes")
+    )
+    return (
+        lag.unionByName(leo)
+        .groupBy("cluster_id")
+        .agg(
+            F.max("lag_rows").alias("lag_rows"),
+            F.max("leo_rows").alias("leo_rows"),
+            F.max("leo_scrapes").alias("leo_scrapes"),
+        )
+    )
+
+
+ONE_SCRAPE_REASON = (
+    "the log end offsets are of one scrape only and no follower's ConsumerLag was collected: a follower a "
+    "few records behind in one scrape is replication in flight as often as lag (collect scrapes a metrics "
+    "URL twice, seconds apart; from files, give two scrapes of each broker)"
+)
+
+
+def _acks1_not_evaluated(cid: str, coverage: dict, inputs: list[dict]) -> str:
+    """Why MNT006 could not judge this cluster ("": it could)."""
+    reason = next((e["reason"] for e in (coverage or {}).get(cid, []) if "MNT006" in e["rules"]), "")
+    if reason:
+        return reason
+    row = next((r for r in inputs if r["cluster_id"] == cid), None)
+    if row and not row["lag_rows"] and row["leo_rows"] and row["leo_scrapes"] < 2:
+        return ONE_SCRAPE_REASON
+    return ""
+
+
 def quorum_voters(tables: Tables):
     """The KRaft quorum voters (DescribeQuorum): cluster_id, node_id, is_leader. DataFrame only."""
     from checks._api import F
@@ -469,6 +588,7 @@ def run_preflight(
     states = engine.rows(tables.compile("preflight_partition_state", lambda: partition_state(tables)))
     voters = engine.rows(tables.compile("preflight_quorum_voters", lambda: quorum_voters(tables)))
     defaulted = engine.rows(tables.compile("preflight_unknown_min_isr", lambda: unknown_min_isr(tables)))
+    inputs = engine.rows(tables.compile("preflight_lag_inputs", lambda: lag_inputs(tables)))
     selected = sorted(set(brokers)) if brokers else None
     if selected:
         known = {f["broker_id"] for f in facts}
@@ -494,9 +614,7 @@ def run_preflight(
         findings = [f for f in result.findings if f.cluster_id == cid]
         view = _cluster_view(ref, name, rows, findings)
         view.selected = bool(selected)
-        view.acks1_not_evaluated = next(
-            (e["reason"] for e in (result.coverage or {}).get(cid, []) if "MNT006" in e["rules"]), ""
-        )
+        view.acks1_not_evaluated = _acks1_not_evaluated(cid, result.coverage, inputs)
         _controllers(
             view, ref, [v for v in voters if v["cluster_id"] == cid], findings, {r["broker_id"] for r in rows}
         )
@@ -541,18 +659,20 @@ def _controllers(
         view.controllers_managed = True
         return
     hits = {
-        _int(f.resource_name): f.message
+        _int(f.resource_name): f
         for f in findings
         if f.rule == CONTROLLER_RULE and f.resource_type == "node" and _int(f.resource_name) is not None
     }
     for v in sorted(voters, key=lambda v: v["node_id"]):
+        hit = hits.get(v["node_id"])
         view.controllers.append(
             ControllerView(
                 v["node_id"],
                 bool(v["is_leader"]),
                 v["node_id"] in brokers,
-                v["node_id"] not in hits,
-                hits.get(v["node_id"], ""),
+                hit is None,
+                hit.message if hit else "",
+                bool(hit and (hit.evidence or {}).get("planned_outage") is True),
             )
         )
     view.controller_order = [
@@ -669,7 +789,14 @@ def _procedure(view: ClusterPreflight, ref: SnapshotRef) -> list[str]:
         "prints nothing (URP back to 0; UnderReplicatedPartitions 0 on every broker) and the broker is listed "
         "in every ISR again",
     ]
-    if view.controllers:
+    if view.outage_controllers:
+        steps.append(
+            f"controller(s) {', '.join(map(str, view.outage_controllers))}: each restart stops metadata commits "
+            f"until it is back (a quorum of {len(view.controllers)}): announce it as a metadata outage, restart "
+            "no broker while it is down, and before anything else wait until "
+            f"`kafka-metadata-quorum.sh --bootstrap-server {bootstrap} describe --status` shows a leader again"
+        )
+    elif view.controllers:
         steps.append(
             "controllers first, the quorum leader last; after each controller restart wait until "
             f"`kafka-metadata-quorum.sh --bootstrap-server {bootstrap} describe --replication` shows it caught "
@@ -761,14 +888,15 @@ def _cluster_view(ref: SnapshotRef, name: str, rows: list[dict], findings: list[
                 count = int(ev.get("partition_count", 0))
                 if code == "MNT001":
                     v.blocked_partitions = count
-                elif code == "MNT002":
-                    v.offline_partitions = count
                 else:
-                    v.acks1_loss_partitions = count
+                    v.offline_partitions = count
                 v.topic_count = max(v.topic_count, int(ev.get("topic_count", 0)))
                 topics.update(ev.get("topics", []))
                 partitions.update(ev.get("partitions", []))
                 v.reasons.append(code)
+        if ACKS1_RULE in hits:  # a warning beside the broker: not "hit", not unsafe
+            v.acks1_loss_partitions = int(hits[ACKS1_RULE].evidence.get("partition_count", 0))
+            v.reasons.append(ACKS1_RULE)
         if "MNT003" in hits:
             ev = hits["MNT003"].evidence
             v.coordinator_partitions = int(ev.get("partition_count", 0))

@@ -72,6 +72,9 @@ class FixPlan:
     changes: list[Change] = field(default_factory=list)
     waits: list[Wait] = field(default_factory=list)
     followups: list[str] = field(default_factory=list)  # not counted: after the roll (MSK revision lines)
+    notes: list[str] = field(
+        default_factory=list
+    )  # not counted: what no change or wait fixes (a small quorum)
     reassignment: dict | None = None  # kafka-reassign-partitions.sh JSON
     reassignment_file: str = REASSIGNMENT_FILE  # what the reassign commands read (written first)
     proof: dict = field(default_factory=dict)  # brokers, safe, unsafe, blockers, reached_safe, error
@@ -83,6 +86,7 @@ class FixPlan:
             "changes": [asdict(c) for c in self.changes],
             "waits": [asdict(w) for w in self.waits],
             "followups": self.followups,
+            "notes": self.notes,
             "reassignment": self.reassignment,
             "proof": self.proof,
         }
@@ -100,6 +104,13 @@ class FixPlan:
         )
         if p.get("reached_safe"):
             return head + " (re-simulated on a copy of the snapshot)"
+        if p.get("outage_only"):
+            return (
+                head
+                + " (re-simulated on a copy of the snapshot); restarting controller(s) "
+                + ", ".join(map(str, p.get("outage_controllers") or []))
+                + " stays a planned metadata outage (see the note)"
+            )
         why = "; ".join(p.get("blockers", []) or [])
         unsafe = p.get("unsafe") or []
         still = f"; still unsafe: broker(s) {', '.join(map(str, unsafe))}" if unsafe else ""
@@ -267,18 +278,12 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
                     "error; run kafka-audit preflight on the new snapshot",
                 )
             )
-    behind = sorted(b.broker_id for b in view.brokers if "MNT006" in b.reasons)
-    if behind:
-        plan.waits.append(
-            Wait(
-                f"the followers of the partitions broker(s) {', '.join(map(str, behind))} lead to catch up "
-                "(MNT006: the follower elected on the restart lags, acks=1 writes would be lost; no "
-                "configuration change helps)",
-                "every follower's kafka.server:type=FetcherLagMetrics,name=ConsumerLag is 0 for those "
-                "partitions; collect again (with the metrics) and run kafka-audit preflight",
-            )
-        )
-    lagging = sorted(c.node_id for c in getattr(view, "controllers", []) if not c.safe)
+    # MNT006 (a lagging follower takes over: acks=1 writes lost) is a warning, never a wait: it blocks
+    # nothing. A quorum of one or two voters is no wait either: waiting never gives it a voter to spare.
+    lagging = sorted(c.node_id for c in getattr(view, "controllers", []) if c.verdict == "unsafe")
+    outage = sorted(c.node_id for c in getattr(view, "controllers", []) if c.verdict == "outage")
+    if outage:
+        plan.notes.append(outage_note(view, outage))
     if lagging:
         plan.waits.append(
             Wait(
@@ -290,6 +295,20 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
             )
         )
     return plan
+
+
+def outage_note(view, controllers: list[int]) -> str:
+    """What a quorum of one or two voters means for the roll: no order or wait avoids the outage."""
+    voters = len(view.controllers)
+    return (
+        f"restarting controller(s) {', '.join(map(str, controllers))} is a metadata outage whatever the order or "
+        f"the wait: a KRaft quorum of {voters} voter(s) cannot lose one (MNT005). No configuration change of "
+        "this plan helps: add controllers to reach 3 (CTL006; KIP-853 on a dynamic quorum, Kafka 3.9+: "
+        "`kafka-storage format --no-initial-controllers` on each new controller, then `kafka-metadata-quorum "
+        "--bootstrap-controller C add-controller`; a static controller.quorum.voters quorum is changed by "
+        "reconfiguring every node), or announce each controller restart as a metadata outage and restart no "
+        "broker while a controller is down"
+    )
 
 
 def _config_changes(
@@ -514,7 +533,9 @@ def prove(engine, ref, config, plan: FixPlan, selected, simulate) -> None:
     if not ref.files or any("://" in f for f, _ in ref.files.values()):
         plan.proof = {"error": "the snapshot is not a local directory: cannot copy it to re-simulate"}
         return
-    with tempfile.TemporaryDirectory(prefix="kafka-audit-plan-") as tmp:
+    from auditor import safe_io
+
+    with tempfile.TemporaryDirectory(prefix="kafka-audit-plan-") as tmp, safe_io.own_directory(tmp):
         try:
             copy_ref = apply_plan(ref, plan, Path(tmp) / "snapshot")
             after = simulate(engine, [copy_ref], config, brokers=selected, plan=False)
@@ -530,6 +551,8 @@ def prove(engine, ref, config, plan: FixPlan, selected, simulate) -> None:
         "unsafe": c.unsafe,
         "blockers": c.blockers,
         "reached_safe": c.safe_to_roll,
+        "outage_only": c.verdict == "outage",  # only a small quorum's planned outage remains
+        "outage_controllers": c.outage_controllers,
         "order_after": c.order,
     }
 

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from auditor import exitcodes
 from auditor.sources import Sources
 
 MAX_EXAMPLES = 3  # partitions named per problem in a progress line
+MAX_LISTED = 100  # partitions named per problem in to_json
 
 
 @dataclass
@@ -60,6 +61,28 @@ class Health:
             or self.broker_missing
             or self.errors
         )
+
+    def to_json(self, broker: int | None = None) -> dict:
+        """The round as data: healthy, the partition counts and names of each problem, and the
+        progress line ``wait`` prints for it."""
+        return {
+            "healthy": self.healthy,
+            "summary": self.describe(broker),
+            "partitions": self.partitions,
+            "broker_id": broker,
+            **{
+                key: {"count": len(names), "partitions": names[:MAX_LISTED]}
+                for key, names in (
+                    ("under_replicated", self.under_replicated),
+                    ("under_min_isr", self.under_min_isr),
+                    ("offline", self.offline),
+                    ("broker_out_of_isr", self.broker_out_of_isr),
+                    ("broker_not_leader", self.broker_not_leader),
+                )
+            },
+            "broker_missing": self.broker_missing,
+            "errors": self.errors,
+        }
 
     def describe(self, broker: int | None) -> str:
         if self.errors:
@@ -155,6 +178,14 @@ def assess(
     return h
 
 
+def partition_state_sources(sources: Sources) -> Sources | None:
+    """What ``wait`` reads of ``sources``: the live partition state (the Admin API, ZooKeeper,
+    the MSK API), without broker files or metrics, which hold none; None when there is none."""
+    if not (sources.bootstrap_servers or sources.zookeeper or sources.msk_cluster_arn):
+        return None
+    return replace(sources, broker_configs=(), metrics=())
+
+
 def collect_state(sources: Sources, *, leadership: bool = False) -> tuple[dict[str, list[dict]], list[dict]]:
     """One read-only collection of the live state: (tables, source errors). Nothing is written.
     From the MSK topic APIs, without ``leadership``: the partitions only of the topics ListTopics
@@ -174,6 +205,18 @@ def collect_state(sources: Sources, *, leadership: bool = False) -> tuple[dict[s
     return tables, manifest.errors
 
 
+def health_round(
+    collect: Callable[[], tuple[dict, list[dict]]], *, broker: int | None = None, leadership: bool = False
+) -> Health:
+    """One round of ``wait``: collect once and assess. A collection that raised is a round that
+    was not collected (shown, never healthy). The MCP server's cluster_health is one round."""
+    try:
+        tables, errors = collect()
+    except Exception as e:  # noqa: BLE001 (a failed round is shown and waited past)
+        tables, errors = {}, [{"source": "collect", "message": " ".join(str(e).split())}]
+    return assess(tables, errors, broker=broker, leadership=leadership)
+
+
 def wait_until_healthy(
     collect: Callable[[], tuple[dict, list[dict]]],
     *,
@@ -191,11 +234,7 @@ def wait_until_healthy(
     round_ = 0
     while True:
         round_ += 1
-        try:
-            tables, errors = collect()
-        except Exception as e:  # noqa: BLE001 (a failed round is shown and waited past)
-            tables, errors = {}, [{"source": "collect", "message": " ".join(str(e).split())}]
-        health = assess(tables, errors, broker=broker, leadership=leadership)
+        health = health_round(collect, broker=broker, leadership=leadership)
         elapsed = clock() - start
         say(f"round {round_} ({elapsed:.0f} s): {health.describe(broker)}")
         if health.healthy:

@@ -138,8 +138,20 @@ class DuckDBEngine(Engine):
         )
         return chosen
 
-    def _columns(self, table: Table) -> str:
-        return ", ".join(f"CAST({c.name} AS {duckdb_type(c.type)}) AS {c.name}" for c in table.columns)
+    def _columns(self, table: Table, missing: frozenset[str] = frozenset()) -> str:
+        """The declared columns, each cast to its type; ``missing``: optional columns the files lack
+        (written before the column was added), read as null."""
+        return ", ".join(
+            f"CAST({'NULL' if c.name in missing else c.name} AS {duckdb_type(c.type)}) AS {c.name}"
+            for c in table.columns
+        )
+
+    def _missing_optional(self, table: Table, source: str) -> frozenset[str]:
+        optional = {c.name for c in table.columns if c.optional}
+        if not optional:
+            return frozenset()
+        present = {r[0] for r in self.conn.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+        return frozenset(optional - present)
 
     def _register_rows(self, table: Table, rows: list[dict]) -> None:
         view = VIEW_PREFIX + table.name
@@ -164,8 +176,9 @@ class DuckDBEngine(Engine):
         selects = []
         if parquet:
             files = ", ".join(sql_string(f) for f in parquet)
+            source = f"read_parquet([{files}], union_by_name = true)"
             selects.append(
-                f"SELECT {self._columns(table)} FROM read_parquet([{files}], union_by_name = true)"
+                f"SELECT {self._columns(table, self._missing_optional(table, source))} FROM {source}"
             )
         if jsonl:
             selects.append(self._jsonl_select(table, jsonl))

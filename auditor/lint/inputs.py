@@ -12,8 +12,12 @@ own module in auditor/lint/formats/ (the list ``FORMATS`` there says which, in w
   state files, JulieOps topologies (one module each);
 - **configuration as code**: Terraform (and ``.tfvars``, and a plan as JSON), Strimzi
   ``Kafka``/``KafkaNodePool``, Confluent for Kubernetes ``KafkaTopic``/``Kafka``, Helm values,
-  CloudFormation (formats/terraform.py, terraform_plan.py, strimzi.py, cfk.py, helm.py,
-  cloudformation.py).
+  CloudFormation, compose files, cp-ansible inventories (formats/terraform.py,
+  terraform_plan.py, strimzi.py, cfk.py, helm.py, cloudformation.py, compose.py, ansible.py);
+- **templates** of these (``kafka.yaml.tpl``, ``server.properties.j2``, a Helm chart's
+  ``templates/kafka.yaml``): read as what they render to, placeholders reported
+  (auditor/lint/templating.py);
+- **standard input** (``-``): a stream of YAML documents, named ``<stdin>``.
 
 A directory is walked whole (hidden and vendored directories left out) and each file is
 recognised by its content: a file holding nothing Kafka is counted in one note; one that
@@ -37,9 +41,11 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from auditor.lint import templating
 from auditor.lint.formats import DOCUMENT_FORMATS, FILE_FORMATS
 from auditor.lint.formats.properties import SUFFIXES as PROPERTIES_SUFFIXES
 from auditor.lint.model import (
+    STDIN_NAME,
     UNRECOGNISED,
     BrokerFile,
     FileRows,
@@ -51,7 +57,7 @@ from auditor.lint.model import (
     TopicDef,
 )
 from auditor.lint.suppressions import find_suppressions
-from auditor.lint.yaml_fields import YamlDoc, YamlFile, read_yaml_documents
+from auditor.lint.yaml_fields import YamlDoc, YamlFile, line, mapping, source_documents
 
 __all__ = [
     "BrokerFile",
@@ -100,8 +106,14 @@ def _read_document(node, ctx: YamlFile) -> tuple[FileRows | None, str | None]:
 def read_yaml(path: Path, file: str) -> tuple[FileRows, str, list[str] | None]:
     """(rows, text, None) for a file with at least one document lint reads; (..., what the
     documents are) when none is a format lint knows (an empty file: [])."""
-    text, docs = read_yaml_documents(path, file)
-    ctx = YamlFile(file)
+    return read_yaml_source(Source(path, file, True))
+
+
+def read_yaml_source(src: Source) -> tuple[FileRows, str, list[str] | None]:
+    """read_yaml of a Source (a file, standard input or a neutralised template). A template's
+    placeholders are reported for the documents lint reads, not for a Secret beside them."""
+    text, docs = source_documents(src)
+    ctx = YamlFile(src.file)
     rows = FileRows()
     recognised = False
     other: list[str] = []
@@ -112,6 +124,8 @@ def read_yaml(path: Path, file: str) -> tuple[FileRows, str, list[str] | None]:
         if found is not None:
             _merge(rows, found)
             recognised = True
+            if src.template is not None:
+                rows.unevaluated.extend(src.template.notes_between(line(node), node.end_mark.line + 1))
         elif what not in other:
             other.append(what)
     return rows, text, None if recognised else other
@@ -130,10 +144,11 @@ def _merge(into: FileRows, rows: FileRows) -> None:
     into.clusters.extend(rows.clusters)
     into.node_pools.extend(rows.node_pools)
     into.unevaluated.extend(rows.unevaluated)
+    into.notes.extend(rows.notes)
 
 
 def _read_yaml(src: Source) -> FileRows:
-    rows, text, other = read_yaml(src.path, src.file)
+    rows, text, other = read_yaml_source(src)
     if other is not None:
         what = f" (found: {'; '.join(other)})" if other else " (no YAML document in it)"
         return FileRows(unrecognised=f"{src.file}: {UNRECOGNISED}{what}")
@@ -199,11 +214,6 @@ def definition_messages(variants: dict[str, list[list[TopicDef]]]) -> tuple[list
 
 # --- everything ------------------------------------------------------------------------------
 
-# Read when a directory walk meets them (a named file is always looked at): the formats'
-# suffixes, JSON (a Terraform plan, a CloudFormation template) and templates (.tpl ...), which
-# lint cannot render but names when they hold Kafka configuration.
-WALK_SUFFIXES = PROPERTIES_SUFFIXES + YAML_SUFFIXES + (".tf", ".hcl", ".tfvars", ".json", ".template")
-TEMPLATE_SUFFIXES = (".tpl", ".tmpl", ".j2", ".jinja", ".jinja2", ".gotmpl", ".erb")
 SKIPPED_DIRS = ("node_modules", "__pycache__")  # and every directory whose name starts with "."
 MAX_SNIFF_BYTES = 1024 * 1024
 
@@ -264,10 +274,106 @@ def _not_read(src: Source, why: str) -> FileRows | None:
 
 def read_file(src: Source) -> FileRows | None:
     """One file, read by the first format that recognises it; None for a file met in a
-    walk that holds nothing Kafka (counted, not named)."""
+    walk that holds nothing Kafka (counted, not named). A template (``kafka.yaml.tpl``, a
+    Helm chart's ``templates/kafka.yaml``, ``server.properties.j2``) is read as what it
+    renders to, its placeholders reported (auditor/lint/templating.py)."""
+    if src.text is None:
+        language = templating.language_of(src.path.suffixes)
+        if language is None and src.suffix in YAML_SUFFIXES and _is_helm_template(src):
+            language = templating.LANGUAGES[src.suffix]
+        if language is not None:
+            return _read_template(src, language)
+    return _read_plain(src)
+
+
+# A Helm chart template kept as .yaml: a value that starts with an action unquoted (YAML
+# would read `{{ x }}` as a flow mapping), or a line of actions only where the file is not YAML
+# as it stands (a values file's `config: |` block may hold such lines, and quoted "{{ }}"
+# values are plain strings Helm values files use).
+_HELM_VALUE = re.compile(r"^[^#\n]*?(?::|^\s*-)[ \t]+\{\{", re.MULTILINE)
+_HELM_LINE = re.compile(r"^\s*\{\{.*\}\}\s*$", re.MULTILINE)
+_TEMPLATE_READS = YAML_SUFFIXES + PROPERTIES_SUFFIXES
+
+
+def _is_helm_template(src: Source) -> bool:
+    from auditor.lint.yaml_fields import read_yaml_documents
+
+    head = _sniff(src)
+    if _HELM_VALUE.search(head):
+        return True
+    if not _HELM_LINE.search(head):
+        return False
+    try:
+        read_yaml_documents(src.path, src.file)
+    except LintInputError:
+        return True
+    return False
+
+
+def _read_template(src: Source, language: tuple[str, str]) -> FileRows | None:
+    from dataclasses import replace as with_fields
+
+    from auditor.lint.yaml_fields import read_yaml_text
+
+    text = read_yaml_text(src.path, src.file)
+    neutral, template = templating.neutralise(text, language, src.file)
+    inner = src.suffix if src.suffix in YAML_SUFFIXES else templating.inner_suffix(src.path.suffixes)
+    kind = inner if inner in _TEMPLATE_READS else _kind_of(neutral) if inner is None else None
+    if kind is None:
+        return _not_read(src, "it is a template, which lint does not render")
+    rendered = with_fields(src, text=neutral, as_suffix=kind, template=template)
+    try:
+        rows = _read_plain(rendered)
+    except LintInputError as e:
+        refused = _not_read(
+            src, f"it is a {template.language} lint cannot read with its placeholders set aside ({e})"
+        )
+        if refused is None:
+            raise
+        return refused
+    if rows is None:
+        return rows
+    literal = any(b.entries for b in rows.brokers) or any(
+        t.partitions is not None or t.replication_factor is not None or t.configs for t in rows.topics
+    )
+    if template.kafka_key_notes and not literal:
+        markers = kafka_markers(_sniff(src)) or ["Kafka settings"]
+        keys = template.kafka_key_notes
+        shown = ", ".join(f"{what} at line {at}" for at, what in keys[:3]) + (
+            f", +{len(keys) - 3} more" if len(keys) > 3 else ""
+        )
+        return FileRows(
+            unrecognised=f"{src.file}: looks like Kafka configuration ({', '.join(markers)}) but it is a template, "
+            f"which lint does not render, and its Kafka settings are themselves templated ({shown}): "
+            "nothing literal to lint"
+        )
+    return rows
+
+
+def _kind_of(text: str) -> str | None:
+    """What a template without an inner suffix (``zone.tpl``) renders to, by its content."""
+    from auditor import safe_yaml
+    from auditor.collectors.files import BROKER_KINDS, classify, parse_properties
+
+    try:
+        docs = safe_yaml.compose_all(text, "")
+    except safe_yaml.YAMLInputError:
+        docs = []
+    if any(mapping(d) is not None for d in docs if d is not None):
+        return ".yaml"
+    parsed, problems = parse_properties(text)
+    if not problems and parsed and classify({e.key: e.value for e in parsed}) in BROKER_KINDS:
+        return ".properties"
+    return None
+
+
+def _read_plain(src: Source) -> FileRows | None:
     for fmt in FILE_FORMATS:
         if fmt.recognise(src):
-            return fmt.read(src)
+            rows = fmt.read(src)
+            if src.template is not None and rows is not None:
+                rows.unevaluated.extend(note for _line, note in src.template.notes)
+            return rows
     if src.suffix in YAML_SUFFIXES:
         rows = _read_yaml(src)
         if rows.unrecognised is not None and not src.explicit and not kafka_markers(_sniff(src)):
@@ -290,11 +396,7 @@ def read_file(src: Source) -> FileRows | None:
                 "to evaluate the Terraform files with it)"
             )
         return None
-    suffixes = "".join(s.lower() for s in src.path.suffixes[-2:])
-    if src.suffix in TEMPLATE_SUFFIXES or any(s in suffixes for s in TEMPLATE_SUFFIXES):
-        rows = _not_read(src, "it is a template, which lint does not render")
-    else:
-        rows = _not_read(src, f"lint does not read '{src.path.suffix or src.path.name}' files")
+    rows = _not_read(src, f"lint does not read '{src.path.suffix or src.path.name}' files")
     if rows is not None or not src.explicit:
         return rows
     raise LintInputError(
@@ -306,26 +408,67 @@ def read_file(src: Source) -> FileRows | None:
 READ_SUFFIXES = PROPERTIES_SUFFIXES + YAML_SUFFIXES + (".tf", ".hcl", ".tfvars")
 
 
-def read_inputs(paths) -> LintInputs:
+STDIN = "-"  # `lint -`: a stream on standard input (helm template ... | kafka-audit lint -)
+
+
+def read_stdin(stream=None) -> str:
+    """Standard input as text, at most MAX_YAML_BYTES (the limit every lint input has); a
+    terminal, a larger stream or one that is not UTF-8 is a one-line LintInputError."""
+    import sys
+
+    from auditor.lint.yaml_fields import MAX_YAML_BYTES
+
+    if stream is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise LintInputError(
+                f"{STDIN_NAME}: standard input is a terminal: pipe a stream into `lint -` "
+                "(helm template ... | kafka-audit lint -)"
+            )
+        stream = sys.stdin.buffer
+    data = stream.read(MAX_YAML_BYTES + 1)
+    if len(data) > MAX_YAML_BYTES:
+        raise LintInputError(f"{STDIN_NAME}: larger than {MAX_YAML_BYTES} bytes: refused")
+    if b"\0" in data[:8192]:
+        raise LintInputError(f"{STDIN_NAME}: binary data, not a YAML stream")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LintInputError(f"{STDIN_NAME}: not UTF-8 text ({e.reason})") from None
+
+
+def read_inputs(paths, stdin=None) -> LintInputs:
+    """Every file of ``paths`` (``-``: standard input, read from ``stdin`` when given, a
+    binary stream, else the process's own) as located rows."""
     from auditor.lint.formats import strimzi, terraform
 
     inputs = LintInputs()
     paths = list(paths)
+    wants_stdin = any(str(p) == STDIN for p in paths)
+    paths = [p for p in paths if str(p) != STDIN]
     files = expand(paths)
-    if not files:
+    if not files and not wants_stdin:
         given = ", ".join(str(p) for p in paths) or "no path given"
         raise LintInputError(
             f"lint: no files to lint in {given} (give server.properties, topic YAML, Terraform, "
-            f"CloudFormation or Helm values files, or directories holding them)"
+            f"CloudFormation or Helm values files, or directories holding them, or - for standard input)"
         )
-    session = ReadSession(terraform=terraform.Session())
+    # What a file may read beside itself (a compose env_file): the directories given, and
+    # those of the files given.
+    roots = {Path(p).resolve() if Path(p).is_dir() else Path(p).resolve().parent for p in paths}
+    session = ReadSession(terraform=terraform.Session(), roots=tuple(sorted(roots)))
     for path, explicit in files:  # variable values first: every Terraform file is read with them
         if explicit and path.suffix.lower() == ".tfvars":
             terraform.load_tfvars(path, str(path), session.terraform)
-    by_id: dict[int, str] = {}
-    for path, explicit in files:
-        file = str(path)
-        rows = read_file(Source(path, file, explicit, session))
+    sources = [Source(path, str(path), explicit, session) for path, explicit in files]
+    if wants_stdin:
+        text = read_stdin(stdin)
+        sources.append(Source(Path(STDIN), STDIN_NAME, True, session, text=text, as_suffix=".yaml"))
+    # Broker ids are unique within a cluster: across properties files (one cluster), within a
+    # cluster resource (a compose file's services); two compose files may both have broker 1.
+    by_id: dict[tuple, str] = {}
+    for src in sources:
+        file, explicit = src.file, src.explicit
+        rows = read_file(src)
         if rows is None or (rows.nothing_kafka and not explicit):
             inputs.other_files += 1
             continue
@@ -338,25 +481,27 @@ def read_inputs(paths) -> LintInputs:
             inputs.notes.append(rows.skipped)
             continue
         inputs.files.append(file)
+        inputs.notes.extend(rows.notes)
         inputs.topics.extend(rows.topics)
         inputs.suppressions.extend(rows.suppressions)
         inputs.clusters.extend(rows.clusters)
         inputs.node_pools.extend(rows.node_pools)
         for broker in rows.brokers:
             if broker.declared_id:
-                if broker.broker_id in by_id:
+                scope = (broker.cluster.file, broker.cluster.address) if broker.cluster is not None else ()
+                if (*scope, broker.broker_id) in by_id:
                     key = "broker.id" if "broker.id" in broker.entries else "node.id"
                     raise LintInputError(
                         f"{broker.file}:{broker.entries[key][1]}: broker id {broker.broker_id} "
-                        f"is also declared by {by_id[broker.broker_id]}"
+                        f"is also declared by {by_id[(*scope, broker.broker_id)]}"
                     )
-                by_id[broker.broker_id] = broker.file
+                by_id[(*scope, broker.broker_id)] = broker.file
             inputs.brokers.append(broker)
     inputs.unevaluated.extend(strimzi.link_node_pools(inputs.brokers, inputs.node_pools))
     # A template without broker.id (set at deploy time) still gets linted under an id of its
     # own: the next free ids, in file order. A configuration resource for N brokers (a
     # Strimzi CR's replicas, an MSK cluster's broker count) is N brokers.
-    next_id = max(by_id, default=0) + 1
+    next_id = max((key[-1] for key in by_id), default=0) + 1
     expanded = []
     for broker in inputs.brokers:
         if broker.declared_id:

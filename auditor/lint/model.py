@@ -116,16 +116,27 @@ class NodePool:
 @dataclass
 class Source:
     """One file being read: where it is, how it is named in messages, and whether it was
-    named on the command line (True) or found in a given directory (False)."""
+    named on the command line (True) or found in a given directory (False).
+
+    ``text`` holds the content when it is not read from ``path``: standard input (``lint -``),
+    or a template with its placeholders neutralised (auditor/lint/templating.py, whose
+    ``Template`` is ``template``); ``as_suffix`` is then the suffix it is read as (.yaml)."""
 
     path: Path
     file: str
     explicit: bool
     session: ReadSession | None = None  # what the whole run knows (Terraform variables ...)
+    text: str | None = None
+    as_suffix: str | None = None
+    template: object = None
 
     @property
     def suffix(self) -> str:
-        return self.path.suffix.lower()
+        return self.as_suffix or self.path.suffix.lower()
+
+    @property
+    def stdin(self) -> bool:
+        return self.file == STDIN_NAME
 
     def head(self, limit: int = 256 * 1024) -> str:
         """The start of the file as text, for recognising it by content: "" for anything but
@@ -133,6 +144,8 @@ class Source:
         a binary file or an unreadable one."""
         from auditor import safe_io
 
+        if self.text is not None:
+            return self.text[:limit]
         try:
             with safe_io.open_regular(self.path, limit=None) as fh:
                 raw = fh.read(limit)
@@ -141,6 +154,9 @@ class Source:
         if b"\0" in raw[:8192]:
             return ""
         return raw.decode("utf-8", errors="replace")
+
+
+STDIN_NAME = "<stdin>"  # how findings and messages name what `lint -` read
 
 
 @dataclass
@@ -156,6 +172,7 @@ class FileRows:
     node_pools: list[NodePool] = field(default_factory=list)
     # 'FILE:LINE: what was not evaluated, and so not linted'
     unevaluated: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the reader assumed, one line each (a note)
     skipped: str | None = None
     unrecognised: str | None = None
     nothing_kafka: bool = False  # a file of a format lint reads, with nothing Kafka in it: a walk counts it
@@ -180,6 +197,16 @@ class LintInputs:
 @dataclass
 class ReadSession:
     """The context of one lint run's reading, passed to every format (no module state):
-    Terraform variable values and directory scopes (auditor/lint/formats/terraform.py)."""
+    Terraform variable values and directory scopes (auditor/lint/formats/terraform.py), and
+    the directories the run may read beside its files (``roots``: the directories given and
+    those of the files given; a compose file's ``env_file`` must lie inside one)."""
 
     terraform: object = None
+    roots: tuple[Path, ...] = ()
+
+    def may_read(self, path: Path) -> bool:
+        try:
+            real = path.resolve()
+        except OSError:
+            return False
+        return any(real == r or r in real.parents for r in self.roots)

@@ -29,7 +29,6 @@ from pathlib import Path
 from auditor.baseline import Baseline
 from auditor.baseline import apply as apply_baseline
 from auditor.config import AuditConfig
-from auditor.declarations import Inherits
 from auditor.engine.duckdb_engine import DuckDBEngine
 from auditor.findings import WARNING_PREFIX, AuditResult, Finding, fingerprint
 from auditor.lint.change_tables import (
@@ -192,19 +191,16 @@ LIST_ALL = 1_000_000
 
 
 def _listing_every_inheriting_topic(cfg: AuditConfig, rules) -> AuditConfig:
-    """A default's finding names the topics that inherit it (a rule with cause=Inherits and a
-    ``max_listed`` parameter: REP004, REP005) and lint reports it at each linted topic it
-    names (Locator.locate): lint lists them all, or a proposed topic past the report's cap
+    """A cluster-level finding names the topics it concerns, capped by a ``max_listed``
+    parameter (a default the topics inherit: REP004, REP005; DSK008's topics whose
+    segment.ms outlasts their retention), and lint reports it at each linted topic it names
+    (Locator.locate): lint lists them all, or a proposed topic past the report's cap
     (`--against` a cluster with many topics) would not be located. A value set in
     kafka-audit.toml is kept."""
     params = dict(cfg.params)
     for r in rules:
         own = params.get(r.code) or {}
-        if (
-            isinstance(r.cause, Inherits)
-            and "max_listed" not in own
-            and any(p.name == "max_listed" for p in r.params)
-        ):
+        if "max_listed" not in own and any(p.name == "max_listed" for p in r.params):
             params[r.code] = {**own, "max_listed": LIST_ALL}
     return replace(cfg, params=params) if params != cfg.params else cfg
 
@@ -276,14 +272,16 @@ def run_lint(
     config: AuditConfig | None = None,
     baseline: Baseline | None = None,
     strict: bool = False,
+    stdin=None,
 ) -> AuditResult:
+    """Lint ``paths`` (``-``: standard input, read from ``stdin`` when given, a binary stream)."""
     from auditor.engine.runner import failure_notes, incomplete_sources
     from auditor.engine.tables import Tables
     from auditor.registry import load_rules, rule_docs
 
     cfg = config or AuditConfig()
     rules = load_rules()
-    inputs = read_inputs(paths)
+    inputs = read_inputs(paths, stdin=stdin)
     if strict and inputs.unrecognised:
         more = f" (and {len(inputs.unrecognised) - 1} more file(s))" if len(inputs.unrecognised) > 1 else ""
         raise LintInputError(f"{inputs.unrecognised[0]}{more}")

@@ -10,7 +10,7 @@ from auditor import safe_io, safe_yaml
 from auditor.lint.model import INT32_MAX, INT32_MIN, LintInputError
 from auditor.safe_yaml import line, mapping
 
-__all__ = ["YamlDoc", "YamlFile", "key_line", "line", "mapping", "read_yaml_text"]
+__all__ = ["YamlDoc", "YamlFile", "key_line", "line", "mapping", "read_yaml_text", "source_documents"]
 
 MAX_YAML_BYTES = 64 * 1024 * 1024
 
@@ -36,6 +36,24 @@ def read_yaml_documents(path, file: str) -> tuple[str, list]:
     except safe_yaml.YAMLInputError as e:
         raise LintInputError(str(e)) from None
     return text, [d for d in docs if d is not None]
+
+
+def source_documents(src) -> tuple[str, list]:
+    """A lint Source's text and YAML documents: read from its file, or from the text it holds
+    (standard input, a neutralised template: then every placeholder left in a value is
+    reported and read as absent, auditor/lint/templating.py)."""
+    if src.text is None:
+        return read_yaml_documents(src.path, src.file)
+    try:
+        docs = safe_yaml.compose_all(src.text, src.file)
+    except safe_yaml.YAMLInputError as e:
+        raise LintInputError(str(e)) from None
+    docs = [d for d in docs if d is not None]
+    if src.template is not None:
+        from auditor.lint.templating import neutralise_nodes
+
+        neutralise_nodes(docs, src.template, src.file)
+    return src.text, docs
 
 
 def key_line(parent, key: str, default: int) -> int:

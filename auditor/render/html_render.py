@@ -1,6 +1,6 @@
 """Self-contained HTML report (one file, no CDN, no external fonts or scripts).
 
-The page is rendered by jinja2 with autoescape on from ``auditor/render/templates/report.html.j2``; every
+The page is rendered by jinja2 with autoescape on from ``templates/report.html.j2``; every
 value that comes from a snapshot (cluster and topic names, messages, evidence) reaches the
 page only through autoescaped expressions, never inside the inline script. The same page
 serves one cluster and a fleet.
@@ -39,6 +39,7 @@ import json
 import re
 from collections import Counter
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 import jinja2
@@ -48,7 +49,9 @@ from auditor import __version__, coverage
 from auditor.findings import SEVERITIES, SEVERITY_RANK, WORST_FIRST, AuditResult, Finding
 from auditor.grading import COVERAGE_CAP, GRADE_CAP, GRADE_THRESHOLDS, SEVERITY_WEIGHT
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"  # inside the package: shipped with it
+# The top-level templates/ package (templates/__init__.py): the same lookup in a wheel, an editable
+# install and a checkout, as for checks/.
+TEMPLATES = Path(str(files("templates")))
 
 DEFAULT_MAX_ROWS = 200
 # Rows of each rule and cluster shown before "Show N more": the page's height grows with the

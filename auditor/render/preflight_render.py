@@ -6,22 +6,28 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
     "preflight": {
       "selected_brokers": [1, 2] | null,        # --broker, null = every broker
       "safe_to_roll": false,                    # every broker is safe and the snapshot is complete
+      "verdict": "unsafe",                      # unsafe > unknown > outage > safe (exit 1, 3, 1, 0)
       "clusters": [{
         "cluster": "payments-msk", "cluster_id": "...", "controller_id": 2, "metadata_mode": "zookeeper",
         "simulated": true,                      # false: no brokers or no partition state in the snapshot
         "missing": [],                          # what the snapshot lacks, said precisely
         "not_evaluated_brokers": [],            # min.insync.replicas unknown: never "safe"
         "safe_to_roll": false, "unsafe_brokers": [1, 2, 3],
+        "verdict": "unsafe",                    # safe | unsafe | outage (a KRaft quorum of 1-2 voters) | unknown
         "incomplete": false,                    # a source of this cluster failed (never safe then)
         "blockers": ["..."],                    # why the cluster cannot be rolled whatever the order
         "degraded": {"leaderless": [...], "under_min_isr": [...], "offline_replicas": [...]},  # capped
         "degraded_counts": {"leaderless": 0, ...},
         "order": [1, 3, 2],                     # safe brokers only; [] when blocked
-        "controllers": [{"node_id", "is_leader", "is_broker", "safe", "reason"}],  # KRaft voters (MNT005)
+        "controllers": [{"node_id", "is_leader", "is_broker", "safe", "reason", "outage",
+                         "verdict"}],           # KRaft voters (MNT005); verdict safe | unsafe | outage
         "unsafe_controllers": [...], "controller_order": [...],   # safe voters, the quorum leader last
+        "outage_controllers": [...],            # a quorum of one or two voters: restart = metadata outage
+        "outage_note": null | "...",            # what that means and the fix (more controllers, KIP-853)
         "controllers_managed_by_aws": false,    # MSK KRaft: AWS runs the controllers (not simulated)
         "procedure": ["..."],                   # the order holds one restart at a time: what to check
-        "acks1_loss_not_evaluated": null | "...",  # why MNT006 could not be judged (no followers' lag)
+        "acks1_loss_brokers": [...],            # MNT006 (warning, blocks nothing): lagging followers take over
+        "acks1_loss_not_evaluated": null | "...",  # why MNT006 could not be judged (no lag, one scrape)
         "fix_plan": null | {"changes": [{"kind", "summary", "commands", "topics", "value", "brokers"}],
                             "waits": [{"what", "recheck"}], "followups": [...], "reassignment": {...} | null,
                             "proof": {"brokers", "safe", "unsafe", "blockers", "reached_safe", "order_after"}},
@@ -31,7 +37,7 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
                      "unknown_min_isr_partitions": 0,
                      "blocked_partitions": 98,  # MNT001
                      "offline_partitions": 0,   # MNT002
-                     "acks1_loss_partitions": 0,  # MNT006: handed to a follower that lags (acks=1 writes lost)
+                     "acks1_loss_partitions": 0,  # MNT006 (a warning): handed to a follower that lags
                      "topic_count": 4, "topics": [...], "partitions": [...],   # sorted, capped
                      "coordinator_partitions": 50, "consumer_group_count": 5, "consumer_groups": [...],
                      "reasons": ["MNT001", "MNT003"]}]
@@ -41,7 +47,7 @@ tool, clusters, incomplete, summary, findings, same finding shape) plus a ``pref
 ``pre`` is an auditor.commands.preflight.PreflightResult, not imported: the preflight modules may use
 render/ (escape.py), never the other way round.
 
-HTML goes through jinja2 with autoescape on (auditor/render/templates/preflight.html.j2); no script, no
+HTML goes through jinja2 with autoescape on (templates/preflight.html.j2); no script, no
 external resources.
 """
 
@@ -70,6 +76,7 @@ def document(pre) -> dict:
     doc["preflight"] = {
         "selected_brokers": pre.selected_brokers,
         "safe_to_roll": pre.safe_to_roll,
+        "verdict": pre.verdict,
         "target_version": pre.target_version,
         "upgrade_ready": (not pre.upgrade_blockers and not pre.incomplete) if pre.target_version else None,
         "upgrade_blockers": [f.fingerprint for f in pre.upgrade_blockers],
@@ -91,6 +98,8 @@ def fix_plan_file(pre) -> str:
             parts.append(script)
         elif c.safe_to_roll:
             parts.append(f"# {neutralise(c.cluster)}: safe to roll, nothing to change\n")
+        elif c.verdict == "outage":
+            parts.append(f"# {neutralise(c.cluster)}: no plan: {neutralise(c.outage_note)}\n")
         else:
             why = "; ".join(c.missing) or "nothing to simulate"
             parts.append(f"# {neutralise(c.cluster)}: no plan ({neutralise(why)})\n")
@@ -111,6 +120,8 @@ def plan_lines(plan) -> list[str]:
         out.append(f"     re-check: {w.recheck}")
     for f in plan.followups:
         out.append(f"afterwards: {f}")
+    for n in plan.notes:
+        out.append(f"note: {n}")
     out.append(plan.proof_line)
     return out
 
@@ -141,6 +152,8 @@ def plan_script(plan) -> str:
         out.append(f"#   re-check: {w.recheck}")
     for f in plan.followups:
         out.append(f"# afterwards: {f}")
+    for n in plan.notes:
+        out.append(f"# note: {n}")
     return "\n".join(neutralise(x) for x in out) + "\n"
 
 
@@ -189,6 +202,15 @@ def broker_role(b, voters: dict) -> str:
     return ""
 
 
+def outage_phrase(c) -> str:
+    voters = len(c.controllers)
+    return (
+        f"restarting controller(s) {', '.join(map(str, c.outage_controllers))} is a planned metadata outage: a "
+        f"KRaft quorum of {voters} voter(s) cannot lose one, so no order and no wait avoids it (MNT005); add "
+        "controllers to reach 3 (KIP-853, CTL006) or announce the outage"
+    )
+
+
 def unsafe_phrase(c) -> str:
     parts = []
     if c.unsafe:
@@ -212,13 +234,26 @@ def controller_lines(c) -> list[str]:
     out = ["controllers (KRaft quorum voters):"]
     for v in c.controllers:
         role = "quorum leader" if v.is_leader else "voter"
-        state = "safe" if v.safe else f"UNSAFE: {v.reason}"
+        state = {"safe": "safe", "outage": f"OUTAGE: {v.reason}"}.get(v.verdict, f"UNSAFE: {v.reason}")
         out.append(f"  {v.node_id} ({role}{', also a broker' if v.is_broker else ''}): {state}")
     if c.controller_order:
         out.append(
             f"suggested controller order: {' -> '.join(map(str, c.controller_order))}  (quorum leader last)"
         )
+    elif c.outage_controllers and not c.unsafe_controllers:
+        out.append(
+            "no controller order avoids the outage: each controller restart stops metadata until it is back"
+        )
     return out
+
+
+def acks1_line(c) -> str:
+    """MNT006 beside the table: a warning, never a block."""
+    return (
+        f"acks=1 writes at risk (MNT006, warning, blocks nothing): restarting broker(s) "
+        f"{', '.join(map(str, c.acks1_at_risk))} hands partitions to followers that lag persistently; the "
+        "acks=1 writes they lack are lost (restart them once the followers catch up, or accept that loss)"
+    )
 
 
 def render_text(pre) -> str:
@@ -248,6 +283,8 @@ def render_text(pre) -> str:
             lines.extend(f"    - {b}" for b in c.top_reasons)
         elif c.unsafe or c.unsafe_controllers:
             lines.append(f"  {c.cluster} is unsafe to roll now: {unsafe_phrase(c)}")
+        elif c.outage_controllers:
+            lines.append(f"  {c.cluster} can be rolled only as a planned outage: {outage_phrase(c)}")
         header = (
             "broker",
             "restart",
@@ -279,6 +316,8 @@ def render_text(pre) -> str:
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
         if c.acks1_not_evaluated:
             lines.append(f"  acks=1 loss (MNT006) not evaluated (n/e): {neutralise(c.acks1_not_evaluated)}")
+        elif c.acks1_at_risk:
+            lines.append(f"  {acks1_line(c)}")
         lines.extend(f"  {line}" for line in controller_lines(c))
         if c.order:
             last = ", active controller last" if any(b.is_controller for b in c.brokers) else ""
@@ -299,6 +338,10 @@ def render_text(pre) -> str:
         )
         if c.unsafe or c.unsafe_controllers:
             lines.append(f"  NOT SAFE: {unsafe_phrase(c)} (see MNT findings)")
+        elif c.outage_controllers and not c.top_reasons and not c.not_evaluated:
+            lines.append(
+                f"  OUTAGE: {scope} can be restarted one at a time; the controllers only with a metadata outage"
+            )
         elif c.top_reasons:
             lines.append(
                 f"  {scope}: no restart hits a partition, but the cluster is not safe to roll (see above)"
@@ -318,6 +361,8 @@ def render_text(pre) -> str:
             head = (
                 "procedure (the order is a snapshot, not a plan for the whole roll):"
                 if c.safe_to_roll
+                else "procedure, the controllers as a planned outage (the order is a snapshot, not a plan for the whole roll):"
+                if c.verdict == "outage"
                 else "procedure, once preflight says safe (the order is a snapshot, not a plan for the whole roll):"
             )
             lines.append(f"  {head}")
@@ -346,7 +391,7 @@ def render_text(pre) -> str:
     s = res.summary()
     counts = counts_line(s)
     status = "INCOMPLETE" if res.is_incomplete else "complete"
-    verdict = "unsafe" if pre.any_unsafe else ("unknown" if pre.incomplete else "safe")
+    verdict = pre.verdict
     extra = f", {res.exempted} exempted" if res.exempted else ""
     lines.append(
         f"preflight {verdict}: {len(pre.clusters)} cluster(s) ({status}, engine {res.engine}): {counts}{extra}"
@@ -374,6 +419,9 @@ def render_html(pre) -> str:
         findings=pre.result.findings,
         summary=pre.result.summary(),
         any_unsafe=pre.any_unsafe,
+        any_outage=pre.any_outage,
+        outage_phrase=outage_phrase,
+        acks1_line=acks1_line,
         not_simulated=pre.incomplete,
         selected=pre.selected_brokers,
         target_version=pre.target_version,

@@ -445,8 +445,13 @@ def _check_parquet_files(files: list[tuple[Table, Path]], cluster_id: str | None
         types = _top_level_types(schema or [])
         for table, file in files:
             declared = {c.name: duckdb_type(c.type) for c in table.columns}
+            optional = {c.name for c in table.columns if c.optional}
             found = types.get(str(file), {})
-            if schema is None or any(found.get(name) != kind for name, kind in declared.items()):
+            if schema is None or any(
+                found.get(name) != kind
+                for name, kind in declared.items()
+                if name in found or name not in optional
+            ):
                 _check_parquet(reader, table, file, cluster_id)
             elif cluster_id is not None:
                 groups = [row[1:] for row in stats if row[0] == str(file)]
@@ -491,6 +496,8 @@ def _check_parquet(reader, table: Table, file: Path, cluster_id: str | None = No
         raise SnapshotError(f"{file}: not a readable Parquet file ({_one_line(e)})") from None
     types = {name: kind for name, kind, *_ in columns}
     for c in table.columns:
+        if c.name not in types and c.optional:
+            continue  # written before the column was added: read as null
         if c.name not in types:
             raise SnapshotError(f"{file}: column '{c.name}' is missing")
         if types[c.name] != duckdb_type(c.type):

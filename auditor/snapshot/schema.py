@@ -21,6 +21,9 @@ class Column:
     name: str
     type: str  # Spark DDL type: string, int, bigint, double, boolean, array<int>, array<string>
     doc: str = ""
+    # Added after its table first shipped: a Parquet file written before lacks it and is read
+    # with the column null (JSON Lines rows may always leave a column out).
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -41,11 +44,9 @@ class Table:
         raise KeyError(name)
 
 
-def _t(
-    name: str, doc: str, *cols: tuple[str, str] | tuple[str, str, str], from_manifest: bool = False
-) -> Table:
+def _t(name: str, doc: str, *cols: tuple | Column, from_manifest: bool = False) -> Table:
     columns = (Column("cluster_id", "string", "cluster id from the manifest"),) + tuple(
-        Column(*c) for c in cols
+        c if isinstance(c, Column) else Column(*c) for c in cols
     )
     return Table(name, columns, doc, from_manifest)
 
@@ -105,8 +106,16 @@ TABLES: dict[str, Table] = {
         _t(
             "configs",
             "every config entry, long form; secrets are never stored (value null, is_sensitive true)",
-            ("entity_type", "string", "broker | topic | cluster_default"),
-            ("entity_name", "string", "broker id, topic name, or '' for the cluster default"),
+            (
+                "entity_type",
+                "string",
+                "broker | topic | cluster_default | controller (a KRaft controller-only node's file)",
+            ),
+            (
+                "entity_name",
+                "string",
+                "broker or controller node id, topic name, or '' for the cluster default",
+            ),
             ("key", "string"),
             ("value", "string"),
             (
@@ -195,6 +204,12 @@ TABLES: dict[str, Table] = {
                 "controller.quorum.bootstrap.servers as written (KIP-853)",
             ),
             ("file", "string"),
+            Column(
+                "quorum_fetch_timeout_ms",
+                "bigint",
+                "controller.quorum.fetch.timeout.ms as written (null: not set, Kafka's default 2000 applies)",
+                optional=True,
+            ),
         ),
         _t(
             "features",
@@ -268,6 +283,14 @@ TABLES: dict[str, Table] = {
                 "log_end_offset",
                 "bigint",
                 "the offset the next record appended to this replica gets, at the moment of the scrape",
+            ),
+            Column(
+                "scraped_at_ms",
+                "bigint",
+                "when this broker's scrape was taken (ms since the epoch: a URL's fetch, a file's modification "
+                "time); two rows of one replica at different times are two scrapes (MNT006 needs both to call "
+                "a follower's gap lag that persists); null: unknown, one scrape",
+                optional=True,
             ),
         ),
         _t(

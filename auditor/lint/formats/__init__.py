@@ -9,14 +9,20 @@ Every format module has ``NAME``, ``UNIT`` and two functions:
   over one document of a YAML file (formats mix freely in multi-document YAML).
 
 The first format in :data:`FORMATS` that recognises a file (or a document) reads it, so the
-order matters where two could: JulieOps and topicctl before a plain topic list.
+order matters where two could: JulieOps and topicctl before a plain topic list; the YAML file
+formats recognised by their top-level keys (CloudFormation, compose ``services:``, cp-ansible's
+``kafka_broker`` group, Helm values) before the per-document ones. A template of any of them
+is read through auditor/lint/templating.py, standard input (``lint -``) as a YAML file.
 """
 
 from __future__ import annotations
 
 from auditor.lint.formats import (
+    ansible,
     cfk,
     cloudformation,
+    compose,
+    container_env,
     helm,
     jikkou,
     julieops,
@@ -34,9 +40,12 @@ FORMATS = (
     terraform,
     terraform_plan,
     cloudformation,
+    compose,
+    ansible,
     helm,
     strimzi,
     cfk,
+    container_env,
     jikkou,
     julieops,
     topicctl,

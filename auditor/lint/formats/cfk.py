@@ -4,12 +4,14 @@
   ``spec.replicas``, ``spec.configs``;
 - ``Kafka``: ``spec.replicas`` (the broker count) and ``spec.configOverrides.server``, a
   list of ``key=value`` lines (each at its own line; ``#`` items and blank ones are passed
-  over), linted as every broker's configuration.
+  over), linted as every broker's configuration; ``spec.image.application``
+  (``confluentinc/cp-server:7.0.0``) gives the Kafka version (3.0).
 """
 
 from __future__ import annotations
 
 from auditor.collectors.files import BROKER, parse_properties
+from auditor.lint.formats import _images
 from auditor.lint.model import BrokerFile, ClusterFacts, FileRows, LintInputError, TopicDef
 from auditor.lint.yaml_fields import YamlDoc, key_line, line, mapping
 
@@ -64,7 +66,9 @@ def _kafka(doc: YamlDoc) -> FileRows:
         for e in parsed:
             entries[e.key] = (e.value, line(item))
     address = f"Kafka/{namespace + '/' if namespace else ''}{name}"
-    facts = ClusterFacts(address=address, file=ctx.file, line=doc.line, platform="cfk")
+    facts = ClusterFacts(
+        address=address, file=ctx.file, line=doc.line, platform="cfk", kafka_version=_version(ctx, spec)
+    )
     broker = BrokerFile(
         ctx.file,
         -1,
@@ -75,8 +79,19 @@ def _kafka(doc: YamlDoc) -> FileRows:
         line=key_line(spec.get("configOverrides"), "server", doc.line),
         brokers=ctx.int_field(spec.get("replicas"), "spec.replicas"),
         log_dirs=(),  # the operator's volume layout: not in the resource
+        cluster=facts,
     )
     return FileRows(brokers=[broker], clusters=[facts])
+
+
+def _version(ctx, spec: dict) -> str | None:
+    """The Kafka version ``spec.image.application`` implies (confluentinc/cp-server:7.0.0 ->
+    3.0: Confluent's interoperability table, formats/_images.py)."""
+    application = ctx.text((mapping(spec.get("image")) or {}).get("application"))
+    if not application:
+        return None
+    image = _images.parse_image(application)
+    return _images.kafka_version(image, _images.convention(image))
 
 
 def read(doc: YamlDoc) -> FileRows:

@@ -16,7 +16,12 @@ Read, each value at its line:
 - ``provisioning.topics``: the topics the chart creates (``name``, ``partitions``,
   ``replicationFactor``, ``config``; a bare name gets ``provisioning.numPartitions`` and
   ``provisioning.replicationFactor``);
-- **cp-helm-charts cp-kafka**: ``brokers`` (the count) and ``configurationOverrides`` (a map).
+- **cp-helm-charts cp-kafka**: ``brokers`` (the count) and ``configurationOverrides`` (a map,
+  each key as the broker gets it: formats/_images.py ``cp_helm_key``); the umbrella chart's
+  values (a ``cp-kafka:`` section) the same way.
+
+The image tag gives the Kafka version (cp-kafka ``image`` + ``imageTag``, Bitnami
+``image.repository`` + ``image.tag``).
 
 A value holding a Helm template (``{{ ... }}``) is reported as not evaluated.
 """
@@ -26,9 +31,10 @@ from __future__ import annotations
 import re
 
 from auditor.collectors.files import BROKER, parse_properties
-from auditor.lint.model import BrokerFile, FileRows, LintInputError, Source, TopicDef
+from auditor.lint.formats import _images
+from auditor.lint.model import BrokerFile, ClusterFacts, FileRows, LintInputError, Source, TopicDef
 from auditor.lint.suppressions import find_suppressions
-from auditor.lint.yaml_fields import YamlFile, key_line, line, mapping, read_yaml_documents
+from auditor.lint.yaml_fields import YamlFile, key_line, line, mapping, source_documents
 
 NAME = "helm"
 UNIT = "file"
@@ -63,8 +69,17 @@ _BITNAMI_KEYS = {
 }
 _TOP = re.compile(
     r"^(replicaCount|defaultReplicationFactor|offsetsTopicReplicationFactor|extraConfig|"
-    r"overrideConfiguration|provisioning|configurationOverrides|kraft|controller|broker)\s*:",
+    r"overrideConfiguration|provisioning|configurationOverrides|kraft|controller|broker|cp-kafka)\s*:",
     re.MULTILINE,
+)
+# The charts' own top-level keys: a file with one of them is the chart's values, not an umbrella's.
+_CHART_KEYS = (
+    "brokers",
+    "configurationOverrides",
+    "replicaCount",
+    "defaultReplicationFactor",
+    "extraConfig",
+    "config",
 )
 _KUBERNETES = re.compile(r"^(apiVersion|kind|AWSTemplateFormatVersion|Resources)\s*:", re.MULTILINE)
 
@@ -76,7 +91,12 @@ def recognise(src: Source) -> bool:
     if _KUBERNETES.search(head):
         return False
     keys = set(_TOP.findall(head))
-    chart = keys & {"defaultReplicationFactor", "offsetsTopicReplicationFactor", "configurationOverrides"}
+    chart = keys & {
+        "defaultReplicationFactor",
+        "offsetsTopicReplicationFactor",
+        "configurationOverrides",
+        "cp-kafka",
+    }
     new_chart = {"extraConfig", "overrideConfiguration"} & keys and keys & {"controller", "broker", "kraft"}
     return bool(chart or new_chart or {"provisioning", "replicaCount"} <= keys)
 
@@ -112,15 +132,25 @@ def _properties_text(ctx: YamlFile, node, what: str, entries: dict, unevaluated:
         entries[e.key] = (e.value, where)
 
 
-def _map(ctx: YamlFile, node, what: str, entries: dict, unevaluated: list[str]) -> None:
+def _map(
+    ctx: YamlFile, node, what: str, entries: dict, unevaluated: list[str], cp_kafka: bool = False
+) -> None:
     m = mapping(node)
     if m is None:
         return
     key_lines = {str(k.value): line(k) for k, _v in node.value}
     for key, vnode in m.items():
         value = _value(ctx, vnode, f"{what}.{key}", unevaluated)
-        if value is not None:
-            entries[key] = (value, key_lines[key])
+        if value is None:
+            continue
+        kafka_key = _images.cp_helm_key(key) if cp_kafka else key
+        if kafka_key != key and "_" in key:
+            unevaluated.append(
+                f"{ctx.file}:{key_lines[key]}: {what}.{key} reaches the broker as {kafka_key}: cp-kafka turns "
+                f"each '.' into '_' in KAFKA_{key.replace('.', '_').upper()} and the image each '_' back into '.' "
+                f"(write '{key.replace('_', '..')}' for a key with '_')"
+            )
+        entries[kafka_key] = (value, key_lines[key])
 
 
 def _count(ctx: YamlFile, node, what: str) -> int | None:
@@ -133,7 +163,7 @@ def _count(ctx: YamlFile, node, what: str) -> int | None:
 
 
 def read(src: Source) -> FileRows:
-    text, docs = read_yaml_documents(src.path, src.file)
+    text, docs = source_documents(src)
     ctx = YamlFile(src.file)
     rows = FileRows(suppressions=find_suppressions(text, src.file, syntax="yaml"))
     if len(docs) != 1 or mapping(docs[0]) is None:
@@ -141,6 +171,15 @@ def read(src: Source) -> FileRows:
         return rows
     root = docs[0]
     m = mapping(root)
+    umbrella = mapping(m.get("cp-kafka")) is not None and not set(m) & set(_CHART_KEYS)
+    if umbrella:  # cp-helm-charts' umbrella chart: the cp-kafka subchart's values under cp-kafka:
+        if ctx.scalar(mapping(m["cp-kafka"]).get("enabled")) is False:
+            return FileRows(
+                skipped=f"{src.file}: skipped: cp-helm-charts umbrella values with cp-kafka.enabled: false"
+            )
+        root = m["cp-kafka"]
+        m = mapping(root)
+    cp_kafka = "configurationOverrides" in m or "brokers" in m
     entries: dict[str, tuple[str, int]] = {}
     unevaluated = rows.unevaluated
     config = ctx.text(m.get("config"))
@@ -151,7 +190,15 @@ def read(src: Source) -> FileRows:
             if value is not None and value != "":
                 entries[kafka_key] = (value, key_line(root, key, 1))
     _properties_text(ctx, m.get("config"), "config", entries, unevaluated)
-    _map(ctx, m.get("configurationOverrides"), "configurationOverrides", entries, unevaluated)
+    prefix = "cp-kafka." if umbrella else ""
+    _map(
+        ctx,
+        m.get("configurationOverrides"),
+        f"{prefix}configurationOverrides",
+        entries,
+        unevaluated,
+        cp_kafka,
+    )
     brokers = _count(ctx, m.get("replicaCount"), "replicaCount")
     if brokers is None:
         brokers = _count(ctx, m.get("brokers"), "brokers")
@@ -175,6 +222,14 @@ def read(src: Source) -> FileRows:
         (key_line(root, k, 0) for k in ("replicaCount", "brokers") if k in m),
         key_line(m.get("broker"), "replicaCount", 0) if mapping(m.get("broker")) is not None else 0,
     )
+    group = f"Helm values {src.file}"
+    facts = ClusterFacts(
+        address=group,
+        file=src.file,
+        line=count_line or 1,
+        platform="helm",
+        kafka_version=_version(ctx, m, cp_kafka),
+    )
     rows.brokers.append(
         BrokerFile(
             src.file,
@@ -182,12 +237,14 @@ def read(src: Source) -> FileRows:
             entries,
             False,
             BROKER,
-            group=f"Helm values {src.file}",
+            group=group,
             line=count_line or 1,
             brokers=brokers,
             log_dirs=None if "log.dirs" in entries else (),
+            cluster=facts,
         )
     )
+    rows.clusters.append(facts)
     provisioning = mapping(m.get("provisioning")) or {}
     topics = _provisioning(ctx, provisioning)
     if topics and ctx.scalar(provisioning.get("enabled")) is False:
@@ -199,6 +256,21 @@ def read(src: Source) -> FileRows:
     else:
         rows.topics.extend(topics)
     return rows
+
+
+def _version(ctx: YamlFile, m: dict, cp_kafka: bool) -> str | None:
+    """The Kafka version the chart's image implies: cp-kafka's ``image`` + ``imageTag``,
+    Bitnami's ``image.repository`` + ``image.tag`` (formats/_images.py)."""
+    image = m.get("image")
+    if cp_kafka and mapping(image) is None:
+        ref = f"{ctx.text(image) or 'confluentinc/cp-kafka'}:{ctx.text(m.get('imageTag')) or ''}"
+    else:
+        spec = mapping(image) or {}
+        ref = f"{ctx.text(spec.get('repository')) or 'bitnami/kafka'}:{ctx.text(spec.get('tag')) or ''}"
+    if "{{" in ref:
+        return None
+    parsed = _images.parse_image(ref)
+    return _images.kafka_version(parsed, _images.convention(parsed))
 
 
 def _provisioning(ctx: YamlFile, p: dict) -> list[TopicDef]:

@@ -14,6 +14,7 @@ is not properties text is skipped too.
 from __future__ import annotations
 
 from auditor import safe_io, safe_json
+from auditor.collectors._common import is_sensitive_key
 from auditor.collectors.files import (
     BROKER_KINDS,
     OTHER,
@@ -67,24 +68,13 @@ def _is_json(text: str) -> bool:
 def read(src: Source) -> FileRows:
     """A broker (or combined KRaft node) file as a BrokerFile; anything else is a note (or,
     named on the command line with nothing recognised in it, a warning)."""
-    path, file, explicit = src.path, src.file, src.explicit
+    file, explicit = src.file, src.explicit
     # A .conf/.cfg that a directory brought in may be another format altogether (trogdor.conf
     # is JSON): passed over with a note. A .properties file, or a file named, must parse.
-    lenient = not explicit and path.suffix.lower() != ".properties"
-    try:
-        safe_io.check_regular(path, limit=None)  # read_text refuses it too, as a parse problem
-    except safe_io.FileRefused as e:
-        raise LintInputError(f"{file}: {e.reason}") from None
-    except OSError:
-        pass  # read_text says it
-    try:
-        text = read_text(path)
-    except PropertiesError as e:
-        if not lenient:
-            raise LintInputError(f"{file}:{max(e.line, 1)}: not a properties file: {e.message}") from None
-        return FileRows(skipped=f"{kind_note(file, OTHER)} (not properties text: {e.message})")
-    except OSError as e:
-        raise LintInputError(f"{file}: unreadable ({e.strerror or e})") from None
+    lenient = not explicit and src.suffix != ".properties"
+    text = src.text if src.text is not None else _read(src, lenient)
+    if isinstance(text, FileRows):
+        return text
     if _is_json(text):
         if explicit:
             return FileRows(unrecognised=f"{file}: {UNRECOGNISED} (a JSON document, not properties)")
@@ -98,8 +88,12 @@ def read(src: Source) -> FileRows:
         return FileRows(
             skipped=f"{kind_note(file, OTHER)} (not properties text: line {problems[0].line}: {problems[0].message})"
         )
+    # A template is classified by all its keys (broker.id={{ id }} still makes it a broker's)
+    # and linted by its literal entries.
+    kind = classify({e.key: e.value for e in parsed})
+    if src.template is not None:
+        parsed = _literal(parsed, src.template, file)
     entries = {e.key: (e.value, e.line) for e in parsed}
-    kind = classify({k: v for k, (v, _line) in entries.items()})
     if kind not in BROKER_KINDS:
         if kind == OTHER and explicit:
             return FileRows(unrecognised=f"{file}: {UNRECOGNISED}")
@@ -109,6 +103,38 @@ def read(src: Source) -> FileRows:
         brokers=[BrokerFile(file, bid if bid is not None else -1, entries, bid is not None, kind)],
         suppressions=find_suppressions(text, file, yaml_file=False),
     )
+
+
+def _read(src: Source, lenient: bool) -> str | FileRows:
+    path, file = src.path, src.file
+    try:
+        safe_io.check_regular(path, limit=None)  # read_text refuses it too, as a parse problem
+    except safe_io.FileRefused as e:
+        raise LintInputError(f"{file}: {e.reason}") from None
+    except OSError:
+        pass  # read_text says it
+    try:
+        return read_text(path)
+    except PropertiesError as e:
+        if not lenient:
+            raise LintInputError(f"{file}:{max(e.line, 1)}: not a properties file: {e.message}") from None
+        return FileRows(skipped=f"{kind_note(file, OTHER)} (not properties text: {e.message})")
+    except OSError as e:
+        raise LintInputError(f"{file}: unreadable ({e.strerror or e})") from None
+
+
+def _literal(parsed, template, file: str) -> list:
+    """The entries of a properties template whose key and value are literal; each other one
+    is reported as not evaluated (auditor/lint/templating.py)."""
+    out = []
+    for e in parsed:
+        if template.has_token(e.key) or template.has_token(e.value):
+            what = f"{template.restore(e.key)} (a templated key)" if template.has_token(e.key) else e.key
+            template.note(file, e.line, what, e.value, is_sensitive_key(e.key))
+            template.kafka_key_notes.append((e.line, what))
+        else:
+            out.append(e)
+    return out
 
 
 def broker_id(entries: dict[str, tuple[str, int]], file: str) -> int | None:
