@@ -178,12 +178,17 @@ def unmet(rule, tables: set[str]) -> str | None:
     return None
 
 
-def cluster_coverage(manifest, rules: Iterable) -> list[dict]:
+def cluster_coverage(manifest, rules: Iterable, failed: dict[str, str] | None = None) -> list[dict]:
     """The not-evaluated entries of one snapshot for the selected rules (empty when every
-    rule could be evaluated), ordered by category then first rule code."""
+    rule could be evaluated), ordered by category then first rule code. ``failed``: rules the
+    engine could not compile or run (code -> the error, auditor/engine/runner.py), not
+    evaluated on any cluster."""
     rules = sorted(rules, key=lambda r: r.code)
     tables = available_tables(manifest)
-    gaps = metric_gaps(manifest, rules)
+    gaps = {
+        **metric_gaps(manifest, rules),
+        **{code: f"could not be evaluated ({why})" for code, why in (failed or {}).items()},
+    }
     collected = collected_metrics(manifest)
     groups: dict[tuple[str, str], list[str]] = {}
     evaluated: set[str] = set()
@@ -222,12 +227,13 @@ def per_cluster(result) -> list[tuple[str, list[dict]]]:
     )
 
 
-def compute(refs: Sequence, rules: Iterable) -> dict[str, list[dict]]:
-    """Per cluster id: its not-evaluated entries (clusters with full coverage are omitted)."""
+def compute(refs: Sequence, rules: Iterable, failed: dict[str, str] | None = None) -> dict[str, list[dict]]:
+    """Per cluster id: its not-evaluated entries (clusters with full coverage are omitted);
+    ``failed`` as for cluster_coverage."""
     rules = list(rules)
     out = {}
     for ref in refs:
-        entries = cluster_coverage(ref.manifest, rules)
+        entries = cluster_coverage(ref.manifest, rules, failed)
         if entries:
             out[ref.manifest.cluster_id] = entries
     return out

@@ -1,6 +1,6 @@
 """The README's first command against Spark's own floor, in the same run (issue 20, target 1).
 
-    python bench/bench_small_fleet.py --runs 5
+    python bench/bench_small_fleet.py --runs 5 [--code before=/tmp/before]
 
 Times, from process start to exit, interleaved run by run so that both see the same load:
   trivial: a plain pyspark session on local[2] running one tiny query (`SELECT 1`), the floor
@@ -9,6 +9,10 @@ Times, from process start to exit, interleaved run by run so that both see the s
            command after the install), with an empty plan cache each run: the first run after
            an install, as a new user sees it (the bundled plans, no compiled plan of its own);
   fleet warm: the same with a plan cache filled by an untimed run first.
+With --code LABEL=DIR the fleet runs are repeated with another revision's tree, interleaved;
+--env LABEL:KEY=VALUE gives that label's runs an environment variable (a trivial job's label
+too: --trivial LABEL adds one more trivial job, e.g. with a class-data-sharing archive), and
+--no-warm leaves the warm-cache runs out.
 Prints a Markdown table (min / median) and the ratios of the medians to the trivial job's.
 """
 
@@ -36,10 +40,15 @@ TRIVIAL = (
 )
 
 
-def fleet_cmd(out: str) -> list[str]:
-    exe = shutil.which("kafka-audit") or "kafka-audit"
+def fleet_cmd(out: str, code: str | None = None) -> list[str]:
+    """The installed console script, or (``code``: another revision's tree) its CLI module."""
+    exe = (
+        [shutil.which("kafka-audit") or "kafka-audit"]
+        if code is None
+        else [sys.executable, "-m", "auditor.cli.main"]
+    )
     return [
-        exe,
+        *exe,
         "fleet",
         str(ROOT / "sample_configs" / "fleet"),
         "--out",
@@ -56,26 +65,65 @@ def fleet_cmd(out: str) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument(
+        "--code",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="also run another revision's code from DIR (its plan bundle built), as `python -m "
+        "auditor.cli.main` from inside it, interleaved with the installed one",
+    )
+    ap.add_argument("--env", action="append", default=[], metavar="LABEL:KEY=VALUE")
+    ap.add_argument("--trivial", action="append", default=[], metavar="LABEL")
+    ap.add_argument("--no-warm", action="store_true")
     a = ap.parse_args()
+    trees = [("", None)] + [tuple(c.split("=", 1)) for c in a.code]
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    extra: dict[str, dict[str, str]] = {}
+    for item in a.env:
+        label, assignment = item.split(":", 1)
+        key, value = assignment.split("=", 1)
+        extra.setdefault(label, {})[key] = value
+    trivials = [("trivial", "")] + [(f"trivial {t}", t) for t in a.trivial]
     print(
         f"<!-- {machine()}; {versions()}; start {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
         f"{load()} -->",
         file=sys.stderr,
     )
-    times: dict[str, list[float]] = {"trivial": [], "fleet": [], "fleet warm": []}
+    kinds = ("fleet",) if a.no_warm else ("fleet", "fleet warm")
+    times: dict[str, list[float]] = {label: [] for label, _t in trivials}
+    for tree, _code in trees:
+        for kind in kinds:
+            times[" ".join(filter(None, (kind, tree)))] = []
     with tempfile.TemporaryDirectory(prefix="bench-small-") as work:
-        warm_cache = Path(work) / "warm-plans"
-        run_measured(fleet_cmd(str(Path(work) / "w")), env={**env, "KAFKA_AUDIT_PLAN_CACHE": str(warm_cache)})
+        for tree, code in trees:
+            if a.no_warm:
+                break
+            warm_cache = Path(work) / f"warm-plans-{tree}"
+            run_measured(
+                fleet_cmd(str(Path(work) / f"w-{tree}"), code),
+                env={**env, **extra.get(tree, {}), "KAFKA_AUDIT_PLAN_CACHE": str(warm_cache)},
+                cwd=code,
+            )
         for i in range(a.runs):
-            r = run_measured([sys.executable, "-c", TRIVIAL], env=env)
-            assert r["rc"] == 0, r["stderr"][-2000:]
-            times["trivial"].append(r["wall"])
-            for label, cache in (("fleet", Path(work) / f"cold-{i}"), ("fleet warm", warm_cache)):
-                out = Path(work) / f"out-{label.replace(' ', '-')}-{i}"
-                r = run_measured(fleet_cmd(str(out)), env={**env, "KAFKA_AUDIT_PLAN_CACHE": str(cache)})
+            for label, tree in trivials:
+                r = run_measured([sys.executable, "-c", TRIVIAL], env={**env, **extra.get(tree, {})})
                 assert r["rc"] == 0, r["stderr"][-2000:]
                 times[label].append(r["wall"])
+            for tree, code in trees:
+                for kind, cache in (
+                    ("fleet", Path(work) / f"cold-{tree}-{i}"),
+                    ("fleet warm", Path(work) / f"warm-plans-{tree}"),
+                )[: len(kinds)]:
+                    label = " ".join(filter(None, (kind, tree)))
+                    out = Path(work) / f"out-{label.replace(' ', '-')}-{i}"
+                    r = run_measured(
+                        fleet_cmd(str(out), code),
+                        env={**env, **extra.get(tree, {}), "KAFKA_AUDIT_PLAN_CACHE": str(cache)},
+                        cwd=code,
+                    )
+                    assert r["rc"] == 0, r["stderr"][-2000:]
+                    times[label].append(r["wall"])
             print(
                 f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items()) + f", {load()}",
                 file=sys.stderr,

@@ -5,6 +5,7 @@ transforms the rules declare are materialised first)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import textwrap
 
 import pytest
@@ -161,13 +162,18 @@ def test_shared_transforms_are_materialised_before_any_check_is_built():
     assert created.index("derived_topic_settings") < created.index("derived_topic_durability")
 
 
-def test_a_check_reading_an_undeclared_transform_fails_while_it_is_built():
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "per-rule"])
+def test_a_check_reading_an_undeclared_transform_fails_while_it_is_built(fused):
+    """Even when the rules planned with it (a fused plan's other members, which declare it)
+    materialised the transform: the rule is not evaluated, with the reason (and the plan
+    bundle's build fails on it, auditor/engine/plan_bundle.py)."""
     undeclared = dataclasses.replace(load_rules()["REP003"], uses=())  # it reads topic_durability
-    with DuckDBEngine(plan_cache=False) as engine:
+    with DuckDBEngine(plan_cache=False, fused=fused) as engine:
         tables = engine.load(_sample_refs()[:1])
-        with pytest.raises(
-            TypeError,
-            match=r"rule REP003: reads shared transform 'topic_durability' that its "
-            r"@rule\(uses=\.\.\.\) does not declare",
-        ):
-            compile_rules(tables, [undeclared], AuditConfig())
+        compile_rules(tables, [undeclared], AuditConfig())
+        engine.settle()
+    assert re.fullmatch(
+        r"TypeError: rule REP003: reads shared transform 'topic_durability' that its "
+        r"@rule\(uses=\.\.\.\) does not declare",
+        tables.failed["REP003"],
+    )

@@ -270,7 +270,7 @@ def _run(
         )
 
     progress.stage("summarising")
-    covered = coverage.compute(refs, selected)
+    covered = coverage.compute(refs, selected, tables.failed)
     clusters = _cluster_summary(tables, hits, previous_run is not None, covered)
     rules = _per_rule(hits)
     top = _top(findings, hits, top_n)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -21,6 +22,11 @@ logging.getLogger("sqlframe").setLevel(logging.ERROR)
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
+def fused_by_default() -> bool:
+    """Fused plans unless KAFKA_AUDIT_FUSED is off (the per-rule path: benchmarks, comparisons)."""
+    return os.environ.get("KAFKA_AUDIT_FUSED", "").lower() not in ("off", "0", "false", "no")
+
+
 class Engine:
     name = "base"
     session: Any
@@ -29,6 +35,10 @@ class Engine:
     # the union of their plans; None: each rule's findings are a view that the final stage's
     # one query reads. See SparkEngine and DuckDBEngine.
     rules_per_table: int | None = None
+    # Fused plans (auditor/engine/runner.py compile_rules): the rules that read the same shared
+    # input are one plan and one statement. Off (``fused=False``, or KAFKA_AUDIT_FUSED=off):
+    # each rule's plan alone, the path fusion is compared with and falls back to.
+    fused: bool = True
     jobs: Jobs  # the statements it runs in the background (auditor/engine/jobs.py)
 
     def load(self, refs: Sequence[SnapshotRef]) -> Tables:
@@ -95,9 +105,10 @@ class Engine:
         """Return once engine table ``name`` exists (an engine may compute tables meanwhile)."""
         self.jobs.wait_for(name)
 
-    def settle(self, raise_errors: bool = True) -> None:
-        """Wait for every ``deferred`` table; raise the first failure (if ``raise_errors``)."""
-        self.jobs.settle(raise_errors)
+    def settle(self, raise_errors: bool = True) -> dict[str, BaseException]:
+        """Wait for every ``deferred`` table; raise the first failure (if ``raise_errors``), else
+        return the failures by table name (auditor/engine/jobs.py)."""
+        return self.jobs.settle(raise_errors)
 
     def drop(self, names: Iterable[str]) -> None:
         """Free engine tables (VIEW_PREFIX + name) that nothing will read again. An engine whose

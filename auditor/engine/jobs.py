@@ -30,7 +30,7 @@ class Jobs:
         self._workers = workers
         self._pool: ThreadPoolExecutor | None = None
         self._computing: dict[str, Future] = {}  # by table name: read by later statements
-        self._pending: list[Future] = []  # read by nothing before settle()
+        self._pending: list[tuple[str, Future]] = []  # read by nothing before settle()
 
     def reads(self, sql: str) -> list[Future]:
         """The running statements computing a table ``sql`` names."""
@@ -48,7 +48,7 @@ class Jobs:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="kafka-audit-job")
         job = self._pool.submit(_after, self.reads(sql), run, *args)
         if deferred:
-            self._pending.append(job)
+            self._pending.append((name, job))
         else:
             self._computing[name] = job
 
@@ -57,14 +57,15 @@ class Jobs:
         if job is not None:
             job.result()
 
-    def settle(self, raise_errors: bool = True) -> None:
-        """Wait for every statement (even after one failed); raise the first failure."""
-        pending, self._pending = [*self._computing.values(), *self._pending], []
+    def settle(self, raise_errors: bool = True) -> dict[str, BaseException]:
+        """Wait for every statement (even after one failed); raise the first failure, or (not
+        ``raise_errors``) return the failures by the name of the table each was to compute."""
+        pending, self._pending = [*self._computing.items(), *self._pending], []
         self._computing = {}
-        errors = [job.exception() for job in pending]
-        first = next((e for e in errors if e is not None), None)
-        if first is not None and raise_errors:
-            raise first
+        failures = {name: job.exception() for name, job in pending if job.exception() is not None}
+        if failures and raise_errors:
+            raise next(iter(failures.values()))
+        return failures
 
     def close(self) -> None:
         if self._pool is not None:

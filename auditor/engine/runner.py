@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from auditor.config import AuditConfig
@@ -18,10 +19,10 @@ from auditor.engine import root_causes
 from auditor.engine.base import Engine
 from auditor.engine.tables import VIEW_PREFIX, Tables
 from auditor.errors import AuditorError, SnapshotError
-from auditor.findings import CHECK_COLUMNS, AuditResult, Finding
+from auditor.findings import CHECK_COLUMNS, WARNING_PREFIX, AuditResult, Finding
 from auditor.frames import F, join
 from auditor.progress import NO_PROGRESS, Progress
-from auditor.registry import Rule, rule_docs
+from auditor.registry import Rule, load_rules, rule_docs
 from auditor.severity import ROW_SEVERITY, SEVERITIES
 from auditor.snapshot.io import SnapshotRef
 
@@ -47,50 +48,189 @@ def _severity_sql(rule: Rule, config: AuditConfig) -> str:
     return f"CASE WHEN {ROW_SEVERITY} IN ({known}) THEN {ROW_SEVERITY} ELSE {_literal(rule.severity)} END"
 
 
+def fusion_groups(catalogue: Sequence[Rule]) -> dict[str, str]:
+    """Rule code -> its fused plan's name, for the DataFrame checks of ``catalogue`` (the whole
+    registry). The rules that read the same shared input are one plan: a rule goes with the
+    shared transform it declares (``uses``) that the most rules of the catalogue read (ties by
+    name), a rule without one with the first snapshot table it needs. Derived from the
+    declarations alone, so a rule added or changed regroups itself; which group a rule is in
+    changes how many statements run, never what a rule finds."""
+    readers = Counter(u.__name__ for r in catalogue for u in dict.fromkeys(r.uses))
+    groups = {}
+    for rule in catalogue:
+        if rule.uses:
+            key = min((u.__name__ for u in rule.uses), key=lambda name: (-readers[name], name))
+        else:
+            need = rule.needs[0] if rule.needs else "none"
+            key = "table_" + (need if isinstance(need, str) else need[0])
+        groups[rule.code] = key
+    return groups
+
+
 def compile_rules(
     tables: Tables, rules: Sequence[Rule], config: AuditConfig, progress: Progress = NO_PROGRESS
 ) -> list[str]:
-    """Each rule's findings as an engine view, or, where the engine runs rules as jobs of
-    their own (``Engine.rules_per_table``), the union of a few rules' findings as a table;
-    every rule's plan from the plan cache when it holds it. Returns the names the final stage
-    unions. The shared transforms the rules declare (``uses``) are materialised first, so
-    building a rule's DataFrame runs no engine job. Rules the lint layer produces have no
-    DataFrame and are skipped."""
+    """The selected rules' findings as engine tables (or views, ``Engine.rules_per_table``
+    None); returns the names the final stage unions. Each rule's findings are a branch
+    ``SELECT 'CODE' AS rule, 'name' AS name, <severity> AS severity, <columns> FROM (<plan>)``;
+    the branches are unioned into a few statements.
+
+    Fused (``Engine.fused``, the default): the rules that read the same shared input
+    (``fusion_groups``) are one cached plan and one statement (several groups per statement
+    up to ``rules_per_table`` rules on Spark); a rule whose parameters differ from its
+    defaults is planned alone (its parameters are its plan's key). Per rule (fused off, the
+    path fusion is compared with): each rule's plan cached alone, ``rules_per_table`` rules per
+    statement. Either way every plan comes from the plan cache when it holds it, the shared
+    transforms the rules declare (``uses``) are materialised before any check is built (so
+    building one runs no engine job), and a rule that cannot be compiled or run is left out
+    and recorded in ``tables.failed`` (reported as not evaluated, auditor/coverage.py): the
+    other rules are not taken down with it. Rules the lint layer produces have no DataFrame
+    and are skipped."""
     checks = [r for r in rules if r.func is not None]
     progress.stage("rules", total=len(checks))
-    tables.materialise(transform for rule in checks for transform in rule.uses)
     engine = tables.engine
-    plans = []
+    branches: dict[str, str] = {}  # code -> its branch's SQL
+    units: list[list[str]] = []  # the codes each statement unions, in order
+    if engine.fused:
+        registry = load_rules()
+        catalogue = [r for r in registry.values() if r.func is not None]
+        group_of = fusion_groups(catalogue)
+        by_group: dict[str, list[Rule]] = {}
+        alone = []
+        for rule in checks:
+            if registry.get(rule.code) == rule and dict(config.params_of(rule)) == rule.defaults():
+                by_group.setdefault(group_of[rule.code], []).append(rule)
+            else:
+                # its parameters change its plan, or it is not the registry's rule of that
+                # code (a test's, a tool's): the fused plan is built from the registry's
+                alone.append(rule)
+        for group, selected in by_group.items():
+            members = [r for r in catalogue if group_of[r.code] == group]
+            sqls, failed = tables.plan_group(
+                "fused_" + group,
+                {r.code: (lambda r=r: shape_findings(tables, r, r.bind())) for r in members},
+                [r.code for r in selected],
+                params={r.code: r.defaults() for r in members},
+                prepare=lambda members=members: tables.materialise(u for r in members for u in r.uses),
+            )
+            for rule in selected:
+                if rule.code in sqls:
+                    tables.materialise(rule.uses)  # (created by the plan's restore already)
+                    branches[rule.code] = _branch(rule, config, sqls[rule.code])
+                else:
+                    _fail(tables, rule.code, failed[rule.code])
+                progress.advance()
+            units.append([r.code for r in selected if r.code in branches])
+        checks = alone
+    tables.materialise(transform for rule in checks for transform in rule.uses)
     for rule in checks:
         params = config.params_of(rule)
-        plan = tables.plan(
-            "findings_" + rule.code.lower(),
-            lambda r=rule, p=params: shape_findings(tables, r, p),
-            params=dict(params),
-        )
-        # Code, name and severity are literals around the plan, not in it: a severity set in
-        # kafka-audit.toml compiles nothing.
-        labels = ", ".join(
-            f"{_literal(value)} AS {column}" for column, value in (("rule", rule.code), ("name", rule.name))
-        )
-        severity = _severity_sql(rule, config)
-        plans.append(
-            (
-                rule.code.lower(),
-                f"SELECT {labels}, {severity} AS severity, {CHECK_SQL_COLUMNS} FROM ({plan}) AS {rule.code.lower()}",
+        try:
+            plan = tables.plan(
+                "findings_" + rule.code.lower(),
+                lambda r=rule, p=params: shape_findings(tables, r, p),
+                params=dict(params),
             )
-        )
+        except AuditorError:
+            raise
+        except Exception as e:  # noqa: BLE001 (a rule's own error: reported, not fatal)
+            _fail(tables, rule.code, e)
+        else:
+            branches[rule.code] = _branch(rule, config, plan)
+            units.append([rule.code])
         progress.advance()
+    return _run_branches(tables, branches, [u for u in units if u])
+
+
+def _branch(rule: Rule, config: AuditConfig, plan: str) -> str:
+    """A rule's findings with its code, name and severity: literals around the plan, not in it,
+    so a severity set in kafka-audit.toml compiles nothing."""
+    labels = ", ".join(
+        f"{_literal(value)} AS {column}" for column, value in (("rule", rule.code), ("name", rule.name))
+    )
+    severity = _severity_sql(rule, config)
+    alias = rule.code.lower()
+    return f"SELECT {labels}, {severity} AS severity, {CHECK_SQL_COLUMNS} FROM ({plan}) AS {alias}"
+
+
+def _run_branches(tables: Tables, branches: dict[str, str], units: list[list[str]]) -> list[str]:
+    """Create the statements: each unit (a fused group, or one rule) alone on DuckDB, units packed
+    up to ``rules_per_table`` rules per statement on Spark, never split. A statement that fails
+    runs again rule by rule; a rule whose own statement fails is recorded as failed. Returns
+    the names of the tables created."""
+    engine = tables.engine
     size = engine.rules_per_table or 1
-    names = []
-    for group in (plans[i : i + size] for i in range(0, len(plans), size)):
-        name = "findings_" + "_".join(dict.fromkeys((group[0][0], group[-1][0])))
-        union = " UNION ALL ".join(sql for _code, sql in group)
-        engine.create(name, union, reuse=engine.rules_per_table is not None, deferred=True)
-        names.append(VIEW_PREFIX + name)
-        if engine.rules_per_table is not None:
-            tables.rule_tables.append(name)
-    return names
+    statements: list[list[str]] = []
+    for unit in units:
+        if statements and len(statements[-1]) + len(unit) <= size:
+            statements[-1] += unit
+        else:
+            statements.append(list(unit))
+    names = _create(tables, {_statement_name(codes): codes for codes in statements}, branches)
+    # (a failed shared transform fails the statements that read it: they are the ones rerun)
+    failed = [name for name in _settled(tables) if name in names]
+    again = {f"findings_{code.lower()}": [code] for name in failed for code in names.pop(name)}
+    if again:
+        names.update(_create(tables, again, branches))
+        for name, error in _settled(tables).items():
+            if name in again:
+                _fail(tables, names.pop(name)[0], error)
+    if engine.rules_per_table is not None:
+        tables.rule_tables.extend(names)
+    return [VIEW_PREFIX + name for name in names]
+
+
+def _statement_name(codes: list[str]) -> str:
+    return "findings_" + "_".join(dict.fromkeys((codes[0].lower(), codes[-1].lower())))
+
+
+def _create(
+    tables: Tables, statements: dict[str, list[str]], branches: dict[str, str]
+) -> dict[str, list[str]]:
+    """Create each statement (deferred); a statement the engine runs at once and that fails is
+    run again by the caller like one that failed in the background. Returns name -> codes of
+    the statements created or under way; the synchronous failures are kept for ``_settled``."""
+    engine = tables.engine
+    created = {}
+    for name, codes in statements.items():
+        union = " UNION ALL ".join(branches[code] for code in codes)
+        created[name] = codes
+        try:
+            engine.create(name, union, reuse=engine.rules_per_table is not None, deferred=True)
+        except AuditorError:
+            raise
+        except Exception as e:  # noqa: BLE001 (settled below, with the background failures)
+            tables.statement_errors[name] = e
+    return created
+
+
+def _settled(tables: Tables) -> dict[str, BaseException]:
+    """Wait for the rules' statements; their failures by table name. Snapshot data that does
+    not decode fails whatever reads it: that is the snapshot's error (named by run_audit), not
+    a rule's."""
+    failures = {**tables.statement_errors, **tables.engine.settle(raise_errors=False)}
+    tables.statement_errors.clear()
+    if failures:
+        from auditor.snapshot.io import verify_data
+
+        problem = next((p for p in map(verify_data, tables.refs) if p), None)
+        if problem is not None:
+            raise SnapshotError(problem)
+    return failures
+
+
+def failure_notes(tables: Tables) -> list[str]:
+    """A warning per rule that could not be evaluated (``tables.failed``): what every command says."""
+    return [
+        f"{WARNING_PREFIX}rule {code} could not be evaluated: {why}"
+        for code, why in sorted(tables.failed.items())
+    ]
+
+
+def _fail(tables: Tables, code: str, error: BaseException) -> None:
+    """Record that rule ``code`` could not be evaluated, and why (one line)."""
+    text = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    tables.failed[code] = f"{type(error).__name__}: {text[:300]}"
 
 
 def findings_table(
@@ -114,7 +254,6 @@ def findings_table(
     except BaseException:
         tables.engine.settle(raise_errors=False)  # no job of this audit outlives it
         raise
-    tables.engine.settle()
     if tables.engine.rules_per_table is not None:
         # Every rule's findings are a table now: the shared transforms are read by the root
         # causes at most (their memory is the stages' after this, at 10M partitions).
@@ -239,7 +378,7 @@ def run_audit(
             raise SnapshotError(problem) from None
         raise
     _active, expired = config.active_exemptions()
-    notes = [f"exemption expired on {e.expires}: {e.reason}" for e in expired]
+    notes = [f"exemption expired on {e.expires}: {e.reason}" for e in expired] + failure_notes(tables)
     return AuditResult(
         findings=findings,
         clusters=[
@@ -254,6 +393,6 @@ def run_audit(
         engine=engine.name,
         exempted=exempted,
         notes=notes,
-        coverage=coverage.compute(refs, rules),
+        coverage=coverage.compute(refs, rules, tables.failed),
         rule_docs=rule_docs(rules),
     )

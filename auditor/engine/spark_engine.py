@@ -10,14 +10,15 @@ import re
 import threading
 from pathlib import Path
 
-from auditor.engine.base import Engine
+from auditor.engine.base import Engine, fused_by_default
 from auditor.engine.jobs import SMALL_DATA_PARTITIONS, Jobs
 from auditor.engine.plans import PlanCache
 from auditor.engine.tables import VIEW_PREFIX
-from auditor.snapshot.schema import Table, spark_ddl
+from auditor.snapshot.schema import TABLES, Table, spark_ddl
 
 LOG_CONFIG = Path(__file__).resolve().parent.parent / "data" / "spark-log4j2.properties"
 PER_PARTITION_TABLES = frozenset({"partitions", "zk_state"})
+ONE_PARTITION = os.environ.get("KAFKA_AUDIT_SPARK_ONE_PARTITION") == "1"  # experiment
 # A fleet of at most SMALL_DATA_PARTITIONS (auditor/engine/jobs.py) runs with
 # SMALL_DATA_SETTINGS, a larger one with the session's own. Counted before reading anything,
 # from the sizes of the partitions files as Spark lists them (any file system), at the bytes
@@ -177,7 +178,14 @@ class SparkEngine(Engine):
     name = "spark"
     rules_per_table = 16
 
-    def __init__(self, master: str | None = None, conf: dict | None = None, plan_cache: bool = True):
+    def __init__(
+        self,
+        master: str | None = None,
+        conf: dict | None = None,
+        plan_cache: bool = True,
+        fused: bool | None = None,
+    ):
+        self.fused = fused_by_default() if fused is None else fused
         if master is None or master.startswith("local"):
             # Otherwise Spark binds to the external interface.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -231,6 +239,8 @@ class SparkEngine(Engine):
             if key not in explicit
         }
         self.small_data: bool | None = None  # decided per load
+        # Building the plan bundle (auditor/engine/plan_bundle.py): compile every plan, run none.
+        self.plan_only = os.environ.get("KAFKA_AUDIT_PLAN_ONLY") == "1"
 
     def create(
         self, name: str, sql: str, *, reuse: bool = False, deferred: bool = False, awaited: bool = False
@@ -241,6 +251,12 @@ class SparkEngine(Engine):
         # once into the executors' block managers and cuts the lineage: every later plan
         # starts from it. (If an executor is lost the job fails rather than recomputes;
         # acceptable for a batch audit, and what keeps the driver's plans bounded.)
+        if self.plan_only:
+            # Only what the next plans' compiling reads of it: its columns and their types (an
+            # analysis of this statement over the empty tables before it, no job).
+            ddl = self.spark.sql(sql)._jdf.schema().toDDL()
+            self._rows_frame(ddl, []).createOrReplaceTempView(VIEW_PREFIX + name)
+            return
         if not reuse:
             # Read once, by the next stage (the union of the rules' findings, the check's final
             # stage): plain views. They read only checkpoints and snapshot tables, so the
@@ -265,12 +281,17 @@ class SparkEngine(Engine):
         # partitions than there are keeps them as they are. (Not `frame.rdd.getNumPartitions()`
         # first: with adaptive execution that runs the whole query once more, which was half
         # of the sample fleet's time.)
-        most = max(16, 4 * self._parallelism)
+        most = 1 if ONE_PARTITION and self.small_data else max(16, 4 * self._parallelism)
         frame = self.spark.sql(sql).coalesce(most).localCheckpoint(eager=True)
         # Re-alias every column (one call): Spark 4 fails to analyse a union of two
         # checkpointed relations directly ("key not found: cluster_id#..."); a projection on
         # top is fine.
         frame.toDF(*frame.columns).createOrReplaceTempView(VIEW_PREFIX + name)
+
+    def sql_of(self, df) -> str:
+        """sqlframe's SQL with its common table expressions written as subqueries (``inline_ctes``)."""
+        sql = super().sql_of(df)
+        return sql if os.environ.get("KAFKA_AUDIT_SPARK_INLINE") == "0" else inline_ctes(sql)  # experiment
 
     def rows(self, table: str) -> list[dict]:
         return [r.asDict() for r in self.spark.table(table).collect()]
@@ -309,15 +330,36 @@ class SparkEngine(Engine):
         # several, a notebook, the tests) reading the same paths would get the first audit's
         # rows back, however the files changed since. Each audit starts from the files.
         self.spark.catalog.clearCache()
-        self._partitions_estimate = 0
+        self.small_data = self._partitions_estimate_of(refs) <= SMALL_DATA_PARTITIONS
         tables = super().load(refs)
-        self.small_data = self._partitions_estimate <= SMALL_DATA_PARTITIONS
         for key, (small, large) in self._sized_settings.items():
             if self.small_data or large is not None:
                 self.spark.conf.set(key, small if self.small_data else large)
             else:
                 self.spark.conf.unset(key)
         return tables
+
+    def _partitions_estimate_of(self, refs) -> int:
+        """How many partitions the snapshots hold, from the sizes of their partitions files as
+        Spark lists them (no job): decided before any table is registered, which it shapes."""
+        files = {"parquet": [], "jsonl": []}
+        for ref in refs:
+            if "partitions" in ref.files:
+                path, kind = ref.files["partitions"]
+                files[kind].append(str(path))
+        ddl = spark_ddl(TABLES["partitions"])
+        total = 0
+        if files["parquet"]:
+            total += (
+                self._size_of(self.spark.read.schema(ddl).parquet(*files["parquet"]))
+                // BYTES_PER_PARTITION["parquet"]
+            )
+        if files["jsonl"]:
+            total += (
+                self._size_of(self.spark.read.schema(ddl).json(files["jsonl"]))
+                // BYTES_PER_PARTITION["jsonl"]
+            )
+        return total
 
     @staticmethod
     def _size_of(frame) -> int:
@@ -344,7 +386,8 @@ class SparkEngine(Engine):
         lines = self.spark.range(1 if rows else 0).select(
             SF.explode(SF.split(SF.lit(text), "\n")).alias("line")
         )
-        return lines.select(SF.from_json("line", ddl).alias("row")).select("row.*")
+        frame = lines.select(SF.from_json("line", ddl).alias("row")).select("row.*")
+        return frame.coalesce(1) if ONE_PARTITION and self.small_data else frame
 
     def _register_files(self, table: Table, parquet: list[str], jsonl: list[str]) -> None:
         ddl = spark_ddl(table)
@@ -353,10 +396,6 @@ class SparkEngine(Engine):
             frames.append(("parquet", self.spark.read.schema(ddl).parquet(*parquet)))
         if jsonl:
             frames.append(("jsonl", self.spark.read.schema(ddl).option("mode", "FAILFAST").json(jsonl)))
-        if table.name == "partitions":
-            self._partitions_estimate = sum(
-                self._size_of(frame) // BYTES_PER_PARTITION[kind] for kind, frame in frames
-            )
         frames = [frame for _kind, frame in frames]
         if not frames:
             frames.append(self._rows_frame(ddl, []))
@@ -370,7 +409,9 @@ class SparkEngine(Engine):
         # with a row per partition, when read from Parquet: Spark's vectorised Parquet reader
         # scans them faster than its in-memory cache (10M partitions: 0.76 s against 1.37 s per
         # scan), and filling the cache cost 10.9 s (zk_state: 3.2 s).
-        if not (table.name in PER_PARTITION_TABLES and parquet and not jsonl):
+        if ONE_PARTITION and self.small_data:
+            df = df.coalesce(1).cache()
+        elif not (table.name in PER_PARTITION_TABLES and parquet and not jsonl):
             df = df.cache()
         df.createOrReplaceTempView(VIEW_PREFIX + table.name)
 
@@ -382,3 +423,66 @@ class SparkEngine(Engine):
 
         if _BaseSession._instance is self.session:
             _BaseSession._instance = None
+
+
+# Functions whose value differs between two evaluations: a CTE holding one is computed once and
+# read by all its references, so writing it twice would change the result (Spark keeps such a
+# CTE whole too). No check calls one; a plan that does keeps its CTEs.
+NONDETERMINISTIC = frozenset({"RAND", "RANDN", "RANDOM", "UUID", "SHUFFLE", "MONOTONICALLY_INCREASING_ID"})
+
+
+def inline_ctes(sql: str) -> str:
+    """``sql`` (Spark SQL) with every common table expression replaced by the subquery it names.
+
+    Why: sqlframe writes a CTE for each DataFrame operation, and Spark's analysis of a query of
+    many CTEs costs far more than of the same query as nested subqueries: checking the analysed
+    plan inlines every CTE again (CheckAnalysis with InlineCTE(alwaysInline)), re-deduplicating
+    the relations of each one read twice. A Java Flight Recorder profile of `check` on Spark:
+    17% of the driver's samples in that check alone; the catalogue's 66 rule plans in a warm
+    JVM analysed in 4.8 s instead of 9.4 s and optimised in 2.4 s instead of 4.2 s, same rows
+    (bench/RESULTS.md, issue 46). The optimiser inlines deterministic CTEs anyway, so the
+    executed plan is the same."""
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(sql, read="spark")
+    names = {
+        (f.name if isinstance(f, exp.Anonymous) else f.sql_name()).upper() for f in tree.find_all(exp.Func)
+    }
+    if names & NONDETERMINISTIC:
+        return sql
+    for with_ in reversed(list(tree.find_all(exp.With))):  # the innermost first
+        scope = with_.parent
+        bodies: dict[str, exp.Expression] = {}
+        for cte in with_.expressions:
+            _replace_references(cte.this, bodies)  # a CTE reads the ones before it
+            bodies[cte.alias_or_name] = cte.this
+        with_.pop()
+        _replace_references(scope, bodies)
+    inlined = tree.sql(dialect="spark")
+    # A CTE read twice is written twice (as Spark's analysis copies it anyway): a chain of such
+    # CTEs would double at every step, so a plan that grows much stays as it was.
+    return inlined if len(inlined) <= MAX_GROWTH * len(sql) else sql
+
+
+MAX_GROWTH = 4
+
+
+def _replace_references(node, bodies: dict) -> None:
+    from sqlglot import exp
+
+    if not bodies:
+        return
+    for table in list(node.find_all(exp.Table)):
+        if table.db or table.catalog or table.name not in bodies or table.find_ancestor(exp.Hint):
+            continue  # (a join hint names a relation: the subquery below keeps that name)
+        named = exp.Subquery(
+            this=bodies[table.name].copy(),
+            alias=exp.TableAlias(this=exp.to_identifier(table.name, quoted=True)),
+        )
+        if table.alias and table.alias != table.name:  # both names, as a CTE read under an alias has
+            named = exp.Subquery(
+                this=exp.select("*").from_(named),
+                alias=exp.TableAlias(this=exp.to_identifier(table.alias, quoted=True)),
+            )
+        table.replace(named)

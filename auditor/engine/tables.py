@@ -3,6 +3,7 @@ shared transforms, compiled once (through the plan cache) and materialised by th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -48,6 +49,10 @@ class Tables:
         self._deps: list[list[str]] = []  # the derived names each plan under compilation reads
         self._building: str | None = None  # the check being built, while one is
         self.rule_tables: list[str] = []  # the engine tables of the rules' findings (names)
+        # Rules that could not be compiled or run: code -> why, one line (auditor/coverage.py
+        # reports them as not evaluated); a statement's failure raised when it was created.
+        self.failed: dict[str, str] = {}
+        self.statement_errors: dict[str, BaseException] = {}
 
     @property
     def session(self):
@@ -184,6 +189,63 @@ class Tables:
         cache.put(key, sql, deps)
         return sql
 
+    def plan_group(
+        self,
+        name: str,
+        builds: dict[str, Callable[[], Any]],
+        wanted: Iterable[str],
+        *,
+        params: dict,
+        prepare: Callable[[], None] = lambda: None,
+    ) -> tuple[dict[str, str], dict[str, BaseException]]:
+        """The SQL of several plans compiled and cached as one entry (a fused plan: the rules
+        that read the same shared input, auditor/engine/runner.py): (SQL by member for the
+        ``wanted`` members, the exception of each wanted member that could not be compiled).
+
+        The entry holds every member of ``builds`` (with ``params``, the key), each with the
+        shared transforms it reads, so one entry serves any selection of its members: only
+        the wanted members' transforms are created. On a miss, ``prepare()`` first (it
+        materialises the members' transforms), then each member is built on its own; a member
+        that fails is left out of the entry and reported, the others are cached and returned."""
+        cache = self._engine.plan_cache
+        key = cache.key("fused", name, params)
+        wanted = [code for code in wanted if code in builds]
+        entry = cache.get(key)
+        members = _members(entry)
+        if members is not None and all(
+            self._restore(members[code]["deps"]) for code in wanted if code in members
+        ):
+            cache.hits += 1
+            found = {code: members[code]["sql"] for code in wanted if code in members}
+            # a member the entry lacks (it failed to compile when the entry was made): alone
+            failed = {}
+            for code in wanted:
+                if code not in members:
+                    try:
+                        found[code] = self.plan(f"{name}_{code}", builds[code], params=params.get(code))
+                    except Exception as e:  # noqa: BLE001 (a rule's own error: reported, not fatal)
+                        failed[code] = e
+            return found, failed
+        cache.misses += 1
+        prepare()
+        compiled: dict[str, dict] = {}
+        failed = {}
+        for code, build in builds.items():
+            self._deps.append([])
+            try:
+                df = build()
+                compiled[code] = {"sql": self._engine.sql_of(df), "deps": list(self._deps[-1])}
+            except Exception as e:  # noqa: BLE001 (a rule's own error: reported, not fatal)
+                failed[code] = e
+            finally:
+                self._deps.pop()
+        deps = sorted({dep for member in compiled.values() for dep in member["deps"]})
+        cache.put(key, json.dumps(compiled, sort_keys=True), deps)
+        return (
+            {code: compiled[code]["sql"] for code in wanted if code in compiled},
+            {code: e for code, e in failed.items() if code in wanted},
+        )
+
     def _restore(self, deps: list[str]) -> bool:
         """Create the derived tables a cached plan reads, from the cache; False if one is gone."""
         cache = self._engine.plan_cache
@@ -205,3 +267,18 @@ def with_inputs(sql: str, inputs: dict[str, str]) -> str:
         return sql
     ctes = ", ".join(f"{VIEW_PREFIX}{name} AS ({body})" for name, body in inputs.items())
     return f"WITH {ctes} SELECT * FROM ({sql}) AS {VIEW_PREFIX}q"
+
+
+def _members(entry: dict | None) -> dict[str, dict] | None:
+    """A fused entry's members ({code: {"sql", "deps"}}), or None when ``entry`` is not one."""
+    if entry is None:
+        return None
+    try:
+        members = json.loads(entry["sql"])
+    except ValueError:
+        return None
+    ok = isinstance(members, dict) and all(
+        isinstance(m, dict) and isinstance(m.get("sql"), str) and isinstance(m.get("deps"), list)
+        for m in members.values()
+    )
+    return members if ok else None

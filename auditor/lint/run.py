@@ -347,7 +347,7 @@ def run_lint(
     (what the files alone decide of an upgrade to that release: the clusters' declared version,
     metadata mode and metadata.version, removed keys, ELR and per-broker min.insync.replicas ...),
     each set to the target's entry of the upgrade table; a note per cluster gives its path."""
-    from auditor.engine.runner import incomplete_sources
+    from auditor.engine.runner import failure_notes, incomplete_sources
     from auditor.engine.tables import Tables
     from auditor.registry import load_rules, rule_docs
 
@@ -398,6 +398,7 @@ def run_lint(
     defaults = Placement()  # the defaults the topics inherit: one finding each (auditor/lint/placement.py)
     exempted: set[str] = set()
     outside: set[str] = set()
+    failed: set[str] = set()
     # Every cluster the files describe, in one engine run (each under a cluster id of its own,
     # all named as lint names its cluster); one run more per extra definition of a topic.
     parts = _partitions(inputs, ref_against, manifest)
@@ -419,7 +420,9 @@ def run_lint(
             try:
                 engine.register_clusters(loaded)
                 ref = SnapshotRef(path=str(against or "lint"), manifest=manifest, files={})
-                raw, run_exempted = _run_rules(Tables(engine, [ref]), engine_rules, cfg)
+                run_tables = Tables(engine, [ref])
+                raw, run_exempted = _run_rules(run_tables, engine_rules, cfg)
+                failed.update(failure_notes(run_tables))
                 locating = lambda rs, c, engine=engine, ref=ref: _run_rules(Tables(engine, [ref]), rs, c)[0]  # noqa: E731
                 every = every_inheriting(locating, raw, rules, cfg)
             finally:
@@ -504,6 +507,7 @@ def run_lint(
     notes = [
         f"{WARNING_PREFIX}{w}" for w in unreadable + inputs.unrecognised + inputs.unevaluated + conflicts
     ]
+    notes += sorted(failed)  # rules the engine could not compile or run
     if outcome is not None and outcome.foreign:  # loud: every finding would fail otherwise, unexplained
         notes.append(f"{WARNING_PREFIX}{outcome.foreign}")
     notes += inputs.notes + duplicate_notes
