@@ -254,8 +254,11 @@ class SparkEngine(Engine):
         if self.plan_only:
             # Only what the next plans' compiling reads of it: its columns and their types (an
             # analysis of this statement over the empty tables before it, no job).
-            ddl = self.spark.sql(sql)._jdf.schema().toDDL()
-            self._rows_frame(ddl, []).createOrReplaceTempView(VIEW_PREFIX + name)
+            # An empty relation of that schema made in the JVM: not from JSON text, which cannot
+            # hold every type a transform makes (a map with integer keys: cluster_brokers).
+            schema = self.spark.sql(sql)._jdf.schema()
+            empty = self.spark._jsparkSession.createDataFrame(self.spark._jvm.java.util.ArrayList(), schema)
+            empty.createOrReplaceTempView(VIEW_PREFIX + name)
             return
         if not reuse:
             # Read once, by the next stage (the union of the rules' findings, the check's final
