@@ -121,7 +121,7 @@ def test_helm_values_judged_by_their_image_tag():
     # kraft.enabled: true with bitnami/kafka:3.4.1: KRaft, no UPG001; its leftover zookeeper.* keys: info
     assert not any(r == "UPG001" and f.startswith("bitnami-kafka-22") for r, f, *_ in found)
     assert ("UPG004", "bitnami-kafka-22.1.5-values.yaml", 128, "info") in found
-    assert any("Kafka 2.7.0 (zookeeper) -> 4.3" in n for n in result.notes)
+    assert any("Kafka 2.7 (zookeeper) -> 4.3" in n for n in result.notes)  # a CP line, no patch
 
 
 def test_unknown_target_is_a_usage_error(tmp_path):
@@ -153,8 +153,8 @@ def test_image_versions_and_the_hook():
     assert image_version("docker.io/bitnami/kafka:3.6.1-debian-11-r0") == ("3.6.1", "bitnami/kafka")
     assert image_version("quay.io/strimzi/kafka:0.45.0-kafka-3.9.0") == ("3.9.0", "strimzi/kafka")
     assert image_version("wurstmeister/kafka:2.13-2.8.1") == ("2.8.1", "wurstmeister/kafka")
-    assert image_version("confluentinc/cp-kafka", "7.9.1")[0] == "3.9.0"
-    assert image_version("confluentinc/cp-server:8.1.0")[0] == "4.1.0"
+    assert image_version("confluentinc/cp-kafka", "7.9.1")[0] == "3.9"  # a line: CP carries no patch
+    assert image_version("confluentinc/cp-server:8.1.0")[0] == "4.1"
     for unknown in (
         "bitnami/kafka",
         "bitnami/kafka@sha256:0a1b",

@@ -342,8 +342,14 @@ def test_bad_input_is_one_line_naming_the_file(rooted):
     (root / "snap").mkdir()
     (root / "snap" / "manifest.json").write_text("{not json")
     server = served([root])
+    # as kafka-audit lint: an unreadable file is a warning and the run incomplete (exit 3),
+    # the one-line error under strict
+    r = call(server, "lint_files", {"paths": ["broken.yaml"]})
+    assert r.structured_content["exit"]["code"] == 3 and r.structured_content["incomplete"]
+    assert any(re.search(r"broken\.yaml:\d+: ", n) for n in r.structured_content["notes"])
     assert re.search(
-        r"broken\.yaml:\d+: ", error_line(call(server, "lint_files", {"paths": ["broken.yaml"]}))
+        r"broken\.yaml:\d+: ",
+        error_line(call(server, "lint_files", {"paths": ["broken.yaml"], "strict": True})),
     )
     assert error_line(call(server, "check_snapshot", {"path": "snap"})).endswith(
         "snap/manifest.json: not valid JSON (line 1: Expecting property name enclosed in double quotes)"

@@ -129,6 +129,7 @@ def proposed_tables(inputs: LintInputs, topic_defs: list[TopicDef] | None = None
         "features": features,
     }
 
+
 class _Entry:
     """A value as auditor.collectors.files.kraft_node_row reads an entry."""
 

@@ -49,8 +49,9 @@ def image_version(image: str | None, tag: str | None = None) -> tuple[str, str] 
         return None
     repo = "/".join(parsed.repository.lower().split("/")[-2:])
     if conv in (_images.CONFLUENT, _images.CONFLUENT_SERVER):
+        # Confluent Platform X.Y carries Kafka's line, not a patch: "3.6", as every format says
         cp = ".".join(parsed.tag.split(".")[:2])
-        repo = f"{repo} (Confluent Platform {cp})"
+        return version, f"{repo} (Confluent Platform {cp})"
     return _three(version), repo
 
 
