@@ -113,14 +113,25 @@ def _alias_out_of_column(param) -> None:
     param.add_to_parser = add_to_parser
 
 
-def _tidy_help_option(command) -> None:
-    """click makes --help anew for each context: tidy it as it is made."""
+def each_parameter(command, apply) -> None:
+    """``apply(param)`` on every parameter of ``command`` and its subcommands, and on each
+    --help option click makes anew per context, as it is made (tidy; cli/values.py)."""
+    todo = [command]
+    while todo:
+        current = todo.pop()
+        for param in current.params:
+            apply(param)
+        _on_help_option(current, apply)
+        todo.extend(getattr(current, "commands", {}).values())
+
+
+def _on_help_option(command, apply) -> None:
     make = command.get_help_option
 
     def get_help_option(ctx):
         option = make(ctx)
         if option is not None:
-            _tidy_parameter(option)
+            apply(option)
         return option
 
     command.get_help_option = get_help_option
@@ -128,11 +139,5 @@ def _tidy_help_option(command) -> None:
 
 def tidy(command):
     """``command`` (a click command or group built by typer) with every option tidied; returned."""
-    todo = [command]
-    while todo:
-        current = todo.pop()
-        for param in current.params:
-            _tidy_parameter(param)
-        _tidy_help_option(current)
-        todo.extend(getattr(current, "commands", {}).values())
+    each_parameter(command, _tidy_parameter)
     return command

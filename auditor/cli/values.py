@@ -81,28 +81,11 @@ def _leaf(annotation, value, param, ctx):
 
 def convert_without_adapters(command) -> None:
     """Give every typer parameter of ``command`` (and its subcommands) TyperValues."""
-    todo = [command]
-    while todo:
-        current = todo.pop()
-        for param in current.params:
-            _convert(param)
-        _convert_help_option(current)
-        todo.extend(getattr(current, "commands", {}).values())
+    from auditor.cli.help import each_parameter
+
+    each_parameter(command, _convert)
 
 
 def _convert(param) -> None:
     if hasattr(param, "get_runtime_param") and getattr(param, "_runtime_param", None) is None:
         param._runtime_param = TyperValues(param)
-
-
-def _convert_help_option(command) -> None:
-    """click makes --help anew for each context (a typer parameter too)."""
-    make = command.get_help_option
-
-    def get_help_option(ctx):
-        option = make(ctx)
-        if option is not None:
-            _convert(option)
-        return option
-
-    command.get_help_option = get_help_option
