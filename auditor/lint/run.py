@@ -313,23 +313,37 @@ def _partitions(inputs: LintInputs, against: SnapshotRef | None, manifest):
 def _refusal_findings(inputs: LintInputs, rule, cfg: AuditConfig, manifest):
     """CFG009: each value a managed platform refuses (a Refusal the formats read), at its line,
     with the key and anchors suppressions match on."""
-    severity = cfg.severity_of(rule)
     for r in inputs.refusals:
         name = f"{r.resource}: {r.what.split(' =')[0]}"
-        f = Finding(
-            rule=rule.code,
-            name=rule.name,
-            severity=severity,
-            cluster=manifest.cluster_name,
-            cluster_id=manifest.cluster_id,
-            resource_type="config",
-            resource_name=name,
-            message=f"{r.what}: {r.why}",
-            evidence={"setting": r.what, "source": r.source},
-            fingerprint=fingerprint(rule.code, manifest.cluster_name, "config", name),
-            location={"file": r.file, "line": r.line},
+        f = _file_finding(
+            rule,
+            cfg,
+            manifest,
+            ("config", name),
+            f"{r.what}: {r.why}",
+            {"setting": r.what, "source": r.source},
+            (r.file, r.line),
         )
         yield (f.fingerprint, r.file, r.line), f, r.anchors
+
+
+def _file_finding(rule, cfg: AuditConfig, manifest, resource, message, evidence, at) -> Finding:
+    """A finding lint itself makes about a line of a file (not from the engine: CFG009's
+    refusals, CFG900's unused suppressions), fingerprinted as the engine's are."""
+    resource_type, name = resource
+    return Finding(
+        rule=rule.code,
+        name=rule.name,
+        severity=cfg.severity_of(rule),
+        cluster=manifest.cluster_name,
+        cluster_id=manifest.cluster_id,
+        resource_type=resource_type,
+        resource_name=name,
+        message=message,
+        evidence=evidence,
+        fingerprint=fingerprint(rule.code, manifest.cluster_name, resource_type, name),
+        location={"file": at[0], "line": at[1]},
+    )
 
 
 def run_lint(
@@ -475,25 +489,19 @@ def run_lint(
 
     if report_unused:
         rule = rules[SUPPRESSION_RULE]
-        severity = cfg.severity_of(rule)
         ran = {r.code for r in engine_rules}
         for s in inputs.suppressions:
             if s.used or not ran.intersection(s.codes):
                 continue  # used, or about rules this run did not apply (deselected, THR007 without --against)
-            name = f"{s.file}:{s.line}"
             kept.append(
-                Finding(
-                    rule=rule.code,
-                    name=rule.name,
-                    severity=severity,
-                    cluster=manifest.cluster_name,
-                    cluster_id=manifest.cluster_id,
-                    resource_type="suppression",
-                    resource_name=name,
-                    message=f"suppression of {', '.join(s.codes)} matched no finding (reason was: {s.reason}); remove it",
-                    evidence={"codes": list(s.codes), "reason": s.reason},
-                    fingerprint=fingerprint(rule.code, manifest.cluster_name, "suppression", name),
-                    location={"file": s.file, "line": s.line},
+                _file_finding(
+                    rule,
+                    cfg,
+                    manifest,
+                    ("suppression", f"{s.file}:{s.line}"),
+                    f"suppression of {', '.join(s.codes)} matched no finding (reason was: {s.reason}); remove it",
+                    {"codes": list(s.codes), "reason": s.reason},
+                    (s.file, s.line),
                 )
             )
 
