@@ -68,6 +68,18 @@ def kafka_key_range_table(tables):
     return rows_frame(tables.session, kafka_keys.range_rows(), kafka_keys.RANGE_SCHEMA)
 
 
+def _flagged_nodes(node: str, total: str, listed: str) -> list:
+    """Aggregates of a cluster's nodes with a ``flagged`` column (CFG004, CFG006): how many
+    (``total``), how many flagged, their ids (``listed``), and the lowest ``prec`` among them."""
+    flagged = F.col("flagged")
+    return [
+        F.count(F.lit(1)).alias(total),
+        F.sum(F.when(flagged, F.lit(1)).otherwise(F.lit(0))).alias("flagged_count"),
+        F.sort_array(F.array_compact(F.collect_list(F.when(flagged, F.col(node))))).alias(listed),
+        F.min(F.when(flagged, F.col("prec"))).alias("prec"),
+    ]
+
+
 def config_entries(tables):
     """Config entries set by a user or a file (not Kafka's reported defaults), with:
     scope (broker|topic), base_key (the key without a ``listener.name.X.`` prefix),
@@ -611,14 +623,7 @@ def _brokers_with(tables, key, flagged):
     ).withColumn("flagged", F.coalesce(flagged, F.lit(False)))
     per_cluster = (
         s.groupBy("cluster_id")
-        .agg(
-            F.count(F.lit(1)).alias("broker_total"),
-            F.sum(F.when(F.col("flagged"), F.lit(1)).otherwise(F.lit(0))).alias("flagged_count"),
-            F.sort_array(F.array_compact(F.collect_list(F.when(F.col("flagged"), F.col("broker_id"))))).alias(
-                "brokers"
-            ),
-            F.min(F.when(F.col("flagged"), F.col("prec"))).alias("prec"),
-        )
+        .agg(*_flagged_nodes("broker_id", "broker_total", "brokers"))
         .where(F.col("flagged_count") > 0)
     )
     whole = per_cluster.where(F.col("flagged_count") == F.col("broker_total")).select(
@@ -808,12 +813,7 @@ def auto_leader_rebalance_disabled(tables, params):
     per_cluster = (
         nodes.groupBy("cluster_id")
         .agg(
-            F.count(F.lit(1)).alias("node_total"),
-            F.sum(F.when(F.col("flagged"), F.lit(1)).otherwise(F.lit(0))).alias("flagged_count"),
-            F.sort_array(F.array_compact(F.collect_list(F.when(F.col("flagged"), F.col("node_id"))))).alias(
-                "nodes"
-            ),
-            F.min(F.when(F.col("flagged"), F.col("prec"))).alias("prec"),
+            *_flagged_nodes("node_id", "node_total", "nodes"),
             F.max(F.when(F.col("role") == "broker", F.lit("brokers")).otherwise(F.lit("controllers"))).alias(
                 "kind"
             ),
