@@ -28,14 +28,19 @@ from checks.transforms import (
     SHARE_STATE_TOPIC,
     UNCLEAN_IN_KRAFT_SINCE,
     cluster_versions,
+    first_members,
     int_list,
+    listing,
     partition_name,
+    ranked,
     registered_as,
     topic_settings,
     try_int,
     try_long,
     with_effective_min_isr,
 )
+
+BROKER_KEYS = ["cluster_id", "broker_id"]  # a broker's members are ranked among its own rows
 
 CATEGORY = Category("MNT", "maintenance", "pre-maintenance", tuple(range(1, 7)))
 
@@ -168,35 +173,13 @@ def _impact(tables):
     return tables.derived(restart_impact)
 
 
-def _ranked(d, col: str, alias: str):
-    """Add ``alias``: the dense rank of ``col`` among the rows of one (cluster, broker)."""
-    w = Window.partitionBy("cluster_id", "broker_id").orderBy(F.col(col).asc_nulls_last())
-    return d.withColumn(alias, F.dense_rank().over(w))
-
-
-def _capped(col: str, rank: str, n: int):
-    """Aggregate: the first n distinct values of ``col`` (by ``rank``), sorted, nulls dropped.
-    Capping by rank, not F.slice: sqlframe's DuckDB slice returns one element too many, and
-    DuckDB's collect_set keeps a null where Spark's drops it."""
-    chosen = F.collect_set(F.when(F.col(rank) <= F.lit(n), F.col(col)))
-    return F.sort_array(F.filter(chosen, lambda x: x.isNotNull()))
-
-
-def _listing(col, count, n: int):
-    """'a, b, c' (+ ' ... and K more' past n), from a sorted capped array and its full count."""
-    more = F.when(count > F.lit(n), text(" ... and ", (count - F.lit(n)).cast("string"), " more")).otherwise(
-        F.lit("")
-    )
-    return text(F.array_join(col, ", "), more)
-
-
 def _per_broker(d, n: int):
-    d = _ranked(_ranked(d, "name", "_pr"), "topic", "_tr")
+    d = ranked(ranked(d, BROKER_KEYS, "name", "_pr"), BROKER_KEYS, "topic", "_tr")
     return d.groupBy("cluster_id", "broker_id").agg(
         F.count(F.lit(1)).alias("partition_count"),
-        _capped("name", "_pr", n).alias("partitions"),
+        first_members("name", "_pr", n).alias("partitions"),
         F.countDistinct("topic").alias("topic_count"),
-        _capped("topic", "_tr", n).alias("topics"),
+        first_members("topic", "_tr", n).alias("topics"),
         F.sum(F.when(F.col("strimzi_skips"), F.lit(1)).otherwise(F.lit(0))).alias("strimzi_skipped"),
         F.sum(F.when(F.col("leader") == F.col("broker_id"), F.lit(1)).otherwise(F.lit(0))).alias(
             "led_by_broker"
@@ -260,7 +243,7 @@ def restart_blocks_writes(tables, params):
     """
     n = params["max_listed"]
     d = _per_broker(_impact(tables).where(~F.col("offline")), n)
-    listed = _listing(F.col("partitions"), F.col("partition_count"), n)
+    listed = listing(F.col("partitions"), F.col("partition_count"), n)
     newly = F.col("partition_count") - F.col("already_failing")
     strimzi = F.when(
         F.col("strimzi_skipped") > 0,
@@ -406,7 +389,7 @@ def restart_takes_offline(tables, params):
             F.lit("restarting it takes them offline: no producer or consumer can use them until it is back")
         ),
         ": ",
-        _listing(F.col("partitions"), F.col("partition_count"), n),
+        listing(F.col("partitions"), F.col("partition_count"), n),
     )
     evidence = ev(
         partition_count=F.col("partition_count"),
@@ -469,17 +452,18 @@ def restart_stalls_consumer_groups(tables, params):
         "group_id",
         F.lit("__consumer_offsets").alias("topic"),
     )
-    d = _ranked(
-        _ranked(join(hit, groups, ["cluster_id", "topic", "partition"], "left"), "name", "_pr"),
+    d = ranked(
+        ranked(join(hit, groups, ["cluster_id", "topic", "partition"], "left"), BROKER_KEYS, "name", "_pr"),
+        BROKER_KEYS,
         "group_id",
         "_gr",
     )
     d = d.groupBy("cluster_id", "broker_id").agg(
         F.countDistinct("name").alias("partition_count"),
-        _capped("name", "_pr", n).alias("partitions"),
+        first_members("name", "_pr", n).alias("partitions"),
         F.countDistinct(F.when(F.col("offline"), F.col("name"))).alias("offline_count"),
         F.countDistinct("group_id").alias("group_count"),
-        _capped("group_id", "_gr", n).alias("groups"),
+        first_members("group_id", "_gr", n).alias("groups"),
         F.max(F.when(F.col("topic") == "__transaction_state", F.lit(1)).otherwise(F.lit(0))).alias("txn"),
     )
     groups_text = F.when(
@@ -488,7 +472,7 @@ def restart_stalls_consumer_groups(tables, params):
             "; ",
             F.col("group_count"),
             " consumer group(s) mapped to them stall: ",
-            _listing(F.col("groups"), F.col("group_count"), n),
+            listing(F.col("groups"), F.col("group_count"), n),
         ),
     ).otherwise(F.lit("; none of the collected consumer groups maps to them"))
     txn = F.when(
@@ -503,7 +487,7 @@ def restart_stalls_consumer_groups(tables, params):
         " coordinator partition(s) (",
         F.col("offline_count"),
         " taken offline): ",
-        _listing(F.col("partitions"), F.col("partition_count"), n),
+        listing(F.col("partitions"), F.col("partition_count"), n),
         groups_text,
         txn,
     )
@@ -1077,12 +1061,12 @@ def restart_loses_acks1_writes(tables, params):
     d = d.withColumn(
         "behind", F.greatest(F.coalesce("window", F.lit(0)), F.coalesce("consumer_lag", F.lit(0)))
     )
-    d = _ranked(_ranked(d, "name", "_pr"), "topic", "_tr")
+    d = ranked(ranked(d, BROKER_KEYS, "name", "_pr"), BROKER_KEYS, "topic", "_tr")
     d = d.groupBy("cluster_id", "broker_id").agg(
         F.count(F.lit(1)).alias("partition_count"),
-        _capped("name", "_pr", n).alias("partitions"),
+        first_members("name", "_pr", n).alias("partitions"),
         F.countDistinct("topic").alias("topic_count"),
-        _capped("topic", "_tr", n).alias("topics"),
+        first_members("topic", "_tr", n).alias("topics"),
         F.max("behind").alias("max_lag"),
         F.max("window").alias("max_window"),
         F.max("consumer_lag").alias("max_consumer_lag"),
@@ -1132,7 +1116,7 @@ def restart_loses_acks1_writes(tables, params):
         "counted here); it blocks nothing else: restart it once the followers ",
         int_list(F.col("successors")),
         " catch up, or accept that loss: ",
-        _listing(F.col("partitions"), F.col("partition_count"), n),
+        listing(F.col("partitions"), F.col("partition_count"), n),
     )
     evidence = ev(
         partition_count=F.col("partition_count"),

@@ -941,7 +941,10 @@ LISTED = 20
 
 def ranked(df, keys: list[str], member: str, alias: str = "_member_rank"):
     """``df`` with ``alias``: the dense rank of ``member`` among the rows of one ``keys``."""
-    return df.withColumn(alias, F.dense_rank().over(Window.partitionBy(*keys).orderBy(F.col(member).asc())))
+    # nulls last: a null member (dropped from the list) never takes one of the first places
+    return df.withColumn(
+        alias, F.dense_rank().over(Window.partitionBy(*keys).orderBy(F.col(member).asc_nulls_last()))
+    )
 
 
 def first_members(member: str, rank: str = "_member_rank", n: int = LISTED):
