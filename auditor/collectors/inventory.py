@@ -524,30 +524,8 @@ class _Parser:
                 if not os.path.exists(path):
                     self.fail(vnode, f"{what}: broker_configs: {path}: no such file or directory")
                 entry.broker_configs.append(path)
-        metric_refs: list = []
         if "metrics" in merged:
-            plain, templ = [], []
-            for value, ref, vnode in self.strings(merged["metrics"][1], f"{what}: metrics", env=True):
-                if ref:
-                    entry.env_values[value] = ref["env"]
-                m = _BROKER_PREFIX.match(value)
-                if m and (len(m.group(1)) > 10 or int(m.group(1)) > MAX_BROKER_ID):
-                    self.fail(vnode, f"{what}: metrics: broker_id= takes a broker id (0 to {MAX_BROKER_ID})")
-                target = m.group(2) if m else value
-                if not re.match(r"^https?://", target, re.IGNORECASE) and ref is None:
-                    target = self.path(target)
-                value = f"broker_id={m.group(1)}:{target}" if m else target
-                if TEMPLATE in value:
-                    if m:
-                        self.fail(vnode, f"{what}: metrics: a {TEMPLATE} template takes no broker_id= prefix")
-                    templ.append((value, ref))
-                else:
-                    plain.append((value, ref))
-            entry.metrics = [v for v, _ in plain]
-            entry.templates = [v for v, _ in templ]
-            metric_refs = [r for _, r in plain + templ]
-            if any(metric_refs):
-                entry.references["metrics"] = metric_refs
+            self.cluster_metrics(entry, merged["metrics"][1], what)
         if "broker_ids" in merged:
             import yaml
 
@@ -563,21 +541,7 @@ class _Parser:
         if "kafka_version" in merged:
             entry.kafka_version, _ = self.string(merged["kafka_version"][1], f"{what}: kafka_version")
         if "msk" in merged:
-            msk = self.mapping(merged["msk"][1], f"{what}: msk")
-            for key, (knode, _v) in msk.items():
-                if key not in MSK_KEYS:
-                    self.fail(knode, f"{what}: msk: unknown key '{key}' (expected {', '.join(MSK_KEYS)})")
-            if "instance_type" in msk:
-                entry.msk_instance_type, _ = self.string(
-                    msk["instance_type"][1], f"{what}: msk.instance_type"
-                )
-            if "az_count" in msk:
-                entry.az_count = int(self.number(msk["az_count"][1], f"{what}: msk.az_count", integer=True))
-                if not 1 <= entry.az_count <= 32:  # (an AWS region has at most 6 zones)
-                    self.fail(
-                        msk["az_count"][1], f"{what}: msk.az_count: expected a number of zones (1 to 32)"
-                    )
-            self.msk_source(entry, msk, what)
+            self.cluster_msk(entry, merged["msk"][1], what)
         for key in ("timeout", "deadline"):
             if key in merged:
                 vnode = merged[key][1]
@@ -606,6 +570,45 @@ class _Parser:
                 f"msk.cluster_arn{hint}",
             )
         return entry
+
+    def cluster_metrics(self, entry: ClusterEntry, value_node, what: str) -> None:
+        """The metrics endpoints and files: plain ones, and {broker_id} templates apart."""
+        plain, templ = [], []
+        for value, ref, vnode in self.strings(value_node, f"{what}: metrics", env=True):
+            if ref:
+                entry.env_values[value] = ref["env"]
+            m = _BROKER_PREFIX.match(value)
+            if m and (len(m.group(1)) > 10 or int(m.group(1)) > MAX_BROKER_ID):
+                self.fail(vnode, f"{what}: metrics: broker_id= takes a broker id (0 to {MAX_BROKER_ID})")
+            target = m.group(2) if m else value
+            if not re.match(r"^https?://", target, re.IGNORECASE) and ref is None:
+                target = self.path(target)
+            value = f"broker_id={m.group(1)}:{target}" if m else target
+            if TEMPLATE in value:
+                if m:
+                    self.fail(vnode, f"{what}: metrics: a {TEMPLATE} template takes no broker_id= prefix")
+                templ.append((value, ref))
+            else:
+                plain.append((value, ref))
+        entry.metrics = [v for v, _ in plain]
+        entry.templates = [v for v, _ in templ]
+        metric_refs = [r for _, r in plain + templ]
+        if any(metric_refs):
+            entry.references["metrics"] = metric_refs
+
+    def cluster_msk(self, entry: ClusterEntry, value_node, what: str) -> None:
+        """The msk block: its keys, the instance type and zone count, and the MSK source."""
+        msk = self.mapping(value_node, f"{what}: msk")
+        for key, (knode, _v) in msk.items():
+            if key not in MSK_KEYS:
+                self.fail(knode, f"{what}: msk: unknown key '{key}' (expected {', '.join(MSK_KEYS)})")
+        if "instance_type" in msk:
+            entry.msk_instance_type, _ = self.string(msk["instance_type"][1], f"{what}: msk.instance_type")
+        if "az_count" in msk:
+            entry.az_count = int(self.number(msk["az_count"][1], f"{what}: msk.az_count", integer=True))
+            if not 1 <= entry.az_count <= 32:  # (an AWS region has at most 6 zones)
+                self.fail(msk["az_count"][1], f"{what}: msk.az_count: expected a number of zones (1 to 32)")
+        self.msk_source(entry, msk, what)
 
     @staticmethod
     def names_msk_cluster(merged: dict) -> str | None:

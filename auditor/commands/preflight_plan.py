@@ -150,7 +150,6 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
     ``facts``: broker_facts rows of every registered broker; ``broker_configs``: its per-broker
     dynamic min.insync.replicas rows."""
     registered = {f["broker_id"]: f for f in facts}
-    n = len(registered)
     bootstrap = bootstrap_of(ref, facts)
     plan = FixPlan(view.cluster, bootstrap)
     msk = str(ref.manifest.cluster.get("platform") or "").lower() == "msk" or bool(
@@ -161,7 +160,35 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
     def concerns(s) -> bool:
         return selected is None or bool((set(s["replicas"] or []) | set(s["isr"] or [])) & selected)
 
-    # 1. config causes, per topic
+    target, new_rf = _config_causes(plan, states, registered, concerns, msk, broker_configs)
+    _isr_waits(plan, states, registered, concerns, target, new_rf)
+    _blocker_waits(plan, view)
+    # then the quorum: the plan lists its waits in this order
+    # MNT006 (a lagging follower takes over: acks=1 writes lost) is a warning, never a wait: it blocks
+    # nothing. A quorum of one or two voters is no wait either: waiting never gives it a voter to spare.
+    lagging = sorted(c.node_id for c in getattr(view, "controllers", []) if c.verdict == "unsafe")
+    outage = sorted(c.node_id for c in getattr(view, "controllers", []) if c.verdict == "outage")
+    if outage:
+        plan.notes.append(outage_note(view, outage))
+    if lagging:
+        plan.waits.append(
+            Wait(
+                f"the KRaft quorum to have a caught-up majority without each controller it restarts (MNT005: "
+                f"controller(s) {', '.join(map(str, lagging))} cannot restart now)",
+                f"kafka-metadata-quorum.sh --bootstrap-server {shlex.quote(bootstrap)} describe --replication "
+                "shows every voter caught up (Lag near 0, LastCaughtUpTimestamp within "
+                "controller.quorum.fetch.timeout.ms of the leader's); collect again",
+            )
+        )
+    return plan
+
+
+def _config_causes(plan, states, registered, concerns, msk, broker_configs) -> tuple[dict, dict]:
+    """Config causes, per topic: the min.insync.replicas or replication factor that lets a
+    restart keep every partition writable. Returns the new min.insync.replicas per topic and the
+    new replication factor per (topic, partition)."""
+    n = len(registered)
+    bootstrap = plan.bootstrap
     by_topic: dict[str, list[dict]] = {}
     for s in states:
         m = s["min_insync_replicas"] or 1
@@ -199,7 +226,12 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
     _config_changes(plan, target, by_topic, msk, bootstrap, broker_configs)
     if grow:
         _reassignment(plan, grow, new_rf, registered, bootstrap)
-    # 2. waits: replicas out of the ISR that still block once the config is changed
+    return target, new_rf
+
+
+def _isr_waits(plan, states, registered, concerns, target, new_rf) -> None:
+    """Waits: replicas out of the ISR that still block once the config is changed."""
+    bootstrap = plan.bootstrap
     missing: dict[int, set[str]] = {}
     offline: set[int] = set()
     leaderless: list[str] = []
@@ -243,6 +275,12 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
                 "--unavailable-partitions prints nothing",
             )
         )
+
+
+def _blocker_waits(plan, view) -> None:
+    """Waits for the cluster-wide blockers: an MSK operation, load, a leaderless quorum, an
+    incomplete snapshot."""
+    bootstrap = plan.bootstrap
     for reason in view.top_reasons:
         if reason.startswith("the MSK cluster") or reason.startswith("MSK operation"):
             plan.waits.append(
@@ -278,23 +316,6 @@ def compute_plan(view, ref, states: list[dict], facts: list[dict], broker_config
                     "error; run kafka-audit preflight on the new snapshot",
                 )
             )
-    # MNT006 (a lagging follower takes over: acks=1 writes lost) is a warning, never a wait: it blocks
-    # nothing. A quorum of one or two voters is no wait either: waiting never gives it a voter to spare.
-    lagging = sorted(c.node_id for c in getattr(view, "controllers", []) if c.verdict == "unsafe")
-    outage = sorted(c.node_id for c in getattr(view, "controllers", []) if c.verdict == "outage")
-    if outage:
-        plan.notes.append(outage_note(view, outage))
-    if lagging:
-        plan.waits.append(
-            Wait(
-                f"the KRaft quorum to have a caught-up majority without each controller it restarts (MNT005: "
-                f"controller(s) {', '.join(map(str, lagging))} cannot restart now)",
-                f"kafka-metadata-quorum.sh --bootstrap-server {shlex.quote(bootstrap)} describe --replication "
-                "shows every voter caught up (Lag near 0, LastCaughtUpTimestamp within "
-                "controller.quorum.fetch.timeout.ms of the leader's); collect again",
-            )
-        )
-    return plan
 
 
 def outage_note(view, controllers: list[int]) -> str:

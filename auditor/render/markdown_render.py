@@ -117,17 +117,7 @@ def render(
             clusters.append(str(item.get("cluster")))
 
     failing = [c for c in clusters if any(counts[c][s] for s in SEVERITIES if SEVERITY_RANK[s] >= threshold)]
-    hit = [c for c in clusters if sum(counts[c].values())]
-    n = len(clusters)
-    plural = "s" if n != 1 else ""
-    if result.is_incomplete:
-        status = f"\u26a0\ufe0f **Incomplete audit**: {len(incomplete)} of {n} cluster{plural} could not be fully read"
-    elif failing:
-        status = f"\u274c **{len(failing)} of {n} cluster{plural} failing** ({fail_on} or worse)"
-    elif summary["total"]:
-        status = f"\u2705 no {fail_on} or worse in {n} cluster{plural}"
-    else:
-        status = f"\u2705 **clean**: no findings in {n} cluster{plural}"
+    status = _status(result, clusters, incomplete, failing, summary["total"], fail_on)
     sev_line = " \u00b7 ".join(f"{summary[s]} {s}" for s in WORST_FIRST)
     out = [
         f"### {md(title)}: {status}",
@@ -136,30 +126,67 @@ def render(
         + (f" \u00b7 {result.exempted} exempted" if result.exempted else ""),
         "",
     ]
+    out += _cause_lines(result, summary["total"], max_rows)
+    out += _incomplete_lines(incomplete)
+    out += _cluster_table(result, clusters, counts, incomplete, failing)
 
-    if result.causes:  # root causes first (auditor/causes.py)
-        out += [f"**{headline(result.causes, summary['total'])}**", ""]
-        out += [
-            f"- {md(c.cluster)}: **{md(c.title)}**: {c.count} finding(s) ({md(', '.join(c.rules))}); "
-            f"fix: {md(c.remediation)}"
-            for c in result.causes[:max_rows]
-        ]
-        if len(result.causes) > max_rows:  # most findings first: the rest explain fewer
+    size = sum(len(line) + 1 for line in out)
+    sections, truncated = _finding_sections(by_rule, result.rule_docs, max_rows, max_chars, size)
+    out += sections
+    if truncated:
+        out.append("_Some finding tables were left out to keep this comment under GitHub's size limit._")
+        out.append("")
+    out.extend(f"_note: {md(note)}_" for note in result.notes)
+    return cap_comment(out)
+
+
+def _status(result, clusters, incomplete, failing, total, fail_on) -> str:
+    n = len(clusters)
+    plural = "s" if n != 1 else ""
+    if result.is_incomplete:
+        return f"\u26a0\ufe0f **Incomplete audit**: {len(incomplete)} of {n} cluster{plural} could not be fully read"
+    if failing:
+        return f"\u274c **{len(failing)} of {n} cluster{plural} failing** ({fail_on} or worse)"
+    if total:
+        return f"\u2705 no {fail_on} or worse in {n} cluster{plural}"
+    return f"\u2705 **clean**: no findings in {n} cluster{plural}"
+
+
+def _cause_lines(result: AuditResult, total: int, max_rows: int) -> list[str]:
+    """Root causes first (auditor/causes.py)."""
+    if not result.causes:
+        return []
+    out = [f"**{headline(result.causes, total)}**", ""]
+    out += [
+        f"- {md(c.cluster)}: **{md(c.title)}**: {c.count} finding(s) ({md(', '.join(c.rules))}); "
+        f"fix: {md(c.remediation)}"
+        for c in result.causes[:max_rows]
+    ]
+    if len(result.causes) > max_rows:  # most findings first: the rest explain fewer
+        out.append(f"- and {len(result.causes) - max_rows} more root cause(s) (the JSON report lists all)")
+    out.append("")
+    return out
+
+
+def _incomplete_lines(incomplete: dict[str, list[dict]]) -> list[str]:
+    if not incomplete:
+        return []
+    out = ["> **The audit is incomplete; these results are partial.**"]
+    for cluster, items in incomplete.items():
+        for item in items:
+            target = f" {md(item['target'])}" if item.get("target") else ""
             out.append(
-                f"- and {len(result.causes) - max_rows} more root cause(s) (the JSON report lists all)"
+                f"> - {md(cluster)}: source {md(item.get('source'))}{target} failed: {md(item.get('message'))}"
             )
-        out.append("")
+    out.append("")
+    return out
 
-    if incomplete:
-        out.append("> **The audit is incomplete; these results are partial.**")
-        for cluster, items in incomplete.items():
-            for item in items:
-                target = f" {md(item['target'])}" if item.get("target") else ""
-                out.append(
-                    f"> - {md(cluster)}: source {md(item.get('source'))}{target} failed: {md(item.get('message'))}"
-                )
-        out.append("")
 
+def _cluster_table(result, clusters, counts, incomplete, failing) -> list[str]:
+    """The summary table (clusters with findings or an incomplete audit), the clean ones on one
+    line, and the clusters whose rules could not be evaluated."""
+    out: list[str] = []
+    hit = [c for c in clusters if sum(counts[c].values())]
     table_clusters = [c for c in clusters if c in incomplete or c in hit]
     table_clusters.sort(key=lambda c: (c not in incomplete, [-counts[c][s] for s in WORST_FIRST], c))
     if table_clusters:
@@ -185,9 +212,16 @@ def render(
         more = f"; and {len(gaps) - MAX_CLEAN_NAMES} more cluster(s)" if len(gaps) > MAX_CLEAN_NAMES else ""
         out.append(f"**Not evaluated** (inputs not collected): {listed}{more}.")
         out.append("")
+    return out
 
-    docs = result.rule_docs
-    size = sum(len(line) + 1 for line in out)
+
+def _finding_sections(
+    by_rule: dict[str, list[Finding]], docs: dict, max_rows: int, max_chars: int, size: int
+) -> tuple[list[str], bool]:
+    """One collapsible block per rule, grouped by severity, worst first. `size` is what the
+    comment already holds: a rule's finding table is left out once it would pass `max_chars`.
+    Returns the lines and whether any table was left out."""
+    out: list[str] = []
     truncated = False
     for sev in WORST_FIRST:
         rules = [(code, items) for code, items in by_rule.items() if items[0].severity == sev]
@@ -231,8 +265,4 @@ def render(
             size += sum(len(line) + 1 for line in block)
             out.extend(block)
             block = []
-    if truncated:
-        out.append("_Some finding tables were left out to keep this comment under GitHub's size limit._")
-        out.append("")
-    out.extend(f"_note: {md(note)}_" for note in result.notes)
-    return cap_comment(out)
+    return out, truncated

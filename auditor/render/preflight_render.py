@@ -287,107 +287,7 @@ def render_text(pre) -> str:
     if res.incomplete:
         lines.append("")
     for c in pre.clusters:
-        lines.append(
-            f"{c.cluster}: restart preflight ({c.metadata_mode or 'mode unknown'}, {controller_label(c)})"
-        )
-        if c.unknown:
-            lines.append("  cannot simulate restarts: the snapshot lacks")
-            lines.extend(f"    - {m}" for m in c.missing)
-            lines.append("")
-            continue
-        if c.not_evaluated:
-            lines.append('  not evaluated (never "safe"): the snapshot lacks')
-            lines.extend(f"    - {m}" for m in c.missing)
-        if c.top_reasons:
-            lines.append(f"  {c.cluster} is unsafe to roll now, whatever the order:")
-            lines.extend(f"    - {b}" for b in c.top_reasons)
-        elif c.unsafe or c.unsafe_controllers:
-            lines.append(f"  {c.cluster} is unsafe to roll now: {unsafe_phrase(c)}")
-        elif c.outage_controllers:
-            lines.append(f"  {c.cluster} can be rolled only as a planned outage: {outage_phrase(c)}")
-        header = (
-            "broker",
-            "restart",
-            "leaders",
-            "blocked",
-            "offline",
-            "acks=1 loss",
-            "topics hit",
-            "groups hit",
-        )
-        rows = []
-        voters = {v.node_id: v for v in c.controllers}
-        for b in c.brokers:
-            name = f"{b.broker_id}{broker_role(b, voters)}"
-            rows.append(
-                (
-                    name,
-                    b.verdict.upper() if b.verdict == "unsafe" else b.verdict,
-                    str(b.leaders),
-                    str(b.blocked_partitions),
-                    str(b.offline_partitions),
-                    "n/e" if c.acks1_not_evaluated else str(b.acks1_loss_partitions),
-                    _cell(b.topics, b.topic_count, 48),
-                    _cell(b.consumer_groups, b.consumer_group_count, 48),
-                )
-            )
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        for r in [header, *rows]:
-            lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
-        if c.acks1_not_evaluated:
-            lines.append(f"  acks=1 loss (MNT006) not evaluated (n/e): {neutralise(c.acks1_not_evaluated)}")
-        elif c.acks1_at_risk:
-            lines.append(f"  {acks1_line(c)}")
-        lines.extend(f"  {line}" for line in controller_lines(c))
-        if c.order:
-            last = ", active controller last" if any(b.is_controller for b in c.brokers) else ""
-            lines.append(
-                f"  suggested order of the {len(c.order)} safe broker(s): {' -> '.join(map(str, c.order))}"
-                f"  (fewest leaders first{last})"
-            )
-        elif c.top_reasons:
-            lines.append("  no restart order: the cluster is not safe to roll (see above)")
-        elif c.not_evaluated:
-            lines.append(
-                f"  no restart order: broker(s) {', '.join(map(str, c.not_evaluated))} could not be evaluated"
-            )
-        else:
-            lines.append("  no restart order: no broker is safe to restart")
-        scope = (
-            f"broker(s) {', '.join(str(b.broker_id) for b in c.brokers)}" if c.selected else "every broker"
-        )
-        if c.unsafe or c.unsafe_controllers:
-            lines.append(f"  NOT SAFE: {unsafe_phrase(c)} (see MNT findings)")
-        elif c.outage_controllers and not c.top_reasons and not c.not_evaluated:
-            lines.append(
-                f"  OUTAGE: {scope} can be restarted one at a time; the controllers only with a metadata outage"
-            )
-        elif c.top_reasons:
-            lines.append(
-                f"  {scope}: no restart hits a partition, but the cluster is not safe to roll (see above)"
-            )
-        elif c.not_evaluated:
-            lines.append(
-                f"  UNKNOWN: broker(s) {', '.join(map(str, c.not_evaluated))} not evaluated (see above)"
-            )
-        elif c.selected:
-            lines.append(f"  {scope} can be restarted one at a time (only these were simulated)")
-        else:
-            lines.append("  every broker can be restarted one at a time")
-        if c.plan is not None:
-            lines.append("  fix plan (nothing was executed; review, then run):")
-            lines.extend(f"    {line}" for line in plan_lines(c.plan))
-        if c.procedure:
-            head = (
-                "procedure (the order is a snapshot, not a plan for the whole roll):"
-                if c.safe_to_roll
-                else "procedure, the controllers as a planned outage (the order is a snapshot, not a plan for the whole roll):"
-                if c.verdict == "outage"
-                else "procedure, once preflight says safe (the order is a snapshot, not a plan for the whole roll):"
-            )
-            lines.append(f"  {head}")
-            lines.extend(f"    {i}. {step}" for i, step in enumerate(c.procedure, 1))
-        lines.append("")
+        lines.extend(_cluster_lines(c))
     by_cluster: dict[str, list] = {}
     for f in res.findings:
         by_cluster.setdefault(f.cluster, []).append(f)
@@ -413,6 +313,123 @@ def render_text(pre) -> str:
     )
     lines.extend(f"note: {n}" for n in res.notes)
     return neutralise_lines(lines)  # no control character of a name reaches the terminal
+
+
+def _cluster_lines(c) -> list[str]:
+    """One cluster's block: its state, the broker table, the order, its verdict, the fix plan and the
+    procedure; a blank line ends it."""
+    lines: list[str] = []
+    lines.append(
+        f"{c.cluster}: restart preflight ({c.metadata_mode or 'mode unknown'}, {controller_label(c)})"
+    )
+    if c.unknown:
+        lines.append("  cannot simulate restarts: the snapshot lacks")
+        lines.extend(f"    - {m}" for m in c.missing)
+        lines.append("")
+        return lines
+    if c.not_evaluated:
+        lines.append('  not evaluated (never "safe"): the snapshot lacks')
+        lines.extend(f"    - {m}" for m in c.missing)
+    if c.top_reasons:
+        lines.append(f"  {c.cluster} is unsafe to roll now, whatever the order:")
+        lines.extend(f"    - {b}" for b in c.top_reasons)
+    elif c.unsafe or c.unsafe_controllers:
+        lines.append(f"  {c.cluster} is unsafe to roll now: {unsafe_phrase(c)}")
+    elif c.outage_controllers:
+        lines.append(f"  {c.cluster} can be rolled only as a planned outage: {outage_phrase(c)}")
+    lines.extend(_broker_table(c))
+    if c.acks1_not_evaluated:
+        lines.append(f"  acks=1 loss (MNT006) not evaluated (n/e): {neutralise(c.acks1_not_evaluated)}")
+    elif c.acks1_at_risk:
+        lines.append(f"  {acks1_line(c)}")
+    lines.extend(f"  {line}" for line in controller_lines(c))
+    lines.append(_order_line(c))
+    lines.append(_cluster_verdict_line(c))
+    if c.plan is not None:
+        lines.append("  fix plan (nothing was executed; review, then run):")
+        lines.extend(f"    {line}" for line in plan_lines(c.plan))
+    if c.procedure:
+        head = (
+            "procedure (the order is a snapshot, not a plan for the whole roll):"
+            if c.safe_to_roll
+            else "procedure, the controllers as a planned outage (the order is a snapshot, not a plan for the whole roll):"
+            if c.verdict == "outage"
+            else "procedure, once preflight says safe (the order is a snapshot, not a plan for the whole roll):"
+        )
+        lines.append(f"  {head}")
+        lines.extend(f"    {i}. {step}" for i, step in enumerate(c.procedure, 1))
+    lines.append("")
+    return lines
+
+
+def _broker_table(c) -> list[str]:
+    """One row per broker: what restarting it would do."""
+    lines: list[str] = []
+    header = (
+        "broker",
+        "restart",
+        "leaders",
+        "blocked",
+        "offline",
+        "acks=1 loss",
+        "topics hit",
+        "groups hit",
+    )
+    rows = []
+    voters = {v.node_id: v for v in c.controllers}
+    for b in c.brokers:
+        name = f"{b.broker_id}{broker_role(b, voters)}"
+        rows.append(
+            (
+                name,
+                b.verdict.upper() if b.verdict == "unsafe" else b.verdict,
+                str(b.leaders),
+                str(b.blocked_partitions),
+                str(b.offline_partitions),
+                "n/e" if c.acks1_not_evaluated else str(b.acks1_loss_partitions),
+                _cell(b.topics, b.topic_count, 48),
+                _cell(b.consumer_groups, b.consumer_group_count, 48),
+            )
+        )
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    return lines
+
+
+def _order_line(c) -> str:
+    """The suggested restart order, or why there is none."""
+    if c.order:
+        last = ", active controller last" if any(b.is_controller for b in c.brokers) else ""
+        return (
+            f"  suggested order of the {len(c.order)} safe broker(s): {' -> '.join(map(str, c.order))}"
+            f"  (fewest leaders first{last})"
+        )
+    elif c.top_reasons:
+        return "  no restart order: the cluster is not safe to roll (see above)"
+    elif c.not_evaluated:
+        return f"  no restart order: broker(s) {', '.join(map(str, c.not_evaluated))} could not be evaluated"
+    else:
+        return "  no restart order: no broker is safe to restart"
+
+
+def _cluster_verdict_line(c) -> str:
+    """The cluster's verdict for the brokers that were simulated."""
+    scope = f"broker(s) {', '.join(str(b.broker_id) for b in c.brokers)}" if c.selected else "every broker"
+    if c.unsafe or c.unsafe_controllers:
+        return f"  NOT SAFE: {unsafe_phrase(c)} (see MNT findings)"
+    elif c.outage_controllers and not c.top_reasons and not c.not_evaluated:
+        return (
+            f"  OUTAGE: {scope} can be restarted one at a time; the controllers only with a metadata outage"
+        )
+    elif c.top_reasons:
+        return f"  {scope}: no restart hits a partition, but the cluster is not safe to roll (see above)"
+    elif c.not_evaluated:
+        return f"  UNKNOWN: broker(s) {', '.join(map(str, c.not_evaluated))} not evaluated (see above)"
+    elif c.selected:
+        return f"  {scope} can be restarted one at a time (only these were simulated)"
+    else:
+        return "  every broker can be restarted one at a time"
 
 
 def render_html(pre) -> str:
