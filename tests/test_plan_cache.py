@@ -352,3 +352,48 @@ def test_bundle_build_shows_progress_per_engine(tmp_path, monkeypatch, capsys):
     assert heartbeats, err  # linting takes seconds: at least one line while it ran
     assert any(x.startswith("plan_bundle: duckdb 2/2 (rules): ") for x in err)
     assert err[-1].startswith(f"plan_bundle: {count} plans (duckdb {count}) in ")
+
+
+def test_compiling_with_the_fast_copy_gives_the_same_sql(tmp_path, monkeypatch, no_bundle, compiled):
+    """auditor/engine/copy_speed.py: the plans compiled with sqlglot's own deep copy are the
+    ones compiled with ours (which `compiled` used), statement for statement."""
+    import copy
+
+    from sqlglot.expressions import core
+
+    from auditor.engine import copy_speed
+
+    assert core.deepcopy is copy_speed.fast_deepcopy  # in place since `compiled` compiled
+    monkeypatch.setattr(core, "deepcopy", copy.deepcopy)
+    monkeypatch.setattr(copy_speed, "install", lambda: False)
+    monkeypatch.setenv("KAFKA_AUDIT_PLAN_CACHE", str(tmp_path / "plain"))
+    result, cache = _audit()
+    assert cache.hits == 0 and cache.misses > 0
+    work, fast_result = compiled
+    assert result.findings == fast_result.findings
+    fast = {p.stem: json.loads(p.read_text()) for p in (work / "plans").glob("*.json")}
+    plain = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "plain").glob("*.json")}
+    assert plain.keys() == fast.keys() and len(plain) > 3
+    for key, entry in plain.items():
+        assert _canonical(entry["sql"]) == _canonical(fast[key]["sql"]), key
+        assert entry["deps"] == fast[key]["deps"], key
+
+
+def test_fast_copy_is_a_deep_copy():
+    """A dict or list of scalars: a new container of the same items; anything else (a nested
+    container, an expression) is copy.deepcopy's, so nothing mutable is ever shared."""
+    from sqlglot import exp
+
+    from auditor.engine.copy_speed import fast_deepcopy
+
+    meta = {"line": 1, "col": 4, "display_name": "x", "nonnull": True, "w": 0.5, "n": None}
+    copied = fast_deepcopy(meta)
+    assert copied == meta and copied is not meta
+    words = ["a comment", "another"]
+    assert fast_deepcopy(words) == words and fast_deepcopy(words) is not words
+    nested = {"dot_parts": [exp.to_identifier("a")], "inner": {"k": 1}}
+    deep = fast_deepcopy(nested)
+    assert deep == nested
+    assert deep["dot_parts"][0] is not nested["dot_parts"][0] and deep["inner"] is not nested["inner"]
+    column = exp.column("c", "t")
+    assert fast_deepcopy(column) == column and fast_deepcopy(column) is not column

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from auditor.engine.plans import _ROOT, BUNDLE, code_fingerprint
@@ -67,62 +68,23 @@ def build_bundle(
     ~2.5 min on a quiet machine), most of it in the Spark commands."""
     plans: dict[str, dict] = {}
     commands = bundle_commands(samples)
-    per_engine = {d: sum(x == d for x, _ in commands) for d, _ in commands}
+    by_dialect: dict[str, list[list[str]]] = {}
+    for dialect, args in commands:
+        by_dialect.setdefault(dialect, []).append(args)
     previous = _previous_counts(target)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kafka-audit-bundle-") as work:
-        done = dict.fromkeys(per_engine, 0)
-        for dialect, args in commands:
-            done[dialect] += 1
-            cache_dir = Path(work) / "plans" / dialect
-            # PYTHONPATH: the code of this checkout, whatever is installed. A throwaway cache
-            # secret: the plans are read back here and shipped without their MACs.
-            env = {
-                **os.environ,
-                "KAFKA_AUDIT_PLAN_CACHE": str(cache_dir),
-                "KAFKA_AUDIT_PLAN_BUNDLE": "off",
-                "KAFKA_AUDIT_PLAN_KEY": str(Path(work) / "key" / "plan-cache.key"),
-                "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
-                # Spark: compile every plan, run none (each statement's table an empty one of its
-                # columns): running the sample fleet on a cold JVM was most of the build (~200 s of
-                # 252 s under load, bench/RESULTS.md issue 46), and the plans do not depend on the data.
-                **({"KAFKA_AUDIT_PLAN_ONLY": "1"} if dialect == "spark" else {}),
-            }
-            argv = [sys.executable, "-m", "auditor.cli.main", *args]
-            label = f"{dialect} {done[dialect]}/{per_engine[dialect]} ({args[0]})"
-            of = f"/{previous[dialect]}" if previous.get(dialect) else ""
-
-            def compiled(cache_dir=cache_dir) -> int:
-                return sum(1 for _ in cache_dir.glob("*.json")) if cache_dir.is_dir() else 0
-
-            t0 = time.monotonic()
-            with tempfile.TemporaryFile(mode="w+") as err:
-                proc = subprocess.Popen(
-                    argv, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=err, text=True
-                )
-                try:
-                    while True:
-                        try:
-                            proc.wait(timeout=heartbeat)
-                            break
-                        except subprocess.TimeoutExpired:
-                            if time.monotonic() - t0 > 900:
-                                proc.kill()
-                                proc.wait()
-                                break
-                            _say(
-                                f"{label}: {compiled()}{of} {dialect} plans compiled so far, {time.monotonic() - t0:.0f} s"
-                            )
-                finally:
-                    if proc.poll() is None:
-                        proc.kill()
-                        proc.wait()
-                err.seek(0)
-                stderr = err.read()
-            # exit 1 (findings at the fail-on level) is expected; a run that compiled nothing is not
-            if proc.returncode not in (0, 1) or not any(cache_dir.glob("*.json")):
-                raise RuntimeError(f"{' '.join(argv)}: exit {proc.returncode}: {stderr.strip()[-2000:]}")
-            _say(f"{label}: {compiled()}{of} {dialect} plans compiled ({time.monotonic() - t0:.1f} s)")
+        # One thread per dialect, its commands in order (they share its cache directory).
+        # Why: DuckDB's compile is pure Python (sqlframe) and Spark's is mostly its own
+        # process's Python and JVM; side by side on two cores the build takes about as long
+        # as Spark's part alone (bench/RESULTS.md, issue 46).
+        with ThreadPoolExecutor(max_workers=len(by_dialect)) as pool:
+            runs = [
+                pool.submit(_compile_dialect, dialect, argvs, Path(work), previous.get(dialect), heartbeat)
+                for dialect, argvs in by_dialect.items()
+            ]
+            for run in runs:
+                run.result()  # the first failure, after every dialect has finished
         for dialect_dir in sorted((Path(work) / "plans").iterdir()):
             plans[dialect_dir.name] = {}
             for p in sorted(dialect_dir.glob("*.json")):
@@ -134,6 +96,61 @@ def build_bundle(
     counts = ", ".join(f"{d} {len(v)}" for d, v in plans.items())
     _say(f"{sum(len(v) for v in plans.values())} plans ({counts}) in {time.monotonic() - started:.0f} s")
     return sum(len(v) for v in plans.values())
+
+
+def _compile_dialect(
+    dialect: str, argvs: list[list[str]], work: Path, previous: int | None, heartbeat: float
+) -> None:
+    """Run ``argvs`` (CLI argument lists) one after another with ``dialect``'s plan cache under
+    ``work``; raise RuntimeError for a command that failed or compiled nothing."""
+    cache_dir = work / "plans" / dialect
+    of = f"/{previous}" if previous else ""
+
+    def compiled() -> int:
+        return sum(1 for _ in cache_dir.glob("*.json")) if cache_dir.is_dir() else 0
+
+    for k, args in enumerate(argvs, 1):
+        # PYTHONPATH: the code of this checkout, whatever is installed. A throwaway cache
+        # secret: the plans are read back here and shipped without their MACs.
+        env = {
+            **os.environ,
+            "KAFKA_AUDIT_PLAN_CACHE": str(cache_dir),
+            "KAFKA_AUDIT_PLAN_BUNDLE": "off",
+            "KAFKA_AUDIT_PLAN_KEY": str(work / "key" / dialect / "plan-cache.key"),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
+            # Spark: compile every plan, run none (each statement's table an empty one of its
+            # columns): running the sample fleet on a cold JVM was most of the build (~200 s of
+            # 252 s under load, bench/RESULTS.md issue 46), and the plans do not depend on the data.
+            **({"KAFKA_AUDIT_PLAN_ONLY": "1"} if dialect == "spark" else {}),
+        }
+        argv = [sys.executable, "-m", "auditor.cli.main", *args]
+        label = f"{dialect} {k}/{len(argvs)} ({args[0]})"
+        t0 = time.monotonic()
+        with tempfile.TemporaryFile(mode="w+") as err:
+            proc = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+            try:
+                while True:
+                    try:
+                        proc.wait(timeout=heartbeat)
+                        break
+                    except subprocess.TimeoutExpired:
+                        if time.monotonic() - t0 > 900:
+                            proc.kill()
+                            proc.wait()
+                            break
+                        _say(
+                            f"{label}: {compiled()}{of} {dialect} plans compiled so far, {time.monotonic() - t0:.0f} s"
+                        )
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            err.seek(0)
+            stderr = err.read()
+        # exit 1 (findings at the fail-on level) is expected; a run that compiled nothing is not
+        if proc.returncode not in (0, 1) or not any(cache_dir.glob("*.json")):
+            raise RuntimeError(f"{' '.join(argv)}: exit {proc.returncode}: {stderr.strip()[-2000:]}")
+        _say(f"{label}: {compiled()}{of} {dialect} plans compiled ({time.monotonic() - t0:.1f} s)")
 
 
 def bundle_is_current(target: Path = BUNDLE) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from auditor.engine import copy_speed
 from auditor.snapshot.io import SnapshotRef
 from auditor.snapshot.schema import TABLES, Column, Table
 
@@ -178,6 +179,7 @@ class Tables:
             cache.hits += 1
             return with_inputs(entry["sql"], inputs or {})
         cache.misses += 1
+        copy_speed.install()
         for name, sql in (inputs or {}).items():
             self._engine.create(name, sql)
         self._deps.append([])
@@ -227,6 +229,7 @@ class Tables:
                         failed[code] = e
             return found, failed
         cache.misses += 1
+        copy_speed.install()
         prepare()
         compiled: dict[str, dict] = {}
         failed = {}
