@@ -607,6 +607,10 @@ def topic_log_settings(tables):
         .groupBy("cluster_id")
         .agg(*[F.max(F.when(F.col("key") == k, F.col("value"))).alias("b_" + _c(k)) for k in broker_keys])
     )
+    # Parsed once per cluster and once per topic override, not per topic: Kafka's number
+    # parsing is a chain of string functions (try_long), and evaluating the brokers' chain
+    # for every topic was 32 s of the 10M bench fleet's 51 s (bench/RESULTS.md, issue 46).
+    cluster = cluster.select("cluster_id", *_cluster_log_values())
     overrides = (
         tables.configs.where(
             (F.col("entity_type") == "topic") & F.col("key").isin(*TOPIC_LOG_KEYS, REMOTE_TOPIC_KEY)
@@ -617,6 +621,12 @@ def topic_log_settings(tables):
                 F.max(F.when(F.col("key") == k, F.trim(F.col("value")))).alias("t_" + _c(k))
                 for k in (*TOPIC_LOG_KEYS, REMOTE_TOPIC_KEY)
             ]
+        )
+        .select(
+            "cluster_id",
+            "topic",
+            *[try_long("t_" + _c(k)).alias("t_" + _c(k)) for k in TOPIC_LOG_KEYS],
+            try_bool("t_" + _c(REMOTE_TOPIC_KEY)).alias("t_" + _c(REMOTE_TOPIC_KEY)),
         )
     )
     known = (
@@ -639,6 +649,36 @@ def topic_log_settings(tables):
         "left",
     )
     columns = []
+    for key, (_chain, default) in TOPIC_LOG_KEYS.items():
+        # a cluster with none of the broker keys has no row: Kafka's default
+        broker = F.coalesce(F.col("cluster_" + _c(key)), F.lit(default).cast("bigint"))
+        columns += [
+            F.coalesce(F.col("t_" + _c(key)), broker).alias(_c(key)),
+            F.col("t_" + _c(key)).isNotNull().alias(_c(key) + "_set"),
+            broker.alias("cluster_" + _c(key)),
+        ]
+    return d.select(
+        "cluster_id",
+        "topic",
+        "cleanup_policy",
+        "platform",
+        *columns,
+        F.coalesce(F.col("t_" + _c(REMOTE_TOPIC_KEY)), F.lit(False)).alias("remote_storage"),
+        F.coalesce(F.col("remote_system"), F.lit(False)).alias("remote_system"),
+        F.coalesce(F.col("brokers_known"), F.lit(False)).alias("brokers_known"),
+        F.coalesce(F.col("retention_time_key"), F.lit("log.retention.hours")).alias("retention_time_key"),
+        F.coalesce(F.col("roll_time_key"), F.lit("log.roll.hours")).alias("roll_time_key"),
+        F.coalesce(F.col("socket_request_max_bytes"), F.lit(SOCKET_REQUEST_MAX_BYTES[1]))
+        .cast("bigint")
+        .alias("socket_request_max_bytes"),
+    )
+
+
+def _cluster_log_values() -> list:
+    """From one cluster's broker values (``b_<key>``, text): the effective cluster-level value
+    of each TOPIC_LOG_KEYS setting (``cluster_<key>``), the broker keys that decided the
+    retention and roll times, remote.log.storage.system.enable and socket.request.max.bytes."""
+    values = []
     for key, (chain, default) in TOPIC_LOG_KEYS.items():
         broker = None
         for bkey, factor in chain:
@@ -647,32 +687,22 @@ def topic_log_settings(tables):
         broker = F.coalesce(broker, F.lit(default).cast("bigint"))
         if key == "retention.ms":  # KafkaConfig: a negative broker retention time is -1, unlimited
             broker = F.when(broker < 0, F.lit(-1).cast("bigint")).otherwise(broker)
-        columns += [
-            F.coalesce(try_long("t_" + _c(key)), broker).alias(_c(key)),
-            try_long("t_" + _c(key)).isNotNull().alias(_c(key) + "_set"),
-            broker.alias("cluster_" + _c(key)),
-        ]
+        values.append(broker.alias("cluster_" + _c(key)))
     time_key = F.lit("log.retention.hours")
     for bkey in ("log.retention.minutes", "log.retention.ms"):
         time_key = F.when(try_long("b_" + _c(bkey)).isNotNull(), F.lit(bkey)).otherwise(time_key)
     roll_key = F.when(try_long("b_log_roll_ms").isNotNull(), F.lit("log.roll.ms")).otherwise(
         F.lit("log.roll.hours")
     )
-    return d.select(
-        "cluster_id",
-        "topic",
-        "cleanup_policy",
-        "platform",
-        *columns,
-        F.coalesce(try_bool("t_" + _c(REMOTE_TOPIC_KEY)), F.lit(False)).alias("remote_storage"),
-        F.coalesce(try_bool("b_" + _c(REMOTE_SYSTEM_KEY)), F.lit(False)).alias("remote_system"),
-        F.coalesce(F.col("brokers_known"), F.lit(False)).alias("brokers_known"),
+    return [
+        *values,
         time_key.alias("retention_time_key"),
         roll_key.alias("roll_time_key"),
+        F.coalesce(try_bool("b_" + _c(REMOTE_SYSTEM_KEY)), F.lit(False)).alias("remote_system"),
         F.coalesce(try_long("b_" + _c(SOCKET_REQUEST_MAX_BYTES[0])), F.lit(SOCKET_REQUEST_MAX_BYTES[1]))
         .cast("bigint")
         .alias("socket_request_max_bytes"),
-    )
+    ]
 
 
 def _has_policy(policy: str):

@@ -209,7 +209,10 @@ def topic_settings(tables):
 
     Topic overrides (a few per cent of topics) and the cluster-level values (one row per
     cluster) are each turned into one wide row first, then joined to the topics: the
-    topics are never multiplied by the keys (a 3M-row aggregate at 1M topics)."""
+    topics are never multiplied by the keys (a 3M-row aggregate at 1M topics). The typed
+    values are parsed there too, before the join: Kafka's number and boolean parsing is a
+    chain of string functions (try_int, try_bool), 11.6 s of the 10M bench fleet's audit when
+    it ran once per topic (bench/RESULTS.md, issue 46)."""
     overrides = (
         tables.configs.where((F.col("entity_type") == "topic") & F.col("key").isin(*TOPIC_FALLBACK))
         .groupBy("cluster_id", F.col("entity_name").alias("topic"))
@@ -226,6 +229,7 @@ def topic_settings(tables):
             ]
         )
     )
+    overrides = overrides.select("*", *_parsed_settings("_o"))
     cluster = (
         tables.derived(cluster_settings)
         .where(F.col("key").isin(*sorted(set(TOPIC_FALLBACK.values()))))
@@ -241,6 +245,7 @@ def topic_settings(tables):
             ]
         )
     )
+    cluster = cluster.select("*", *_parsed_settings("_c"))
     wide = join(
         join(tables.topics.select("cluster_id", "topic"), overrides, ["cluster_id", "topic"], "left"),
         cluster,
@@ -257,12 +262,27 @@ def topic_settings(tables):
             F.when(overridden, F.col(col + "_o")).otherwise(F.col(col + "_c")).alias(col + "_raw"),
             source.alias(col + "_source"),
         ]
-    return wide.select("cluster_id", "topic", *columns).select(
-        "*",
-        try_int("min_insync_replicas_raw").alias("min_insync_replicas"),
-        try_bool("unclean_leader_election_enable_raw").alias("unclean_leader_election_enable"),
-        F.col("cleanup_policy_raw").alias("cleanup_policy"),
+    typed = [
+        F.when(F.col(_col(key) + "_set").isNotNull(), F.col(_col(key) + "_o_typed"))
+        .otherwise(F.col(_col(key) + "_c_typed"))
+        .alias(_col(key))
+        for key in TYPED_SETTINGS
+    ]
+    return wide.select("cluster_id", "topic", *columns, *typed).select(
+        "*", F.col("cleanup_policy_raw").alias("cleanup_policy")
     )
+
+
+# The topic settings topic_settings reads as Kafka types them (the rest stay text).
+TYPED_SETTINGS = {"min.insync.replicas": try_int, "unclean.leader.election.enable": try_bool}
+
+
+def _parsed_settings(suffix: str) -> list:
+    """TYPED_SETTINGS' columns ``<key><suffix>`` parsed, as ``<key><suffix>_typed``."""
+    return [
+        parse(_col(key) + suffix).alias(_col(key) + suffix + "_typed")
+        for key, parse in TYPED_SETTINGS.items()
+    ]
 
 
 # -- effective min.insync.replicas, by the version of the broker leading the partition --------
