@@ -32,7 +32,7 @@ python3 -m compileall -q auditor checks
 # not committed, so they always match the code. Without them the first `check` spends ~6 s
 # and the first Spark `fleet` ~50 s compiling. Skipped when the code has not changed.
 if ! python3 -m auditor.engine.plan_bundle --check >/dev/null; then
-  echo "install.sh: compiling the rule plans (minutes: ~2.5 on a quiet machine, once per code change; progress per engine below)"
+  echo "install.sh: compiling the rule plans (~2 minutes on 2 cores, once per code change; progress per engine below)"
   python3 -m auditor.engine.plan_bundle
 fi
 echo "install.sh: done ($(kafka-audit --version))"

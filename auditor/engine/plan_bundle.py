@@ -64,8 +64,8 @@ def build_bundle(
 
     Progress on stderr (install.sh shows it): per engine, the command k of n and the plans
     compiled so far (of the previous bundle's count, when there is one), every ``heartbeat``
-    seconds while a command runs and when it ends. A whole build is minutes (bench/RESULTS.md:
-    ~2.5 min on a quiet machine), most of it in the Spark commands."""
+    seconds while a command runs and when it ends. A whole build is ~2 min on 2 cores, the two
+    dialects side by side (bench/RESULTS.md, issue 46: 118 s for 128 plans, 150 s of CPU)."""
     plans: dict[str, dict] = {}
     commands = bundle_commands(samples)
     by_dialect: dict[str, list[list[str]]] = {}
