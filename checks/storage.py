@@ -666,12 +666,20 @@ def topic_log_settings(tables):
         F.coalesce(F.col("t_" + _c(REMOTE_TOPIC_KEY)), F.lit(False)).alias("remote_storage"),
         F.coalesce(F.col("remote_system"), F.lit(False)).alias("remote_system"),
         F.coalesce(F.col("brokers_known"), F.lit(False)).alias("brokers_known"),
-        F.coalesce(F.col("retention_time_key"), F.lit("log.retention.hours")).alias("retention_time_key"),
-        F.coalesce(F.col("roll_time_key"), F.lit("log.roll.hours")).alias("roll_time_key"),
+        F.coalesce(F.col("retention_time_key"), F.lit(_default_key("retention.ms"))).alias(
+            "retention_time_key"
+        ),
+        F.coalesce(F.col("roll_time_key"), F.lit(_default_key("segment.ms"))).alias("roll_time_key"),
         F.coalesce(F.col("socket_request_max_bytes"), F.lit(SOCKET_REQUEST_MAX_BYTES[1]))
         .cast("bigint")
         .alias("socket_request_max_bytes"),
     )
+
+
+def _default_key(setting: str) -> str:
+    """The broker key Kafka's default of ``setting`` is stated in: the last of its chain."""
+    chain, _default = TOPIC_LOG_KEYS[setting]
+    return chain[-1][0]
 
 
 def _cluster_log_values() -> list:
@@ -688,11 +696,11 @@ def _cluster_log_values() -> list:
         if key == "retention.ms":  # KafkaConfig: a negative broker retention time is -1, unlimited
             broker = F.when(broker < 0, F.lit(-1).cast("bigint")).otherwise(broker)
         values.append(broker.alias("cluster_" + _c(key)))
-    time_key = F.lit("log.retention.hours")
+    time_key = F.lit(_default_key("retention.ms"))
     for bkey in ("log.retention.minutes", "log.retention.ms"):
         time_key = F.when(try_long("b_" + _c(bkey)).isNotNull(), F.lit(bkey)).otherwise(time_key)
     roll_key = F.when(try_long("b_log_roll_ms").isNotNull(), F.lit("log.roll.ms")).otherwise(
-        F.lit("log.roll.hours")
+        F.lit(_default_key("segment.ms"))
     )
     return [
         *values,
